@@ -1,0 +1,113 @@
+package rappel
+
+import (
+	"fmt"
+	"strings"
+)
+
+// GTIN is a product barcode in its 14-digit GTIN form, the key every printed
+// form of the same code (UPC-A, UPC-E, EAN-8, EAN-13, GTIN-14) shares.
+type GTIN string
+
+// BarcodeError says why a barcode was refused, in a sentence, and for a wrong
+// check digit which digit would be right.
+type BarcodeError struct {
+	Reason    string
+	WantCheck int // the right check digit, or -1
+}
+
+func (e *BarcodeError) Error() string { return e.Reason }
+
+// StripBarcode removes the spaces and dashes a barcode is often printed with.
+func StripBarcode(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == ' ' || r == '-' {
+			return -1
+		}
+		return r
+	}, s)
+}
+
+// ParseGTIN reads a UPC-A (12 digits), UPC-E (6 or 8 digits), EAN-8, EAN-13
+// or GTIN-14, printed with or without spaces and dashes, checks its check
+// digit and returns its GTIN-14 form. An 8-digit code is read as UPC-E when
+// it starts with 0 or 1 and its UPC-E check digit holds, as EAN-8 otherwise.
+// Errors are *BarcodeError.
+func ParseGTIN(s string) (GTIN, error) {
+	d := StripBarcode(s)
+	if d == "" {
+		return "", &BarcodeError{Reason: "the barcode is empty", WantCheck: -1}
+	}
+	for _, r := range d {
+		if r < '0' || r > '9' {
+			return "", &BarcodeError{Reason: fmt.Sprintf("the barcode may hold only digits, spaces and dashes, not %q", r), WantCheck: -1}
+		}
+	}
+	switch len(d) {
+	case 6:
+		return fromUPCE("0" + d + "?")
+	case 8:
+		if (d[0] == '0' || d[0] == '1') && checkDigit(expandUPCE(d[:7])) == int(d[7]-'0') {
+			return fromUPCE(d)
+		}
+		return fromFull(d)
+	case 12, 13, 14:
+		return fromFull(d)
+	}
+	return "", &BarcodeError{Reason: fmt.Sprintf("the barcode has %d digits; a UPC-A has 12, an EAN-13 13, a GTIN-14 14, an EAN-8 8 and a UPC-E 6 or 8", len(d)), WantCheck: -1}
+}
+
+// fromFull checks a code whose last digit is its check digit and pads it to 14.
+func fromFull(d string) (GTIN, error) {
+	body := d[:len(d)-1]
+	want := checkDigit(body)
+	if got := int(d[len(d)-1] - '0'); got != want {
+		return "", &BarcodeError{Reason: fmt.Sprintf("the check digit of %s is %d but should be %d", d, got, want), WantCheck: want}
+	}
+	return GTIN(strings.Repeat("0", 14-len(d)) + d), nil
+}
+
+// fromUPCE expands an 8-digit UPC-E (number system, 6 digits, check) to its
+// UPC-A; a '?' check digit (6-digit input) is computed rather than checked.
+func fromUPCE(d string) (GTIN, error) {
+	a := expandUPCE(d[:7])
+	want := checkDigit(a)
+	if d[7] != '?' {
+		if got := int(d[7] - '0'); got != want {
+			return "", &BarcodeError{Reason: fmt.Sprintf("the check digit of UPC-E %s is %d but should be %d", d, got, want), WantCheck: want}
+		}
+	}
+	return GTIN("00" + a + string(rune('0'+want))), nil
+}
+
+// expandUPCE turns the number system and six digits of a UPC-E into the 11
+// digits of the UPC-A it abbreviates.
+func expandUPCE(e string) string {
+	ns, m := e[:1], e[1:7]
+	switch m[5] {
+	case '0', '1', '2':
+		return ns + m[0:2] + m[5:6] + "0000" + m[2:5]
+	case '3':
+		return ns + m[0:3] + "00000" + m[3:5]
+	case '4':
+		return ns + m[0:4] + "00000" + m[4:5]
+	}
+	return ns + m[0:5] + "0000" + m[5:6]
+}
+
+// checkDigit is the GS1 check digit of body: weights 3,1,3,… from the right.
+func checkDigit(body string) int {
+	sum := 0
+	for i := 0; i < len(body); i++ {
+		v := int(body[len(body)-1-i] - '0')
+		if i%2 == 0 {
+			v *= 3
+		}
+		sum += v
+	}
+	return (10 - sum%10) % 10
+}
+
+// CheckDigit returns the GS1 check digit for a string of digits; it is what
+// generators use to print valid codes.
+func CheckDigit(body string) int { return checkDigit(body) }

@@ -1,0 +1,73 @@
+package rappel
+
+import (
+	"context"
+	"time"
+)
+
+// RecordStore is the durable home of records and their secondary index keys.
+// Implementations honour ctx cancellation between records.
+type RecordStore interface {
+	// PutRecords writes recs, replacing earlier versions with the same
+	// record_id, together with all their index keys, in one synced batch:
+	// once it returns nil the write survives a crash.
+	PutRecords(ctx context.Context, recs []*Record) error
+
+	// Record returns the record with id, or an *Error with code ENOTFOUND.
+	Record(ctx context.Context, id string) (*Record, error)
+
+	// ForEachRecord calls fn for every record in record_id order and stops
+	// at the first error fn returns, returning it.
+	ForEachRecord(ctx context.Context, fn func(*Record) error) error
+
+	// DatasetInfo returns what the store knows of the dataset as a whole.
+	DatasetInfo(ctx context.Context) (DatasetInfo, error)
+
+	// SetDatasetInfo records info durably.
+	SetDatasetInfo(ctx context.Context, info DatasetInfo) error
+}
+
+// DatasetInfo describes the dataset a node serves.
+type DatasetInfo struct {
+	// UpdatedAt is when the data last changed (the bundle's build time, or
+	// the last refresh that changed something).
+	UpdatedAt time.Time `json:"updated_at"`
+	// Source says where the data came from: "bundle" or "feeds".
+	Source string `json:"source"`
+	// Records is the number of records stored.
+	Records int `json:"records"`
+}
+
+// Snapshot is an immutable in-memory view of every record, as served. A
+// refresh builds a new Snapshot and swaps it in; readers holding the old one
+// keep a consistent view.
+type Snapshot interface {
+	// Len is the number of records.
+	Len() int
+	// Info describes the dataset the snapshot was built from.
+	Info() DatasetInfo
+	// RecordJSON returns the record's JSON, encoded once when the snapshot
+	// was built, with translations limited to lang when lang is "en" or
+	// "fr". ok is false when no record has that id.
+	RecordJSON(id, lang string) (b []byte, ok bool)
+}
+
+// Catalog hands out the current Snapshot. Implementations are safe for
+// concurrent use and never return nil.
+type Catalog interface {
+	Snapshot() Snapshot
+}
+
+// APIKey is what the service knows about a caller's key.
+type APIKey struct {
+	// ID names the key in logs and metrics without revealing it.
+	ID    string
+	Plan  string
+	Label string
+}
+
+// KeyService checks API keys. Authenticate returns an *Error with code
+// EFORBIDDEN for an unknown or revoked key, with a sentence saying which.
+type KeyService interface {
+	Authenticate(ctx context.Context, key string) (*APIKey, error)
+}
