@@ -44,6 +44,11 @@ func fillEmpty(dst, src reflect.Value) {
 	}
 }
 
+// SourcePrecedence lists the shipped sources in the order their records are
+// merged: the detail documents are the most specific, the vehicle CSV the
+// least (the dump's titles and URLs win over the CSV's fallbacks).
+var SourcePrecedence = []string{"detail", "hcdump", "vrdb"}
+
 // Assemble merges the records of several sources into servable records.
 // parts are in order of precedence (see Merge); records with the same
 // record_id become one. Each result is stamped with fetchedAt when it has no

@@ -1,0 +1,143 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/rappel-ca/rappel"
+	"github.com/rappel-ca/rappel/bundle"
+	"github.com/rappel-ca/rappel/plugins"
+)
+
+// BundleCommand normalizes a corpus in the upstream formats through the Wasm
+// plugins, exactly as the live feeds do, and writes the data bundle that the
+// next build embeds.
+type BundleCommand struct {
+	Corpus     string
+	PluginsDir string
+	Out        string
+	CacheDir   string
+	BuiltAt    string
+}
+
+// NewBundleCommand returns a BundleCommand with its defaults, the paths the
+// Makefile uses.
+func NewBundleCommand() *BundleCommand {
+	return &BundleCommand{
+		Corpus:     "build/corpus",
+		PluginsDir: "bundle/data/plugins",
+		Out:        "bundle/data",
+		CacheDir:   "build/wazero-cache",
+	}
+}
+
+// ParseFlags reads the command line and environment into c.
+func (c *BundleCommand) ParseFlags(args []string) error {
+	fs := flag.NewFlagSet("rappel bundle", flag.ContinueOnError)
+	fs.StringVar(&c.Corpus, "corpus", c.Corpus, "`directory` holding the corpus (hc/, tc/, detail/)")
+	fs.StringVar(&c.PluginsDir, "plugins", c.PluginsDir, "`directory` holding <source>.wasm for every source")
+	fs.StringVar(&c.Out, "out", c.Out, "`directory` to write records.ndjson.zst and manifest.json to")
+	fs.StringVar(&c.CacheDir, "cache-dir", c.CacheDir, "`directory` for compiled plugins")
+	fs.StringVar(&c.BuiltAt, "built-at", c.BuiltAt, "RFC 3339 `time` to stamp as fetched_at (default now)")
+	return parseFlags(fs, args)
+}
+
+// sourceDirs maps each shipped source to its corpus sub-directory, which
+// its plugin sees as /in.
+var sourceDirs = map[string]string{"hcdump": "hc", "vrdb": "tc", "detail": "detail"}
+
+// Run builds the bundle.
+func (c *BundleCommand) Run(ctx context.Context) error {
+	builtAt := time.Now().UTC().Truncate(time.Second)
+	if c.BuiltAt != "" {
+		t, err := time.Parse(time.RFC3339, c.BuiltAt)
+		if err != nil {
+			return fmt.Errorf("--built-at %q is not an RFC 3339 time", c.BuiltAt)
+		}
+		builtAt = t.UTC()
+	}
+	host := plugins.NewHost()
+	host.CacheDir = c.CacheDir
+	host.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	if err := host.Open(ctx); err != nil {
+		return err
+	}
+	defer host.Close(context.WithoutCancel(ctx))
+
+	results, shas, err := c.runSources(ctx, host)
+	if err != nil {
+		return err
+	}
+	parts := make([][]*rappel.Record, 0, len(rappel.SourcePrecedence))
+	m := bundle.Manifest{BuiltAt: builtAt, Problems: map[string]int{}, Plugins: shas}
+	for _, name := range rappel.SourcePrecedence {
+		res := results[name]
+		parts = append(parts, res.Records)
+		m.AddProblems(res.Problems)
+		fmt.Fprintf(os.Stderr, "%-7s %7d records, %5d problems, %s\n", name, len(res.Records), len(res.Problems), res.Duration.Round(time.Millisecond))
+	}
+	recs, problems := rappel.Assemble(builtAt, parts...)
+	m.AddProblems(problems)
+	if ref, err := os.ReadFile(filepath.Join(c.Corpus, "manifest.json")); err == nil {
+		m.ReferenceDate = referenceDate(ref)
+	}
+	if err := bundle.Write(c.Out, recs, m); err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "bundle  %7d records, %5d problems after merging -> %s\n", len(recs), len(problems), c.Out)
+	return nil
+}
+
+// runSources runs every source's plugin on its corpus directory, in
+// parallel, and returns the results and each module's digest.
+func (c *BundleCommand) runSources(ctx context.Context, host *plugins.Host) (map[string]*plugins.Result, map[string]string, error) {
+	var (
+		mu      sync.Mutex
+		wg      sync.WaitGroup
+		results = map[string]*plugins.Result{}
+		shas    = map[string]string{}
+		errs    []error
+	)
+	for name, dir := range sourceDirs {
+		wasm, err := os.ReadFile(filepath.Join(c.PluginsDir, name+".wasm"))
+		if err != nil {
+			return nil, nil, fmt.Errorf("reading plugin: %w", err)
+		}
+		p, err := host.Load(ctx, name, wasm)
+		if err != nil {
+			return nil, nil, err
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, err := p.Run(ctx, os.DirFS(filepath.Join(c.Corpus, dir)))
+			mu.Lock()
+			defer mu.Unlock()
+			results[name], shas[name] = res, p.SHA256
+			if err != nil {
+				errs = append(errs, err)
+			}
+		}()
+	}
+	wg.Wait()
+	return results, shas, errors.Join(errs...)
+}
+
+// referenceDate reads the generator's reference date from its manifest.
+func referenceDate(manifest []byte) string {
+	var m struct {
+		ReferenceDate string `json:"reference_date"`
+	}
+	if json.Unmarshal(manifest, &m) != nil {
+		return ""
+	}
+	return m.ReferenceDate
+}

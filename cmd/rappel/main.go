@@ -1,0 +1,89 @@
+// Command rappel is the Canadian Product and Vehicle Recall API edge node.
+//
+//	rappel serve   serve the API (from the embedded bundle on first start)
+//	rappel bundle  normalize a corpus through the plugins into a data bundle
+//
+// Every flag can also be set from the environment as RAPPEL_<FLAG>, upper
+// case with dashes as underscores (RAPPEL_DATA_DIR); a flag on the command
+// line wins.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:]); err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(os.Stderr, "rappel:", err)
+		}
+		os.Exit(2)
+	}
+}
+
+const usage = `rappel is the Canadian Product and Vehicle Recall API edge node.
+
+Usage:
+	rappel serve [flags]    serve the API
+	rappel bundle [flags]   build the embedded data bundle from a corpus
+
+Run "rappel <command> -h" for a command's flags.
+`
+
+func run(ctx context.Context, args []string) error {
+	if len(args) == 0 {
+		fmt.Fprint(os.Stderr, usage)
+		return flag.ErrHelp
+	}
+	switch args[0] {
+	case "serve":
+		c := NewServeCommand()
+		if err := c.ParseFlags(args[1:]); err != nil {
+			return err
+		}
+		return c.Run(ctx)
+	case "bundle":
+		c := NewBundleCommand()
+		if err := c.ParseFlags(args[1:]); err != nil {
+			return err
+		}
+		return c.Run(ctx)
+	case "-h", "-help", "--help", "help":
+		fmt.Fprint(os.Stdout, usage)
+		return nil
+	}
+	return fmt.Errorf("unknown command %q; the commands are serve and bundle", args[0])
+}
+
+// parseFlags fills every flag of fs not given in args from RAPPEL_<FLAG>,
+// then parses args, so that the command line wins over the environment.
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	var err error
+	fs.VisitAll(func(f *flag.Flag) {
+		name := "RAPPEL_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+		if v, ok := os.LookupEnv(name); ok && err == nil {
+			if serr := f.Value.Set(v); serr != nil {
+				err = fmt.Errorf("environment %s=%q: %w", name, v, serr)
+			}
+		}
+	})
+	if err != nil {
+		return err
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	return nil
+}

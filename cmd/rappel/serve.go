@@ -1,0 +1,207 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	iofs "io/fs"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/rappel-ca/rappel"
+	"github.com/rappel-ca/rappel/bundle"
+	"github.com/rappel-ca/rappel/edge"
+	"github.com/rappel-ca/rappel/kv"
+	"github.com/rappel-ca/rappel/kv/index"
+)
+
+// ServeCommand serves the API.
+type ServeCommand struct {
+	Addr        string
+	DataDir     string
+	APIKeys     string
+	Feeds       string
+	GatewayHost string
+	LogFormat   string
+
+	// Bundle is the data loaded into an empty store; the embedded one by
+	// default.
+	Bundle iofs.FS
+	// Ready, when set, receives the listener's address once serving.
+	Ready  func(addr net.Addr)
+	Logger *slog.Logger
+}
+
+// NewServeCommand returns a ServeCommand with its defaults.
+func NewServeCommand() *ServeCommand {
+	return &ServeCommand{Addr: "127.0.0.1:8080", DataDir: "data", Feeds: "off", LogFormat: "text"}
+}
+
+// ParseFlags reads the command line and environment into c.
+func (c *ServeCommand) ParseFlags(args []string) error {
+	fs := flag.NewFlagSet("rappel serve", flag.ContinueOnError)
+	fs.StringVar(&c.Addr, "addr", c.Addr, "`host:port` to listen on")
+	fs.StringVar(&c.DataDir, "data-dir", c.DataDir, "`directory` for the Pebble store and caches; created if missing")
+	fs.StringVar(&c.APIKeys, "api-keys", c.APIKeys, "comma-separated API `keys` accepted in x-gateway-key (development)")
+	fs.StringVar(&c.Feeds, "feeds", c.Feeds, "`on` to refresh from the agencies' feeds, off to serve the stored data only")
+	fs.StringVar(&c.GatewayHost, "gateway-host", c.GatewayHost, "when set, requests must carry this x-gateway-host")
+	fs.StringVar(&c.LogFormat, "log-format", c.LogFormat, "log `format`: text or json")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	return c.Validate()
+}
+
+// Validate reports the first setting that cannot work.
+func (c *ServeCommand) Validate() error {
+	switch {
+	case c.Addr == "":
+		return errors.New("--addr is empty; give a host:port such as 127.0.0.1:8080")
+	case c.DataDir == "":
+		return errors.New("--data-dir is empty; give a directory for the store")
+	case c.Feeds != "on" && c.Feeds != "off":
+		return fmt.Errorf("--feeds is %q; it takes on or off", c.Feeds)
+	case c.LogFormat != "text" && c.LogFormat != "json":
+		return fmt.Errorf("--log-format is %q; it takes text or json", c.LogFormat)
+	}
+	return nil
+}
+
+func (c *ServeCommand) logger() *slog.Logger {
+	if c.Logger != nil {
+		return c.Logger
+	}
+	if c.LogFormat == "json" {
+		return slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, nil))
+}
+
+// Run opens the store (loading the bundle into it when it is empty), builds
+// the read index and serves until ctx is done, then drains for up to 10 s.
+func (c *ServeCommand) Run(ctx context.Context) error {
+	log := c.logger()
+	if err := os.MkdirAll(c.DataDir, 0o755); err != nil {
+		return fmt.Errorf("creating data dir: %w", err)
+	}
+	store := kv.NewStore(filepath.Join(c.DataDir, "pebble"))
+	store.Logger = log
+	if err := store.Open(ctx); err != nil {
+		return err
+	}
+	defer store.Close()
+
+	if err := c.loadBundleIfEmpty(ctx, store, log); err != nil {
+		return err
+	}
+	catalog := &index.Catalog{}
+	if err := rebuild(ctx, store, catalog); err != nil {
+		return err
+	}
+	snap := catalog.Snapshot()
+	log.Info("dataset ready", "records", snap.Len(), "updated_at", snap.Info().UpdatedAt, "source", snap.Info().Source)
+	if c.Feeds == "on" {
+		log.Warn("--feeds on: live feed refresh is not available in this build; serving the stored data")
+	}
+
+	srv := edge.NewServer()
+	srv.Catalog = catalog
+	srv.Keys = edge.NewStaticKeys(splitList(c.APIKeys))
+	srv.GatewayHost = c.GatewayHost
+	srv.Logger = log
+	hs := srv.HTTPServer(c.Addr)
+
+	ln, err := net.Listen("tcp", c.Addr)
+	if err != nil {
+		return fmt.Errorf("listening on %s: %w", c.Addr, err)
+	}
+	log.Info("serving", "addr", ln.Addr().String())
+	if c.Ready != nil {
+		c.Ready(ln.Addr())
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serving: %w", err)
+	case <-ctx.Done():
+	}
+	log.Info("shutting down")
+	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := hs.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("shutting down: %w", err)
+	}
+	return nil
+}
+
+// loadBundleIfEmpty fills an empty store from the bundle.
+func (c *ServeCommand) loadBundleIfEmpty(ctx context.Context, store *kv.Store, log *slog.Logger) error {
+	empty, err := store.Empty(ctx)
+	if err != nil || !empty {
+		return err
+	}
+	src := c.Bundle
+	if src == nil {
+		src = bundle.Embedded()
+	}
+	m, err := bundle.ReadManifest(src)
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	recs := make([]*rappel.Record, 0, m.Records)
+	if err := bundle.ReadRecords(src, func(r *rappel.Record) error {
+		recs = append(recs, r)
+		return nil
+	}); err != nil {
+		return err
+	}
+	if err := store.PutRecords(ctx, recs); err != nil {
+		return fmt.Errorf("loading bundle into store: %w", err)
+	}
+	info := rappel.DatasetInfo{UpdatedAt: m.BuiltAt, Source: "bundle", Records: len(recs)}
+	if err := store.SetDatasetInfo(ctx, info); err != nil {
+		return err
+	}
+	log.Info("loaded bundle into empty store", "records", len(recs), "took", time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+// rebuild reads every record from the store into a new snapshot and swaps
+// it into catalog.
+func rebuild(ctx context.Context, store rappel.RecordStore, catalog *index.Catalog) error {
+	info, err := store.DatasetInfo(ctx)
+	if err != nil {
+		return err
+	}
+	var recs []*rappel.Record
+	if err := store.ForEachRecord(ctx, func(r *rappel.Record) error {
+		recs = append(recs, r)
+		return nil
+	}); err != nil {
+		return fmt.Errorf("reading records: %w", err)
+	}
+	snap, err := index.Build(recs, info)
+	if err != nil {
+		return err
+	}
+	catalog.Swap(snap)
+	return nil
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}

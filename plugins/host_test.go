@@ -1,0 +1,138 @@
+package plugins_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+	"testing/fstest"
+	"time"
+
+	"github.com/rappel-ca/rappel/plugins"
+	"github.com/rappel-ca/rappel/plugins/plugintest"
+)
+
+const guests = "./plugins/testdata/guests/"
+
+// MustOpenHost returns an open host with a short timeout, closed at cleanup.
+func MustOpenHost(tb testing.TB) *plugins.Host {
+	tb.Helper()
+	h := plugins.NewHost()
+	h.Timeout = 20 * time.Second
+	h.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	if err := h.Open(context.Background()); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { h.Close(context.Background()) })
+	return h
+}
+
+func mustLoad(tb testing.TB, h *plugins.Host, name, pkg string) *plugins.Plugin {
+	tb.Helper()
+	p, err := h.Load(context.Background(), name, plugintest.Build(tb, pkg))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return p
+}
+
+func TestPlugin_Run_Sandbox(t *testing.T) {
+	h := MustOpenHost(t)
+	p := mustLoad(t, h, "probe", guests+"probe")
+	res, err := p.Run(context.Background(), fstest.MapFS{"input.txt": {Data: []byte("hello")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pr := range res.Problems {
+		t.Errorf("guest %s", pr.Reason)
+	}
+	// argv is the source name and the ABI version.
+	if len(res.Records) != 1 || res.Records[0].RecordID != "probe-2" {
+		t.Fatalf("records = %+v, want one probe-2", res.Records)
+	}
+}
+
+func TestPlugin_Run_Timeout(t *testing.T) {
+	h := MustOpenHost(t)
+	h.Timeout = 500 * time.Millisecond
+	p := mustLoad(t, h, "loop", guests+"loop")
+	start := time.Now()
+	_, err := p.Run(context.Background(), fstest.MapFS{})
+	if err == nil || !strings.Contains(err.Error(), "stopped after") {
+		t.Fatalf("err = %v, want the run stopped", err)
+	}
+	// Not a timing assertion: a guest that was not stopped would run forever.
+	t.Logf("runaway guest stopped after %s", time.Since(start))
+}
+
+func TestPlugin_Run_ContextCancel(t *testing.T) {
+	h := MustOpenHost(t)
+	p := mustLoad(t, h, "loop", guests+"loop")
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(200*time.Millisecond, cancel)
+	if _, err := p.Run(ctx, fstest.MapFS{}); err == nil {
+		t.Fatal("a cancelled run returned no error")
+	}
+}
+
+func TestPlugin_Run_OutputCap(t *testing.T) {
+	h := MustOpenHost(t)
+	h.MaxOutput = 1 << 20
+	p := mustLoad(t, h, "flood", guests+"flood")
+	_, err := p.Run(context.Background(), fstest.MapFS{})
+	if err == nil || !strings.Contains(err.Error(), "output exceeded") {
+		t.Fatalf("err = %v, want output exceeded", err)
+	}
+}
+
+func TestPlugin_Run_InvalidLines(t *testing.T) {
+	h := MustOpenHost(t)
+	p := mustLoad(t, h, "garbage", guests+"garbage")
+	res, err := p.Run(context.Background(), fstest.MapFS{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Records) != 1 || res.Records[0].RecordID != "hc-4" {
+		t.Fatalf("records = %+v, want only hc-4", res.Records)
+	}
+	want := []string{
+		"output line 1 is not a record",
+		`unknown field "surprise"`,
+		`record_id "Has Spaces"`,
+		"more than one JSON value",
+		"units_affected",
+		"row 9 has no title",
+	}
+	if len(res.Problems) != len(want) {
+		t.Fatalf("problems = %+v, want %d", res.Problems, len(want))
+	}
+	var all strings.Builder
+	for _, pr := range res.Problems {
+		if pr.Source != "garbage" {
+			t.Errorf("problem source = %q", pr.Source)
+		}
+		all.WriteString(pr.Reason + "\n")
+	}
+	for _, w := range want {
+		if !strings.Contains(all.String(), w) {
+			t.Errorf("no problem mentions %q in:\n%s", w, all.String())
+		}
+	}
+}
+
+func TestPlugin_Run_Fatal(t *testing.T) {
+	h := MustOpenHost(t)
+	p := mustLoad(t, h, "fatal", guests+"fatal")
+	_, err := p.Run(context.Background(), fstest.MapFS{})
+	if err == nil || !strings.Contains(err.Error(), "not a JSON array") {
+		t.Fatalf("err = %v, want the guest's fatal sentence", err)
+	}
+}
+
+func TestHost_Load_NotWasm(t *testing.T) {
+	h := MustOpenHost(t)
+	if _, err := h.Load(context.Background(), "bad", []byte("\x00asm garbage")); err == nil {
+		t.Fatal("loaded garbage as a module")
+	}
+}

@@ -1,0 +1,66 @@
+// Package plugintest builds plugin modules for tests, so that tests run the
+// real .wasm through the real host rather than a stand-in.
+package plugintest
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+)
+
+var (
+	mu    sync.Mutex
+	built = map[string][]byte{}
+)
+
+// Build compiles the Go main package at pkg (an import path or a path
+// relative to the module root) for GOOS=wasip1 GOARCH=wasm and returns the
+// module's bytes. Results are shared within the test binary; the go build
+// cache makes later binaries fast.
+func Build(tb testing.TB, pkg string) []byte {
+	tb.Helper()
+	mu.Lock()
+	defer mu.Unlock()
+	if b, ok := built[pkg]; ok {
+		return b
+	}
+	out := filepath.Join(tb.TempDir(), "plugin.wasm")
+	cmd := exec.Command(goTool(), "build", "-trimpath", "-o", out, pkg)
+	cmd.Dir = ModuleRoot(tb)
+	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0")
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		tb.Fatalf("building %s for wasip1: %v\n%s", pkg, err, msg)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	built[pkg] = b
+	return b
+}
+
+// ModuleRoot returns the directory holding go.mod.
+func ModuleRoot(tb testing.TB) string {
+	tb.Helper()
+	out, err := exec.Command(goTool(), "env", "GOMOD").Output()
+	if err != nil {
+		tb.Fatalf("go env GOMOD: %v", err)
+	}
+	return filepath.Dir(strings.TrimSpace(string(out)))
+}
+
+func goTool() string {
+	if p := filepath.Join(runtime.GOROOT(), "bin", "go"); fileExists(p) {
+		return p
+	}
+	return "go"
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}

@@ -1,0 +1,176 @@
+package plugins
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"regexp"
+	"sync/atomic"
+	"time"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/sys"
+
+	"github.com/rappel-ca/rappel"
+)
+
+// Result is what one run of a plugin produced.
+type Result struct {
+	Records  []*rappel.Record
+	Problems []rappel.Problem
+	// Lines is the number of record lines the guest wrote, accepted or not.
+	Lines    int
+	Duration time.Duration
+}
+
+// Run normalizes input, the source's raw files, which the guest sees
+// read-only under /in. It returns an error when the run as a whole failed:
+// the guest trapped, exited non-zero, ran past the host's Timeout or ctx, or
+// wrote more than MaxOutput. Record lines that are not valid records are
+// reported as problems, not returned.
+func (p *Plugin) Run(ctx context.Context, input fs.FS) (*Result, error) {
+	h := p.host
+	if h.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, h.Timeout)
+		defer cancel()
+	}
+	stdout := &capped{max: h.MaxOutput}
+	stderr := &capped{max: h.MaxOutput}
+	cfg := wazero.NewModuleConfig().
+		WithName("").
+		WithArgs(p.Name, ABIVersion).
+		WithStdout(stdout).
+		WithStderr(stderr).
+		WithFSConfig(wazero.NewFSConfig().WithFSMount(input, "/in")).
+		WithSysWalltime().
+		WithSysNanotime().
+		WithSysNanosleep()
+	start := time.Now()
+	mod, err := h.runtime.InstantiateModule(ctx, p.compiled, cfg)
+	if mod != nil {
+		_ = mod.Close(context.WithoutCancel(ctx))
+	}
+	res := &Result{Duration: time.Since(start)}
+	fatal := p.parseStderr(stderr.Bytes(), res)
+	if err := p.runError(ctx, err, stdout, stderr, fatal); err != nil {
+		return res, err
+	}
+	p.parseStdout(stdout.Bytes(), res)
+	return res, nil
+}
+
+// runError turns how the guest ended into the run's error, if any.
+func (p *Plugin) runError(ctx context.Context, err error, stdout, stderr *capped, fatal string) error {
+	switch {
+	case stdout.over.Load() || stderr.over.Load():
+		return fmt.Errorf("running plugin %s: output exceeded %d bytes", p.Name, p.host.MaxOutput)
+	case ctx.Err() != nil:
+		return fmt.Errorf("running plugin %s: stopped after %s: %w", p.Name, p.host.Timeout, ctx.Err())
+	case fatal != "":
+		return fmt.Errorf("running plugin %s: %s", p.Name, fatal)
+	case err == nil:
+		return nil
+	}
+	var exit *sys.ExitError
+	if errors.As(err, &exit) {
+		if exit.ExitCode() == 0 {
+			return nil
+		}
+		return fmt.Errorf("running plugin %s: exited with code %d", p.Name, exit.ExitCode())
+	}
+	return fmt.Errorf("running plugin %s: %w", p.Name, err)
+}
+
+var recordIDPattern = regexp.MustCompile(`^[a-z0-9]+-[a-z0-9][a-z0-9._-]{0,63}$`)
+
+// parseStdout decodes each line as a record, strictly: unknown fields, a
+// malformed record_id or trailing data make the line a problem.
+func (p *Plugin) parseStdout(out []byte, res *Result) {
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
+	for sc.Scan() {
+		line := sc.Bytes()
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		res.Lines++
+		if p.host.MaxRecords > 0 && len(res.Records) >= p.host.MaxRecords {
+			res.Problems = append(res.Problems, rappel.Problem{Source: p.Name, Reason: fmt.Sprintf("more than %d records; the rest were dropped", p.host.MaxRecords)})
+			return
+		}
+		r, err := decodeRecord(line)
+		if err != nil {
+			res.Problems = append(res.Problems, rappel.Problem{Source: p.Name, Reason: fmt.Sprintf("output line %d is not a record: %v", res.Lines, err)})
+			continue
+		}
+		res.Records = append(res.Records, r)
+	}
+	if err := sc.Err(); err != nil {
+		res.Problems = append(res.Problems, rappel.Problem{Source: p.Name, Reason: fmt.Sprintf("reading output after line %d: %v", res.Lines, err)})
+	}
+}
+
+func decodeRecord(line []byte) (*rappel.Record, error) {
+	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.DisallowUnknownFields()
+	var r rappel.Record
+	if err := dec.Decode(&r); err != nil {
+		return nil, err
+	}
+	if dec.More() {
+		return nil, errors.New("more than one JSON value on the line")
+	}
+	if !recordIDPattern.MatchString(r.RecordID) {
+		return nil, fmt.Errorf("record_id %q is not <source>-<id> in lower-case URL-safe characters", r.RecordID)
+	}
+	return &r, nil
+}
+
+// parseStderr collects problem lines and returns the guest's fatal sentence,
+// if it wrote one. Lines that are not JSON are the guest's own log.
+func (p *Plugin) parseStderr(out []byte, res *Result) (fatal string) {
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	for sc.Scan() {
+		var line struct {
+			rappel.Problem
+			Fatal string `json:"fatal"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &line); err != nil || (line.Reason == "" && line.Fatal == "") {
+			if t := bytes.TrimSpace(sc.Bytes()); len(t) > 0 {
+				p.host.Logger.Info("plugin log", "plugin", p.Name, "line", string(t[:min(len(t), 500)]))
+			}
+			continue
+		}
+		if line.Fatal != "" {
+			fatal = line.Fatal
+			continue
+		}
+		line.Problem.Source = p.Name
+		res.Problems = append(res.Problems, line.Problem)
+	}
+	return fatal
+}
+
+// capped is an io.Writer that keeps at most max bytes and fails past them,
+// so a guest that floods its output is stopped by its own write error.
+type capped struct {
+	buf  bytes.Buffer
+	max  int64
+	over atomic.Bool
+}
+
+func (c *capped) Write(b []byte) (int, error) {
+	if c.max > 0 && int64(c.buf.Len()+len(b)) > c.max {
+		c.over.Store(true)
+		return 0, fmt.Errorf("plugin output exceeds %d bytes", c.max)
+	}
+	return c.buf.Write(b)
+}
+
+func (c *capped) Bytes() []byte { return c.buf.Bytes() }
