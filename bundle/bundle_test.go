@@ -1,0 +1,88 @@
+package bundle
+
+import (
+	"errors"
+	"os"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/rappel-ca/rappel"
+)
+
+func rec(id, typ string) *rappel.Record {
+	return &rappel.Record{RecordID: id, RecallID: id[3:], RecallType: typ, Agency: rappel.AgencyHealthCanada,
+		Status: rappel.StatusActive, EventDate: "2020-02-03", RecallDate: "2020-02-03", FetchedAt: "2020-02-04T00:00:00Z",
+		Translations: rappel.Translations{EN: &rappel.Translation{Title: "t " + id}}}
+}
+
+func TestWrite_ReadRecords(t *testing.T) {
+	dir := t.TempDir()
+	recs := []*rappel.Record{rec("hc-1", rappel.TypeFood), rec("hc-2", rappel.TypeFood), rec("tc-3", rappel.TypeVehicle)}
+	built := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	m := Manifest{BuiltAt: built}
+	m.AddProblems([]rappel.Problem{{Source: "hcdump", Reason: "bad"}})
+	if err := Write(dir, recs, m); err != nil {
+		t.Fatal(err)
+	}
+	t.Run("OK", func(t *testing.T) {
+		got, err := ReadManifest(os.DirFS(dir))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Records != 3 || got.ByType[rappel.TypeFood] != 2 || !got.BuiltAt.Equal(built) || got.Problems["hcdump"] != 1 {
+			t.Fatalf("manifest = %+v", got)
+		}
+		var back []*rappel.Record
+		if err := ReadRecords(os.DirFS(dir), func(r *rappel.Record) error { back = append(back, r); return nil }); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(back, recs) {
+			t.Fatalf("records differ after the round trip")
+		}
+	})
+	t.Run("StopsOnError", func(t *testing.T) {
+		stop := errors.New("stop")
+		n := 0
+		err := ReadRecords(os.DirFS(dir), func(*rappel.Record) error { n++; return stop })
+		if !errors.Is(err, stop) || n != 1 {
+			t.Fatalf("err = %v after %d records", err, n)
+		}
+	})
+	t.Run("ErrEmpty", func(t *testing.T) {
+		if _, err := ReadManifest(os.DirFS(t.TempDir())); !errors.Is(err, ErrEmpty) {
+			t.Fatalf("err = %v, want ErrEmpty", err)
+		}
+	})
+	t.Run("Unsorted", func(t *testing.T) {
+		if err := Write(t.TempDir(), []*rappel.Record{recs[1], recs[0]}, Manifest{}); err == nil {
+			t.Fatal("unsorted records accepted")
+		}
+	})
+}
+
+// TestEmbedded checks the bundle compiled into this binary when `make
+// bundle` has run, which `make test` guarantees.
+func TestEmbedded(t *testing.T) {
+	m, err := ReadManifest(Embedded())
+	if errors.Is(err, ErrEmpty) && os.Getenv("RAPPEL_TEST_BUNDLE") == "" {
+		t.Skip("no bundle embedded; `make test` builds one first and sets RAPPEL_TEST_BUNDLE=1")
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	if err := ReadRecords(Embedded(), func(r *rappel.Record) error {
+		n++
+		return r.Validate()
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if n != m.Records || n < 30000 {
+		t.Fatalf("embedded bundle has %d records, manifest says %d", n, m.Records)
+	}
+	plugins, err := Plugins(Embedded())
+	if err != nil || len(plugins) != 3 {
+		t.Fatalf("embedded plugins: %d, %v", len(plugins), err)
+	}
+}
