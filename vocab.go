@@ -54,46 +54,58 @@ var (
 	Statuses      = Vocabulary{StatusActive, StatusArchived}
 )
 
-// Nearest returns the candidate closest to s by edit distance, compared
-// case-insensitively, and whether it is close enough to suggest: within a
-// third of the longer string's length, or a prefix either way.
+// Nearest returns the candidate closest to s, compared case-insensitively,
+// and whether it is close enough to suggest. A candidate that s begins (or
+// that begins s) is closest; otherwise the one at the smallest edit
+// distance, suggested when that is within a third of the longer length.
 func Nearest(s string, candidates []string) (string, bool) {
-	best, bestD := "", -1
 	ls := strings.ToLower(s)
+	if ls == "" || len(candidates) == 0 {
+		return "", false
+	}
+	best, bestD := "", -1
 	for _, c := range candidates {
-		d := editDistance(ls, strings.ToLower(c))
-		if bestD < 0 || d < bestD {
+		lc := strings.ToLower(c)
+		if strings.HasPrefix(lc, ls) || strings.HasPrefix(ls, lc) {
+			return c, true
+		}
+		if d := editDistance(ls, lc); bestD < 0 || d < bestD {
 			best, bestD = c, d
 		}
 	}
-	if bestD < 0 || ls == "" {
-		return best, false
-	}
-	lb := strings.ToLower(best)
-	n := max(len(ls), len(lb))
-	return best, bestD*3 <= n || strings.HasPrefix(lb, ls) || strings.HasPrefix(ls, lb)
+	return best, bestD*3 <= max(len(ls), len(best))
 }
 
-// editDistance is the Levenshtein distance between a and b, in bytes.
+// editDistance is the optimal-string-alignment distance between a and b, in
+// bytes: Levenshtein plus the swap of two neighbours as one edit, the most
+// common typo in a parameter name ("lnag").
 func editDistance(a, b string) int {
 	if len(a) > 256 {
 		a = a[:256]
 	}
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
+	if len(b) > 256 {
+		b = b[:256]
+	}
+	// Only error paths call this, so a full matrix keeps it plain.
+	d := make([][]int, len(a)+1)
+	for i := range d {
+		d[i] = make([]int, len(b)+1)
+		d[i][0] = i
+	}
+	for j := range d[0] {
+		d[0][j] = j
 	}
 	for i := 1; i <= len(a); i++ {
-		cur[0] = i
 		for j := 1; j <= len(b); j++ {
 			cost := 1
 			if a[i-1] == b[j-1] {
 				cost = 0
 			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
 		}
-		prev, cur = cur, prev
 	}
-	return prev[len(b)]
+	return d[len(a)][len(b)]
 }

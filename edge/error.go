@@ -1,0 +1,123 @@
+package edge
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"unicode/utf8"
+
+	"github.com/rappel-ca/rappel"
+)
+
+// statuses maps every rappel error code to its HTTP status. It is the only
+// place that does.
+var statuses = map[string]int{
+	rappel.EINVALID:     http.StatusUnprocessableEntity,
+	rappel.EBADREQUEST:  http.StatusBadRequest,
+	rappel.EFORBIDDEN:   http.StatusForbidden,
+	rappel.ENOTFOUND:    http.StatusNotFound,
+	rappel.EMETHOD:      http.StatusMethodNotAllowed,
+	rappel.ERATELIMIT:   http.StatusTooManyRequests,
+	rappel.EINTERNAL:    http.StatusInternalServerError,
+	rappel.EUNAVAILABLE: http.StatusServiceUnavailable,
+	rappel.ETIMEOUT:     http.StatusGatewayTimeout,
+}
+
+// statusOf returns the HTTP status of an error code; an unknown code is a
+// 500.
+func statusOf(code string) int {
+	if s, ok := statuses[code]; ok {
+		return s
+	}
+	return http.StatusInternalServerError
+}
+
+// errorBody is every error response: detail is a sentence, or the list of
+// validation items of a 422.
+type errorBody struct {
+	Detail any `json:"detail"`
+}
+
+// fail turns err into the response: the status of its code and a JSON body
+// whose detail is the error's message, or its items for a 422. Any error
+// that is not a *rappel.Error is a 500 with a safe sentence. The cause of a
+// 5xx, and of a 4xx that carries one, goes to the log only. When the
+// response has already started, fail only logs.
+func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
+	status := statusOf(rappel.ErrorCode(err))
+	x := exchangeOf(w)
+	s.logFailure(r, x, status, err)
+	if x != nil && x.status != 0 {
+		return
+	}
+	var detail any = rappel.ErrorMessage(err)
+	var e *rappel.Error
+	if status == http.StatusUnprocessableEntity && errors.As(err, &e) && len(e.Items) > 0 {
+		detail = e.Items
+	}
+	b, jerr := json.Marshal(errorBody{Detail: detail})
+	if jerr != nil {
+		// An item's input or ctx holds something JSON cannot encode: a
+		// programming mistake, answered as one.
+		s.logFailure(r, x, http.StatusInternalServerError, fmt.Errorf("encoding error body: %w", jerr))
+		status = http.StatusInternalServerError
+		b, _ = json.Marshal(errorBody{Detail: rappel.ErrorMessage(jerr)})
+	}
+	writeJSON(w, r, status, b)
+}
+
+// logFailure logs a 5xx, or a 4xx whose error carries a cause, with the
+// request id; a panic's stack goes in its own attribute.
+func (s *Server) logFailure(r *http.Request, x *exchange, status int, err error) {
+	if status < 500 && errors.Unwrap(err) == nil {
+		return
+	}
+	level := slog.LevelWarn
+	if status >= 500 {
+		level = slog.LevelError
+	}
+	attrs := []slog.Attr{
+		slog.String("method", r.Method),
+		slog.String("path", clip(r.URL.Path)),
+		slog.Int("status", status),
+		slog.String("error", err.Error()),
+	}
+	if x != nil {
+		attrs = append(attrs, slog.String("request_id", x.id))
+	}
+	var p *panicError
+	if errors.As(err, &p) {
+		attrs = append(attrs, slog.String("stack", string(p.stack)))
+	}
+	s.Logger.LogAttrs(r.Context(), level, "request failed", attrs...)
+}
+
+// panicError is a recovered panic, with the stack where it happened.
+type panicError struct {
+	value any
+	stack []byte
+}
+
+func (e *panicError) Error() string { return fmt.Sprintf("panic: %v", e.value) }
+
+// maxEcho bounds what a message repeats of a client's input, so that a long
+// path or value cannot make an error response large.
+const maxEcho = 100
+
+// clip shortens s to at most maxEcho bytes, on a rune boundary, marking the
+// cut with an ellipsis.
+func clip(s string) string {
+	if len(s) <= maxEcho {
+		return s
+	}
+	i := maxEcho
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i] + "…"
+}
+
+// quote returns clip(s) in single quotes, as messages show values.
+func quote(s string) string { return "'" + clip(s) + "'" }

@@ -1,0 +1,45 @@
+package edge
+
+import (
+	"encoding/json"
+	"net/http"
+	"time"
+
+	"github.com/rappel-ca/rappel"
+)
+
+// health is the body of GET /health (DECISIONS.md, GET /health).
+type health struct {
+	Status           string `json:"status"`
+	Records          int    `json:"records"`
+	DatasetUpdatedAt string `json:"dataset_updated_at,omitempty"`
+	DatasetSource    string `json:"dataset_source,omitempty"`
+	// Feeds will list each feed's last success, last error and staleness
+	// once the feeds package reports them; empty until then, never null.
+	Feeds []any `json:"feeds"`
+}
+
+// health answers 200 while the node can answer from the data it holds, and
+// 503 when it holds no records at all, so that a load balancer routes
+// around it.
+func (s *Server) health(w http.ResponseWriter, r *http.Request) error {
+	if err := paramsOf(w).err(); err != nil {
+		return err
+	}
+	snap := s.Catalog.Snapshot()
+	if snap.Len() == 0 {
+		return rappel.Errorf(rappel.EUNAVAILABLE,
+			"No recall data is loaded yet, so this node cannot answer; retry shortly or use another node.")
+	}
+	info := snap.Info()
+	h := health{Status: "ok", Records: snap.Len(), DatasetSource: info.Source, Feeds: []any{}}
+	if !info.UpdatedAt.IsZero() {
+		h.DatasetUpdatedAt = info.UpdatedAt.UTC().Format(time.RFC3339)
+	}
+	b, err := json.Marshal(h)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, r, http.StatusOK, b)
+	return nil
+}

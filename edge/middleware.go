@@ -1,0 +1,117 @@
+package edge
+
+import (
+	"crypto/rand"
+	"encoding/base32"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"strconv"
+	"sync/atomic"
+)
+
+// headerRequestID is canonical, so that header lookups do not allocate.
+const headerRequestID = "X-Request-Id"
+
+// requestID starts the request's exchange (response.go) and gives it an id:
+// the client's X-Request-Id when it is sane, a new one otherwise. The id is
+// sent back in X-Request-Id and appears in every log line of the request.
+func (s *Server) requestID(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		x := &exchange{ResponseWriter: w, id: r.Header.Get(headerRequestID)}
+		if !saneRequestID(x.id) {
+			x.id = newRequestID()
+		}
+		x.idHeader[0] = x.id
+		w.Header()[headerRequestID] = x.idHeader[:]
+		next.ServeHTTP(x, r)
+	})
+}
+
+// saneRequestID reports whether a client's id is safe to log and echo:
+// 1 to 64 letters, digits and - _ . :
+func saneRequestID(id string) bool {
+	if id == "" || len(id) > 64 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		ok := 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' ||
+			c == '-' || c == '_' || c == '.' || c == ':'
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+var (
+	// requestIDPrefix is random per process, so that ids from several
+	// nodes or restarts do not collide; a counter makes them unique within
+	// the process without a random read per request.
+	requestIDPrefix = func() string {
+		var b [10]byte
+		_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
+		return base32.HexEncoding.WithPadding(base32.NoPadding).EncodeToString(b[:])
+	}()
+	requestSeq atomic.Uint64
+)
+
+// newRequestID returns the process prefix, a dash and the next counter value
+// in base 36.
+func newRequestID() string {
+	var buf [48]byte
+	b := append(buf[:0], requestIDPrefix...)
+	b = append(b, '-')
+	b = strconv.AppendUint(b, requestSeq.Add(1), 36)
+	return string(b)
+}
+
+// accessLog logs one line per request once it is answered: method, route
+// pattern, status, duration, request id and the key's id (never the key).
+func (s *Server) accessLog(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := s.Now()
+		next.ServeHTTP(w, r)
+		if !s.Logger.Enabled(r.Context(), slog.LevelInfo) {
+			return
+		}
+		x := exchangeOf(w)
+		status := x.status
+		if status == 0 {
+			status = http.StatusOK // net/http sends 200 for a handler that wrote nothing
+		}
+		attrs := []slog.Attr{
+			slog.String("method", clip(r.Method)),
+			// The ServeMux set r.Pattern on this same *http.Request.
+			slog.String("route", r.Pattern),
+			slog.Int("status", status),
+			slog.Duration("duration", s.Now().Sub(start)),
+			slog.String("request_id", x.id),
+		}
+		if x.key != nil {
+			attrs = append(attrs, slog.String("key_id", x.key.ID))
+		}
+		s.Logger.LogAttrs(r.Context(), slog.LevelInfo, "request", attrs...)
+	})
+}
+
+// recoverPanics turns a panic below it into a 500 with a safe sentence, its
+// value and stack logged with the request id (Server.fail). The server keeps
+// serving. http.ErrAbortHandler passes through: it asks net/http to abort
+// the response on purpose.
+func (s *Server) recoverPanics(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			v := recover()
+			if v == nil {
+				return
+			}
+			if v == http.ErrAbortHandler {
+				panic(v)
+			}
+			s.fail(w, r, &panicError{value: v, stack: debug.Stack()})
+		}()
+		next.ServeHTTP(w, r)
+	})
+}

@@ -1,0 +1,53 @@
+package edge
+
+import (
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+)
+
+func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+// BenchmarkGetRecord serves GET /recall/{record_id} through the whole
+// handler (middlewares, router, key check, parameters), logs discarded.
+func BenchmarkGetRecord(b *testing.B) {
+	s, _ := MustServer(b, MustCatalog(b, testRecords()))
+	s.Logger = discardLogger()
+	benchmarkRecord(b, s.Handler())
+}
+
+// BenchmarkGetRecord_AccessLog is BenchmarkGetRecord with the access log
+// encoded as JSON (to io.Discard's equivalent), as in production.
+func BenchmarkGetRecord_AccessLog(b *testing.B) {
+	s, _ := MustServer(b, MustCatalog(b, testRecords()))
+	s.Logger = slog.New(slog.NewJSONHandler(discard{}, nil))
+	benchmarkRecord(b, s.Handler())
+}
+
+// BenchmarkGetRecord_Baseline writes the same bytes from a bare handler: the
+// floor that BenchmarkGetRecord is compared with.
+func BenchmarkGetRecord_Baseline(b *testing.B) {
+	body, _ := MustCatalog(b, testRecords()).Snapshot().RecordJSON("hc-73841", "")
+	benchmarkRecord(b, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(body)
+	}))
+}
+
+func benchmarkRecord(b *testing.B, h http.Handler) {
+	r := httptest.NewRequest(http.MethodGet, "/recall/hc-73841", nil)
+	r.Header.Set("X-Gateway-Key", testKey)
+	b.ReportAllocs()
+	for b.Loop() {
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if w.Code != http.StatusOK {
+			b.Fatalf("status %d: %s", w.Code, w.Body)
+		}
+	}
+}
+
+type discard struct{}
+
+func (discard) Write(p []byte) (int, error) { return len(p), nil }

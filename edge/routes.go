@@ -1,0 +1,187 @@
+package edge
+
+import (
+	"fmt"
+	"net/http"
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/rappel-ca/rappel"
+)
+
+// route is one entry of the routes table.
+type route struct {
+	// methods the route answers. GET implies HEAD (the body is not sent).
+	// A path served by different handlers per method takes one entry per
+	// handler, with the same pattern.
+	methods []string
+	// pattern is a net/http path pattern without method or host, for
+	// example "/recall/{record_id}"; handlers read wildcards with
+	// r.PathValue.
+	pattern string
+	// public routes need no x-gateway-key (DECISIONS.md, Authentication).
+	// The zero value requires a key.
+	public bool
+	// params are the query parameter names the route accepts; any other
+	// name is a 422. The handler reads them with paramsOf(w).
+	params []string
+	// handle writes the response on success and returns an error
+	// otherwise; Server.fail turns the error into the response.
+	handle func(w http.ResponseWriter, r *http.Request) error
+}
+
+var get = []string{http.MethodGet}
+
+// routes is the API's one routes table: adding an endpoint is adding an
+// entry here and writing its handler.
+func (s *Server) routes() []route {
+	return []route{
+		{methods: get, pattern: "/health", public: true, handle: s.health},
+		{methods: get, pattern: "/recall/{record_id}", params: []string{"lang"}, handle: s.getRecord},
+	}
+}
+
+// router returns the handler that matches routes. Patterns are registered on
+// a ServeMux without a method, and with a "/" catch-all, so that ServeMux
+// never answers itself (its 404 and 405 are plain text): an endpoint
+// dispatches on the method and answers 405, the catch-all answers 404.
+func (s *Server) router(routes []route) http.Handler {
+	mux := http.NewServeMux()
+	var order []string
+	byPattern := map[string]*endpoint{}
+	for _, rt := range routes {
+		if !strings.HasPrefix(rt.pattern, "/") || rt.pattern == "/" {
+			panic(fmt.Sprintf("edge: route pattern %q must be a path other than /, without method or host", rt.pattern))
+		}
+		e := byPattern[rt.pattern]
+		if e == nil {
+			e = &endpoint{s: s}
+			byPattern[rt.pattern] = e
+			order = append(order, rt.pattern)
+		}
+		e.add(rt)
+	}
+	var paths []string
+	for _, p := range order {
+		e := byPattern[p]
+		ms := e.methods()
+		e.allow = strings.Join(ms, ", ")
+		mux.Handle(p, e)
+		for _, m := range ms {
+			if m != http.MethodHead {
+				paths = append(paths, m+" "+p)
+			}
+		}
+	}
+	known := strings.Join(paths, ", ")
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		s.fail(w, r, notFound(r, known))
+	})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// ServeMux redirects a path that is not clean (//health,
+		// /a/../health) with a plain-text 307 and answers "*" with a bare
+		// 400. The API's paths are exact: those get the JSON 404.
+		if p := r.URL.EscapedPath(); r.RequestURI == "*" || cleanPath(p) != p {
+			s.fail(w, r, notFound(r, known))
+			return
+		}
+		mux.ServeHTTP(w, r)
+	})
+}
+
+// cleanPath is ServeMux's canonical form of a path: rooted, no empty, "."
+// or ".." segments, a trailing slash kept.
+func cleanPath(p string) string {
+	if p == "" || p[0] != '/' {
+		p = "/" + p
+	}
+	np := path.Clean(p)
+	if p[len(p)-1] == '/' && np != "/" {
+		np += "/"
+	}
+	return np
+}
+
+// notFound is the 404 for a path no route matches.
+func notFound(r *http.Request, known string) error {
+	return rappel.Errorf(rappel.ENOTFOUND,
+		"There is no path %s in this API; its paths are %s.", quote(r.URL.Path), known)
+}
+
+// endpoint serves the routes that share one path pattern.
+type endpoint struct {
+	s      *Server
+	routes []route
+	allow  string // the Allow header of a 405
+}
+
+func (e *endpoint) add(rt route) {
+	for _, m := range rt.methods {
+		if e.match(m) != nil {
+			panic(fmt.Sprintf("edge: two routes for %s %s", m, rt.pattern))
+		}
+	}
+	e.routes = append(e.routes, rt)
+}
+
+// match returns the route for method, or nil.
+func (e *endpoint) match(method string) *route {
+	for i := range e.routes {
+		for _, m := range e.routes[i].methods {
+			if m == method || (m == http.MethodGet && method == http.MethodHead) {
+				return &e.routes[i]
+			}
+		}
+	}
+	return nil
+}
+
+// methods lists the methods the endpoint answers, HEAD after GET.
+func (e *endpoint) methods() []string {
+	var ms []string
+	for _, rt := range e.routes {
+		for _, m := range rt.methods {
+			ms = append(ms, m)
+			if m == http.MethodGet && !slices.Contains(ms, http.MethodHead) {
+				ms = append(ms, http.MethodHead)
+			}
+		}
+	}
+	return ms
+}
+
+// ServeHTTP checks, in order, the method (405), the key (403) and the query
+// string (400), then calls the route's handler, which checks the
+// parameters' values (422).
+func (e *endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	rt := e.match(r.Method)
+	if rt == nil {
+		w.Header().Set("Allow", e.allow)
+		e.s.fail(w, r, rappel.Errorf(rappel.EMETHOD,
+			"Method %s is not allowed on %s; use %s.", clip(r.Method), r.Pattern, e.allow))
+		return
+	}
+	if err := e.s.serve(rt, w, r); err != nil {
+		e.s.fail(w, r, err)
+	}
+}
+
+// serve authenticates the caller when the route needs a key, parses the
+// query for the handler, and calls the handler.
+func (s *Server) serve(rt *route, w http.ResponseWriter, r *http.Request) error {
+	x := exchangeOf(w)
+	if !rt.public {
+		key, err := s.authenticate(r)
+		if err != nil {
+			return err
+		}
+		x.key = key
+	}
+	p, err := parseParams(r.URL.RawQuery, rt.params)
+	if err != nil {
+		return err
+	}
+	x.params = p
+	return rt.handle(w, r)
+}

@@ -1,0 +1,94 @@
+package edge
+
+import (
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/rappel-ca/rappel"
+)
+
+// Server serves the recall API. Set its fields before calling Handler or
+// HTTPServer, and do not change them afterwards.
+type Server struct {
+	// Catalog hands out the records to serve. Required.
+	Catalog rappel.Catalog
+	// Keys checks the x-gateway-key of every route that needs a key.
+	Keys rappel.KeyService
+	// GatewayHost, when set, is the value x-gateway-host must hold on every
+	// route that needs a key; a request with another value gets 403. When
+	// empty, the header is ignored.
+	GatewayHost string
+	// Logger receives the access log and the causes of 5xx responses. API
+	// keys are never logged.
+	Logger *slog.Logger
+	// Now is the clock, replaced in tests.
+	Now func() time.Time
+}
+
+// NewServer returns a Server with defaults: the default logger, the real
+// clock and a key service that accepts no key. Catalog must still be set.
+func NewServer() *Server {
+	return &Server{
+		Keys:   NewStaticKeys(nil),
+		Logger: slog.Default(),
+		Now:    time.Now,
+	}
+}
+
+// Handler returns the whole API: the router behind its middlewares. It panics
+// when a required field is unset, which is a wiring mistake.
+func (s *Server) Handler() http.Handler {
+	return s.handler(s.routes())
+}
+
+// handler builds the middleware chain around a router for routes; tests
+// call it with extra routes.
+//
+// Recovery sits inside the request id and the access log, not outside them,
+// so that a panic's log line carries the request id and the access log
+// records the 500 it became. A panic in those two small middlewares is still
+// caught by net/http's per-connection recovery: the process never crashes.
+func (s *Server) handler(routes []route) http.Handler {
+	switch {
+	case s.Catalog == nil:
+		panic("edge: Server.Catalog is nil")
+	case s.Keys == nil:
+		panic("edge: Server.Keys is nil")
+	case s.Logger == nil:
+		panic("edge: Server.Logger is nil")
+	case s.Now == nil:
+		panic("edge: Server.Now is nil")
+	}
+	h := s.router(routes)
+	h = s.recoverPanics(h)
+	h = s.accessLog(h)
+	h = s.requestID(h)
+	return h
+}
+
+// Server timeouts and limits. Requests are small GETs (and small JSON bodies
+// for alerts), so reading gets little time; writing covers the query budget
+// (2 s by default) plus a large page to a slow client.
+const (
+	readHeaderTimeout = 5 * time.Second
+	readTimeout       = 10 * time.Second
+	writeTimeout      = 30 * time.Second
+	idleTimeout       = 2 * time.Minute
+	maxHeaderBytes    = 32 << 10
+)
+
+// HTTPServer returns an *http.Server for Handler on addr with explicit
+// timeouts and a header size limit, logging its own errors to Logger.
+func (s *Server) HTTPServer(addr string) *http.Server {
+	return &http.Server{
+		Addr:              addr,
+		Handler:           s.Handler(),
+		ReadHeaderTimeout: readHeaderTimeout,
+		ReadTimeout:       readTimeout,
+		WriteTimeout:      writeTimeout,
+		IdleTimeout:       idleTimeout,
+		MaxHeaderBytes:    maxHeaderBytes,
+		ErrorLog:          slog.NewLogLogger(s.Logger.Handler(), slog.LevelWarn),
+	}
+}

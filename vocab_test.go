@@ -1,0 +1,34 @@
+package rappel
+
+import "testing"
+
+func TestNearest(t *testing.T) {
+	params := []string{"q", "category", "recall_type", "recall_agency", "hazard_class", "lang", "limit", "offset"}
+	for _, tc := range []struct {
+		in, want string
+		ok       bool
+	}{
+		{"recal_type", "recall_type", true},
+		{"lnag", "lang", true},
+		{"RECALL_AGENCY", "recall_agency", true},
+		{"hazard", "hazard_class", true},
+		{"limt", "limit", true},
+		{"zzzzzzzz", "", false},
+	} {
+		got, ok := Nearest(tc.in, params)
+		if ok != tc.ok || (ok && got != tc.want) {
+			t.Errorf("Nearest(%q) = %q, %v; want %q, %v", tc.in, got, ok, tc.want, tc.ok)
+		}
+	}
+}
+
+func TestEditDistance(t *testing.T) {
+	for _, tc := range []struct {
+		a, b string
+		want int
+	}{{"", "", 0}, {"abc", "", 3}, {"", "ab", 2}, {"lnag", "lang", 1}, {"kitten", "sitting", 3}, {"ca", "abc", 3}} {
+		if got := editDistance(tc.a, tc.b); got != tc.want {
+			t.Errorf("editDistance(%q, %q) = %d, want %d", tc.a, tc.b, got, tc.want)
+		}
+	}
+}
