@@ -1,0 +1,49 @@
+// Package kv is the durable record store: it keeps every recall record and
+// its secondary index keys in Pebble (github.com/cockroachdb/pebble/v2) and
+// implements rappel.RecordStore.
+//
+// # Key layout
+//
+// Every key starts with a short table prefix naming its keyspace:
+//
+//	| Keyspace | Key                                                              | Value                             |
+//	|----------|------------------------------------------------------------------|-----------------------------------|
+//	| records  | r/<record_id>                                                    | 0x01, then the record's JSON      |
+//	| index    | i/<field>/<value>\x00\x01<record_id>                             | empty                             |
+//	| vehicles | i/vehicle/<MAKE>\x00\x01<year>\x00\x01<MODEL>\x00\x01<record_id> | empty                             |
+//	| meta     | m/schema                                                         | schema version, one byte          |
+//	| meta     | m/dataset                                                        | 0x01, then the DatasetInfo's JSON |
+//
+// The single-value index fields are type (recall_type), agency,
+// hazard_class, allergen (one key per allergen), category, status,
+// event_date, recall_date, recall_id and gtin: the GTIN-14 of every product
+// UPC and of the record's own upc that rappel.ParseGTIN accepts. Vehicle keys
+// come from affected_models, make and model upper-cased with runs of spaces
+// collapsed, year in decimal (0 when unknown); the year comes before the
+// model so that "any model of this make and year" is one prefix scan.
+//
+// Field names are fixed identifiers without '/'. Each value is escaped so
+// that no value can run into the next: a 0x00 byte inside a value is written
+// 0x00 0xFF, and every value ends with the terminator 0x00 0x01. So the
+// prefix i/<field>/<value>\x00\x01 of one value is never a prefix of a key
+// for any other value, the index is prefix-free, and the escaping keeps
+// values in byte order (dates sort as dates). The record_id is the rest of
+// the key and needs no escaping. Empty values are not indexed, and values
+// are indexed as the stored record reads back: encoding/json turns each
+// byte of invalid UTF-8 into U+FFFD, so the index does too.
+//
+// Values carry a leading version byte so that their encoding can change
+// without a flag day; reading a version the code does not know is an error,
+// never a guess. The schema version in m/schema covers the key layout and
+// the way index keys are derived from a record: when it is older than the
+// code's (or absent from a store holding records), Open rebuilds the index
+// from the records; when it is newer, Open refuses the store.
+//
+// # Writes
+//
+// PutRecords and DeleteRecords read each record's stored version, delete the
+// index keys it no longer has, and write everything in one batch committed
+// with pebble.Sync: once they return nil the change survives a crash, and a
+// crash before that leaves none of it. Writes are serialized by the Store;
+// reads run concurrently with them and with each other.
+package kv

@@ -1,0 +1,194 @@
+package kv
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/rappel-ca/rappel"
+)
+
+// Index fields RecordIDsByIndex looks up, named like the API's filter
+// parameters. Each holds the record's value of that field verbatim.
+const (
+	FieldType        = "type" // recall_type
+	FieldAgency      = "agency"
+	FieldHazardClass = "hazard_class"
+	FieldAllergen    = "allergen" // one key per element of allergens
+	FieldCategory    = "category"
+	FieldStatus      = "status"
+	FieldEventDate   = "event_date"
+	FieldRecallDate  = "recall_date"
+)
+
+// Index fields with lookups of their own.
+const (
+	fieldRecallID = "recall_id"
+	fieldGTIN     = "gtin"
+	fieldVehicle  = "vehicle" // make, year, model
+)
+
+// IndexFields lists the fields RecordIDsByIndex accepts.
+var IndexFields = []string{FieldType, FieldAgency, FieldHazardClass, FieldAllergen, FieldCategory, FieldStatus, FieldEventDate, FieldRecallDate}
+
+// fieldArity is the number of values of each index field's keys.
+func fieldArity(field string) int {
+	if field == fieldVehicle {
+		return 3
+	}
+	return 1
+}
+
+// indexKeys returns the index keys of r, sorted, without duplicates. Empty
+// values are not indexed.
+func indexKeys(r *rappel.Record) [][]byte {
+	keys := make([][]byte, 0, 16)
+	add := func(field, value string) {
+		if value != "" {
+			keys = append(keys, indexKey(field, []string{indexValue(value)}, r.RecordID))
+		}
+	}
+	add(FieldType, r.RecallType)
+	add(FieldAgency, r.Agency)
+	add(FieldHazardClass, r.HazardClass)
+	for _, a := range r.Allergens {
+		add(FieldAllergen, a)
+	}
+	add(FieldCategory, r.Category)
+	add(FieldStatus, r.Status)
+	add(FieldEventDate, r.EventDate)
+	add(FieldRecallDate, r.RecallDate)
+	add(fieldRecallID, r.RecallID)
+	for _, g := range recordGTINs(r) {
+		add(fieldGTIN, string(g))
+	}
+	for _, m := range r.AffectedModels {
+		mk := NormalizeVehicle(m.Make)
+		if mk == "" {
+			continue
+		}
+		keys = append(keys, indexKey(fieldVehicle, []string{mk, strconv.Itoa(m.Year), NormalizeVehicle(m.Model)}, r.RecordID))
+	}
+	slices.SortFunc(keys, bytes.Compare)
+	return slices.CompactFunc(keys, bytes.Equal)
+}
+
+// indexValue is v as a record stored and read back holds it: encoding/json
+// replaces each byte of invalid UTF-8 by U+FFFD. Index keys must be derived
+// from that form, or the keys of a stored version would differ from those
+// written with it and be left behind when it is replaced.
+func indexValue(v string) string {
+	if utf8.ValidString(v) {
+		return v
+	}
+	var b strings.Builder
+	for _, c := range v { // yields U+FFFD for each invalid byte
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+// recordGTINs returns the GTIN-14 of every product's UPC and of the
+// record's own upc, which may list several codes separated by commas or
+// semicolons. Codes rappel.ParseGTIN refuses are skipped.
+func recordGTINs(r *rappel.Record) []rappel.GTIN {
+	var gs []rappel.GTIN
+	parse := func(s string) {
+		if g, err := rappel.ParseGTIN(s); err == nil {
+			gs = append(gs, g)
+		}
+	}
+	for _, p := range r.ProductList {
+		if p.UPC != "" {
+			parse(p.UPC)
+		}
+	}
+	for _, s := range strings.FieldsFunc(r.UPC, func(c rune) bool { return c == ',' || c == ';' }) {
+		parse(s)
+	}
+	return gs
+}
+
+// NormalizeVehicle is the form of a make or model in the index: upper case,
+// without leading or trailing spaces, runs of spaces collapsed to one.
+func NormalizeVehicle(s string) string {
+	return strings.ToUpper(strings.Join(strings.Fields(indexValue(s)), " "))
+}
+
+// RecordIDsByGTIN returns the ids of the records with a product, or a upc,
+// whose barcode is g (a GTIN-14 from rappel.ParseGTIN), in record_id order.
+func (s *Store) RecordIDsByGTIN(ctx context.Context, g rappel.GTIN) ([]string, error) {
+	return s.scanIDs(ctx, indexKeyPrefix(fieldGTIN, string(g)), 0)
+}
+
+// RecordIDsByVehicle returns the ids of the records whose affected_models
+// cover make, model and year, in record_id order. make and model are
+// compared after NormalizeVehicle; an empty model matches every model of
+// that make and year.
+func (s *Store) RecordIDsByVehicle(ctx context.Context, make, model string, year int) ([]string, error) {
+	values := []string{NormalizeVehicle(make), strconv.Itoa(year)}
+	if model = NormalizeVehicle(model); model == "" {
+		return s.scanIDs(ctx, indexKeyPrefix(fieldVehicle, values...), 1)
+	}
+	return s.scanIDs(ctx, indexKeyPrefix(fieldVehicle, append(values, model)...), 0)
+}
+
+// RecordIDsByRecallID returns the ids of the records whose recall_id is
+// recallID (several records may share one), in record_id order.
+func (s *Store) RecordIDsByRecallID(ctx context.Context, recallID string) ([]string, error) {
+	return s.scanIDs(ctx, indexKeyPrefix(fieldRecallID, indexValue(recallID)), 0)
+}
+
+// RecordIDsByIndex returns the ids of the records whose field equals value
+// exactly, in record_id order. field is one of IndexFields; any other is an
+// *rappel.Error with code EINVALID.
+func (s *Store) RecordIDsByIndex(ctx context.Context, field, value string) ([]string, error) {
+	if !slices.Contains(IndexFields, field) {
+		msg := fmt.Sprintf("%q is not an indexed field; the indexed fields are %s.", field, strings.Join(IndexFields, ", "))
+		if near, ok := rappel.Nearest(field, IndexFields); ok {
+			msg = fmt.Sprintf("%q is not an indexed field; did you mean %q?", field, near)
+		}
+		return nil, &rappel.Error{Code: rappel.EINVALID, Message: msg}
+	}
+	return s.scanIDs(ctx, indexKeyPrefix(field, indexValue(value)), 0)
+}
+
+// scanIDs returns the record_ids of the index keys starting with prefix,
+// after skipping the skip values that follow it, sorted and without
+// duplicates. ctx is checked between keys.
+func (s *Store) scanIDs(ctx context.Context, prefix []byte, skip int) ([]string, error) {
+	if s.db == nil {
+		return nil, errNotOpen
+	}
+	it, err := s.db.NewIterWithContext(ctx, prefixOptions(prefix))
+	if err != nil {
+		return nil, fmt.Errorf("opening iterator: %w", err)
+	}
+	defer it.Close()
+	var ids []string
+	for it.First(); it.Valid(); it.Next() {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		rest := it.Key()[len(prefix):]
+		for range skip {
+			var ok bool
+			if _, rest, ok = cutValue(rest); !ok {
+				return nil, fmt.Errorf("scanning index: %w: %q", errBadKey, it.Key())
+			}
+		}
+		ids = append(ids, string(rest))
+	}
+	if err := it.Error(); err != nil {
+		return nil, fmt.Errorf("scanning index: %w", err)
+	}
+	if skip > 0 {
+		slices.Sort(ids)
+		ids = slices.Compact(ids)
+	}
+	return ids, nil
+}

@@ -1,0 +1,248 @@
+package kv
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/rappel-ca/rappel"
+)
+
+// find is a lookup as a function, for tables.
+type find func(s *Store) ([]string, error)
+
+func byIndex(field, value string) find {
+	return func(s *Store) ([]string, error) { return s.RecordIDsByIndex(context.Background(), field, value) }
+}
+
+func byGTIN(tb testing.TB, code string) find {
+	tb.Helper()
+	g, err := rappel.ParseGTIN(code)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return func(s *Store) ([]string, error) { return s.RecordIDsByGTIN(context.Background(), g) }
+}
+
+func byVehicle(make, model string, year int) find {
+	return func(s *Store) ([]string, error) {
+		return s.RecordIDsByVehicle(context.Background(), make, model, year)
+	}
+}
+
+func byRecallID(id string) find {
+	return func(s *Store) ([]string, error) { return s.RecordIDsByRecallID(context.Background(), id) }
+}
+
+// fixtureFinds are lookups that each find the fixture.
+func fixtureFinds(tb testing.TB) map[string]find {
+	return map[string]find{
+		"type":         byIndex(FieldType, rappel.TypeFood),
+		"agency":       byIndex(FieldAgency, rappel.AgencyCFIA),
+		"hazard_class": byIndex(FieldHazardClass, "class_1"),
+		"allergen1":    byIndex(FieldAllergen, "milk"),
+		"allergen2":    byIndex(FieldAllergen, "peanut"),
+		"category":     byIndex(FieldCategory, "Allergen - Milk"),
+		"status":       byIndex(FieldStatus, rappel.StatusActive),
+		"event_date":   byIndex(FieldEventDate, "2024-03-14"),
+		"recall_date":  byIndex(FieldRecallDate, "2024-03-13"),
+		"recall_id":    byRecallID("RA-73512"),
+		"upc_product1": byGTIN(tb, "0 41798 00145 9"),
+		"upc_product2": byGTIN(tb, "059749876544"),
+		"upc_record":   byGTIN(tb, "062000123455"),
+		"vehicle":      byVehicle("Ford", "F-150", 2018),
+		"vehicle_norm": byVehicle(" ford ", "transit connect", 2019),
+		"vehicle_any":  byVehicle("FORD", "", 2019),
+	}
+}
+
+func mustFind(tb testing.TB, s *Store, f find) []string {
+	tb.Helper()
+	ids, err := f(s)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return ids
+}
+
+func TestStore_RecordIDsBy(t *testing.T) {
+	s := MustOpenStore(t)
+	r := fixture(t)
+	others := makeRecords(30)
+	MustPut(t, s, append(others, r)...)
+
+	t.Run("OK", func(t *testing.T) {
+		for name, f := range fixtureFinds(t) {
+			if ids := mustFind(t, s, f); !slices.Contains(ids, r.RecordID) {
+				t.Errorf("%s: lookup found %q, not %s", name, ids, r.RecordID)
+			}
+		}
+	})
+
+	t.Run("NotFound", func(t *testing.T) {
+		for name, f := range map[string]find{
+			"other_value":     byIndex(FieldType, "no such type"),
+			"value_prefix":    byIndex(FieldCategory, "Allergen"),
+			"other_upc":       byGTIN(t, "12345670"), // an EAN-8 in no record
+			"other_year":      byVehicle("FORD", "F-150", 2019),
+			"other_make":      byVehicle("FORDX", "", 2018),
+			"model_prefix":    byVehicle("FORD", "F", 2018),
+			"recall_id_upper": byRecallID("ra-73512"),
+		} {
+			if ids := mustFind(t, s, f); slices.Contains(ids, r.RecordID) {
+				t.Errorf("%s: lookup found %q", name, ids)
+			}
+		}
+	})
+
+	t.Run("SortedAndComplete", func(t *testing.T) {
+		var want []string
+		for _, o := range append(others, r) {
+			if o.RecallType == rappel.TypeVehicle {
+				want = append(want, o.RecordID)
+			}
+		}
+		slices.Sort(want)
+		got := mustFind(t, s, byIndex(FieldType, rappel.TypeVehicle))
+		if !slices.Equal(got, want) {
+			t.Errorf("type=vehicle found %q, want %q", got, want)
+		}
+	})
+
+	t.Run("VehicleAnyModelOnce", func(t *testing.T) {
+		// makeRecord(1) covers two models of FORD 2016; it is found once.
+		got := mustFind(t, s, byVehicle("FORD", "", 2016))
+		if !slices.Equal(got, []string{"hc-000001"}) {
+			t.Errorf("FORD 2016 any model found %q, want [hc-000001]", got)
+		}
+	})
+
+	t.Run("SharedRecallID", func(t *testing.T) {
+		got := mustFind(t, s, byRecallID(others[4].RecallID))
+		if !slices.Equal(got, []string{others[4].RecordID, others[5].RecordID}) {
+			t.Errorf("recall_id %s found %q", others[4].RecallID, got)
+		}
+	})
+
+	t.Run("ErrUnknownField", func(t *testing.T) {
+		_, err := s.RecordIDsByIndex(context.Background(), "agnecy", "CFIA")
+		if code := rappel.ErrorCode(err); code != rappel.EINVALID {
+			t.Fatalf("unknown field: %v, code %q", err, code)
+		}
+		if msg := rappel.ErrorMessage(err); msg != `"agnecy" is not an indexed field; did you mean "agency"?` {
+			t.Errorf("message %q", msg)
+		}
+	})
+}
+
+// TestStore_RecordIDsByGTIN checks that every printing of one code finds
+// the product.
+func TestStore_RecordIDsByGTIN(t *testing.T) {
+	s := MustOpenStoreAt(t, "db", vfs.NewMem())
+	r := fixture(t)
+	MustPut(t, s, r)
+	for _, code := range []string{
+		"0 41798 00145 9", // as printed, UPC-A
+		"041798001459",    // UPC-A digits
+		"0041798001459",   // EAN-13
+		"00041798001459",  // GTIN-14
+		"0-41798-00145-9",
+	} {
+		if ids := mustFind(t, s, byGTIN(t, code)); !slices.Equal(ids, []string{r.RecordID}) {
+			t.Errorf("RecordIDsByGTIN(ParseGTIN(%q)) = %q", code, ids)
+		}
+	}
+	// UPC-E 0123455 abbreviates UPC-A 012000003455.
+	r2 := makeRecord(100)
+	r2.ProductList = []rappel.Product{{Name: "Soda", UPC: "01234505"}}
+	MustPut(t, s, r2)
+	for _, code := range []string{"01234505", "012000003455", "0012000003455"} {
+		if ids := mustFind(t, s, byGTIN(t, code)); !slices.Equal(ids, []string{r2.RecordID}) {
+			t.Errorf("RecordIDsByGTIN(ParseGTIN(%q)) = %q", code, ids)
+		}
+	}
+}
+
+// TestStore_PutRecords_Update checks that replacing a record removes the
+// index keys of its old version.
+func TestStore_PutRecords_Update(t *testing.T) {
+	s := MustOpenStore(t)
+	old := fixture(t)
+	MustPut(t, s, old, makeRecord(1))
+
+	upd := fixture(t)
+	upd.RecallType = rappel.TypeConsumerProduct
+	upd.Allergens = []string{"milk"}
+	upd.ProductList = upd.ProductList[1:]
+	upd.UPC = ""
+	upd.AffectedModels = []rappel.VehicleModel{{Make: "Toyota", Model: "Corolla", Year: 2020}}
+	MustPut(t, s, upd)
+
+	for name, f := range map[string]find{
+		"old_type":     byIndex(FieldType, rappel.TypeFood),
+		"old_allergen": byIndex(FieldAllergen, "peanut"),
+		"old_upc":      byGTIN(t, "041798001459"),
+		"old_rec_upc":  byGTIN(t, "062000123455"),
+		"old_vehicle":  byVehicle("FORD", "F-150", 2018),
+		"old_make":     byVehicle("FORD", "", 2019),
+	} {
+		if ids := mustFind(t, s, f); slices.Contains(ids, old.RecordID) {
+			t.Errorf("%s: stale index key still finds %q", name, ids)
+		}
+	}
+	for name, f := range map[string]find{
+		"new_type":     byIndex(FieldType, rappel.TypeConsumerProduct),
+		"kept":         byIndex(FieldAllergen, "milk"),
+		"kept_upc":     byGTIN(t, "059749876544"),
+		"new_vehicle":  byVehicle("TOYOTA", "COROLLA", 2020),
+		"new_any_make": byVehicle("toyota", "", 2020),
+	} {
+		if ids := mustFind(t, s, f); !slices.Equal(ids, []string{old.RecordID}) {
+			t.Errorf("%s: lookup found %q", name, ids)
+		}
+	}
+	checkIndex(t, s)
+
+	if err := s.DeleteRecords(context.Background(), []string{old.RecordID}); err != nil {
+		t.Fatal(err)
+	}
+	for name, f := range fixtureFinds(t) {
+		if ids := mustFind(t, s, f); slices.Contains(ids, old.RecordID) {
+			t.Errorf("%s: deleted record still found", name)
+		}
+	}
+	checkIndex(t, s)
+}
+
+// TestStore_SeparatorInValue checks that values holding the separator or
+// its escape find only their own records.
+func TestStore_SeparatorInValue(t *testing.T) {
+	s := MustOpenStoreAt(t, "db", vfs.NewMem())
+	values := []string{"a", "a\x00", "a\x00b", "a\x00\x01b", "a\x00\xff", "a\x01", "ab", "", "\x00", "a/b"}
+	var recs []*rappel.Record
+	for i, v := range values {
+		r := makeRecord(i)
+		r.Category = v
+		r.AffectedModels = []rappel.VehicleModel{{Make: "M\x00" + v, Model: v, Year: 2000}}
+		recs = append(recs, r)
+	}
+	MustPut(t, s, recs...)
+	checkIndex(t, s)
+	for i, v := range values {
+		want := []string{recs[i].RecordID}
+		if v == "" {
+			want = nil // empty values are not indexed
+		}
+		if ids := mustFind(t, s, byIndex(FieldCategory, v)); !slices.Equal(ids, want) {
+			t.Errorf("category %q found %q, want %q", v, ids, want)
+		}
+		if v == "" {
+			continue
+		}
+		if ids := mustFind(t, s, byVehicle("M\x00"+v, v, 2000)); !slices.Equal(ids, want) {
+			t.Errorf("vehicle %q found %q, want %q", v, ids, want)
+		}
+	}
+}

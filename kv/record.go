@@ -1,0 +1,261 @@
+package kv
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"unicode/utf8"
+
+	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/rappel-ca/rappel"
+)
+
+// valueVersion is the first byte of every stored value: 1 means the rest is
+// JSON.
+const valueVersion = 1
+
+// PutRecords writes recs, replacing the stored versions of their record_ids
+// and the index keys of those versions, in one batch committed with
+// pebble.Sync. When recs holds a record_id more than once the last one wins.
+// A record whose encoding equals the stored one is left alone. ctx is checked
+// between records; when it is done nothing is written.
+func (s *Store) PutRecords(ctx context.Context, recs []*rappel.Record) error {
+	last := make(map[string]int, len(recs))
+	for i, r := range recs {
+		if r == nil || r.RecordID == "" {
+			return rappel.Errorf(rappel.EINVALID, "Record %d of %d has no record_id.", i+1, len(recs))
+		}
+		if !utf8.ValidString(r.RecordID) {
+			// JSON would store it altered, under a key that no longer
+			// matches it.
+			return rappel.Errorf(rappel.EINVALID, "Record %d of %d has a record_id %q that is not UTF-8.", i+1, len(recs), r.RecordID)
+		}
+		last[r.RecordID] = i
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.db == nil {
+		return errNotOpen
+	}
+	b := s.db.NewBatch()
+	defer b.Close()
+	var val []byte
+	for i, r := range recs {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if last[r.RecordID] != i {
+			continue
+		}
+		var err error
+		if val, err = encodeValue(val[:0], r); err != nil {
+			return fmt.Errorf("encoding record %q: %w", r.RecordID, err)
+		}
+		if err := s.putRecord(b, r, val); err != nil {
+			return fmt.Errorf("putting record %q: %w", r.RecordID, err)
+		}
+	}
+	return commit(b, "putting records")
+}
+
+// putRecord adds to b the writes that replace r's stored version by r,
+// encoded as val.
+func (s *Store) putRecord(b *pebble.Batch, r *rappel.Record, val []byte) error {
+	key := recordKey(r.RecordID)
+	prev, same, err := s.storedRecord(key, val)
+	if err != nil || same {
+		return err
+	}
+	var oldKeys [][]byte
+	if prev != nil {
+		oldKeys = indexKeys(prev)
+	}
+	if err := applyIndexDiff(b, oldKeys, indexKeys(r)); err != nil {
+		return err
+	}
+	return b.Set(key, val, nil)
+}
+
+// storedRecord reads the record stored under key. same reports that its
+// stored value equals val, in which case it is not decoded. prev is nil when
+// there is none.
+func (s *Store) storedRecord(key, val []byte) (prev *rappel.Record, same bool, err error) {
+	old, closer, err := s.db.Get(key)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("reading stored version: %w", err)
+	}
+	defer closer.Close()
+	if val != nil && bytes.Equal(old, val) {
+		return nil, true, nil
+	}
+	prev = &rappel.Record{}
+	if err := decodeValue(old, prev); err != nil {
+		return nil, false, fmt.Errorf("decoding stored version: %w", err)
+	}
+	return prev, false, nil
+}
+
+// applyIndexDiff deletes the keys of oldKeys that are not in newKeys and
+// sets the keys of newKeys that are not in oldKeys. Both are sorted without duplicates.
+func applyIndexDiff(b *pebble.Batch, oldKeys, newKeys [][]byte) error {
+	i, j := 0, 0
+	for i < len(oldKeys) || j < len(newKeys) {
+		c := 0
+		switch {
+		case i == len(oldKeys):
+			c = 1
+		case j == len(newKeys):
+			c = -1
+		default:
+			c = bytes.Compare(oldKeys[i], newKeys[j])
+		}
+		var err error
+		switch {
+		case c < 0:
+			err = b.Delete(oldKeys[i], nil)
+			i++
+		case c > 0:
+			err = b.Set(newKeys[j], nil, nil)
+			j++
+		default:
+			i, j = i+1, j+1
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// DeleteRecords removes the records with ids and their index keys in one
+// batch committed with pebble.Sync. Ids with no record are ignored. ctx is
+// checked between records; when it is done nothing is deleted.
+func (s *Store) DeleteRecords(ctx context.Context, ids []string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.db == nil {
+		return errNotOpen
+	}
+	b := s.db.NewBatch()
+	defer b.Close()
+	seen := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		key := recordKey(id)
+		prev, _, err := s.storedRecord(key, nil)
+		if err != nil {
+			return fmt.Errorf("deleting record %q: %w", id, err)
+		}
+		if prev == nil {
+			continue
+		}
+		if err := applyIndexDiff(b, indexKeys(prev), nil); err != nil {
+			return fmt.Errorf("deleting record %q: %w", id, err)
+		}
+		if err := b.Delete(key, nil); err != nil {
+			return fmt.Errorf("deleting record %q: %w", id, err)
+		}
+	}
+	return commit(b, "deleting records")
+}
+
+// commit commits b with pebble.Sync unless it is empty.
+func commit(b *pebble.Batch, doing string) error {
+	if b.Empty() {
+		return nil
+	}
+	if err := b.Commit(pebble.Sync); err != nil {
+		return fmt.Errorf("%s: committing batch of %d operations: %w", doing, b.Count(), err)
+	}
+	return nil
+}
+
+// Record returns the record with id, or an *rappel.Error with code
+// ENOTFOUND.
+func (s *Store) Record(ctx context.Context, id string) (*rappel.Record, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if s.db == nil {
+		return nil, errNotOpen
+	}
+	val, closer, err := s.db.Get(recordKey(id))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return nil, &rappel.Error{Code: rappel.ENOTFOUND, Message: fmt.Sprintf("No recall has record_id %q.", id)}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading record %q: %w", id, err)
+	}
+	defer closer.Close()
+	r := &rappel.Record{}
+	if err := decodeValue(val, r); err != nil {
+		return nil, fmt.Errorf("decoding record %q: %w", id, err)
+	}
+	return r, nil
+}
+
+// ForEachRecord calls fn for every record in record_id order, as of the
+// moment it starts (writes made meanwhile are not seen), and stops at the
+// first error fn returns, returning it. ctx is checked between records.
+func (s *Store) ForEachRecord(ctx context.Context, fn func(*rappel.Record) error) error {
+	if s.db == nil {
+		return errNotOpen
+	}
+	it, err := s.db.NewIterWithContext(ctx, prefixOptions([]byte(recordPrefix)))
+	if err != nil {
+		return fmt.Errorf("opening iterator: %w", err)
+	}
+	defer it.Close()
+	for it.First(); it.Valid(); it.Next() {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		val, err := it.ValueAndErr()
+		if err != nil {
+			return fmt.Errorf("reading record %q: %w", recordKeyID(it.Key()), err)
+		}
+		r := &rappel.Record{}
+		if err := decodeValue(val, r); err != nil {
+			return fmt.Errorf("decoding record %q: %w", recordKeyID(it.Key()), err)
+		}
+		if err := fn(r); err != nil {
+			return err
+		}
+	}
+	if err := it.Error(); err != nil {
+		return fmt.Errorf("scanning records: %w", err)
+	}
+	return nil
+}
+
+// encodeValue appends to dst the version byte and v's JSON.
+func encodeValue(dst []byte, v any) ([]byte, error) {
+	js, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return append(append(dst, valueVersion), js...), nil
+}
+
+// decodeValue decodes a value written by encodeValue into v.
+func decodeValue(val []byte, v any) error {
+	if len(val) == 0 {
+		return errors.New("empty value")
+	}
+	if val[0] != valueVersion {
+		return fmt.Errorf("unknown value version %d (this program reads version %d)", val[0], valueVersion)
+	}
+	return json.Unmarshal(val[1:], v)
+}

@@ -1,0 +1,261 @@
+package kv
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/rappel-ca/rappel"
+)
+
+// schemaVersion is the version of the key layout and of the derivation of
+// index keys from a record. Bump it whenever either changes: Open then
+// rebuilds the index of stores written by older code.
+const schemaVersion = 1
+
+// errNotOpen is returned by every method of a Store that is not open.
+var errNotOpen = errors.New("kv: store is not open")
+
+// Store is a rappel.RecordStore kept in a Pebble database. Configure its
+// exported fields, then Open it; Close it when done. Methods are safe for
+// concurrent use once Open has returned, but not concurrently with Open or
+// Close.
+type Store struct {
+	// Path is the directory holding the database.
+	Path string
+	// FS is the file system the database lives on; nil means the disk.
+	// Tests may use vfs.NewMem().
+	FS vfs.FS
+	// Logger receives Pebble's messages and the store's own.
+	Logger *slog.Logger
+
+	// mu serializes writes: PutRecords and DeleteRecords read the stored
+	// versions of records before replacing them, and two interleaved writers
+	// could otherwise leave index keys of a version neither of them sees.
+	mu sync.Mutex
+	db *pebble.DB
+}
+
+var _ rappel.RecordStore = (*Store)(nil)
+
+// NewStore returns a Store for the database in directory path, logging to
+// slog.Default().
+func NewStore(path string) *Store {
+	return &Store{Path: path, Logger: slog.Default()}
+}
+
+// Open opens the database, creating it when the directory holds none, and
+// checks its schema version: an older one has its index rebuilt, a newer
+// one is refused. On error nothing stays open.
+func (s *Store) Open(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if s.db != nil {
+		return fmt.Errorf("opening pebble %q: store is already open", s.Path)
+	}
+	if s.Path == "" {
+		return errors.New("opening pebble: no path")
+	}
+	if s.Logger == nil {
+		s.Logger = slog.New(slog.DiscardHandler)
+	}
+	db, err := pebble.Open(s.Path, &pebble.Options{
+		FS:     s.FS,
+		Logger: pebbleLogger{s.Logger},
+	})
+	if err != nil {
+		return fmt.Errorf("opening pebble %q: %w", s.Path, err)
+	}
+	s.db = db
+	if err := s.checkSchema(ctx); err != nil {
+		s.db = nil
+		return errors.Join(fmt.Errorf("opening pebble %q: %w", s.Path, err), db.Close())
+	}
+	return nil
+}
+
+// Close closes the database. It is safe to call on a Store that was never
+// opened, whose Open failed, or that is already closed.
+func (s *Store) Close() error {
+	if s.db == nil {
+		return nil
+	}
+	db := s.db
+	s.db = nil
+	if err := db.Close(); err != nil {
+		return fmt.Errorf("closing pebble %q: %w", s.Path, err)
+	}
+	return nil
+}
+
+// checkSchema writes the schema version into a new store, rebuilds the
+// index of a store written under an older one, and refuses a newer one.
+func (s *Store) checkSchema(ctx context.Context) error {
+	v, err := s.storedSchema()
+	if err != nil {
+		return err
+	}
+	switch {
+	case v == schemaVersion:
+		return nil
+	case v > schemaVersion:
+		return fmt.Errorf("checking schema: the store has schema version %d, newer than this program's %d", v, schemaVersion)
+	}
+	return s.rebuildIndex(ctx, v)
+}
+
+// storedSchema returns the store's schema version: 0 when it has none but
+// holds records (written before versions were recorded), schemaVersion when
+// it is new.
+func (s *Store) storedSchema() (int, error) {
+	val, closer, err := s.db.Get(schemaKey)
+	if errors.Is(err, pebble.ErrNotFound) {
+		empty, err := s.empty()
+		if err != nil {
+			return 0, err
+		}
+		if !empty {
+			return 0, nil
+		}
+		if err := s.db.Set(schemaKey, []byte{schemaVersion}, pebble.Sync); err != nil {
+			return 0, fmt.Errorf("writing schema version: %w", err)
+		}
+		return schemaVersion, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("reading schema version: %w", err)
+	}
+	defer closer.Close()
+	if len(val) != 1 {
+		return 0, fmt.Errorf("reading schema version: %d bytes, want 1", len(val))
+	}
+	return int(val[0]), nil
+}
+
+// rebuildIndex deletes every index key and derives them again from the
+// records, then records the current schema version, all in one synced batch.
+func (s *Store) rebuildIndex(ctx context.Context, from int) error {
+	b := s.db.NewBatch()
+	defer b.Close()
+	if err := b.DeleteRange([]byte(indexPrefix), prefixEnd([]byte(indexPrefix)), nil); err != nil {
+		return fmt.Errorf("rebuilding index: %w", err)
+	}
+	n := 0
+	err := s.ForEachRecord(ctx, func(r *rappel.Record) error {
+		n++
+		for _, k := range indexKeys(r) {
+			if err := b.Set(k, nil, nil); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("rebuilding index: %w", err)
+	}
+	if err := b.Set(schemaKey, []byte{schemaVersion}, nil); err != nil {
+		return fmt.Errorf("rebuilding index: %w", err)
+	}
+	if err := b.Commit(pebble.Sync); err != nil {
+		return fmt.Errorf("rebuilding index: committing: %w", err)
+	}
+	s.Logger.Info("rebuilt record index", "path", s.Path, "from_schema", from, "to_schema", schemaVersion, "records", n)
+	return nil
+}
+
+// DatasetInfo returns the info last given to SetDatasetInfo, or the zero
+// DatasetInfo when there was none.
+func (s *Store) DatasetInfo(ctx context.Context) (rappel.DatasetInfo, error) {
+	var info rappel.DatasetInfo
+	if err := ctx.Err(); err != nil {
+		return info, err
+	}
+	if s.db == nil {
+		return info, errNotOpen
+	}
+	val, closer, err := s.db.Get(datasetKey)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return info, nil
+	}
+	if err != nil {
+		return info, fmt.Errorf("reading dataset info: %w", err)
+	}
+	defer closer.Close()
+	if err := decodeValue(val, &info); err != nil {
+		return info, fmt.Errorf("decoding dataset info: %w", err)
+	}
+	return info, nil
+}
+
+// SetDatasetInfo stores info durably (pebble.Sync).
+func (s *Store) SetDatasetInfo(ctx context.Context, info rappel.DatasetInfo) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if s.db == nil {
+		return errNotOpen
+	}
+	val, err := encodeValue(nil, info)
+	if err != nil {
+		return fmt.Errorf("encoding dataset info: %w", err)
+	}
+	if err := s.db.Set(datasetKey, val, pebble.Sync); err != nil {
+		return fmt.Errorf("writing dataset info: %w", err)
+	}
+	return nil
+}
+
+// Empty reports whether the store holds no records. Meta data such as the
+// dataset info does not count: a store is empty until records are put.
+func (s *Store) Empty(ctx context.Context) (bool, error) {
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	if s.db == nil {
+		return false, errNotOpen
+	}
+	return s.empty()
+}
+
+func (s *Store) empty() (bool, error) {
+	it, err := s.db.NewIter(prefixOptions([]byte(recordPrefix)))
+	if err != nil {
+		return false, fmt.Errorf("opening iterator: %w", err)
+	}
+	found := it.First()
+	if err := errors.Join(it.Error(), it.Close()); err != nil {
+		return false, fmt.Errorf("scanning records: %w", err)
+	}
+	return !found, nil
+}
+
+// prefixOptions bounds an iterator to the keys starting with p.
+func prefixOptions(p []byte) *pebble.IterOptions {
+	return &pebble.IterOptions{LowerBound: p, UpperBound: prefixEnd(p)}
+}
+
+// pebbleLogger passes Pebble's messages to a slog.Logger.
+type pebbleLogger struct{ l *slog.Logger }
+
+func (p pebbleLogger) Infof(format string, args ...any) {
+	p.l.Info(fmt.Sprintf(format, args...), "component", "pebble")
+}
+
+func (p pebbleLogger) Errorf(format string, args ...any) {
+	p.l.Error(fmt.Sprintf(format, args...), "component", "pebble")
+}
+
+// Fatalf must not return: Pebble calls it on corruption and broken
+// invariants, after which the database must not be used. Like Pebble's own
+// default logger, it exits the process.
+func (p pebbleLogger) Fatalf(format string, args ...any) {
+	p.l.Error(fmt.Sprintf(format, args...), "component", "pebble", "fatal", true)
+	os.Exit(1)
+}
