@@ -1,0 +1,232 @@
+package detail
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"reflect"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/rappel-ca/rappel"
+	"github.com/rappel-ca/rappel/plugins/guest"
+)
+
+// document is a detail document as published. The fields that upstream
+// writes as a number in one place and a string in another are kept raw and
+// read leniently.
+type document struct {
+	URL           string          `json:"url"`
+	RecallID      json.RawMessage `json:"recallId"`
+	Title         string          `json:"title"`
+	StartDate     json.RawMessage `json:"start_date"`
+	DatePublished json.RawMessage `json:"date_published"`
+	Category      []string        `json:"category"`
+	Panels        []panel         `json:"panels"`
+}
+
+// panel is one element of a document's panels.
+type panel struct {
+	Name  string          `json:"panelName"`
+	Title string          `json:"title"`
+	Text  string          `json:"text"`
+	Data  json.RawMessage `json:"data"`
+}
+
+// notice gathers the documents of one NID.
+type notice struct {
+	nid    string
+	report func(rappel.Problem)
+	docs   map[string]*document // by language
+	files  map[string]string    // file name by language, for problems
+}
+
+// problem reports a problem with the notice's record.
+func (n *notice) problem(format string, args ...any) {
+	n.report(rappel.Problem{Source: Source, RecordID: "hc-" + n.nid, Reason: fmt.Sprintf(format, args...)})
+}
+
+// read decodes the notice's document in lang, or reports why it cannot.
+func (n *notice) read(fsys fs.FS, lang, file string) {
+	b, err := fs.ReadFile(fsys, file)
+	if err != nil {
+		n.problem("%s was skipped: %v.", file, err)
+		return
+	}
+	var d document
+	if err := json.Unmarshal(bytes.TrimPrefix(b, []byte("\ufeff")), &d); err != nil {
+		n.problem("%s was skipped: %s.", file, decodeReason(err))
+		return
+	}
+	if n.docs == nil {
+		n.docs = make(map[string]*document, 2)
+		n.files = make(map[string]string, 2)
+	}
+	n.docs[lang], n.files[lang] = &d, file
+}
+
+// decodeReason says in words why a document did not decode.
+func decodeReason(err error) string {
+	var typ *json.UnmarshalTypeError
+	var syn *json.SyntaxError
+	switch {
+	case errors.As(err, &typ) && typ.Field == "":
+		return fmt.Sprintf("it is a JSON %s, not an object", typ.Value)
+	case errors.As(err, &typ):
+		return fmt.Sprintf("its %s is a JSON %s, not %s", typ.Field, typ.Value, kindName(typ.Type))
+	case errors.As(err, &syn):
+		return fmt.Sprintf("it is not JSON (%v at byte %d)", syn, syn.Offset)
+	}
+	return fmt.Sprintf("it is not a detail document (%v)", err)
+}
+
+// kindName names a Go type as the JSON it decodes from.
+func kindName(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.Struct, reflect.Map:
+		return "an object"
+	}
+	return t.String()
+}
+
+// record makes the notice's record, or returns nil when no document could
+// be read. Data fields come from the English document only, as the contract
+// says: the French one carries French text and, at most, the same dates.
+func (n *notice) record() *rappel.Record {
+	if len(n.docs) == 0 {
+		return nil
+	}
+	en, fr := n.docs[rappel.LangEN], n.docs[rappel.LangFR]
+	rec := &rappel.Record{RecordID: "hc-" + n.nid}
+	for _, lang := range rappel.Langs {
+		d := n.docs[lang]
+		if d == nil {
+			continue
+		}
+		file := n.files[lang]
+		if rec.RecallID == "" {
+			rec.RecallID = n.recallID(d, file)
+		}
+		if rec.EventDate == "" {
+			rec.EventDate = n.date(d.StartDate, file, "start_date", "event_date")
+		}
+		if rec.RecallDate == "" {
+			rec.RecallDate = n.date(d.DatePublished, file, "date_published", "recall_date")
+		}
+	}
+	if rec.RecallID == "" {
+		rec.RecallID = n.nid // the document is the notice it is named after
+	}
+	rec.Translations.EN = translation(en)
+	rec.Translations.FR = translation(fr)
+	if en != nil {
+		file := n.files[rappel.LangEN]
+		rec.Categories = categories(en.Category)
+		n.details(rec, en, file)
+		rec.ProductList = n.products(en, file)
+		rec.Images, rec.ImageURL = n.images(en, file)
+	}
+	return rec
+}
+
+// recallID reads recallId, a string or a number, or reports it and returns "".
+func (n *notice) recallID(d *document, file string) string {
+	raw := bytes.TrimSpace(d.RecallID)
+	if len(raw) == 0 || string(raw) == "null" {
+		return ""
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err == nil {
+		return guest.CleanText(s)
+	}
+	var num json.Number
+	if err := json.Unmarshal(raw, &num); err == nil {
+		return num.String()
+	}
+	n.problem("The recallId of %s is neither a string nor a number; the NID was used as recall_id.", file)
+	return ""
+}
+
+// maxUnix is 9999-12-31T23:59:59Z, the last second a YYYY-MM-DD date can
+// hold.
+const maxUnix = 253402300799
+
+// date reads a Unix time in seconds, a JSON number or a string of one, as
+// a UTC date, or reports it and returns "".
+func (n *notice) date(raw json.RawMessage, file, name, field string) string {
+	s := strings.TrimSpace(string(raw))
+	if s == "" || s == "null" {
+		return ""
+	}
+	if strings.HasPrefix(s, `"`) {
+		var str string
+		if json.Unmarshal(raw, &str) == nil {
+			s = strings.TrimSpace(str)
+			if s == "" {
+				return ""
+			}
+		}
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || f != math.Trunc(f) || f <= 0 || f > maxUnix {
+		n.problem("The %s of %s, %s, is not a Unix time in seconds; %s was left out.", name, file, truncate(s), field)
+		return ""
+	}
+	return time.Unix(int64(f), 0).UTC().Format(time.DateOnly)
+}
+
+// truncate shortens a value quoted in a problem, which is read by people.
+func truncate(s string) string {
+	const limit = 60
+	if len(s) <= limit {
+		return s
+	}
+	return strings.ToValidUTF8(s[:limit], "") + "…"
+}
+
+// translation is a document's text: title, summary, what to do.
+func translation(d *document) *rappel.Translation {
+	if d == nil {
+		return nil
+	}
+	t := rappel.Translation{Title: guest.CleanText(d.Title)}
+	if p := d.panel("summary"); p != nil {
+		t.HazardDescription = guest.CleanText(p.Text)
+	}
+	if p := d.panel("what_to_do"); p != nil {
+		t.WhatToDo = guest.CleanText(p.Text)
+	}
+	if t == (rappel.Translation{}) {
+		return nil
+	}
+	return &t
+}
+
+// panel returns the document's first panel named name, or nil.
+func (d *document) panel(name string) *panel {
+	for i := range d.Panels {
+		if strings.EqualFold(strings.TrimSpace(d.Panels[i].Name), name) {
+			return &d.Panels[i]
+		}
+	}
+	return nil
+}
+
+// categories cleans the document's category list.
+func categories(in []string) []string {
+	var out []string
+	for _, c := range in {
+		if c = guest.CleanText(c); c != "" {
+			out = append(out, c)
+		}
+	}
+	return out
+}
