@@ -139,6 +139,9 @@ func Write(dir string, recs []*rappel.Record, m Manifest) error {
 	if !sort.SliceIsSorted(recs, func(i, j int) bool { return recs[i].RecordID < recs[j].RecordID }) {
 		return errors.New("writing bundle: records are not in record_id order")
 	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("creating bundle dir: %w", err)
+	}
 	var buf bytes.Buffer
 	zw, err := zstd.NewWriter(&buf, zstd.WithEncoderLevel(zstd.SpeedBetterCompression))
 	if err != nil {
