@@ -53,6 +53,21 @@ func TestPlugin_Run_Sandbox(t *testing.T) {
 	}
 }
 
+func TestPlugin_Run_Trusted(t *testing.T) {
+	h := plugins.NewHost()
+	h.Interruptible = false
+	h.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	if err := h.Open(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close(context.Background())
+	p := mustLoad(t, h, "probe", guests+"probe")
+	res, err := p.Run(context.Background(), fstest.MapFS{"input.txt": {Data: []byte("hello")}})
+	if err != nil || len(res.Records) != 1 || len(res.Problems) != 0 {
+		t.Fatalf("trusted run: %v, %+v", err, res)
+	}
+}
+
 func TestPlugin_Run_Timeout(t *testing.T) {
 	h := MustOpenHost(t)
 	h.Timeout = 500 * time.Millisecond

@@ -1,0 +1,163 @@
+package synth_test
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rappel-ca/rappel/bundle/synth"
+)
+
+// refDate is the reference date of the shared corpus: fixed, so that the
+// tests see the same corpus on any day.
+var refDate = time.Date(2025, 6, 30, 0, 0, 0, 0, time.UTC)
+
+// The scale-1 corpus most tests read is generated once per test binary, in
+// a temporary directory TestMain removes.
+var (
+	sharedDir  string
+	sharedOnce sync.Once
+	sharedErr  error
+	shared     *corpus
+	sharedMan  synth.Manifest
+)
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "synth-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	sharedDir = dir
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// mustCorpus returns the shared scale-1 corpus, generated and parsed on
+// first use.
+func mustCorpus(tb testing.TB) (*corpus, synth.Manifest) {
+	tb.Helper()
+	sharedOnce.Do(func() {
+		sharedMan, sharedErr = synth.Generate(sharedDir, synth.Config{Seed: 1, ReferenceDate: refDate, Scale: 1})
+		if sharedErr == nil {
+			shared, sharedErr = readCorpus(sharedDir)
+		}
+	})
+	if sharedErr != nil {
+		tb.Fatalf("generating the shared corpus: %v", sharedErr)
+	}
+	return shared, sharedMan
+}
+
+// corpus is a generated corpus read back: the dumps, the CSV and the detail
+// documents.
+type corpus struct {
+	dir      string
+	dumpEN   []map[string]*string
+	dumpFR   []map[string]*string
+	csvRaw   []byte
+	csvRows  [][]string // without the header
+	docsEN   map[string]*detailDoc
+	docsFR   map[string]*detailDoc
+	docBytes map[string][]byte // "en/<NID>" → raw bytes
+}
+
+// detailDoc is the detail document shape of FORMATS.md.
+type detailDoc struct {
+	URL           string   `json:"url"`
+	RecallID      string   `json:"recallId"`
+	Title         string   `json:"title"`
+	StartDate     int64    `json:"start_date"`
+	DatePublished int64    `json:"date_published"`
+	Category      []string `json:"category"`
+	Panels        []struct {
+		PanelName string          `json:"panelName"`
+		Title     string          `json:"title"`
+		Text      string          `json:"text"`
+		Data      json.RawMessage `json:"data"`
+	} `json:"panels"`
+}
+
+// panel returns the text of the document's panel named name.
+func (d *detailDoc) panel(name string) (string, bool) {
+	for _, p := range d.Panels {
+		if p.PanelName == name {
+			return p.Text, true
+		}
+	}
+	return "", false
+}
+
+// readCorpus reads a corpus directory.
+func readCorpus(dir string) (*corpus, error) {
+	c := &corpus{dir: dir, docsEN: map[string]*detailDoc{}, docsFR: map[string]*detailDoc{}, docBytes: map[string][]byte{}}
+	for _, f := range []struct {
+		name string
+		into *[]map[string]*string
+	}{{"hc/recalls-en.json", &c.dumpEN}, {"hc/recalls-fr.json", &c.dumpFR}} {
+		b, err := os.ReadFile(filepath.Join(dir, f.name))
+		if err != nil {
+			return nil, err
+		}
+		if err := json.Unmarshal(b, f.into); err != nil {
+			return nil, fmt.Errorf("%s is not a JSON array of objects with string or null values: %w", f.name, err)
+		}
+	}
+	var err error
+	if c.csvRaw, err = os.ReadFile(filepath.Join(dir, "tc/vrdb.csv")); err != nil {
+		return nil, err
+	}
+	rd := csv.NewReader(bytes.NewReader(bytes.TrimPrefix(c.csvRaw, []byte("\ufeff"))))
+	rows, err := rd.ReadAll()
+	if err != nil {
+		return nil, fmt.Errorf("tc/vrdb.csv: %w", err)
+	}
+	c.csvRows = rows[1:]
+	for lang, into := range map[string]map[string]*detailDoc{"en": c.docsEN, "fr": c.docsFR} {
+		entries, err := os.ReadDir(filepath.Join(dir, "detail", lang))
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range entries {
+			b, err := os.ReadFile(filepath.Join(dir, "detail", lang, e.Name()))
+			if err != nil {
+				return nil, err
+			}
+			dec := json.NewDecoder(bytes.NewReader(b))
+			dec.DisallowUnknownFields()
+			var d detailDoc
+			if err := dec.Decode(&d); err != nil {
+				return nil, fmt.Errorf("detail/%s/%s: %w", lang, e.Name(), err)
+			}
+			nid := strings.TrimSuffix(e.Name(), ".json")
+			into[nid] = &d
+			c.docBytes[lang+"/"+nid] = b
+		}
+	}
+	return c, nil
+}
+
+// isTC reports whether a dump row is a Transport Canada row.
+func isTC(row map[string]*string) bool {
+	o := row["Organization"]
+	return o != nil && *o == "TC"
+}
+
+// share returns n/d in percent.
+func share(n, d int) float64 {
+	if d == 0 {
+		return 0
+	}
+	return 100 * float64(n) / float64(d)
+}
+
+// errorf is fmt.Errorf, for helpers that return errors to tests.
+var errorf = fmt.Errorf

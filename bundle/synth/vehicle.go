@@ -1,0 +1,685 @@
+package synth
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// vehicleCategory is a Transport Canada recall category.
+type vehicleCategory struct {
+	code   byte
+	en, fr string
+	weight int // share of recalls
+	// dumpEN/dumpFR is the Health Canada dump's Category for the category's
+	// TC rows.
+	dumpEN, dumpFR string
+}
+
+var vehicleCategories = []vehicleCategory{
+	{'C', "Car", "Voiture", 35, "Vehicles", "Véhicules"},
+	{'T', "Truck - Light", "Camion - léger", 35, "Vehicles", "Véhicules"},
+	{'H', "Truck - Med. & H.D.", "Camion - moyen et lourd", 8, "Vehicles", "Véhicules"},
+	{'M', "Motorcycle", "Motocyclette", 5, "Vehicles", "Véhicules"},
+	{'B', "Bus", "Autobus", 2, "Vehicles", "Véhicules"},
+	{'R', "Motor Home", "Autocaravane", 3, "Vehicles", "Véhicules"},
+	{'L', "Trailer", "Remorque", 4, "Vehicles", "Véhicules"},
+	{'W', "Tires", "Pneus", 3, "Tires", "Pneus"},
+	{'S', "Child Car Seat", "Siège d'auto pour enfant", 2, "Child car seats", "Sièges d'auto pour enfants"},
+	{'E', "Equipment", "Équipement", 3, "Vehicle equipment", "Équipement de véhicule"},
+}
+
+// vehicleModel is a model and the model years it was sold in Canada.
+type vehicleModel struct {
+	name   string
+	cat    byte
+	ranges [][2]int // inclusive; 0 as the end means still sold
+}
+
+// vehicleMake is a make, how titles write it, and its models.
+type vehicleMake struct {
+	name, display string
+	style         string // manufacturer recall number style
+	weight        int
+	models        []vehicleModel
+}
+
+// sells reports whether m was sold in model year y (ref is the newest model
+// year that exists).
+func (m *vehicleModel) sells(y, ref int) bool {
+	for _, rg := range m.ranges {
+		end := rg[1]
+		if end == 0 {
+			end = ref
+		}
+		if y >= rg[0] && y <= end {
+			return true
+		}
+	}
+	return false
+}
+
+// vehicleCatalogue lists real makes and models with the model years each was
+// sold in Canada (approximately: where a model was sold with gaps, the gaps
+// are kept). A header "= MAKE|Display|style|weight" is followed by lines
+// "<category code> <years> <MODEL>", years "1975-" (still sold) or
+// "1983-2011,2019-".
+const vehicleCatalogue = `
+= FORD|Ford|ford|30
+C 1975- MUSTANG
+T 1975- F-150
+T 1975- F-250
+T 1975- F-350
+H 2000- F-650
+H 2000- F-750
+T 1983-2011,2019- RANGER
+T 1991- EXPLORER
+T 2001- ESCAPE
+C 2000-2018 FOCUS
+C 2006-2020 FUSION
+T 2007-2024 EDGE
+T 1992- E-SERIES
+C 1986-2019 TAURUS
+C 1981-2003 ESCORT
+T 1995-2003 WINDSTAR
+T 1997- EXPEDITION
+T 1975-1996,2021- BRONCO
+T 2015- TRANSIT
+T 2010-2023 TRANSIT CONNECT
+C 2011-2019 FIESTA
+T 2009-2019 FLEX
+T 2022- MAVERICK
+T 2018-2022 ECOSPORT
+T 2021- MUSTANG MACH-E
+T 2022- F-150 LIGHTNING
+C 1992-2011 CROWN VICTORIA
+C 1975-1997,2002-2005 THUNDERBIRD
+= LINCOLN|Lincoln|ford|3
+T 1998- NAVIGATOR
+T 2007-2018 MKX
+C 1975-2002,2017-2020 CONTINENTAL
+T 2003-2005,2020- AVIATOR
+C 1981-2011 TOWN CAR
+C 2007-2020 MKZ
+T 2020- CORSAIR
+T 2019- NAUTILUS
+= MERCURY|Mercury|ford|2
+C 1983-2011 GRAND MARQUIS
+C 1986-2005 SABLE
+T 1997-2010 MOUNTAINEER
+T 1993-2002 VILLAGER
+= CHEVROLET|Chevrolet|gm|25
+T 1999- SILVERADO
+T 1975-2000 C/K
+T 2005- EQUINOX
+C 1997- MALIBU
+C 2011-2019 CRUZE
+T 1995- TAHOE
+C 1975-2002,2010-2024 CAMARO
+C 1994-1996,2000-2020 IMPALA
+C 1982-2005 CAVALIER
+C 2005-2010 COBALT
+T 1975- SUBURBAN
+T 2009- TRAVERSE
+T 2004-2012,2015- COLORADO
+T 1996- EXPRESS
+C 2017-2023 BOLT EV
+T 2013- TRAX
+C 2012-2020 SONIC
+T 1983-2005,2019- BLAZER
+T 1985-2005 ASTRO
+T 1997-2005 VENTURE
+C 1975- CORVETTE
+H 1980-2009 KODIAK
+= GMC|GMC|gm|12
+T 1988- SIERRA
+T 2007- ACADIA
+T 2010- TERRAIN
+T 1992- YUKON
+T 1996- SAVANA
+T 2004-2012,2015- CANYON
+T 1975-2001 JIMMY
+T 1985-2005 SAFARI
+T 1975-1996 VANDURA
+H 1980-2009 TOPKICK
+= BUICK|Buick|gm|5
+T 2008- ENCLAVE
+T 2013- ENCORE
+C 2005-2019 LACROSSE
+C 1975-2004,2011-2020 REGAL
+C 1975-2005 CENTURY
+C 1975-2005 LESABRE
+C 2005-2009 ALLURE
+T 2002-2007 RENDEZVOUS
+T 2016- ENVISION
+= CADILLAC|Cadillac|gm|4
+T 1999- ESCALADE
+C 2003-2019 CTS
+T 2004-2016 SRX
+T 2017- XT5
+C 1975-2005 DEVILLE
+C 2020- CT5
+T 2019- XT4
+T 2023- LYRIQ
+= PONTIAC|Pontiac|gm|4
+C 1995-2005 SUNFIRE
+C 1985-2005 GRAND AM
+C 2005-2010 G6
+T 1999-2009 MONTANA
+C 2003-2010 VIBE
+C 1975-2008 GRAND PRIX
+C 2005-2006 PURSUIT
+C 2005-2010 WAVE
+C 1975-2002 FIREBIRD
+T 2006-2009 TORRENT
+= SATURN|Saturn|gm|2
+C 1991-2002 SL
+C 2003-2007 ION
+T 2002-2010 VUE
+C 2008-2009 ASTRA
+= OLDSMOBILE|Oldsmobile|gm|2
+C 1975-1999 CUTLASS
+C 1999-2004 ALERO
+T 1990-2004 SILHOUETTE
+= RAM|Ram|fca|10
+T 2011- 1500
+T 2011- 2500
+T 2011- 3500
+T 2014- PROMASTER
+T 2015-2022 PROMASTER CITY
+= DODGE|Dodge|fca|12
+T 1994-2010 RAM 1500
+T 1994-2010 RAM 2500
+T 1975-2003 RAM VAN
+T 1987-2020 GRAND CARAVAN
+T 1984-2007 CARAVAN
+C 2006-2023 CHARGER
+T 2009-2020 JOURNEY
+T 1998-2009,2011- DURANGO
+T 1987-2011 DAKOTA
+C 1995-2005 NEON
+C 2007-2012 CALIBER
+C 2013-2016 DART
+C 2008-2023 CHALLENGER
+C 2008-2014 AVENGER
+C 1987-1994 SHADOW
+C 1989-1995 SPIRIT
+C 1995-2006 STRATUS
+C 1993-2004 INTREPID
+C 1992-2017 VIPER
+T 2007-2011 NITRO
+T 2003-2009 SPRINTER
+= JEEP|Jeep|fca|10
+T 1987- WRANGLER
+T 1993- GRAND CHEROKEE
+T 1984-2001,2014-2023 CHEROKEE
+T 2007- COMPASS
+T 2002-2012 LIBERTY
+T 2007-2017 PATRIOT
+T 2015-2023 RENEGADE
+T 2020- GLADIATOR
+= CHRYSLER|Chrysler|fca|8
+T 2004-2008,2017- PACIFICA
+C 2005- 300
+T 1990-2016 TOWN & COUNTRY
+C 1995-2010 SEBRING
+C 2011-2017 200
+C 2001-2010 PT CRUISER
+C 1993-2004 CONCORDE
+C 1975-1996 NEW YORKER
+= PLYMOUTH|Plymouth|fca|2
+T 1984-2000 VOYAGER
+C 1995-2001 NEON
+C 1989-1995 ACCLAIM
+= TOYOTA|Toyota|toyota|15
+C 1975- COROLLA
+C 1983- CAMRY
+T 1996- RAV4
+T 1995- TACOMA
+T 2000- TUNDRA
+T 1998- SIENNA
+T 2001- HIGHLANDER
+C 2001- PRIUS
+T 1985- 4RUNNER
+C 2006-2020 YARIS
+C 2003-2014 MATRIX
+C 2000-2005 ECHO
+C 1980-1999 TERCEL
+T 2001- SEQUOIA
+T 2009-2015,2021- VENZA
+T 2018- C-HR
+C 1975-2005 CELICA
+T 1979-1995 PICKUP
+= LEXUS|Lexus|toyota|4
+T 1999- RX
+C 1990- ES
+T 2015- NX
+C 2001- IS
+T 2003- GX
+T 1996- LX
+T 2019- UX
+= HONDA|Honda|honda|14
+C 1975- CIVIC
+C 1977- ACCORD
+T 1997- CR-V
+T 2003- PILOT
+T 1995- ODYSSEY
+C 2007-2020 FIT
+T 2006-2014,2017- RIDGELINE
+T 2016- HR-V
+C 1979-2001 PRELUDE
+T 2003-2011 ELEMENT
+M 1975- GOLD WING
+M 2003-2024 CBR600RR
+M 2017- REBEL 500
+M 2016- AFRICA TWIN
+= ACURA|Acura|honda|4
+T 2001- MDX
+T 2007- RDX
+C 2015- TLX
+C 1996-2014 TL
+C 2006-2011 CSX
+C 1997-2005 EL
+C 1986-2001,2023- INTEGRA
+C 2013-2022 ILX
+C 2004-2014 TSX
+C 1986-1995 LEGEND
+= HYUNDAI|Hyundai|hk|9
+C 1992- ELANTRA
+C 1989- SONATA
+T 2005- TUCSON
+T 2001- SANTA FE
+C 1995-2022 ACCENT
+T 2018- KONA
+T 2020- PALISADE
+T 2020- VENUE
+T 2022- IONIQ 5
+C 1984-1987 PONY
+C 1987-1994 EXCEL
+= KIA|Kia|hk|8
+C 2010- FORTE
+T 2003- SORENTO
+T 1995-2002,2005- SPORTAGE
+C 2010- SOUL
+C 2001-2023 RIO
+C 2001-2020 OPTIMA
+T 2002-2021 SEDONA
+T 2020- TELLURIDE
+C 2021- K5
+T 2022- CARNIVAL
+T 2017- NIRO
+C 2004-2009 SPECTRA
+= NISSAN|Nissan|nissan|10
+C 1993- ALTIMA
+T 2008- ROGUE
+C 1982- SENTRA
+T 1987- PATHFINDER
+T 1998- FRONTIER
+C 1982- MAXIMA
+T 2003- MURANO
+C 2007- VERSA
+T 2017- QASHQAI
+T 2004- TITAN
+C 2011- LEAF
+T 1993-2017 QUEST
+T 2000-2015 XTERRA
+T 2018- KICKS
+T 2011-2017 JUKE
+C 2015-2019 MICRA
+= INFINITI|Infiniti|nissan|3
+T 2014- QX60
+T 2014- QX50
+C 2014- Q50
+C 2003-2008 G35
+T 2004-2013 QX56
+T 2014- QX80
+T 2003-2012 FX35
+T 1997-2003 QX4
+C 1996-2001 I30
+= MAZDA|Mazda|generic|7
+C 2004- MAZDA3
+T 2013- CX-5
+T 2007- CX-9
+C 2003-2021 MAZDA6
+C 1990- MX-5
+T 2016- CX-3
+T 2020- CX-30
+C 1990-2003 PROTEGE
+C 1983-2002 626
+T 2001-2011 TRIBUTE
+T 1989-2006 MPV
+T 1986-2009 B-SERIES
+T 2023- CX-50
+T 2024- CX-90
+T 2006-2017 MAZDA5
+= SUBARU|Subaru|generic|6
+T 1995- OUTBACK
+T 1998- FORESTER
+C 1993- IMPREZA
+T 2013- CROSSTREK
+C 1990- LEGACY
+T 2019- ASCENT
+C 2015- WRX
+C 2013- BRZ
+= VOLKSWAGEN|Volkswagen|generic|8
+C 1980- JETTA
+C 1985- GOLF
+T 2009- TIGUAN
+C 1990- PASSAT
+C 1998-2019 BEETLE
+T 2018- ATLAS
+T 2004-2017 TOUAREG
+C 1985- GTI
+T 2021- ID.4
+C 1975-1984,2007-2009 RABBIT
+= AUDI|Audi|generic|4
+C 1996- A4
+T 2009- Q5
+C 1995- A6
+T 2007- Q7
+C 2006-2013,2015- A3
+T 2015- Q3
+T 2019-2024 E-TRON
+C 2000-2023 TT
+= BMW|BMW|generic|6
+C 1977- 3 SERIES
+T 2004- X3
+T 2000- X5
+C 1975- 5 SERIES
+T 2013- X1
+C 1978- 7 SERIES
+C 2014-2021 I3
+T 2019- X7
+= MERCEDES-BENZ|Mercedes-Benz|generic|8
+C 1994- C-CLASS
+T 2016- GLC
+T 2004- SPRINTER
+C 1994- E-CLASS
+T 2016- GLE
+T 1998-2015 ML-CLASS
+C 2006-2018 B-CLASS
+T 2010-2015 GLK
+C 1994- S-CLASS
+T 2015- GLA
+C 2019- A-CLASS
+= TESLA|Tesla|generic|3
+C 2012- MODEL S
+T 2016- MODEL X
+C 2017- MODEL 3
+T 2020- MODEL Y
+T 2024- CYBERTRUCK
+= VOLVO|Volvo|generic|4
+T 2003- XC90
+T 2010- XC60
+C 2001- S60
+T 2019- XC40
+C 1998-2010 V70
+C 2000-2011 S40
+C 1975-1993 240
+C 1993-1997 850
+C 1985-1992 740
+= MITSUBISHI|Mitsubishi|generic|4
+T 2004- OUTLANDER
+C 2004-2017 LANCER
+T 2011- RVR
+C 2014- MIRAGE
+T 2018- ECLIPSE CROSS
+C 2004-2012 ECLIPSE
+T 2004-2011 ENDEAVOR
+C 2004-2012 GALANT
+= HARLEY-DAVIDSON|Harley-Davidson|generic|5
+M 1975- ELECTRA GLIDE
+M 1994- ROAD KING
+M 1975-2022 SPORTSTER
+M 2006- STREET GLIDE
+M 1990- FAT BOY
+M 1991-2017 DYNA
+M 1984- SOFTAIL
+M 2020-2021 LIVEWIRE
+M 2021- PAN AMERICA
+= YAMAHA|Yamaha|generic|4
+M 1998- YZF-R1
+M 1999-2020 YZF-R6
+M 2015- MT-07
+M 1998-2016 V STAR 650
+M 2014-2017 FZ-09
+M 1999-2014 ROAD STAR
+M 1981-2007 VIRAGO
+M 1985-2020 VMAX
+= KAWASAKI|Kawasaki|generic|4
+M 2006- NINJA 650
+M 2006- VULCAN 900
+M 1987- KLR650
+M 2004- NINJA ZX-10R
+M 2017- Z900
+M 2008-2019 CONCOURS 14
+M 2018- NINJA 400
+M 1986-2012 NINJA 250R
+= SUZUKI|Suzuki|generic|3
+M 1999- HAYABUSA
+M 1985- GSX-R750
+M 2004- V-STROM 650
+M 1986-2019 SAVAGE
+= FREIGHTLINER|Freightliner|generic|5
+H 2008- CASCADIA
+H 2002- M2
+H 1989-2003 FLD
+H 2001-2011 COLUMBIA
+H 2001-2020 CORONADO
+H 1996-2011 CENTURY CLASS
+H 1991-2003 FL70
+H 1989-2003 FL80
+T 2002-2021 SPRINTER
+= PETERBILT|Peterbilt|generic|4
+H 2013- 579
+H 2007- 389
+H 1987-2007 379
+H 2015- 567
+H 2008- 337
+H 2008- 348
+H 1986-2007 377
+H 1975-1987 359
+= KENWORTH|Kenworth|generic|4
+H 2013- T680
+H 1975- W900
+H 1987- T800
+H 2010- T370
+H 2014- T880
+H 1985-2011 T600
+H 1997-2010 T2000
+= INTERNATIONAL|International|generic|4
+H 2018- LT
+H 2008-2017 PROSTAR
+H 2002- 4300
+H 1999-2011 9200
+H 2002-2018 DURASTAR
+H 2009-2017 LONESTAR
+H 2018- MV
+H 1999-2016 9900
+H 1989-2001 4900
+H 1978-1989 S-SERIES
+= MACK|Mack|generic|3
+H 2008- PINNACLE
+H 2008-2020 GRANITE
+H 2018- ANTHEM
+H 1988-2008 CH
+H 1975-1990 R-MODEL
+= BLUE BIRD|Blue Bird|generic|3
+B 2003- VISION
+B 1975- ALL AMERICAN
+B 1992- MICRO BIRD
+= THOMAS BUILT|Thomas Built|generic|2
+B 2004- SAF-T-LINER C2
+B 1990- SAF-T-LINER HDX
+= NEW FLYER|New Flyer|generic|2
+B 2008- XCELSIOR
+B 1995-2012 D40LF
+B 1975-1995 D40
+= PREVOST|Prévost|generic|2
+B 1995- H3-45
+B 2002- X3-45
+B 1984-2000 LE MIRAGE
+= NOVA BUS|Nova Bus|generic|2
+B 1996- LFS
+B 1988-1997 CLASSIC
+= WINNEBAGO|Winnebago|generic|3
+R 1997- ADVENTURER
+R 2006- VIEW
+R 2000- MINNIE WINNIE
+R 1975-2010 CHIEFTAIN
+R 1975-2006 BRAVE
+= THOR MOTOR COACH|Thor Motor Coach|generic|3
+R 2012- ACE
+R 2010- FOUR WINDS
+R 2010- CHATEAU
+R 2013- OUTLAW
+= FLEETWOOD|Fleetwood|generic|3
+R 1986- BOUNDER
+R 1986-2018 JAMBOREE
+R 1997- DISCOVERY
+L 1975-2012 PROWLER
+L 1975-2008 WILDERNESS
+= TRIPLE E|Triple E|generic|2
+R 1990- EMBASSY
+R 1975-2012 REGAL
+= FOREST RIVER|Forest River|generic|3
+L 2007- SALEM
+L 1998- ROCKWOOD
+L 2005- CHEROKEE
+L 2003- WILDWOOD
+= JAYCO|Jayco|generic|3
+L 1998- JAY FLIGHT
+L 2000- EAGLE
+L 1975-2010 JAY SERIES
+= KEYSTONE|Keystone|generic|3
+L 2000- COUGAR
+L 1999- MONTANA
+L 2009- PASSPORT
+= GOODYEAR|Goodyear|generic|3
+W 1990- WRANGLER
+W 1982- EAGLE
+W 2004- ASSURANCE
+W 1975-1995 TIEMPO
+= BRIDGESTONE|Bridgestone|generic|3
+W 1990- BLIZZAK
+W 1990- DUELER
+W 1993- POTENZA
+W 2002- TURANZA
+= FIRESTONE|Firestone|generic|2
+W 1991-2005 WILDERNESS AT
+W 1998-2015 DESTINATION
+W 1975-1990 STEEL RADIAL 500
+= MICHELIN|Michelin|generic|3
+W 2005- X-ICE
+W 2008- DEFENDER
+W 1990- LTX
+= COOPER|Cooper|generic|2
+W 1990- DISCOVERER
+W 2016- CS5
+= TOYO|Toyo|generic|1
+W 2000- OPEN COUNTRY
+= NOKIAN|Nokian|generic|2
+W 1990- HAKKAPELIITTA
+= GRACO|Graco|generic|3
+S 1997- SNUGRIDE
+S 2017- 4EVER
+S 2018- EXTEND2FIT
+S 2011-2020 MY RIDE 65
+S 2002-2016 COMFORTSPORT
+= EVENFLO|Evenflo|generic|3
+S 2002- TRIUMPH
+S 2017-2021 SURESTEP
+S 2008- SYMPHONY
+S 2008-2019 EMBRACE
+S 1990-2006 ON MY WAY
+= BRITAX|Britax|generic|2
+S 2005- MARATHON
+S 2006- BOULEVARD
+S 2008- FRONTIER
+= DIONO|Diono|generic|1
+S 2010- RADIAN
+= CHICCO|Chicco|generic|1
+S 2008- KEYFIT
+S 2014- NEXTFIT
+= CLEK|Clek|generic|1
+S 2013- FOONF
+S 2015- FLLO
+= SAFETY 1ST|Safety 1st|generic|1
+S 2007- ONBOARD
+= COSCO|Cosco|generic|2
+S 1985-2005 TOURIVER
+S 2005- SCENERA
+= CURT MANUFACTURING|Curt|generic|2
+E 1993- TRAILER HITCH
+= DORMAN|Dorman|generic|2
+E 2005- BRAKE HOSE
+E 2005- HEADLAMP ASSEMBLY
+= MONROE|Monroe|generic|2
+E 1980- SHOCK ABSORBER
+= WAGNER|Wagner|generic|2
+E 1985- BRAKE PADS
+= HELLA|Hella|generic|1
+E 1990- AUXILIARY LAMP
+= THULE|Thule|generic|1
+E 2010- ROOF BOX
+`
+
+var (
+	makesOnce sync.Once
+	makes     []vehicleMake
+)
+
+// vehicleMakes parses vehicleCatalogue once.
+func vehicleMakes() []vehicleMake {
+	makesOnce.Do(func() {
+		var err error
+		if makes, err = parseCatalogue(vehicleCatalogue); err != nil {
+			panic(err) // the catalogue is a constant: a test catches this
+		}
+	})
+	return makes
+}
+
+// parseCatalogue reads the vehicle catalogue format.
+func parseCatalogue(s string) ([]vehicleMake, error) {
+	var out []vehicleMake
+	for n, line := range strings.Split(s, "\n") {
+		if line = strings.TrimSpace(line); line == "" {
+			continue
+		}
+		if rest, ok := strings.CutPrefix(line, "= "); ok {
+			f := strings.Split(rest, "|")
+			if len(f) != 4 {
+				return nil, fmt.Errorf("catalogue line %d: want MAKE|Display|style|weight", n)
+			}
+			w, err := strconv.Atoi(f[3])
+			if err != nil {
+				return nil, fmt.Errorf("catalogue line %d: %w", n, err)
+			}
+			out = append(out, vehicleMake{name: f[0], display: f[1], style: f[2], weight: w})
+			continue
+		}
+		f := strings.SplitN(line, " ", 3)
+		if len(f) != 3 || len(f[0]) != 1 || len(out) == 0 {
+			return nil, fmt.Errorf("catalogue line %d: want <category> <years> <MODEL>", n)
+		}
+		m := vehicleModel{name: f[2], cat: f[0][0]}
+		for _, rg := range strings.Split(f[1], ",") {
+			from, to, _ := strings.Cut(rg, "-")
+			a, err := strconv.Atoi(from)
+			if err != nil {
+				return nil, fmt.Errorf("catalogue line %d: %w", n, err)
+			}
+			b := 0
+			if to != "" {
+				if b, err = strconv.Atoi(to); err != nil {
+					return nil, fmt.Errorf("catalogue line %d: %w", n, err)
+				}
+			}
+			m.ranges = append(m.ranges, [2]int{a, b})
+		}
+		out[len(out)-1].models = append(out[len(out)-1].models, m)
+	}
+	return out, nil
+}
