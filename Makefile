@@ -49,6 +49,8 @@ run: build
 	bin/rappel serve --addr $(ADDR) --data-dir $(DATA_DIR) --api-keys $(DEV_KEY)
 
 test: bundle
+	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$unformatted" ]; then echo "gofmt would change: $$unformatted"; exit 1; fi
 	$(GO) vet ./...
 	RAPPEL_TEST_BUNDLE=1 $(GO) test -count=1 ./...
 

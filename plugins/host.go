@@ -36,7 +36,7 @@ type Host struct {
 	// Without them a guest cannot be stopped once started: turn it off only
 	// for trusted plugins, such as the shipped ones at build time.
 	Interruptible bool
-	Logger     *slog.Logger
+	Logger        *slog.Logger
 
 	runtime wazero.Runtime
 	cache   wazero.CompilationCache
