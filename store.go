@@ -50,6 +50,8 @@ type Snapshot interface {
 	// was built, with translations limited to lang when lang is "en" or
 	// "fr". ok is false when no record has that id.
 	RecordJSON(id, lang string) (b []byte, ok bool)
+	// Searcher answers GET /recall from the snapshot.
+	Searcher
 }
 
 // Catalog hands out the current Snapshot. Implementations are safe for

@@ -2,15 +2,25 @@
 // Snapshot of every record, built once from the store and swapped in whole
 // by a Catalog when the data changes.
 //
-// Every record's JSON is encoded when the snapshot is built, in three
-// variants (both languages, English only, French only), so that serving a
-// record or a page of records copies bytes and encodes nothing.
+// Documents are numbered in the default order of GET /recall (event_date
+// newest first, then record_id), so that the default order is the natural
+// order of every bitmap and a date range is a range of document numbers.
+// A snapshot holds, per filter value, a roaring bitmap of documents; for
+// every sort key, the documents in that order; an inverted text index with
+// positions in an English and a French stream; and every record's JSON,
+// encoded once, from which pages are spliced.
 package index
 
 import (
+	"crypto/rand"
 	"encoding/json"
 	"fmt"
+	"sort"
+	"strings"
 	"sync/atomic"
+	"time"
+
+	"github.com/RoaringBitmap/roaring/v2"
 
 	"github.com/rappel-ca/rappel"
 )
@@ -18,71 +28,197 @@ import (
 // Snapshot is an immutable view of all records. It implements
 // rappel.Snapshot.
 type Snapshot struct {
-	info    rappel.DatasetInfo
-	records []*rappel.Record
-	byID    map[string]int32
-	// encoded[v][i] is record i's JSON in variant v (see variant).
-	encoded [3][][]byte
+	info rappel.DatasetInfo
+	ids  []string // record_id by document
+	byID map[string]int32
+	enc  encoded
+
+	all     *roaring.Bitmap
+	filters map[string]map[string]*roaring.Bitmap // field → value → documents
+	// categories lists the distinct category values, for suggestions.
+	categories []string
+
+	eventDay  []int32 // days since 1970-01-01, by document (descending)
+	recallDay []int32
+	units     []int64 // units_affected, or noUnits
+
+	orders map[orderKey][]int32
+	text   *textIndex
+
+	cursorKey []byte
 }
 
-// variant returns the encoded-bytes slot for a lang parameter.
-func variant(lang string) int {
-	switch lang {
-	case rappel.LangEN:
-		return 1
-	case rappel.LangFR:
-		return 2
-	}
-	return 0
+// Options tune a snapshot.
+type Options struct {
+	// CursorKey signs cursors. Nodes that serve one client behind a load
+	// balancer must share it; the default is random per process.
+	CursorKey []byte
 }
 
-// Build encodes recs and returns their snapshot. recs must not be changed
-// afterwards. Records with the same record_id are an error.
+var processKey = func() []byte {
+	k := make([]byte, 32)
+	_, _ = rand.Read(k)
+	return k
+}()
+
+// Build indexes recs with default options. See BuildOptions.
 func Build(recs []*rappel.Record, info rappel.DatasetInfo) (*Snapshot, error) {
-	s := &Snapshot{info: info, records: recs, byID: make(map[string]int32, len(recs))}
-	s.info.Records = len(recs)
-	for v := range s.encoded {
-		s.encoded[v] = make([][]byte, len(recs))
+	return BuildOptions(recs, info, Options{})
+}
+
+// BuildOptions indexes recs and returns their snapshot. recs is sorted in
+// place into document order; the snapshot keeps no reference to the records.
+// Records with the same record_id are an error.
+func BuildOptions(recs []*rappel.Record, info rappel.DatasetInfo, opts Options) (*Snapshot, error) {
+	sort.Slice(recs, func(i, j int) bool {
+		if recs[i].EventDate != recs[j].EventDate {
+			return recs[i].EventDate > recs[j].EventDate
+		}
+		return recs[i].RecordID < recs[j].RecordID
+	})
+	n := len(recs)
+	s := &Snapshot{
+		info:      info,
+		ids:       make([]string, n),
+		byID:      make(map[string]int32, n),
+		all:       roaring.New(),
+		filters:   map[string]map[string]*roaring.Bitmap{},
+		eventDay:  make([]int32, n),
+		recallDay: make([]int32, n),
+		units:     make([]int64, n),
+		cursorKey: opts.CursorKey,
 	}
+	if s.cursorKey == nil {
+		s.cursorKey = processKey
+	}
+	s.info.Records = n
+	if n > 0 {
+		s.all.AddRange(0, uint64(n))
+	}
+	tb := newTextBuilder(newAnalyzer(), n)
 	for i, r := range recs {
+		doc := int32(i)
 		if _, dup := s.byID[r.RecordID]; dup {
 			return nil, fmt.Errorf("building snapshot: record_id %q appears twice", r.RecordID)
 		}
-		s.byID[r.RecordID] = int32(i)
-		for v, lang := range []string{"", rappel.LangEN, rappel.LangFR} {
-			b, err := json.Marshal(r.ForLang(lang))
-			if err != nil {
-				return nil, fmt.Errorf("encoding record %q: %w", r.RecordID, err)
-			}
-			s.encoded[v][i] = b
+		s.ids[i] = r.RecordID
+		s.byID[r.RecordID] = doc
+		if err := s.enc.add(r); err != nil {
+			return nil, err
+		}
+		s.eventDay[i] = dayOf(r.EventDate)
+		s.recallDay[i] = dayOf(r.RecallDate)
+		s.units[i] = noUnits
+		if r.UnitsAffected != nil {
+			s.units[i] = int64(*r.UnitsAffected)
+		}
+		s.addFilters(doc, r)
+		tb.startDoc(doc)
+		indexRecord(tb, r)
+	}
+	s.text = tb.finish()
+	for _, vals := range s.filters {
+		for _, bm := range vals {
+			bm.RunOptimize()
 		}
 	}
+	for v := range s.filters[filterCategory] {
+		s.categories = append(s.categories, v)
+	}
+	sort.Strings(s.categories)
+	s.buildOrders()
 	return s, nil
 }
 
+// dayOf returns the days since 1970-01-01 of a YYYY-MM-DD date, or 0.
+func dayOf(date string) int32 {
+	t, err := time.Parse(time.DateOnly, date)
+	if err != nil {
+		return 0
+	}
+	return int32(t.Unix() / 86400)
+}
+
+// Filter fields.
+const (
+	filterType        = "recall_type"
+	filterAgency      = "agency"
+	filterHazardClass = "hazard_class"
+	filterAllergen    = "allergen"
+	filterCategory    = "category"
+	filterStatus      = "status"
+)
+
+func (s *Snapshot) addFilters(doc int32, r *rappel.Record) {
+	add := func(field, value string) {
+		if value == "" {
+			return
+		}
+		vals := s.filters[field]
+		if vals == nil {
+			vals = map[string]*roaring.Bitmap{}
+			s.filters[field] = vals
+		}
+		bm := vals[value]
+		if bm == nil {
+			bm = roaring.New()
+			vals[value] = bm
+		}
+		bm.Add(uint32(doc))
+	}
+	add(filterType, r.RecallType)
+	add(filterAgency, r.Agency)
+	add(filterHazardClass, r.HazardClass)
+	add(filterStatus, r.Status)
+	for _, a := range r.Allergens {
+		add(filterAllergen, a)
+	}
+	cats := append([]string{r.Category}, r.Categories...)
+	if tr := r.Translations.FR; tr != nil {
+		cats = append(cats, tr.Category)
+	}
+	for _, c := range cats {
+		add(filterCategory, CategoryKey(c))
+	}
+}
+
+// CategoryKey is the form category values are compared in: case and
+// accents folded, spaces collapsed.
+func CategoryKey(c string) string {
+	return strings.Join(strings.Fields(fold(strings.ToLower(c))), " ")
+}
+
 // Len is the number of records.
-func (s *Snapshot) Len() int { return len(s.records) }
+func (s *Snapshot) Len() int { return len(s.ids) }
 
 // Info describes the dataset the snapshot was built from.
 func (s *Snapshot) Info() rappel.DatasetInfo { return s.info }
 
-// RecordJSON returns the pre-encoded JSON of the record with id.
+// RecordJSON returns the JSON of the record with id, spliced from the bytes
+// encoded when the snapshot was built.
 func (s *Snapshot) RecordJSON(id, lang string) ([]byte, bool) {
-	i, ok := s.byID[id]
+	doc, ok := s.byID[id]
 	if !ok {
 		return nil, false
 	}
-	return s.encoded[variant(lang)][i], true
+	return s.enc.appendDoc(make([]byte, 0, s.enc.size(doc)), doc, lang), true
 }
 
-// Record returns the decoded record with id; callers must not change it.
+// Record returns a decoded copy of the record with id.
 func (s *Snapshot) Record(id string) (*rappel.Record, bool) {
-	i, ok := s.byID[id]
+	b, ok := s.RecordJSON(id, "")
 	if !ok {
 		return nil, false
 	}
-	return s.records[i], true
+	var r rappel.Record
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, false
+	}
+	return &r, true
 }
+
+// Categories lists the distinct category values (folded) the snapshot holds.
+func (s *Snapshot) Categories() []string { return s.categories }
 
 // Catalog holds the current snapshot and swaps it atomically. It implements
 // rappel.Catalog. The zero value holds an empty snapshot.
@@ -90,15 +226,10 @@ type Catalog struct {
 	cur atomic.Pointer[Snapshot]
 }
 
-var empty = &Snapshot{byID: map[string]int32{}}
+var empty, _ = Build(nil, rappel.DatasetInfo{})
 
 // Snapshot returns the current snapshot, never nil.
-func (c *Catalog) Snapshot() rappel.Snapshot {
-	if s := c.cur.Load(); s != nil {
-		return s
-	}
-	return empty
-}
+func (c *Catalog) Snapshot() rappel.Snapshot { return c.Current() }
 
 // Current returns the current *Snapshot, never nil.
 func (c *Catalog) Current() *Snapshot {

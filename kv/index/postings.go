@@ -1,0 +1,284 @@
+package index
+
+import (
+	"math"
+	"sort"
+
+	"github.com/RoaringBitmap/roaring/v2"
+
+	"github.com/rappel-ca/rappel"
+)
+
+// fieldGap separates fields in a stream's positions, so that a phrase never
+// matches across the end of one field and the start of the next.
+const fieldGap = 64
+
+// posting is one term's occurrences: the documents holding it, and for each
+// document its positions, for phrases and term frequency.
+type posting struct {
+	docs   *roaring.Bitmap
+	docIDs []int32  // ascending
+	offs   []uint32 // positions of docIDs[i] are pos[offs[i]:offs[i+1]]
+	pos    []uint32
+}
+
+// positions returns the term's positions in doc, or nil.
+func (p *posting) positions(doc int32) []uint32 {
+	i := sort.Search(len(p.docIDs), func(i int) bool { return p.docIDs[i] >= doc })
+	if i == len(p.docIDs) || p.docIDs[i] != doc {
+		return nil
+	}
+	return p.pos[p.offs[i]:p.offs[i+1]]
+}
+
+// textIndex is the inverted index of both streams.
+type textIndex struct {
+	an       *analyzer
+	postings [2]map[string]*posting
+	docLen   [2][]uint32
+	avgLen   [2]float64
+	docs     int
+}
+
+// textBuilder fills a textIndex one document at a time, in doc order.
+type textBuilder struct {
+	ix  *textIndex
+	doc int32
+	pos [2]uint32
+}
+
+func newTextBuilder(an *analyzer, docs int) *textBuilder {
+	ix := &textIndex{an: an, docs: docs}
+	for s := range ix.postings {
+		ix.postings[s] = make(map[string]*posting, 1<<15)
+		ix.docLen[s] = make([]uint32, docs)
+	}
+	return &textBuilder{ix: ix}
+}
+
+// startDoc moves to the next document.
+func (b *textBuilder) startDoc(doc int32) {
+	b.doc = doc
+	b.pos = [2]uint32{}
+}
+
+// add indexes text as one field of the current document in stream.
+func (b *textBuilder) add(stream int, text string) {
+	if text == "" {
+		return
+	}
+	ix := b.ix
+	tokens(text, func(w string) {
+		t := ix.an.term(stream, w)
+		p := ix.postings[stream][t]
+		if p == nil {
+			p = &posting{}
+			ix.postings[stream][t] = p
+		}
+		if n := len(p.docIDs); n == 0 || p.docIDs[n-1] != b.doc {
+			p.docIDs = append(p.docIDs, b.doc)
+			p.offs = append(p.offs, uint32(len(p.pos)))
+		}
+		p.pos = append(p.pos, b.pos[stream])
+		b.pos[stream]++
+		ix.docLen[stream][b.doc]++
+	})
+	b.pos[stream] += fieldGap
+}
+
+// addBoth indexes language-neutral text in both streams.
+func (b *textBuilder) addBoth(text string) {
+	b.add(streamEN, text)
+	b.add(streamFR, text)
+}
+
+// finish closes every posting list and computes average lengths.
+func (b *textBuilder) finish() *textIndex {
+	ix := b.ix
+	for s := range ix.postings {
+		var total float64
+		for _, l := range ix.docLen[s] {
+			total += float64(l)
+		}
+		if ix.docs > 0 {
+			ix.avgLen[s] = total / float64(ix.docs)
+		}
+		for _, p := range ix.postings[s] {
+			p.offs = append(p.offs, uint32(len(p.pos)))
+			p.docs = roaring.New()
+			for _, d := range p.docIDs {
+				p.docs.Add(uint32(d))
+			}
+			p.docs.RunOptimize()
+		}
+	}
+	return ix
+}
+
+// indexRecord adds the searchable text of r: titles, product names and
+// descriptions, hazards, categories, brands and firms, places of
+// distribution and identifiers. It leaves out contact text and the
+// boilerplate of what_to_do.
+func indexRecord(b *textBuilder, r *rappel.Record) {
+	for s, tr := range []*rappel.Translation{r.Translations.EN, r.Translations.FR} {
+		if tr == nil {
+			continue
+		}
+		for _, f := range []string{tr.Title, tr.ProductDescription, tr.HazardDescription, tr.Category, tr.System, tr.VehicleCategory} {
+			b.add(s, f)
+		}
+	}
+	for _, f := range []string{r.Category, r.AlertType, r.System, r.VehicleCategory, r.RecallingFirm, r.Manufacturer,
+		r.Importer, r.PlaceOfOrigin, r.RecallID, r.ManufacturerRecallNumber, r.IdentificationNumber, r.UPC,
+		r.VehicleMake, r.VehicleModel, r.DIN, r.NPN, r.CFIAID, r.Municipality} {
+		b.addBoth(f)
+	}
+	for _, list := range [][]string{r.Categories, r.Companies, r.Distribution, r.Allergens} {
+		for _, f := range list {
+			b.addBoth(f)
+		}
+	}
+	for _, p := range r.ProductList {
+		b.addBoth(p.Name)
+		if g, err := rappel.ParseGTIN(p.UPC); err == nil {
+			b.addBoth(string(g)) // any printed form finds it via its GTIN-14
+			b.addBoth(rappel.StripBarcode(p.UPC))
+		}
+		for _, l := range p.LotCodes {
+			b.addBoth(l)
+		}
+	}
+	for _, m := range r.AffectedModels {
+		b.addBoth(m.Make + " " + m.Model)
+	}
+}
+
+// termDocs returns the documents matching one query term (a word, or a
+// phrase of several tokens), across both streams. The result must not be
+// changed.
+func (ix *textIndex) termDocs(t rappel.Term) *roaring.Bitmap {
+	var words []string
+	tokens(t.Text, func(w string) { words = append(words, w) })
+	if t.Text != "" && isGTINLike(t.Text) {
+		if g, err := rappel.ParseGTIN(t.Text); err == nil {
+			words = []string{string(g)}
+		}
+	}
+	switch len(words) {
+	case 0:
+		return nil // nothing searchable: the term does not constrain
+	case 1:
+		out := roaring.New()
+		for s := range ix.postings {
+			if p := ix.postings[s][ix.an.term(s, words[0])]; p != nil {
+				out.Or(p.docs)
+			}
+		}
+		return out
+	}
+	out := roaring.New()
+	for s := range ix.postings {
+		out.Or(ix.phraseDocs(s, words))
+	}
+	return out
+}
+
+// isGTINLike reports whether a term looks like a printed barcode (digits,
+// spaces and dashes only, with enough digits), which is matched by its
+// GTIN-14 form.
+func isGTINLike(s string) bool {
+	n := 0
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c >= '0' && c <= '9':
+			n++
+		case c == ' ' || c == '-':
+		default:
+			return false
+		}
+	}
+	return n >= 8
+}
+
+// phraseDocs returns the documents of stream holding words consecutively.
+func (ix *textIndex) phraseDocs(s int, words []string) *roaring.Bitmap {
+	ps := make([]*posting, len(words))
+	var cand *roaring.Bitmap
+	for i, w := range words {
+		p := ix.postings[s][ix.an.term(s, w)]
+		if p == nil {
+			return roaring.New()
+		}
+		ps[i] = p
+		if cand == nil {
+			cand = p.docs.Clone()
+		} else {
+			cand.And(p.docs)
+		}
+	}
+	out := roaring.New()
+	it := cand.Iterator()
+	for it.HasNext() {
+		doc := int32(it.Next())
+		if phraseAt(ps, doc) {
+			out.Add(uint32(doc))
+		}
+	}
+	return out
+}
+
+// phraseAt reports whether the postings occur at consecutive positions in doc.
+func phraseAt(ps []*posting, doc int32) bool {
+	lists := make([][]uint32, len(ps))
+	for i, p := range ps {
+		lists[i] = p.positions(doc)
+	}
+	for _, start := range lists[0] {
+		ok := true
+		for i := 1; i < len(lists) && ok; i++ {
+			want := start + uint32(i)
+			j := sort.Search(len(lists[i]), func(k int) bool { return lists[i][k] >= want })
+			ok = j < len(lists[i]) && lists[i][j] == want
+		}
+		if ok {
+			return true
+		}
+	}
+	return false
+}
+
+// BM25 parameters, the usual ones.
+const (
+	bm25K1 = 1.2
+	bm25B  = 0.75
+)
+
+// score returns the BM25 score of doc for the query's positive terms,
+// summed over both streams.
+func (ix *textIndex) score(q *rappel.Query, doc int32) float64 {
+	var total float64
+	for _, c := range q.Clauses {
+		if c.Exclude {
+			continue
+		}
+		for _, t := range c.Terms {
+			tokens(t.Text, func(w string) {
+				for s := range ix.postings {
+					p := ix.postings[s][ix.an.term(s, w)]
+					if p == nil {
+						continue
+					}
+					tf := float64(len(p.positions(doc)))
+					if tf == 0 {
+						continue
+					}
+					n := float64(len(p.docIDs))
+					idf := math.Log(1 + (float64(ix.docs)-n+0.5)/(n+0.5))
+					norm := 1 - bm25B + bm25B*float64(ix.docLen[s][doc])/math.Max(ix.avgLen[s], 1)
+					total += idf * tf * (bm25K1 + 1) / (tf + bm25K1*norm)
+				}
+			})
+		}
+	}
+	return total
+}

@@ -1,0 +1,314 @@
+package index
+
+import (
+	"context"
+	"sort"
+
+	"github.com/RoaringBitmap/roaring/v2"
+
+	"github.com/rappel-ca/rappel"
+)
+
+// ctxCheckEvery is how many documents a loop handles between looks at the
+// query's deadline.
+const ctxCheckEvery = 4096
+
+func timeoutError() error {
+	return rappel.Errorf(rappel.ETIMEOUT,
+		"The query took longer than its time budget; narrow it with a date range (issued_after, issued_before), a filter or more specific words.")
+}
+
+// Search answers a GET /recall request from the snapshot.
+func (s *Snapshot) Search(ctx context.Context, q *rappel.Search) (*rappel.Page, error) {
+	sortBy := sortOf(q)
+	if err := checkSearch(q, sortBy); err != nil {
+		return nil, err
+	}
+	match, err := s.match(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	count := int(match.GetCardinality())
+	limit := q.Limit
+	if limit <= 0 {
+		limit = rappel.DefaultLimit
+	}
+	var c *cursor
+	relevance := sortBy == rappel.SortRelevance
+	if q.Cursor != "" {
+		cc, err := s.decodeCursor(q.Cursor, q, relevance)
+		if err != nil {
+			return nil, err
+		}
+		c = &cc
+	}
+	var docs []int32
+	var scores []float64
+	if relevance {
+		docs, scores, err = s.pageByRelevance(ctx, q.Query, match, c, q.Offset, limit)
+	} else {
+		docs, err = s.pageInOrder(ctx, orderKey{sortBy, q.Ascending}, match, count, c, q.Offset, limit)
+	}
+	if err != nil {
+		return nil, err
+	}
+	page := &rappel.Page{Count: count}
+	if len(docs) > limit {
+		docs = docs[:limit]
+		if sortBy != rappel.SortValue { // a value-sorted search pages by offset
+			last := docs[limit-1]
+			nc := cursor{hash: queryHash(q), key: s.key(sortBy, last), id: s.ids[last]}
+			if relevance {
+				nc.score = scores[limit-1]
+			}
+			page.NextCursor = s.encodeCursor(nc, relevance)
+		}
+	}
+	page.Results, page.N = s.appendDocs(docs, q.Lang), len(docs)
+	return page, nil
+}
+
+// checkSearch refuses the combinations DECISIONS.md makes 400s.
+func checkSearch(q *rappel.Search, sortBy string) error {
+	switch {
+	case sortBy == rappel.SortClosing:
+		return rappel.Errorf(rappel.EBADREQUEST, "sort_by=closing does not apply to recalls, which have no closing date; sort by date, published, value or relevance.")
+	case sortBy == rappel.SortRelevance && q.Query == nil:
+		return rappel.Errorf(rappel.EBADREQUEST, "sort_by=relevance ranks records by how well they match q; send a q, or sort by date, published or value.")
+	case q.Cursor != "" && sortBy == rappel.SortValue:
+		return rappel.Errorf(rappel.EBADREQUEST, "cursor cannot be combined with sort_by=value; page a value-sorted search with offset, or sort by date or published to use cursors.")
+	case q.Cursor != "" && q.Offset > 0:
+		return rappel.Errorf(rappel.EBADREQUEST, "Send either cursor or offset, not both: a cursor already says where the page starts.")
+	case q.Offset > rappel.MaxOffset:
+		return rappel.Errorf(rappel.EBADREQUEST, "offset %d is above %d; to page deeper, pass the next_cursor of each page as cursor.", q.Offset, rappel.MaxOffset)
+	}
+	return nil
+}
+
+// match returns the documents matching q's text, filters and dates. The
+// result must not be changed (it may be a shared bitmap).
+func (s *Snapshot) match(ctx context.Context, q *rappel.Search) (*roaring.Bitmap, error) {
+	var ands []*roaring.Bitmap
+	for _, f := range []struct{ field, value string }{
+		{filterType, q.RecallType}, {filterAgency, q.Agency}, {filterHazardClass, q.HazardClass},
+		{filterAllergen, q.Allergen},
+	} {
+		if f.value == "" {
+			continue
+		}
+		bm := s.filters[f.field][f.value]
+		if bm == nil {
+			return roaring.New(), nil
+		}
+		ands = append(ands, bm)
+	}
+	if q.Category != "" {
+		bm := s.filters[filterCategory][CategoryKey(q.Category)]
+		if bm == nil {
+			return nil, s.unknownCategory(q.Category)
+		}
+		ands = append(ands, bm)
+	}
+	if q.IssuedAfter != "" || q.IssuedBefore != "" {
+		ands = append(ands, s.dateRange(q.IssuedAfter, q.IssuedBefore))
+	}
+	var excl []*roaring.Bitmap
+	if q.Query != nil {
+		for _, cl := range q.Query.Clauses {
+			bm := s.clauseDocs(cl)
+			if bm == nil {
+				continue
+			}
+			if cl.Exclude {
+				excl = append(excl, bm)
+			} else {
+				ands = append(ands, bm)
+			}
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, timeoutError()
+	}
+	var out *roaring.Bitmap
+	switch len(ands) {
+	case 0:
+		out = s.all
+	case 1:
+		out = ands[0]
+	default:
+		out = roaring.FastAnd(ands...)
+	}
+	if len(excl) > 0 {
+		out = roaring.AndNot(out, roaring.FastOr(excl...))
+	}
+	return out, nil
+}
+
+// clauseDocs returns the documents matching any term of cl, or nil when no
+// term has anything searchable (the clause then does not constrain).
+func (s *Snapshot) clauseDocs(cl rappel.Clause) *roaring.Bitmap {
+	var out *roaring.Bitmap
+	for _, t := range cl.Terms {
+		bm := s.text.termDocs(t)
+		if bm == nil {
+			continue
+		}
+		if out == nil {
+			out = bm
+		} else {
+			out = roaring.Or(out, bm)
+		}
+	}
+	return out
+}
+
+// dateRange returns the documents with event_date in [after, before]; the
+// documents are in event_date order, so it is one range.
+func (s *Snapshot) dateRange(after, before string) *roaring.Bitmap {
+	lo, hi := 0, len(s.eventDay)
+	if before != "" {
+		d := dayOf(before)
+		lo = sort.Search(len(s.eventDay), func(i int) bool { return s.eventDay[i] <= d })
+	}
+	if after != "" {
+		d := dayOf(after)
+		hi = sort.Search(len(s.eventDay), func(i int) bool { return s.eventDay[i] < d })
+	}
+	bm := roaring.New()
+	if lo < hi {
+		bm.AddRange(uint64(lo), uint64(hi))
+	}
+	return bm
+}
+
+func (s *Snapshot) unknownCategory(c string) error {
+	it := rappel.Invalid{Type: "value_error", Loc: []any{"query", "category"}, Input: c,
+		Msg: "No recall has the category '" + c + "'."}
+	if near, ok := rappel.Nearest(CategoryKey(c), s.categories); ok {
+		it.Msg += " Did you mean '" + near + "'?"
+		it.Ctx = map[string]any{"suggestion": near}
+	}
+	return rappel.Invalids(it)
+}
+
+// pageInOrder returns up to limit+1 matching documents in ok's order,
+// starting after cursor c, or after skipping offset matches.
+func (s *Snapshot) pageInOrder(ctx context.Context, ok orderKey, match *roaring.Bitmap, count int, c *cursor, offset, limit int) ([]int32, error) {
+	perm := s.orders[ok]
+	want := limit + 1
+	docs := make([]int32, 0, min(want, count))
+	if offset >= count && c == nil && offset > 0 {
+		return docs, nil
+	}
+	if ok == (orderKey{rappel.SortDate, false}) {
+		// Document order: iterate the bitmap itself.
+		it := match.Iterator()
+		switch {
+		case c != nil:
+			it.AdvanceIfNeeded(uint32(s.after(ok, perm, c.key, c.id)))
+		case offset > 0:
+			v, err := match.Select(uint32(offset))
+			if err != nil {
+				return docs, nil
+			}
+			it.AdvanceIfNeeded(v)
+		}
+		for it.HasNext() && len(docs) < want {
+			docs = append(docs, int32(it.Next()))
+		}
+		return docs, nil
+	}
+	if count*8 < len(perm) {
+		// Few matches: sort them rather than walk every document.
+		all := match.ToArray()
+		sort.Slice(all, func(i, j int) bool {
+			a, b := int32(all[i]), int32(all[j])
+			return compare(ok, s.key(ok.sortBy, a), s.ids[a], s.key(ok.sortBy, b), s.ids[b]) < 0
+		})
+		start := offset
+		if c != nil {
+			start = sort.Search(len(all), func(i int) bool {
+				d := int32(all[i])
+				return compare(ok, s.key(ok.sortBy, d), s.ids[d], c.key, c.id) > 0
+			})
+		}
+		for i := start; i < len(all) && len(docs) < want; i++ {
+			docs = append(docs, int32(all[i]))
+		}
+		return docs, nil
+	}
+	i, skipped := 0, 0
+	if c != nil {
+		i = s.after(ok, perm, c.key, c.id)
+	}
+	for ; i < len(perm) && len(docs) < want; i++ {
+		if i%ctxCheckEvery == 0 && ctx.Err() != nil {
+			return nil, timeoutError()
+		}
+		d := perm[i]
+		if !match.Contains(uint32(d)) {
+			continue
+		}
+		if skipped < offset {
+			skipped++
+			continue
+		}
+		docs = append(docs, d)
+	}
+	return docs, nil
+}
+
+// pageByRelevance scores every match and returns up to limit+1 of them,
+// best first, with their scores.
+func (s *Snapshot) pageByRelevance(ctx context.Context, q *rappel.Query, match *roaring.Bitmap, c *cursor, offset, limit int) ([]int32, []float64, error) {
+	all := match.ToArray()
+	type scored struct {
+		doc   int32
+		score float64
+	}
+	ranked := make([]scored, len(all))
+	for i, d := range all {
+		if i%ctxCheckEvery == 0 && ctx.Err() != nil {
+			return nil, nil, timeoutError()
+		}
+		ranked[i] = scored{int32(d), s.text.score(q, int32(d))}
+	}
+	before := func(a scored, score float64, id string) bool {
+		if a.score != score {
+			return a.score > score
+		}
+		return s.ids[a.doc] < id
+	}
+	sort.Slice(ranked, func(i, j int) bool { return before(ranked[i], ranked[j].score, s.ids[ranked[j].doc]) })
+	start := offset
+	if c != nil {
+		start = sort.Search(len(ranked), func(i int) bool {
+			r := ranked[i]
+			return r.score < c.score || (r.score == c.score && s.ids[r.doc] > c.id)
+		})
+	}
+	var docs []int32
+	var scores []float64
+	for i := start; i < len(ranked) && len(docs) < limit+1; i++ {
+		docs = append(docs, ranked[i].doc)
+		scores = append(scores, ranked[i].score)
+	}
+	return docs, scores, nil
+}
+
+// appendDocs splices the documents' JSON into one array.
+func (s *Snapshot) appendDocs(docs []int32, lang string) []byte {
+	n := 2
+	for _, d := range docs {
+		n += s.enc.size(d) + 1
+	}
+	b := make([]byte, 0, n)
+	b = append(b, '[')
+	for i, d := range docs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = s.enc.appendDoc(b, d, lang)
+	}
+	return append(b, ']')
+}

@@ -1,0 +1,119 @@
+package index
+
+import (
+	"strings"
+	"sync"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/kljensen/snowball/english"
+	"github.com/kljensen/snowball/french"
+	"golang.org/x/text/unicode/norm"
+)
+
+// Streams of the text index. English text is indexed with English stems,
+// French text with French stems; language-neutral text (names, firms,
+// identifiers) goes into both, so a query word is looked up as its English
+// stem in the English stream and its French stem in the French one.
+const (
+	streamEN = 0
+	streamFR = 1
+)
+
+// tokens splits s into lower-case words of letters and digits. Everything
+// else (spaces, punctuation, apostrophes, dashes) separates words, so
+// "F-150" is two tokens and "l'huile" is "l" and "huile".
+func tokens(s string, fn func(word string)) {
+	start := -1
+	for i, r := range s {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			if start < 0 {
+				start = i
+			}
+			continue
+		}
+		if start >= 0 {
+			fn(s[start:i])
+			start = -1
+		}
+	}
+	if start >= 0 {
+		fn(s[start:])
+	}
+}
+
+// analyzer turns words into index terms, caching each distinct word: the
+// corpus has far fewer distinct words than words, and stemming is the cost.
+type analyzer struct {
+	mu    sync.RWMutex
+	cache [2]map[string]string
+}
+
+func newAnalyzer() *analyzer {
+	return &analyzer{cache: [2]map[string]string{{}, {}}}
+}
+
+// term returns the index term of word in stream: lower-cased, stemmed in
+// the stream's language, accents folded.
+func (a *analyzer) term(stream int, word string) string {
+	a.mu.RLock()
+	t, ok := a.cache[stream][word]
+	a.mu.RUnlock()
+	if ok {
+		return t
+	}
+	lw := strings.ToLower(word)
+	if isDigits(lw) || utf8.RuneCountInString(lw) < 3 {
+		t = fold(lw)
+	} else if stream == streamEN {
+		t = english.Stem(fold(lw), false)
+	} else {
+		// The French stemmer reads accents ("rappelé"), so fold after.
+		t = fold(french.Stem(lw, false))
+	}
+	a.mu.Lock()
+	if len(a.cache[stream]) < 1<<20 {
+		a.cache[stream][strings.Clone(word)] = t
+	}
+	a.mu.Unlock()
+	return t
+}
+
+func isDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// fold removes diacritics and expands ligatures, so that "élevé" and
+// "eleve" meet and "œufs" is "oeufs".
+func fold(s string) string {
+	ascii := true
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			ascii = false
+			break
+		}
+	}
+	if ascii {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range norm.NFD.String(s) {
+		switch {
+		case unicode.Is(unicode.Mn, r):
+		case r == 'œ':
+			b.WriteString("oe")
+		case r == 'æ':
+			b.WriteString("ae")
+		case r == 'ß':
+			b.WriteString("ss")
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,61 @@
+package rappel
+
+import "context"
+
+// Sort keys of GET /recall.
+const (
+	SortDate      = "date"      // event_date
+	SortPublished = "published" // recall_date
+	SortValue     = "value"     // units_affected, records without it last
+	SortRelevance = "relevance" // BM25 score of q; needs q
+	SortClosing   = "closing"   // recognised, refused: recalls have no closing date
+)
+
+// SortKeys are the sort_by values a client may send.
+var SortKeys = Vocabulary{SortDate, SortPublished, SortValue, SortRelevance, SortClosing}
+
+// Paging limits of GET /recall.
+const (
+	DefaultLimit = 100
+	MaxLimit     = 500
+	MaxOffset    = 9500
+)
+
+// Search is a validated GET /recall request.
+type Search struct {
+	Query        *Query // nil: no q
+	Category     string
+	RecallType   string
+	Agency       string
+	HazardClass  string
+	Allergen     string
+	IssuedAfter  string // YYYY-MM-DD, inclusive; "" for none
+	IssuedBefore string // YYYY-MM-DD, inclusive; "" for none
+	SortBy       string // one of SortKeys except closing; "" means date
+	Ascending    bool
+	Limit        int
+	Offset       int
+	Cursor       string // opaque, from a previous Page
+	Lang         string // "", en or fr: the variant of the records' bytes
+}
+
+// Page is one page of a search.
+type Page struct {
+	// Count is the number of records matching the whole search.
+	Count int
+	// Results is the page's records as a JSON array, spliced from bytes
+	// encoded when the snapshot was built, in the language variant the
+	// search asked for.
+	Results []byte
+	// N is the number of records in Results.
+	N int
+	// NextCursor continues after the last result; "" on the last page.
+	NextCursor string
+}
+
+// Searcher answers searches. Search returns an *Error: EBADREQUEST for a
+// cursor that is malformed, tampered with or from another search, or for
+// sort_by=relevance without q; ETIMEOUT when ctx ends first.
+type Searcher interface {
+	Search(ctx context.Context, s *Search) (*Page, error)
+}
