@@ -97,7 +97,7 @@ func scanQuery(q string) ([]queryItem, error) {
 		if r == '-' {
 			exclude = true
 			pos++
-			if pos == len(q) || q[pos] == ' ' {
+			if next, _ := utf8.DecodeRuneInString(q[pos:]); pos == len(q) || unicode.IsSpace(next) || unicode.IsControl(next) {
 				continue // a lone "-" is punctuation, not an operator
 			}
 		}
@@ -124,6 +124,9 @@ func scanQuery(q string) ([]queryItem, error) {
 		}
 		word := q[pos:end]
 		pos = end
+		if word == "" {
+			continue
+		}
 		if word == "OR" && !exclude {
 			items = append(items, queryItem{or: true})
 			continue

@@ -217,19 +217,20 @@ func (ix *textIndex) phraseDocs(s int, words []string) *roaring.Bitmap {
 		}
 	}
 	out := roaring.New()
+	lists := make([][]uint32, len(ps))
 	it := cand.Iterator()
 	for it.HasNext() {
 		doc := int32(it.Next())
-		if phraseAt(ps, doc) {
+		if phraseAt(ps, lists, doc) {
 			out.Add(uint32(doc))
 		}
 	}
 	return out
 }
 
-// phraseAt reports whether the postings occur at consecutive positions in doc.
-func phraseAt(ps []*posting, doc int32) bool {
-	lists := make([][]uint32, len(ps))
+// phraseAt reports whether the postings occur at consecutive positions in
+// doc. lists is scratch space, one slot per posting.
+func phraseAt(ps []*posting, lists [][]uint32, doc int32) bool {
 	for i, p := range ps {
 		lists[i] = p.positions(doc)
 	}

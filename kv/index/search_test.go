@@ -1,0 +1,271 @@
+package index
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/rappel-ca/rappel"
+	"github.com/rappel-ca/rappel/bundle"
+)
+
+func corpus(n int) []*rappel.Record {
+	words := []string{"cheese", "listeria", "salmonella", "peanut", "brakes", "airbag", "toy", "choking"}
+	var out []*rappel.Record
+	for i := 0; i < n; i++ {
+		r := testRecord(fmt.Sprintf("hc-%d", i))
+		r.EventDate = fmt.Sprintf("20%02d-0%d-1%d", 10+i%12, 1+i%9, i%10)
+		r.RecallDate = r.EventDate
+		r.Translations.EN.Title = words[i%len(words)] + " " + words[(i/3)%len(words)] + " recalled"
+		r.Translations.FR.Title = "Produit rappelé " + fmt.Sprint(i)
+		if i%3 == 0 {
+			u := i * 10
+			r.UnitsAffected = &u
+		}
+		if i%4 == 0 {
+			r.Category = "Dairy"
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+func mustBuild(tb testing.TB, recs []*rappel.Record) *Snapshot {
+	tb.Helper()
+	s, err := Build(recs, rappel.DatasetInfo{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return s
+}
+
+func search(tb testing.TB, s *Snapshot, q *rappel.Search) *rappel.Page {
+	tb.Helper()
+	p, err := s.Search(context.Background(), q)
+	if err != nil {
+		tb.Fatalf("Search(%+v): %v", q, err)
+	}
+	return p
+}
+
+func ids(tb testing.TB, p *rappel.Page) []string {
+	var recs []rappel.Record
+	if err := json.Unmarshal(p.Results, &recs); err != nil {
+		tb.Fatalf("results are not a JSON array of records: %v", err)
+	}
+	var out []string
+	for _, r := range recs {
+		out = append(out, r.RecordID)
+	}
+	return out
+}
+
+func TestEncoded_MatchesMarshal(t *testing.T) {
+	recs := corpus(30)
+	recs[3].Translations.FR = nil
+	recs[4].Translations.EN = nil
+	want := map[string][3][]byte{}
+	for _, r := range recs {
+		var v [3][]byte
+		for i, l := range []string{"", "en", "fr"} {
+			v[i], _ = json.Marshal(r.ForLang(l))
+		}
+		want[r.RecordID] = v
+	}
+	s := mustBuild(t, recs)
+	for id, v := range want {
+		for i, l := range []string{"", "en", "fr"} {
+			got, _ := s.RecordJSON(id, l)
+			if string(got) != string(v[i]) {
+				t.Fatalf("%s lang %q:\n got %s\nwant %s", id, l, got, v[i])
+			}
+		}
+	}
+}
+
+func TestSnapshot_Search_CursorWalk(t *testing.T) {
+	s := mustBuild(t, corpus(200))
+	for _, q := range []rappel.Search{
+		{Limit: 7},
+		{Limit: 7, SortBy: rappel.SortPublished, Ascending: true},
+		{Limit: 7, SortBy: rappel.SortDate, Ascending: true, Category: "dairy"},
+		{Limit: 7, Query: mustQuery(t, "cheese OR brakes")},
+		{Limit: 7, Query: mustQuery(t, "cheese"), SortBy: rappel.SortRelevance},
+	} {
+		all := search(t, s, &rappel.Search{Limit: 500, Query: q.Query, SortBy: q.SortBy, Ascending: q.Ascending, Category: q.Category})
+		want := ids(t, all)
+		var got []string
+		cur := q
+		for {
+			p := search(t, s, &cur)
+			got = append(got, ids(t, p)...)
+			if p.Count != all.Count {
+				t.Fatalf("count %d on a page, %d in all", p.Count, all.Count)
+			}
+			if p.NextCursor == "" {
+				break
+			}
+			cur.Cursor = p.NextCursor
+		}
+		if strings.Join(got, ",") != strings.Join(want, ",") || len(want) != all.Count {
+			t.Fatalf("%+v: cursor walk\n%v\nwant\n%v", q, got, want)
+		}
+	}
+}
+
+func TestSnapshot_Search_CursorErrors(t *testing.T) {
+	s := mustBuild(t, corpus(50))
+	p := search(t, s, &rappel.Search{Limit: 5})
+	for name, q := range map[string]rappel.Search{
+		"Tampered":     {Limit: 5, Cursor: p.NextCursor[:len(p.NextCursor)-2] + "AA"},
+		"OtherQuery":   {Limit: 5, Cursor: p.NextCursor, RecallType: rappel.TypeFood},
+		"Garbage":      {Limit: 5, Cursor: "not a cursor!"},
+		"WithValue":    {Limit: 5, Cursor: p.NextCursor, SortBy: rappel.SortValue},
+		"WithOffset":   {Limit: 5, Cursor: p.NextCursor, Offset: 5},
+		"Closing":      {SortBy: rappel.SortClosing},
+		"RelevanceNoQ": {SortBy: rappel.SortRelevance},
+		"DeepOffset":   {Offset: 9501},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := s.Search(context.Background(), &q)
+			if rappel.ErrorCode(err) != rappel.EBADREQUEST {
+				t.Fatalf("err = %v, want a 400", err)
+			}
+		})
+	}
+}
+
+func TestSnapshot_Search_Value(t *testing.T) {
+	s := mustBuild(t, corpus(40))
+	for _, asc := range []bool{false, true} {
+		p := search(t, s, &rappel.Search{Limit: 500, SortBy: rappel.SortValue, Ascending: asc})
+		var recs []rappel.Record
+		_ = json.Unmarshal(p.Results, &recs)
+		seenMissing := false
+		for i, r := range recs {
+			if r.UnitsAffected == nil {
+				seenMissing = true
+				continue
+			}
+			if seenMissing {
+				t.Fatalf("asc=%v: a record with units after one without", asc)
+			}
+			if i > 0 && recs[i-1].UnitsAffected != nil && (*recs[i-1].UnitsAffected < *r.UnitsAffected) != asc && *recs[i-1].UnitsAffected != *r.UnitsAffected {
+				t.Fatalf("asc=%v: out of order at %d", asc, i)
+			}
+		}
+		if p.NextCursor != "" {
+			t.Fatal("a value-sorted page carries a cursor that would be refused")
+		}
+	}
+}
+
+func TestSnapshot_Search_Dates(t *testing.T) {
+	s := mustBuild(t, corpus(120))
+	p := search(t, s, &rappel.Search{Limit: 500, IssuedAfter: "2012-01-01", IssuedBefore: "2014-12-31"})
+	var recs []rappel.Record
+	_ = json.Unmarshal(p.Results, &recs)
+	if len(recs) == 0 || len(recs) != p.Count {
+		t.Fatalf("%d records, count %d", len(recs), p.Count)
+	}
+	for _, r := range recs {
+		if r.EventDate < "2012-01-01" || r.EventDate > "2014-12-31" {
+			t.Fatalf("%s outside the range", r.EventDate)
+		}
+	}
+}
+
+func TestSnapshot_Search_UnknownCategory(t *testing.T) {
+	s := mustBuild(t, corpus(20))
+	_, err := s.Search(context.Background(), &rappel.Search{Category: "Dary"})
+	var e *rappel.Error
+	if rappel.ErrorCode(err) != rappel.EINVALID || !strings.Contains(err.Error(), "did you mean 'dairy'") && !strings.Contains(fmt.Sprint(err.(*rappel.Error).Items), "dairy") {
+		t.Fatalf("err = %v (%T %v)", err, err, e)
+	}
+}
+
+func mustQuery(tb testing.TB, q string) *rappel.Query {
+	tb.Helper()
+	pq, err := rappel.ParseQuery(q)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return pq
+}
+
+func FuzzDecodeCursor(f *testing.F) {
+	s := mustBuild(f, corpus(20))
+	p, _ := s.Search(context.Background(), &rappel.Search{Limit: 3})
+	f.Add(p.NextCursor)
+	f.Add("")
+	f.Add("AAAA")
+	f.Fuzz(func(t *testing.T, raw string) {
+		q := &rappel.Search{Limit: 3, Cursor: raw}
+		_, err := s.Search(context.Background(), q)
+		if err != nil && rappel.ErrorCode(err) != rappel.EBADREQUEST {
+			t.Fatalf("cursor %q: %v", raw, err)
+		}
+	})
+}
+
+// bundled returns a snapshot of the embedded bundle, or skips.
+func bundled(tb testing.TB) *Snapshot {
+	var recs []*rappel.Record
+	err := bundle.ReadRecords(bundle.Embedded(), func(r *rappel.Record) error { recs = append(recs, r); return nil })
+	if err != nil {
+		if os.Getenv("RAPPEL_TEST_BUNDLE") != "" {
+			tb.Fatal(err)
+		}
+		tb.Skip("no bundle embedded: run `make bundle`")
+	}
+	return mustBuild(tb, recs)
+}
+
+func BenchmarkSnapshot_Search(b *testing.B) {
+	s := bundled(b)
+	first := search(b, s, &rappel.Search{Limit: 100})
+	for _, tc := range []struct {
+		name string
+		q    rappel.Search
+	}{
+		{"no_q", rappel.Search{}},
+		{"one_filter", rappel.Search{RecallType: rappel.TypeFood}},
+		{"common_word", rappel.Search{Query: mustQuery(b, "recall")}},
+		{"rare_word", rappel.Search{Query: mustQuery(b, "sulphites")}},
+		{"two_word_and", rappel.Search{Query: mustQuery(b, "cheese listeria")}},
+		{"or", rappel.Search{Query: mustQuery(b, "listeria OR salmonella")}},
+		{"phrase", rappel.Search{Query: mustQuery(b, `"air bag"`)}},
+		{"negation", rappel.Search{Query: mustQuery(b, "recall -food")}},
+		{"q_filters_dates", rappel.Search{Query: mustQuery(b, "brakes"), RecallType: rappel.TypeVehicle, IssuedAfter: "2015-01-01", IssuedBefore: "2024-12-31"}},
+		{"cursor_page", rappel.Search{Cursor: first.NextCursor}},
+		{"sort_published_asc", rappel.Search{SortBy: rappel.SortPublished, Ascending: true}},
+		{"relevance", rappel.Search{Query: mustQuery(b, "peanut"), SortBy: rappel.SortRelevance}},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			q := tc.q
+			q.Limit = 100
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := s.Search(context.Background(), &q); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkBuild(b *testing.B) {
+	var recs []*rappel.Record
+	if err := bundle.ReadRecords(bundle.Embedded(), func(r *rappel.Record) error { recs = append(recs, r); return nil }); err != nil {
+		b.Skip("no bundle embedded")
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Build(recs, rappel.DatasetInfo{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
