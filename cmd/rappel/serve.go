@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -29,6 +31,7 @@ type ServeCommand struct {
 	Feeds       string
 	GatewayHost string
 	LogFormat   string
+	CursorKey   string
 
 	// Bundle is the data loaded into an empty store; the embedded one by
 	// default.
@@ -52,6 +55,7 @@ func (c *ServeCommand) ParseFlags(args []string) error {
 	fs.StringVar(&c.Feeds, "feeds", c.Feeds, "`on` to refresh from the agencies' feeds, off to serve the stored data only")
 	fs.StringVar(&c.GatewayHost, "gateway-host", c.GatewayHost, "when set, requests must carry this x-gateway-host")
 	fs.StringVar(&c.LogFormat, "log-format", c.LogFormat, "log `format`: text or json")
+	fs.StringVar(&c.CursorKey, "cursor-key", c.CursorKey, "hex `key` (32+ bytes) signing search cursors; nodes behind one load balancer must share it (default: generated once into the data dir)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -100,8 +104,12 @@ func (c *ServeCommand) Run(ctx context.Context) error {
 	if err := c.loadBundleIfEmpty(ctx, store, log); err != nil {
 		return err
 	}
+	key, err := c.cursorKey()
+	if err != nil {
+		return err
+	}
 	catalog := &index.Catalog{}
-	if err := rebuild(ctx, store, catalog); err != nil {
+	if err := rebuild(ctx, store, catalog, index.Options{CursorKey: key}); err != nil {
 		return err
 	}
 	snap := catalog.Snapshot()
@@ -176,7 +184,7 @@ func (c *ServeCommand) loadBundleIfEmpty(ctx context.Context, store *kv.Store, l
 
 // rebuild reads every record from the store into a new snapshot and swaps
 // it into catalog.
-func rebuild(ctx context.Context, store rappel.RecordStore, catalog *index.Catalog) error {
+func rebuild(ctx context.Context, store rappel.RecordStore, catalog *index.Catalog, opts index.Options) error {
 	info, err := store.DatasetInfo(ctx)
 	if err != nil {
 		return err
@@ -188,12 +196,37 @@ func rebuild(ctx context.Context, store rappel.RecordStore, catalog *index.Catal
 	}); err != nil {
 		return fmt.Errorf("reading records: %w", err)
 	}
-	snap, err := index.Build(recs, info)
+	snap, err := index.BuildOptions(recs, info, opts)
 	if err != nil {
 		return err
 	}
 	catalog.Swap(snap)
 	return nil
+}
+
+// cursorKey returns the key that signs search cursors: --cursor-key, or a
+// random key generated once and kept in the data dir, so that cursors
+// survive a restart.
+func (c *ServeCommand) cursorKey() ([]byte, error) {
+	if c.CursorKey != "" {
+		k, err := hex.DecodeString(c.CursorKey)
+		if err != nil || len(k) < 32 {
+			return nil, errors.New("--cursor-key must be at least 32 bytes written in hex (64 hex digits)")
+		}
+		return k, nil
+	}
+	path := filepath.Join(c.DataDir, "cursor.key")
+	if k, err := os.ReadFile(path); err == nil && len(k) >= 32 {
+		return k, nil
+	}
+	k := make([]byte, 32)
+	if _, err := rand.Read(k); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(path, k, 0o600); err != nil {
+		return nil, fmt.Errorf("writing cursor key: %w", err)
+	}
+	return k, nil
 }
 
 func splitList(s string) []string {
