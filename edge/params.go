@@ -167,7 +167,9 @@ func (p *params) enum(name string, vocab rappel.Vocabulary) string {
 
 // int returns the value of name as an integer in [lo, hi], or def when
 // absent or invalid, recording an item when it is not an integer or out of
-// range.
+// range. hi may be math.MaxInt, for a parameter whose large values the
+// handler judges itself (offset above 9500 is a 400, not a 422): a number
+// too large for an int then reads as math.MaxInt.
 func (p *params) int(name string, lo, hi, def int) int {
 	v, ok := p.str(name)
 	if !ok {
@@ -176,10 +178,8 @@ func (p *params) int(name string, lo, hi, def int) int {
 	n, err := strconv.Atoi(strings.TrimSpace(v))
 	if errors.Is(err, strconv.ErrRange) {
 		// Too long for an int, but a number: out of range, not garbage.
-		n, err = hi+1, nil
-		if strings.HasPrefix(strings.TrimSpace(v), "-") {
-			n = lo - 1
-		}
+		// Atoi has clamped n to math.MaxInt or math.MinInt.
+		err = nil
 	}
 	switch {
 	case err != nil:
@@ -229,6 +229,34 @@ func dateShaped(s string) bool {
 	}
 	return true
 }
+
+// oneOf returns the name under which a parameter known by several names
+// (a canonical name and its aliases) was given, or names[0] when none was.
+// Giving more than one of them is a value_error at the second name given:
+// they would set the same thing twice.
+func (p *params) oneOf(names ...string) string {
+	given := ""
+	for _, q := range p.list {
+		if !slices.Contains(names, q.name) || q.name == given {
+			continue
+		}
+		if given == "" {
+			given = q.name
+			continue
+		}
+		p.add("value_error", q.name, q.value, fmt.Sprintf(
+			"Query parameters %s and %s name the same filter; give only one of them (%s is the usual name).",
+			quote(given), quote(q.name), quote(names[0])), nil)
+		return ""
+	}
+	if given == "" {
+		return names[0]
+	}
+	return given
+}
+
+// invalid records an item built elsewhere, such as a q's parse error.
+func (p *params) invalid(it rappel.Invalid) { p.items = append(p.items, it) }
 
 // err returns one 422 holding every item recorded so far, or nil.
 func (p *params) err() error {

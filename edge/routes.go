@@ -38,6 +38,7 @@ var get = []string{http.MethodGet}
 func (s *Server) routes() []route {
 	return []route{
 		{methods: get, pattern: "/health", public: true, handle: s.health},
+		{methods: get, pattern: "/recall", params: recallParams, handle: s.searchRecalls},
 		{methods: get, pattern: "/recall/{record_id}", params: []string{"lang"}, handle: s.getRecord},
 	}
 }

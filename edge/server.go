@@ -24,15 +24,23 @@ type Server struct {
 	Logger *slog.Logger
 	// Now is the clock, replaced in tests.
 	Now func() time.Time
+	// QueryBudget bounds the evaluation of one search (GET /recall); a
+	// search that takes longer gets 504 (DECISIONS.md, GET /recall).
+	QueryBudget time.Duration
 }
 
+// DefaultQueryBudget is the QueryBudget NewServer sets.
+const DefaultQueryBudget = 2 * time.Second
+
 // NewServer returns a Server with defaults: the default logger, the real
-// clock and a key service that accepts no key. Catalog must still be set.
+// clock, a key service that accepts no key and DefaultQueryBudget. Catalog
+// must still be set.
 func NewServer() *Server {
 	return &Server{
-		Keys:   NewStaticKeys(nil),
-		Logger: slog.Default(),
-		Now:    time.Now,
+		Keys:        NewStaticKeys(nil),
+		Logger:      slog.Default(),
+		Now:         time.Now,
+		QueryBudget: DefaultQueryBudget,
 	}
 }
 
@@ -59,6 +67,8 @@ func (s *Server) handler(routes []route) http.Handler {
 		panic("edge: Server.Logger is nil")
 	case s.Now == nil:
 		panic("edge: Server.Now is nil")
+	case s.QueryBudget <= 0:
+		panic("edge: Server.QueryBudget is not positive")
 	}
 	h := s.router(routes)
 	h = s.recoverPanics(h)

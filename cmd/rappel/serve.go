@@ -32,6 +32,7 @@ type ServeCommand struct {
 	GatewayHost string
 	LogFormat   string
 	CursorKey   string
+	QueryBudget time.Duration
 
 	// Bundle is the data loaded into an empty store; the embedded one by
 	// default.
@@ -43,7 +44,7 @@ type ServeCommand struct {
 
 // NewServeCommand returns a ServeCommand with its defaults.
 func NewServeCommand() *ServeCommand {
-	return &ServeCommand{Addr: "127.0.0.1:8080", DataDir: "data", Feeds: "off", LogFormat: "text"}
+	return &ServeCommand{Addr: "127.0.0.1:8080", DataDir: "data", Feeds: "off", LogFormat: "text", QueryBudget: edge.DefaultQueryBudget}
 }
 
 // ParseFlags reads the command line and environment into c.
@@ -55,6 +56,7 @@ func (c *ServeCommand) ParseFlags(args []string) error {
 	fs.StringVar(&c.Feeds, "feeds", c.Feeds, "`on` to refresh from the agencies' feeds, off to serve the stored data only")
 	fs.StringVar(&c.GatewayHost, "gateway-host", c.GatewayHost, "when set, requests must carry this x-gateway-host")
 	fs.StringVar(&c.LogFormat, "log-format", c.LogFormat, "log `format`: text or json")
+	fs.DurationVar(&c.QueryBudget, "query-budget", c.QueryBudget, "`time` a search may take before it answers 504")
 	fs.StringVar(&c.CursorKey, "cursor-key", c.CursorKey, "hex `key` (32+ bytes) signing search cursors; nodes behind one load balancer must share it (default: generated once into the data dir)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -71,6 +73,8 @@ func (c *ServeCommand) Validate() error {
 		return errors.New("--data-dir is empty; give a directory for the store")
 	case c.Feeds != "on" && c.Feeds != "off":
 		return fmt.Errorf("--feeds is %q; it takes on or off", c.Feeds)
+	case c.QueryBudget <= 0:
+		return fmt.Errorf("--query-budget is %s; give a positive duration such as 2s", c.QueryBudget)
 	case c.LogFormat != "text" && c.LogFormat != "json":
 		return fmt.Errorf("--log-format is %q; it takes text or json", c.LogFormat)
 	}
@@ -122,6 +126,7 @@ func (c *ServeCommand) Run(ctx context.Context) error {
 	srv.Catalog = catalog
 	srv.Keys = edge.NewStaticKeys(splitList(c.APIKeys))
 	srv.GatewayHost = c.GatewayHost
+	srv.QueryBudget = c.QueryBudget
 	srv.Logger = log
 	hs := srv.HTTPServer(c.Addr)
 

@@ -69,21 +69,30 @@ func (b *textBuilder) add(stream int, text string) {
 	}
 	ix := b.ix
 	tokens(text, func(w string) {
-		t := ix.an.term(stream, w)
-		p := ix.postings[stream][t]
-		if p == nil {
-			p = &posting{}
-			ix.postings[stream][t] = p
+		f := ix.an.forms(stream, w)
+		b.addTerm(stream, f.main)
+		if f.alt != "" {
+			b.addTerm(stream, f.alt)
 		}
-		if n := len(p.docIDs); n == 0 || p.docIDs[n-1] != b.doc {
-			p.docIDs = append(p.docIDs, b.doc)
-			p.offs = append(p.offs, uint32(len(p.pos)))
-		}
-		p.pos = append(p.pos, b.pos[stream])
 		b.pos[stream]++
 		ix.docLen[stream][b.doc]++
 	})
 	b.pos[stream] += fieldGap
+}
+
+// addTerm records t at the current position of the current document.
+func (b *textBuilder) addTerm(stream int, t string) {
+	ix := b.ix
+	p := ix.postings[stream][t]
+	if p == nil {
+		p = &posting{}
+		ix.postings[stream][t] = p
+	}
+	if n := len(p.docIDs); n == 0 || p.docIDs[n-1] != b.doc {
+		p.docIDs = append(p.docIDs, b.doc)
+		p.offs = append(p.offs, uint32(len(p.pos)))
+	}
+	p.pos = append(p.pos, b.pos[stream])
 }
 
 // addBoth indexes language-neutral text in both streams.
@@ -95,6 +104,7 @@ func (b *textBuilder) addBoth(text string) {
 // finish closes every posting list and computes average lengths.
 func (b *textBuilder) finish() *textIndex {
 	ix := b.ix
+	ix.an.frozen.Store(true)
 	for s := range ix.postings {
 		var total float64
 		for _, l := range ix.docLen[s] {
@@ -154,31 +164,54 @@ func indexRecord(b *textBuilder, r *rappel.Record) {
 }
 
 // termDocs returns the documents matching one query term (a word, or a
-// phrase of several tokens), across both streams. The result must not be
-// changed.
+// phrase of several tokens), across both streams, or nil when the term has
+// nothing searchable in it (it then does not constrain).
 func (ix *textIndex) termDocs(t rappel.Term) *roaring.Bitmap {
 	var words []string
 	tokens(t.Text, func(w string) { words = append(words, w) })
-	if t.Text != "" && isGTINLike(t.Text) {
-		if g, err := rappel.ParseGTIN(t.Text); err == nil {
-			words = []string{string(g)}
-		}
-	}
+	var out *roaring.Bitmap
 	switch len(words) {
 	case 0:
-		return nil // nothing searchable: the term does not constrain
+		return nil
 	case 1:
-		out := roaring.New()
-		for s := range ix.postings {
-			if p := ix.postings[s][ix.an.term(s, words[0])]; p != nil {
+		out = ix.wordDocs(words[0])
+	default:
+		out = ix.phraseUnion(words)
+	}
+	if isGTINLike(t.Text) {
+		// A printed barcode also finds its product through the GTIN-14
+		// form every printing is indexed under.
+		if g, err := rappel.ParseGTIN(t.Text); err == nil {
+			out = roaring.Or(out, ix.wordDocs(string(g)))
+		}
+	}
+	return out
+}
+
+// wordDocs returns the documents holding one token, in any of its forms,
+// in either stream.
+func (ix *textIndex) wordDocs(w string) *roaring.Bitmap {
+	out := roaring.New()
+	for s := range ix.postings {
+		f := ix.an.forms(s, w)
+		for _, t := range []string{f.main, f.alt} {
+			if p := ix.postings[s][t]; t != "" && p != nil {
 				out.Or(p.docs)
 			}
 		}
-		return out
 	}
+	return out
+}
+
+// phraseUnion returns the documents holding words as a phrase in either
+// stream.
+func (ix *textIndex) phraseUnion(words []string) *roaring.Bitmap {
 	out := roaring.New()
 	for s := range ix.postings {
-		out.Or(ix.phraseDocs(s, words))
+		out.Or(ix.phraseDocs(s, words, false))
+		if s == streamFR {
+			out.Or(ix.phraseDocs(s, words, true))
+		}
 	}
 	return out
 }
@@ -200,12 +233,19 @@ func isGTINLike(s string) bool {
 	return n >= 8
 }
 
-// phraseDocs returns the documents of stream holding words consecutively.
-func (ix *textIndex) phraseDocs(s int, words []string) *roaring.Bitmap {
+// phraseDocs returns the documents of stream holding words consecutively,
+// matching each word by its main form, or by its alternative form (where it
+// has one) when alt is set.
+func (ix *textIndex) phraseDocs(s int, words []string, alt bool) *roaring.Bitmap {
 	ps := make([]*posting, len(words))
 	var cand *roaring.Bitmap
 	for i, w := range words {
-		p := ix.postings[s][ix.an.term(s, w)]
+		f := ix.an.forms(s, w)
+		t := f.main
+		if alt && f.alt != "" {
+			t = f.alt
+		}
+		p := ix.postings[s][t]
 		if p == nil {
 			return roaring.New()
 		}

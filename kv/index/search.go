@@ -89,6 +89,13 @@ func checkSearch(q *rappel.Search, sortBy string) error {
 // result must not be changed (it may be a shared bitmap).
 func (s *Snapshot) match(ctx context.Context, q *rappel.Search) (*roaring.Bitmap, error) {
 	var ands []*roaring.Bitmap
+	if q.Category != "" {
+		bm := s.filters[filterCategory][CategoryKey(q.Category)]
+		if bm == nil {
+			return nil, s.unknownCategory(q.Category)
+		}
+		ands = append(ands, bm)
+	}
 	for _, f := range []struct{ field, value string }{
 		{filterType, q.RecallType}, {filterAgency, q.Agency}, {filterHazardClass, q.HazardClass},
 		{filterAllergen, q.Allergen},
@@ -99,13 +106,6 @@ func (s *Snapshot) match(ctx context.Context, q *rappel.Search) (*roaring.Bitmap
 		bm := s.filters[f.field][f.value]
 		if bm == nil {
 			return roaring.New(), nil
-		}
-		ands = append(ands, bm)
-	}
-	if q.Category != "" {
-		bm := s.filters[filterCategory][CategoryKey(q.Category)]
-		if bm == nil {
-			return nil, s.unknownCategory(q.Category)
 		}
 		ands = append(ands, bm)
 	}
@@ -182,6 +182,9 @@ func (s *Snapshot) dateRange(after, before string) *roaring.Bitmap {
 }
 
 func (s *Snapshot) unknownCategory(c string) error {
+	if len(c) > 100 {
+		c = c[:100] + "…"
+	}
 	it := rappel.Invalid{Type: "value_error", Loc: []any{"query", "category"}, Input: c,
 		Msg: "No recall has the category '" + c + "'."}
 	if near, ok := rappel.Nearest(CategoryKey(c), s.categories); ok {

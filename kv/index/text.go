@@ -3,6 +3,7 @@ package index
 import (
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode"
 	"unicode/utf8"
 
@@ -42,41 +43,57 @@ func tokens(s string, fn func(word string)) {
 	}
 }
 
-// analyzer turns words into index terms, caching each distinct word: the
-// corpus has far fewer distinct words than words, and stemming is the cost.
+// analyzer turns words into index terms, caching each distinct word of the
+// corpus: there are far fewer distinct words than words, and stemming is
+// the cost.
 type analyzer struct {
-	mu    sync.RWMutex
-	cache [2]map[string]string
+	mu     sync.RWMutex
+	cache  [2]map[string]forms
+	frozen atomic.Bool // set once the index is built; queries are not cached
 }
+
+// forms are a word's index terms. French words have two: the stem of the
+// accented word, folded (accurate: "rappelées" and "rappelé" meet at
+// "rappel"), and the stem of the folded word (what a client typing without
+// accents gets: "securite" meets "sécurité" at "securit"). Both are indexed
+// at the same position, and a query word matches either of its own.
+type forms struct{ main, alt string }
 
 func newAnalyzer() *analyzer {
-	return &analyzer{cache: [2]map[string]string{{}, {}}}
+	return &analyzer{cache: [2]map[string]forms{{}, {}}}
 }
 
-// term returns the index term of word in stream: lower-cased, stemmed in
-// the stream's language, accents folded.
-func (a *analyzer) term(stream int, word string) string {
+// term returns the main index term of word in stream.
+func (a *analyzer) term(stream int, word string) string { return a.forms(stream, word).main }
+
+// forms returns word's index terms in stream: lower-cased, stemmed in the
+// stream's language, accents folded; alt is "" when it equals main.
+func (a *analyzer) forms(stream int, word string) forms {
 	a.mu.RLock()
-	t, ok := a.cache[stream][word]
+	f, ok := a.cache[stream][word]
 	a.mu.RUnlock()
 	if ok {
-		return t
+		return f
 	}
 	lw := strings.ToLower(word)
-	if isDigits(lw) || utf8.RuneCountInString(lw) < 3 {
-		t = fold(lw)
-	} else if stream == streamEN {
-		t = english.Stem(fold(lw), false)
-	} else {
-		// The French stemmer reads accents ("rappelé"), so fold after.
-		t = fold(french.Stem(lw, false))
+	switch {
+	case isDigits(lw) || utf8.RuneCountInString(lw) < 3:
+		f.main = fold(lw)
+	case stream == streamEN:
+		f.main = english.Stem(fold(lw), false)
+	default:
+		f.main = fold(french.Stem(lw, false))
+		if alt := french.Stem(fold(lw), false); alt != f.main {
+			f.alt = alt
+		}
+	}
+	if a.frozen.Load() {
+		return f
 	}
 	a.mu.Lock()
-	if len(a.cache[stream]) < 1<<20 {
-		a.cache[stream][strings.Clone(word)] = t
-	}
+	a.cache[stream][strings.Clone(word)] = f
 	a.mu.Unlock()
-	return t
+	return f
 }
 
 func isDigits(s string) bool {

@@ -1,0 +1,182 @@
+package edge
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"slices"
+	"strconv"
+
+	"github.com/rappel-ca/rappel"
+)
+
+// Names of GET /recall's date parameters, canonical name first, then its
+// aliases (recall-api-spec.md, GET /recall).
+var (
+	issuedAfterNames  = []string{"issued_after", "date_from", "date_after"}
+	issuedBeforeNames = []string{"issued_before", "date_to", "date_before"}
+)
+
+// recallParams are the query parameters GET /recall accepts.
+var recallParams = slices.Concat(
+	[]string{"q", "category", "recall_type", "recall_agency", "hazard_class", "allergen"},
+	issuedAfterNames, issuedBeforeNames,
+	[]string{"sort_by", "sort_order", "limit", "offset", "cursor", "lang"})
+
+// Sort values a client may send besides closing, which is recognised only
+// to be refused with a 400 by the searcher (DECISIONS.md, GET /recall): a
+// 422 should not suggest it.
+var (
+	sortKeys   = rappel.Vocabulary{rappel.SortDate, rappel.SortPublished, rappel.SortValue, rappel.SortRelevance}
+	sortOrders = rappel.Vocabulary{"asc", "desc"}
+)
+
+// searchRecalls answers GET /recall: it validates every parameter, reporting
+// all bad ones in one 422, runs the search within the query budget and
+// writes the page, splicing the results' bytes as the snapshot encoded them.
+func (s *Server) searchRecalls(w http.ResponseWriter, r *http.Request) error {
+	q, err := searchOf(paramsOf(w))
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), s.QueryBudget)
+	defer cancel()
+	page, err := s.Catalog.Snapshot().Search(ctx, q)
+	if err != nil {
+		if rappel.ErrorCode(err) == rappel.EINTERNAL && errors.Is(err, context.DeadlineExceeded) {
+			// A searcher that let the context's error through: still the
+			// client's 504, not a 500.
+			err = &rappel.Error{Code: rappel.ETIMEOUT, Message: timeoutMessage, Err: err}
+		}
+		return err
+	}
+	writePage(w, r, page)
+	return nil
+}
+
+const timeoutMessage = "The query took longer than its time budget; narrow it with a date range (issued_after, issued_before), a filter or more specific words."
+
+// searchOf validates GET /recall's parameters into a rappel.Search. The
+// 400s (offset above 9500, cursor with sort_by=value or with offset, a bad
+// cursor, relevance without q, sort_by=closing) are the searcher's to
+// decide; they need no knowledge of the request's shape beyond the Search.
+func searchOf(p *params) (*rappel.Search, error) {
+	q := &rappel.Search{
+		RecallType:  p.enum("recall_type", rappel.RecallTypes),
+		Agency:      p.enum("recall_agency", rappel.Agencies),
+		HazardClass: p.enum("hazard_class", rappel.HazardClasses),
+		Allergen:    p.enum("allergen", rappel.Allergens),
+		Lang:        p.enum("lang", rappel.Langs),
+		Limit:       p.int("limit", 1, rappel.MaxLimit, rappel.DefaultLimit),
+		Offset:      p.int("offset", 0, math.MaxInt, 0),
+	}
+	q.Category, _ = p.str("category")
+	q.Cursor, _ = p.str("cursor")
+	if v, ok := p.str("q"); ok && v != "" {
+		parsed, err := rappel.ParseQuery(v)
+		var qe *rappel.QueryError
+		switch {
+		case errors.As(err, &qe):
+			p.invalid(qe.Item(v, "query", "q"))
+		case err != nil:
+			return nil, fmt.Errorf("parsing q: %w", err)
+		}
+		q.Query = parsed
+	}
+	q.SortBy, q.Ascending = readSort(p)
+	q.IssuedAfter, q.IssuedBefore = readDates(p)
+	return q, p.err()
+}
+
+// readSort returns sort_by ("" for the default, date) and whether
+// sort_order asks for ascending order (descending is the default).
+func readSort(p *params) (sortBy string, asc bool) {
+	if v, _ := p.str("sort_by"); v == rappel.SortClosing {
+		sortBy = v
+	} else {
+		sortBy = p.enum("sort_by", sortKeys)
+	}
+	return sortBy, p.enum("sort_order", sortOrders) == "asc"
+}
+
+// readDates returns issued_after and issued_before, each under whichever of
+// its names was given, recording a value_error when the range is empty.
+func readDates(p *params) (after, before string) {
+	afterName, beforeName := p.oneOf(issuedAfterNames...), p.oneOf(issuedBeforeNames...)
+	if afterName != "" {
+		after = p.date(afterName)
+	}
+	if beforeName != "" {
+		before = p.date(beforeName)
+	}
+	if after != "" && before != "" && after > before { // YYYY-MM-DD compares as text
+		p.add("value_error", afterName, after, fmt.Sprintf(
+			"Query parameter %s (%s) is later than %s (%s), so no recall can match; swap the two dates.",
+			quote(afterName), after, quote(beforeName), before), nil)
+	}
+	return after, before
+}
+
+// writePage writes the response of GET /recall:
+//
+//	{"entity_type":"recall","count":N,"results":[...],"next_cursor":C,"next":C}
+//
+// The results are the page's bytes as the snapshot spliced them, written as
+// they are rather than copied into a new buffer; C is the cursor string, or
+// null on the last page.
+func writePage(w http.ResponseWriter, r *http.Request, page *rappel.Page) {
+	var headBuf [64]byte
+	head := append(headBuf[:0], `{"entity_type":"recall","count":`...)
+	head = strconv.AppendInt(head, int64(page.Count), 10)
+	head = append(head, `,"results":`...)
+	results := page.Results
+	if len(results) == 0 {
+		results = []byte("[]") // a searcher that found nothing may say so with no bytes
+	}
+	tail := make([]byte, 0, 32+2*len(page.NextCursor))
+	tail = append(tail, `,"next_cursor":`...)
+	tail = appendCursor(tail, page.NextCursor)
+	tail = append(tail, `,"next":`...)
+	tail = appendCursor(tail, page.NextCursor)
+	tail = append(tail, '}')
+
+	h := w.Header()
+	h["Content-Type"] = []string{"application/json"}
+	h["Content-Length"] = []string{strconv.Itoa(len(head) + len(results) + len(tail))}
+	w.WriteHeader(http.StatusOK)
+	if r.Method == http.MethodHead {
+		return
+	}
+	// An error here means the client went away; there is no one left to
+	// tell.
+	for _, b := range [...][]byte{head, results, tail} {
+		if _, err := w.Write(b); err != nil {
+			return
+		}
+	}
+}
+
+// appendCursor appends c as a JSON string, or null when c is empty.
+// Cursors are base64url, which JSON needs no escape for, so the common case
+// only adds quotes; anything else goes through encoding/json.
+func appendCursor(dst []byte, c string) []byte {
+	if c == "" {
+		return append(dst, "null"...)
+	}
+	for i := 0; i < len(c); i++ {
+		if !isBase64URL(c[i]) {
+			b, _ := json.Marshal(c) // a string always encodes
+			return append(dst, b...)
+		}
+	}
+	dst = append(dst, '"')
+	dst = append(dst, c...)
+	return append(dst, '"')
+}
+
+func isBase64URL(b byte) bool {
+	return 'A' <= b && b <= 'Z' || 'a' <= b && b <= 'z' || '0' <= b && b <= '9' || b == '-' || b == '_'
+}
