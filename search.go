@@ -37,6 +37,9 @@ type Search struct {
 	Offset       int
 	Cursor       string // opaque, from a previous Page
 	Lang         string // "", en or fr: the variant of the records' bytes
+	// Buf, when its capacity suffices, holds Page.Results, so a caller can
+	// reuse one buffer across searches instead of allocating a page each.
+	Buf []byte
 }
 
 // Page is one page of a search.

@@ -7,8 +7,10 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/rappel-ca/rappel"
 	"github.com/rappel-ca/rappel/bundle"
@@ -176,14 +178,22 @@ func BenchmarkSearch(b *testing.B) {
 			r.Header.Set("X-Gateway-Key", testKey)
 			w := &benchWriter{h: http.Header{}}
 			b.ReportAllocs()
+			var lat []time.Duration
 			for b.Loop() {
 				clear(w.h)
 				w.status, w.n = 0, 0
+				start := time.Now()
 				h.ServeHTTP(w, r)
+				lat = append(lat, time.Since(start))
 				if w.status != http.StatusOK {
 					b.Fatalf("status %d", w.status)
 				}
 			}
+			// Percentiles of the requests served: the targets are
+			// p50 and p99, which a mean hides.
+			slices.Sort(lat)
+			b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
+			b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
 			b.SetBytes(int64(w.n))
 			b.ReportMetric(float64(w.n), "B/page")
 		})

@@ -64,7 +64,7 @@ func (s *Snapshot) Search(ctx context.Context, q *rappel.Search) (*rappel.Page, 
 			page.NextCursor = s.encodeCursor(nc, relevance)
 		}
 	}
-	page.Results, page.N = s.appendDocs(docs, q.Lang), len(docs)
+	page.Results, page.N = s.appendDocs(q.Buf, docs, q.Lang), len(docs)
 	return page, nil
 }
 
@@ -299,13 +299,17 @@ func (s *Snapshot) pageByRelevance(ctx context.Context, q *rappel.Query, match *
 	return docs, scores, nil
 }
 
-// appendDocs splices the documents' JSON into one array.
-func (s *Snapshot) appendDocs(docs []int32, lang string) []byte {
+// appendDocs splices the documents' JSON into one array, in buf when it is
+// large enough.
+func (s *Snapshot) appendDocs(buf []byte, docs []int32, lang string) []byte {
 	n := 2
 	for _, d := range docs {
 		n += s.enc.size(d) + 1
 	}
-	b := make([]byte, 0, n)
+	b := buf[:0]
+	if cap(b) < n {
+		b = make([]byte, 0, n)
+	}
 	b = append(b, '[')
 	for i, d := range docs {
 		if i > 0 {
