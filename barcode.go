@@ -31,7 +31,8 @@ func StripBarcode(s string) string {
 // ParseGTIN reads a UPC-A (12 digits), UPC-E (6 or 8 digits), EAN-8, EAN-13
 // or GTIN-14, printed with or without spaces and dashes, checks its check
 // digit and returns its GTIN-14 form. An 8-digit code is read as UPC-E when
-// it starts with 0 or 1 and its UPC-E check digit holds, as EAN-8 otherwise.
+// it starts with 0 or 1 and its UPC-E check digit holds, as EAN-8 otherwise;
+// when neither check digit holds, the error's WantCheck is the UPC-E one.
 // Errors are *BarcodeError.
 func ParseGTIN(s string) (GTIN, error) {
 	d := StripBarcode(s)
@@ -47,8 +48,17 @@ func ParseGTIN(s string) (GTIN, error) {
 	case 6:
 		return fromUPCE("0" + d + "?")
 	case 8:
-		if (d[0] == '0' || d[0] == '1') && checkDigit(expandUPCE(d[:7])) == int(d[7]-'0') {
-			return fromUPCE(d)
+		if d[0] == '0' || d[0] == '1' {
+			upce, ean := checkDigit(expandUPCE(d[:7])), checkDigit(d[:7])
+			switch got := int(d[7] - '0'); {
+			case got == upce:
+				return fromUPCE(d)
+			case got != ean:
+				// Neither reading holds; a UPC-E is the likelier, since
+				// GS1 keeps EAN-8 codes starting with 0 or 1 for
+				// restricted use.
+				return "", &BarcodeError{Reason: fmt.Sprintf("the check digit of %s is %d but should be %d if it is a UPC-E, or %d if it is an EAN-8", d, got, upce, ean), WantCheck: upce}
+			}
 		}
 		return fromFull(d)
 	case 12, 13, 14:

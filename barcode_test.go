@@ -16,6 +16,9 @@ func TestParseGTIN(t *testing.T) {
 		{"04252614", "00042100005264", -2}, // UPC-E → 042100005264
 		{"425261", "00042100005264", -2},   // UPC-E without system and check
 		{"041798001458", "", 9},
+		{"04252615", "", 4},                // neither UPC-E (4) nor EAN-8 (0): the UPC-E digit is named
+		{"96385075", "", 4},                // EAN-8 starting with 9
+		{"04252610", "00000004252610", -2}, // EAN-8 whose UPC-E reading fails
 		{"", "", -1},
 		{"04179800145X", "", -1},
 		{"12345", "", -1},

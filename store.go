@@ -50,8 +50,20 @@ type Snapshot interface {
 	// was built, with translations limited to lang when lang is "en" or
 	// "fr". ok is false when no record has that id.
 	RecordJSON(id, lang string) (b []byte, ok bool)
+	// Record returns a decoded copy of the record with id; ok is false
+	// when no record has that id.
+	Record(id string) (r *Record, ok bool)
+	// NewestByRecallID returns a decoded copy of the newest record (first
+	// in GET /recall's default order) whose recall_id is recallID; ok is
+	// false when none has it.
+	NewestByRecallID(recallID string) (r *Record, ok bool)
 	// Searcher answers GET /recall from the snapshot.
 	Searcher
+	// StatsSource answers GET /recall/stats from the snapshot, with counts
+	// equal to those of GET /recall for the same filter and issued_after.
+	StatsSource
+	// Summarizer lists the records lookups find.
+	Summarizer
 }
 
 // Catalog hands out the current Snapshot. Implementations are safe for

@@ -15,6 +15,7 @@ import (
 func FuzzHandler(f *testing.F) {
 	s, _ := MustServer(f, MustCatalog(f, testRecords()))
 	s.Logger = discardLogger()
+	s.Lookup = mustStore(f, testRecords())
 	h := s.Handler()
 	methods := []string{"GET", "HEAD", "POST", "DELETE", "OPTIONS", "CONNECT", "PATCH", "BREW"}
 	for _, seed := range []struct {
@@ -33,6 +34,10 @@ func FuzzHandler(f *testing.F) {
 		{0, true, "//recall/../health/.", "a;b"},
 		{0, true, "/recall/%2e%2e", ""},
 		{0, true, "*", ""},
+		{0, true, "/recall/stats", "group_by=allergen&period=2%20weeks&sum_field=units_affected"},
+		{0, true, "/recall/products", "id=2025123"},
+		{0, true, "/recall/upc", "upc=0-62639-31285-4&lang=fr"},
+		{0, true, "/recall/vin", "vin=4T1BB3EK5AU118081"},
 	} {
 		f.Add(seed.method, seed.key, seed.path, seed.query)
 	}

@@ -39,6 +39,10 @@ func (s *Server) routes() []route {
 	return []route{
 		{methods: get, pattern: "/health", public: true, handle: s.health},
 		{methods: get, pattern: "/recall", params: recallParams, handle: s.searchRecalls},
+		{methods: get, pattern: "/recall/stats", params: statsParams, handle: s.getStats},
+		{methods: get, pattern: "/recall/products", params: []string{"id"}, handle: s.getProducts},
+		{methods: get, pattern: "/recall/upc", params: []string{"upc", "lang"}, handle: s.getByBarcode},
+		{methods: get, pattern: "/recall/vin", params: []string{"vin", "lang"}, handle: s.getByVIN},
 		{methods: get, pattern: "/recall/{record_id}", params: []string{"lang"}, handle: s.getRecord},
 	}
 }

@@ -13,6 +13,9 @@ import (
 type Server struct {
 	// Catalog hands out the records to serve. Required.
 	Catalog rappel.Catalog
+	// Lookup finds records by barcode and by vehicle for GET /recall/upc
+	// and GET /recall/vin, which answer 503 while it is nil.
+	Lookup rappel.Lookup
 	// Keys checks the x-gateway-key of every route that needs a key.
 	Keys rappel.KeyService
 	// GatewayHost, when set, is the value x-gateway-host must hold on every

@@ -70,7 +70,7 @@ func TestServer_Handler(t *testing.T) {
 		{name: "RecordNotFoundEscaped", target: "/recall/a%2Fb", status: 404, has: []string{"record_id 'a/b'"}},
 
 		{name: "UnknownPath", target: "/recals", status: 404,
-			body: `{"detail":"There is no path '/recals' in this API; its paths are GET /health, GET /recall, GET /recall/{record_id}."}`},
+			body: `{"detail":"There is no path '/recals' in this API; its paths are GET /health, GET /recall, GET /recall/stats, GET /recall/products, GET /recall/upc, GET /recall/vin, GET /recall/{record_id}."}`},
 		{name: "UnknownPathNoKey", target: "/nope", header: map[string]string{"X-Gateway-Key": ""}, status: 404},
 		{name: "UnknownSubpath", target: "/recall/hc-73841/products", status: 404},
 		{name: "UncleanPath", target: "//health", status: 404, has: []string{"'//health'"}},

@@ -32,6 +32,9 @@ const (
 	fieldVehicle  = "vehicle" // make, year, model
 )
 
+// Store serves the barcode and VIN lookups from its index keys.
+var _ rappel.Lookup = (*Store)(nil)
+
 // IndexFields lists the fields RecordIDsByIndex accepts.
 var IndexFields = []string{FieldType, FieldAgency, FieldHazardClass, FieldAllergen, FieldCategory, FieldStatus, FieldEventDate, FieldRecallDate}
 

@@ -3,10 +3,12 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -96,10 +98,16 @@ func TestServe_EndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var first *rappel.Record
+	var first, withUPC *rappel.Record
+	var upc string
 	_ = bundle.ReadRecords(os.DirFS(bundleDir), func(r *rappel.Record) error {
 		if first == nil {
 			first = r
+		}
+		for _, p := range r.ProductList {
+			if _, err := rappel.ParseGTIN(p.UPC); err == nil && withUPC == nil {
+				withUPC, upc = r, p.UPC
+			}
 		}
 		return nil
 	})
@@ -116,6 +124,22 @@ func TestServe_EndToEnd(t *testing.T) {
 		var got rappel.Record
 		if code != 200 || json.Unmarshal(body, &got) != nil || got.RecordID != first.RecordID {
 			t.Fatalf("GET record = %d %s", code, body)
+		}
+	})
+	t.Run("Lookups", func(t *testing.T) {
+		// The store is wired as the server's Lookup.
+		if withUPC == nil {
+			t.Fatal("no record of the sample bundle has a valid product barcode")
+		}
+		code, body := get(t, base+"/recall/upc?upc="+url.QueryEscape(upc), "k1")
+		if code != 200 || !strings.Contains(string(body), `"record_id":"`+withUPC.RecordID+`"`) {
+			t.Fatalf("GET /recall/upc?upc=%s = %d %s", upc, code, body)
+		}
+		if code, body := get(t, base+"/recall/vin?vin=4T1BB3EK5AU118081", "k1"); code != 200 {
+			t.Fatalf("GET /recall/vin = %d %s", code, body)
+		}
+		if code, body := get(t, base+"/recall/stats?period=all", "k1"); code != 200 || !strings.Contains(string(body), fmt.Sprintf(`"total":%d,`, m.Records)) {
+			t.Fatalf("GET /recall/stats = %d %s", code, body)
 		}
 	})
 	t.Run("NoKey", func(t *testing.T) {

@@ -124,6 +124,7 @@ func (c *ServeCommand) Run(ctx context.Context) error {
 
 	srv := edge.NewServer()
 	srv.Catalog = catalog
+	srv.Lookup = store
 	srv.Keys = edge.NewStaticKeys(splitList(c.APIKeys))
 	srv.GatewayHost = c.GatewayHost
 	srv.QueryBudget = c.QueryBudget

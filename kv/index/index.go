@@ -45,6 +45,18 @@ type Snapshot struct {
 	orders map[orderKey][]int32
 	text   *textIndex
 
+	// Statistics (stats.go): the group_by fields, the running total of
+	// units_affected by document, the documents that have it, and the
+	// oldest event_date.
+	stats     map[string]*statsField
+	unitSum   []int64
+	withUnits *roaring.Bitmap
+	oldest    string
+	// Lookups (lookup.go): a summary per document, and the newest
+	// document of each recall_id.
+	summaries  []summary
+	byRecallID map[string]int32
+
 	cursorKey []byte
 }
 
@@ -87,6 +99,9 @@ func BuildOptions(recs []*rappel.Record, info rappel.DatasetInfo, opts Options) 
 		recallDay: make([]int32, n),
 		units:     make([]int64, n),
 		cursorKey: opts.CursorKey,
+
+		summaries:  make([]summary, 0, n),
+		byRecallID: make(map[string]int32, n),
 	}
 	if s.cursorKey == nil {
 		s.cursorKey = processKey
@@ -96,6 +111,7 @@ func BuildOptions(recs []*rappel.Record, info rappel.DatasetInfo, opts Options) 
 		s.all.AddRange(0, uint64(n))
 	}
 	tb := newTextBuilder(newAnalyzer(), n)
+	sb := newStatsBuilder(n)
 	for i, r := range recs {
 		doc := int32(i)
 		if _, dup := s.byID[r.RecordID]; dup {
@@ -113,6 +129,8 @@ func BuildOptions(recs []*rappel.Record, info rappel.DatasetInfo, opts Options) 
 			s.units[i] = int64(*r.UnitsAffected)
 		}
 		s.addFilters(doc, r)
+		sb.add(doc, r)
+		s.addLookups(doc, r)
 		tb.startDoc(doc)
 		indexRecord(tb, r)
 	}
@@ -127,6 +145,7 @@ func BuildOptions(recs []*rappel.Record, info rappel.DatasetInfo, opts Options) 
 	}
 	sort.Strings(s.categories)
 	s.buildOrders()
+	s.finishStats(sb)
 	return s, nil
 }
 

@@ -1,0 +1,212 @@
+package edge
+
+import (
+	"errors"
+	"net/http"
+	"slices"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/rappel-ca/rappel"
+)
+
+// statsParams are the query parameters GET /recall/stats accepts.
+var statsParams = []string{"group_by", "period", "sum_field"}
+
+// dateFields are record dates a client may try to group by; the message
+// points them to year and month.
+var dateFields = []string{"event_date", "recall_date", "date_modified", "last_updated", "fetched_at", "date"}
+
+// getStats answers GET /recall/stats (DECISIONS.md, GET /recall/stats):
+//
+//	{"entity_type":"recall","period_days":30,"issued_after":"2026-10-23",
+//	 "total_in_db":41000,"total":312,"sum_field":"units_affected","total_sum":9120,
+//	 "by_recall_type":[{"value":"food","count":120,"sum":0},…]}
+//
+// issued_after is the period's first day: GET /recall?issued_after=<it>
+// counts the same records, and with a filter the same as its group.
+func (s *Server) getStats(w http.ResponseWriter, r *http.Request) error {
+	p := paramsOf(w)
+	q := &rappel.StatsQuery{GroupBy: readGroupBy(p), SumField: readSumField(p)}
+	days, all := readPeriod(p)
+	if err := p.err(); err != nil {
+		return err
+	}
+	now := s.Now()
+	if !all {
+		q.Since = rappel.PeriodStart(now, days)
+	}
+	st, err := s.Catalog.Snapshot().Stats(r.Context(), q)
+	if err != nil {
+		return err
+	}
+	since := q.Since
+	if all {
+		since, days = st.Oldest, rappel.DaysSince(now, st.Oldest)
+	}
+	buf := make([]byte, 0, 192+64*len(st.Groups)) // most groups fit in 64 bytes
+	writeJSON(w, r, http.StatusOK, appendStats(buf, q, days, since, st))
+	return nil
+}
+
+// readGroupBy returns group_by, rappel.DefaultGroupBy when absent,
+// recording an item naming the nearest field when it is not one.
+func readGroupBy(p *params) string {
+	v, ok := p.str("group_by")
+	if !ok {
+		return rappel.DefaultGroupBy
+	}
+	if rappel.StatsGroupFields.Has(v) {
+		return v
+	}
+	msg := "Query parameter 'group_by' should be a field to group by, not " + quote(v)
+	var ctx map[string]any
+	switch near, ok := rappel.Nearest(v, rappel.StatsGroupFields); {
+	case rappel.StatsSumFields.Has(v):
+		msg += ": " + quote(v) + " is a number, which sum_field adds up; send sum_field=" + v + " and group by a field such as 'recall_type'."
+	case slices.Contains(dateFields, v):
+		msg += ": group by 'year' or 'month' of event_date instead."
+	case ok:
+		msg += "; did you mean " + quote(near) + "?"
+		ctx = map[string]any{"suggestion": near}
+	default:
+		msg += "; group by " + quoteList(rappel.StatsGroupFields, "or") + "."
+	}
+	if ctx == nil {
+		ctx = map[string]any{}
+	}
+	ctx["expected"] = quoteList(rappel.StatsGroupFields, "or")
+	p.add("enum", "group_by", v, msg, ctx)
+	return ""
+}
+
+// readPeriod returns the period in days, or all, 30 days when absent,
+// recording an item with the nearest valid period when it is not one.
+func readPeriod(p *params) (days int, all bool) {
+	v, ok := p.str("period")
+	if !ok {
+		return rappel.DefaultPeriodDays, false
+	}
+	days, all, err := rappel.ParsePeriod(v)
+	var pe *rappel.PeriodError
+	if errors.As(err, &pe) {
+		msg := "Query parameter 'period' is not a period: " + pe.Reason
+		var ctx map[string]any
+		if pe.Suggestion != "" {
+			msg += "; did you mean " + quote(pe.Suggestion) + "?"
+			ctx = map[string]any{"suggestion": pe.Suggestion}
+		} else {
+			msg += "."
+		}
+		p.add("value_error", "period", v, msg, ctx)
+	}
+	return days, all
+}
+
+// readSumField returns sum_field, "" when absent, recording an item naming
+// the numeric field when it is not one.
+func readSumField(p *params) string {
+	v, ok := p.str("sum_field")
+	if !ok || rappel.StatsSumFields.Has(v) {
+		return v
+	}
+	near := rappel.StatsSumFields[0]
+	if n, ok := rappel.Nearest(v, rappel.StatsSumFields); ok {
+		near = n
+	}
+	msg := "Query parameter 'sum_field' should name a numeric field, and " + quote(v) + " is not one; did you mean " + quote(near) + "?"
+	p.add("enum", "sum_field", v, msg, map[string]any{"expected": quoteList(rappel.StatsSumFields, "or"), "suggestion": near})
+	return ""
+}
+
+// appendStats appends the body of GET /recall/stats to dst. It is written
+// by hand because its array's key depends on group_by.
+func appendStats(dst []byte, q *rappel.StatsQuery, days int, since string, st *rappel.Stats) []byte {
+	sum := q.SumField != ""
+	dst = append(dst, `{"entity_type":"recall","period_days":`...)
+	dst = strconv.AppendInt(dst, int64(days), 10)
+	dst = append(dst, `,"issued_after":`...)
+	if since == "" {
+		dst = append(dst, "null"...)
+	} else {
+		dst = appendJSONString(dst, since)
+	}
+	dst = append(dst, `,"total_in_db":`...)
+	dst = strconv.AppendInt(dst, int64(st.TotalInDB), 10)
+	dst = append(dst, `,"total":`...)
+	dst = strconv.AppendInt(dst, int64(st.Total), 10)
+	if sum {
+		dst = append(dst, `,"sum_field":`...)
+		dst = appendJSONString(dst, q.SumField)
+		dst = append(dst, `,"total_sum":`...)
+		dst = strconv.AppendInt(dst, st.TotalSum, 10)
+	}
+	dst = append(dst, `,"by_`...)
+	dst = append(dst, q.GroupBy...) // a field name: no escaping needed
+	dst = append(dst, `":[`...)
+	for i, g := range st.Groups {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, `{"value":`...)
+		dst = appendJSONString(dst, g.Value)
+		dst = append(dst, `,"count":`...)
+		dst = strconv.AppendInt(dst, int64(g.Count), 10)
+		if sum {
+			dst = append(dst, `,"sum":`...)
+			dst = strconv.AppendInt(dst, g.Sum, 10)
+		}
+		dst = append(dst, '}')
+	}
+	return append(dst, "]}"...)
+}
+
+// appendJSONString appends s as a JSON string: quotes, backslashes and
+// control characters escaped, invalid UTF-8 replaced by U+FFFD, and U+2028
+// and U+2029 escaped as encoding/json does, for JavaScript's sake.
+func appendJSONString(dst []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				dst = append(dst, '\\', c)
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+		case r == '\u2028' || r == '\u2029':
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hex[r&0xF])
+		default:
+			i += size
+			continue
+		}
+		i += size
+		start = i
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}

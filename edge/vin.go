@@ -1,0 +1,108 @@
+package edge
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/rappel-ca/rappel"
+)
+
+// How a VIN lookup matched its results (DECISIONS.md, GET /recall/vin).
+const (
+	matchMakeModelYear = "make_model_year"
+	matchMakeYear      = "make_year"
+)
+
+// vinResults is the body of GET /recall/vin: the VIN as decoded (upper
+// case, without spaces or dashes), what it tells, and the vehicle recalls
+// covering that vehicle, newest first.
+type vinResults struct {
+	VIN     string     `json:"vin"`
+	Decoded vinDecoded `json:"decoded"`
+	Count   int        `json:"count"`
+	Results []found    `json:"results"`
+}
+
+// vinDecoded holds the parts of a VIN that could be decoded; the others
+// are null.
+type vinDecoded struct {
+	Make  *string `json:"make"`
+	Model *string `json:"model"`
+	Year  *int    `json:"year"`
+}
+
+// getByVIN answers GET /recall/vin?vin=<VIN>[&lang=en|fr]. It decodes the
+// make, model and model year, then lists the vehicle recalls whose
+// affected models cover all three; when the model is unknown, or no recall
+// names it, those covering the make and year.
+func (s *Server) getByVIN(w http.ResponseWriter, r *http.Request) error {
+	p := paramsOf(w)
+	lang := p.enum("lang", rappel.Langs)
+	v := p.required("vin")
+	var vin rappel.VIN
+	if _, ok := p.str("vin"); ok {
+		var err error
+		if vin, err = rappel.ParseVIN(v); err != nil {
+			var ve *rappel.VINError
+			reason := err.Error()
+			if errors.As(err, &ve) {
+				reason = ve.Reason
+			}
+			p.add("value_error", "vin", v, "Query parameter 'vin' is not a valid VIN: "+reason+".", nil)
+		}
+	}
+	if err := p.err(); err != nil {
+		return err
+	}
+	look, err := s.lookup()
+	if err != nil {
+		return err
+	}
+	d := vin.DecodeAt(s.Now())
+	res := vinResults{VIN: string(vin), Decoded: vinDecoded{Make: orNull(d.Make), Model: orNull(d.Model)}}
+	if d.Year != 0 {
+		res.Decoded.Year = &d.Year
+	}
+	if res.Results, err = s.vehicleRecalls(r, look, d, lang); err != nil {
+		return err
+	}
+	res.Count = len(res.Results)
+	b, err := json.Marshal(res)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, r, http.StatusOK, b)
+	return nil
+}
+
+// vehicleRecalls finds the vehicle recalls of the make, model and year of
+// d, falling back to the make and year.
+func (s *Server) vehicleRecalls(r *http.Request, look rappel.Lookup, d rappel.Decoded, lang string) ([]found, error) {
+	if d.Make == "" || d.Year == 0 {
+		return []found{}, nil
+	}
+	snap := s.Catalog.Snapshot()
+	find := func(model, match string) ([]found, error) {
+		ids, err := look.RecordIDsByVehicle(r.Context(), d.Make, model, d.Year)
+		if err != nil {
+			return nil, fmt.Errorf("looking up vehicle %s %s %d: %w", d.Make, model, d.Year, err)
+		}
+		sums := snap.Summaries(ids)
+		kept := sums[:0]
+		for _, sm := range sums {
+			if sm.RecallType == rappel.TypeVehicle {
+				kept = append(kept, sm)
+			}
+		}
+		return foundOf(kept, lang, match), nil
+	}
+	if d.Model != "" {
+		res, err := find(d.Model, matchMakeModelYear)
+		if err != nil || len(res) > 0 {
+			return res, err
+		}
+	}
+	return find("", matchMakeYear)
+}
