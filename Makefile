@@ -40,7 +40,7 @@ bundle: bundle/data/manifest.json
 
 # The bundle is normalized through the Wasm plugins by the rappel binary
 # itself, via wazero: the same path the live feeds take.
-bundle/data/manifest.json: $(WASM) $(CORPUS)/manifest.json $(DOMAIN) bundle/bundle.go cmd/rappel/bundle.go
+bundle/data/manifest.json: $(WASM) $(CORPUS)/manifest.json $(DOMAIN) bundle/bundle.go cmd/rappel/bundle.go $(wildcard feeds/*.go)
 	$(GO) run ./cmd/rappel bundle -corpus $(CORPUS) -plugins bundle/data/plugins -out bundle/data -cache-dir build/wazero-cache
 
 run: build
@@ -61,4 +61,4 @@ bench: bundle
 	$(GO) test -run='^$$' -bench=. -benchmem ./...
 
 clean:
-	rm -rf bin build bundle/data/records.ndjson.zst bundle/data/manifest.json bundle/data/plugins
+	rm -rf bin build bundle/data/records.ndjson.zst bundle/data/manifest.json bundle/data/plugins bundle/data/partials

@@ -14,10 +14,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"time"
 
@@ -34,6 +35,15 @@ const (
 	recordsFile  = "records.ndjson.zst"
 	manifestFile = "manifest.json"
 	pluginsDir   = "plugins"
+	// partialsDir holds <source>.ndjson.zst: the records each source's
+	// plugin emitted, before merging, so that a node knows which records
+	// each source gave and a source's first live refresh can replace them.
+	partialsDir = "partials"
+	// rawDir holds <source>.ndjson.zst: the raw records (keys, hashes, the
+	// record_ids they yield; not their bytes) the partial records were
+	// normalized from, so that a node's first live refresh normalizes only
+	// the upstream records that differ.
+	rawDir = "raw"
 )
 
 // Manifest describes a bundle.
@@ -51,6 +61,10 @@ type Manifest struct {
 	Examples []rappel.Problem `json:"problem_examples,omitempty"`
 	// Plugins maps each source to the SHA-256 of the module that produced it.
 	Plugins map[string]string `json:"plugins"`
+	// Partials counts the partial records of each source (WritePartials).
+	Partials map[string]int `json:"partials,omitempty"`
+	// Raw counts the raw records of each source (WriteRaw).
+	Raw map[string]int `json:"raw,omitempty"`
 }
 
 // ErrEmpty is returned when the binary was built without a bundle.
@@ -80,31 +94,75 @@ func ReadManifest(fsys fs.FS) (Manifest, error) {
 // ReadRecords calls fn for every record in the bundle in fsys, in record_id
 // order, and stops at fn's first error.
 func ReadRecords(fsys fs.FS, fn func(*rappel.Record) error) error {
-	f, err := fsys.Open(recordsFile)
+	return readNDJSON(fsys, recordsFile, "records", fn)
+}
+
+// ReadPartials calls fn for every partial record of source in the bundle in
+// fsys, in record_id order, and stops at fn's first error. A bundle written
+// without partial records has none: fn is not called.
+func ReadPartials(fsys fs.FS, source string, fn func(*rappel.Record) error) error {
+	err := readNDJSON(fsys, path.Join(partialsDir, source+".ndjson.zst"), source+" partial records", fn)
+	if errors.Is(err, ErrEmpty) {
+		return nil
+	}
+	return err
+}
+
+// ReadRaw calls fn for every raw record of source in the bundle in fsys, in
+// key order; none when the bundle has none.
+func ReadRaw(fsys fs.FS, source string, fn func(rappel.RawRecord) error) error {
+	err := readLines(fsys, path.Join(rawDir, source+".ndjson.zst"), source+" raw records", func(line []byte) error {
+		var r rappel.RawRecord
+		if err := json.Unmarshal(line, &r); err != nil {
+			return err
+		}
+		return fn(r)
+	})
+	if errors.Is(err, ErrEmpty) {
+		return nil
+	}
+	return err
+}
+
+// readNDJSON calls fn for every record of a zstd-compressed NDJSON file.
+func readNDJSON(fsys fs.FS, name, what string, fn func(*rappel.Record) error) error {
+	return readLines(fsys, name, what, func(line []byte) error {
+		var r rappel.Record
+		if err := json.Unmarshal(line, &r); err != nil {
+			return err
+		}
+		return fn(&r)
+	})
+}
+
+// readLines calls fn for every line of a zstd-compressed file.
+func readLines(fsys fs.FS, name, what string, fn func([]byte) error) error {
+	f, err := fsys.Open(name)
 	if errors.Is(err, fs.ErrNotExist) {
 		return ErrEmpty
 	} else if err != nil {
-		return fmt.Errorf("opening bundle records: %w", err)
+		return fmt.Errorf("opening bundle %s: %w", what, err)
 	}
 	defer f.Close()
 	zr, err := zstd.NewReader(f)
 	if err != nil {
-		return fmt.Errorf("opening bundle records: %w", err)
+		return fmt.Errorf("opening bundle %s: %w", what, err)
 	}
 	defer zr.Close()
 	sc := bufio.NewScanner(zr)
 	sc.Buffer(make([]byte, 0, 1<<20), 64<<20)
 	for n := 1; sc.Scan(); n++ {
-		var r rappel.Record
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			return fmt.Errorf("decoding bundle record %d: %w", n, err)
-		}
-		if err := fn(&r); err != nil {
+		if err := fn(sc.Bytes()); err != nil {
+			var syn *json.SyntaxError
+			var typ *json.UnmarshalTypeError
+			if errors.As(err, &syn) || errors.As(err, &typ) {
+				return fmt.Errorf("decoding bundle %s, line %d: %w", what, n, err)
+			}
 			return err
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return fmt.Errorf("reading bundle records: %w", err)
+		return fmt.Errorf("reading bundle %s: %w", what, err)
 	}
 	return nil
 }
@@ -142,21 +200,7 @@ func Write(dir string, recs []*rappel.Record, m Manifest) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("creating bundle dir: %w", err)
 	}
-	var buf bytes.Buffer
-	zw, err := zstd.NewWriter(&buf, zstd.WithEncoderLevel(zstd.SpeedBetterCompression))
-	if err != nil {
-		return err
-	}
-	enc := json.NewEncoder(zw)
-	for _, r := range recs {
-		if err := enc.Encode(r); err != nil {
-			return fmt.Errorf("encoding record %s: %w", r.RecordID, err)
-		}
-	}
-	if err := zw.Close(); err != nil {
-		return fmt.Errorf("compressing bundle: %w", err)
-	}
-	if err := writeFileAtomic(filepath.Join(dir, recordsFile), buf.Bytes()); err != nil {
+	if err := writeNDJSON(filepath.Join(dir, recordsFile), recs); err != nil {
 		return err
 	}
 	mb, err := json.MarshalIndent(m, "", "  ")
@@ -164,6 +208,70 @@ func Write(dir string, recs []*rappel.Record, m Manifest) error {
 		return err
 	}
 	return writeFileAtomic(filepath.Join(dir, manifestFile), append(mb, '\n'))
+}
+
+// WritePartials writes each source's partial records (what its plugin
+// emitted, before merging) into dir, replacing those there, and counts them
+// in m. Call it before Write, which writes the manifest last.
+func WritePartials(dir string, parts map[string][]*rappel.Record, m *Manifest) error {
+	if err := os.MkdirAll(filepath.Join(dir, partialsDir), 0o755); err != nil {
+		return fmt.Errorf("creating bundle dir: %w", err)
+	}
+	m.Partials = map[string]int{}
+	for source, recs := range parts {
+		recs = slices.Clone(recs)
+		sort.SliceStable(recs, func(i, j int) bool { return recs[i].RecordID < recs[j].RecordID })
+		if err := writeNDJSON(filepath.Join(dir, partialsDir, source+".ndjson.zst"), recs); err != nil {
+			return err
+		}
+		m.Partials[source] = len(recs)
+	}
+	return nil
+}
+
+// WriteRaw writes each source's raw records, without their data, into dir,
+// replacing those there, and counts them in m. Call it before Write.
+func WriteRaw(dir string, raw map[string][]rappel.RawRecord, m *Manifest) error {
+	if err := os.MkdirAll(filepath.Join(dir, rawDir), 0o755); err != nil {
+		return fmt.Errorf("creating bundle dir: %w", err)
+	}
+	m.Raw = map[string]int{}
+	for source, recs := range raw {
+		if err := writeLines(filepath.Join(dir, rawDir, source+".ndjson.zst"), len(recs), func(i int) any {
+			r := recs[i]
+			r.Data = nil
+			return r
+		}); err != nil {
+			return err
+		}
+		m.Raw[source] = len(recs)
+	}
+	return nil
+}
+
+// writeNDJSON writes recs as zstd-compressed NDJSON to path, atomically.
+func writeNDJSON(path string, recs []*rappel.Record) error {
+	return writeLines(path, len(recs), func(i int) any { return recs[i] })
+}
+
+// writeLines writes n values, item(0) to item(n-1), as zstd-compressed
+// JSON lines to path, atomically.
+func writeLines(path string, n int, item func(int) any) error {
+	var buf bytes.Buffer
+	zw, err := zstd.NewWriter(&buf, zstd.WithEncoderLevel(zstd.SpeedBetterCompression))
+	if err != nil {
+		return err
+	}
+	enc := json.NewEncoder(zw)
+	for i := range n {
+		if err := enc.Encode(item(i)); err != nil {
+			return fmt.Errorf("encoding line %d of %s: %w", i+1, path, err)
+		}
+	}
+	if err := zw.Close(); err != nil {
+		return fmt.Errorf("compressing bundle: %w", err)
+	}
+	return writeFileAtomic(path, buf.Bytes())
 }
 
 func writeFileAtomic(path string, b []byte) error {

@@ -61,6 +61,55 @@ func TestWrite_ReadRecords(t *testing.T) {
 	})
 }
 
+func TestWritePartials_ReadPartials(t *testing.T) {
+	dir := t.TempDir()
+	parts := map[string][]*rappel.Record{
+		"hcdump": {rec("hc-2", rappel.TypeFood), rec("hc-1", rappel.TypeFood)},
+		"vrdb":   {rec("tc-3", rappel.TypeVehicle)},
+	}
+	m := Manifest{}
+	if err := WritePartials(dir, parts, &m); err != nil {
+		t.Fatal(err)
+	}
+	if m.Partials["hcdump"] != 2 || m.Partials["vrdb"] != 1 {
+		t.Fatalf("manifest counts %v", m.Partials)
+	}
+	var ids []string
+	if err := ReadPartials(os.DirFS(dir), "hcdump", func(r *rappel.Record) error { ids = append(ids, r.RecordID); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(ids, []string{"hc-1", "hc-2"}) {
+		t.Fatalf("hcdump partials %v, want them in record_id order", ids)
+	}
+	n := 0
+	if err := ReadPartials(os.DirFS(dir), "detail", func(*rappel.Record) error { n++; return nil }); err != nil || n != 0 {
+		t.Fatalf("a source without partials: %d, %v", n, err)
+	}
+}
+
+func TestWriteRaw_ReadRaw(t *testing.T) {
+	dir := t.TempDir()
+	raw := map[string][]rappel.RawRecord{"detail": {
+		{Key: "1", Hash: "aa", IDs: []string{"hc-1"}, Version: "v1", Data: []byte("not written")},
+		{Key: "2", Hash: "bb"},
+	}}
+	m := Manifest{}
+	if err := WriteRaw(dir, raw, &m); err != nil {
+		t.Fatal(err)
+	}
+	var got []rappel.RawRecord
+	if err := ReadRaw(os.DirFS(dir), "detail", func(r rappel.RawRecord) error { got = append(got, r); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	want := []rappel.RawRecord{{Key: "1", Hash: "aa", IDs: []string{"hc-1"}, Version: "v1"}, {Key: "2", Hash: "bb"}}
+	if !reflect.DeepEqual(got, want) || m.Raw["detail"] != 2 {
+		t.Fatalf("raw records = %+v (manifest %v), want %+v", got, m.Raw, want)
+	}
+	if err := ReadRaw(os.DirFS(dir), "vrdb", func(rappel.RawRecord) error { t.Fatal("called"); return nil }); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestEmbedded checks the bundle compiled into this binary when `make
 // bundle` has run, which `make test` guarantees.
 func TestEmbedded(t *testing.T) {

@@ -14,9 +14,10 @@ type health struct {
 	Records          int    `json:"records"`
 	DatasetUpdatedAt string `json:"dataset_updated_at,omitempty"`
 	DatasetSource    string `json:"dataset_source,omitempty"`
-	// Feeds will list each feed's last success, last error and staleness
-	// once the feeds package reports them; empty until then, never null.
-	Feeds []any `json:"feeds"`
+	// Feeds lists each feed's last attempt and success, last error,
+	// staleness, records, rejected records and active plugin; empty when
+	// the node runs no feeds, never null.
+	Feeds []rappel.FeedState `json:"feeds"`
 }
 
 // health answers 200 while the node can answer from the data it holds, and
@@ -32,7 +33,7 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) error {
 			"No recall data is loaded yet, so this node cannot answer; retry shortly or use another node.")
 	}
 	info := snap.Info()
-	h := health{Status: "ok", Records: snap.Len(), DatasetSource: info.Source, Feeds: []any{}}
+	h := health{Status: "ok", Records: snap.Len(), DatasetSource: info.Source, Feeds: s.feeds()}
 	if !info.UpdatedAt.IsZero() {
 		h.DatasetUpdatedAt = info.UpdatedAt.UTC().Format(time.RFC3339)
 	}

@@ -1,6 +1,7 @@
 package edge
 
 import (
+	"context"
 	"log/slog"
 	"net/http"
 	"time"
@@ -30,6 +31,17 @@ type Server struct {
 	// QueryBudget bounds the evaluation of one search (GET /recall); a
 	// search that takes longer gets 504 (DECISIONS.md, GET /recall).
 	QueryBudget time.Duration
+	// Alerts serves subscribe, confirm and unsubscribe, which answer 503
+	// while it is nil.
+	Alerts rappel.Alerts
+	// Feeds, when set, returns every live feed's state for GET /health.
+	Feeds func() []rappel.FeedState
+	// Refresh, when set, refreshes the feeds now and returns when done or
+	// when ctx is; POST /admin/refresh answers 503 while it is nil.
+	Refresh func(ctx context.Context) error
+	// AdminKey opens the admin endpoints to requests carrying it in
+	// x-admin-key; empty keeps them closed (403).
+	AdminKey string
 }
 
 // DefaultQueryBudget is the QueryBudget NewServer sets.

@@ -70,7 +70,7 @@ func TestServer_Handler(t *testing.T) {
 		{name: "RecordNotFoundEscaped", target: "/recall/a%2Fb", status: 404, has: []string{"record_id 'a/b'"}},
 
 		{name: "UnknownPath", target: "/recals", status: 404,
-			body: `{"detail":"There is no path '/recals' in this API; its paths are GET /health, GET /recall, GET /recall/stats, GET /recall/products, GET /recall/upc, GET /recall/vin, GET /recall/{record_id}."}`},
+			body: `{"detail":"There is no path '/recals' in this API; its paths are GET /health, GET /recall, GET /recall/stats, GET /recall/products, GET /recall/upc, GET /recall/vin, GET /recall/{record_id}, POST /recall/alerts/subscribe, GET /recall/alerts/confirm, GET /recall/alerts/unsubscribe, POST /recall/alerts/unsubscribe, POST /admin/refresh."}`},
 		{name: "UnknownPathNoKey", target: "/nope", header: map[string]string{"X-Gateway-Key": ""}, status: 404},
 		{name: "UnknownSubpath", target: "/recall/hc-73841/products", status: 404},
 		{name: "UncleanPath", target: "//health", status: 404, has: []string{"'//health'"}},
@@ -210,10 +210,12 @@ func TestServer_Handler(t *testing.T) {
 // and answer HEAD wherever it answers GET, with the same status and no body.
 func TestServer_Routes(t *testing.T) {
 	s, _ := MustServer(t, MustCatalog(t, testRecords()))
+	s.AdminKey = testAdminKey
 	base := MustHTTP(t, s.Handler()).URL
 	do := func(t *testing.T, method, url string) (int, string) {
 		req, _ := http.NewRequest(method, url, nil)
 		req.Header.Set("X-Gateway-Key", testKey)
+		req.Header.Set("X-Admin-Key", testAdminKey)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)

@@ -13,6 +13,16 @@
 //	| vehicles | i/vehicle/<MAKE>\x00\x01<year>\x00\x01<MODEL>\x00\x01<record_id> | empty                             |
 //	| meta     | m/schema                                                         | schema version, one byte          |
 //	| meta     | m/dataset                                                        | 0x01, then the DatasetInfo's JSON |
+//	| meta     | m/newrecalls                                                     | last new-recalls seq, 8 bytes BE  |
+//	| partials | s/<source>/<record_id>                                           | 0x01, 16-byte content hash, JSON  |
+//	| feeds    | f/state/<source>                                                 | 0x01, then the SourceState's JSON |
+//	| feeds    | f/raw/<source>/<key>                                             | 0x01, then the RawRecord's JSON   |
+//	| feeds    | f/data/<source>/<key>                                            | 0x01, then the raw bytes          |
+//	| outbox   | o/new/<seq, 8 bytes BE>                                          | 0x01, then the NewRecalls' JSON   |
+//	| alerts   | a/sub/<subscription_id>                                          | 0x01, then the Subscription's JSON |
+//	| alerts   | a/tok/<SHA-256 of a token, 32 bytes>                             | 0x01, then {sub, kind} JSON       |
+//	| alerts   | a/out/<subscription_id>\x00<record_id>                           | 0x01, then the AlertRow's JSON    |
+//	| alerts   | a/done/<seq, 8 bytes BE>                                         | when the batch was matched        |
 //
 // The single-value index fields are type (recall_type), agency,
 // hazard_class, allergen (one key per allergen), category, status,
@@ -39,11 +49,22 @@
 // code's (or absent from a store holding records), Open rebuilds the index
 // from the records; when it is newer, Open refuses the store.
 //
+// Partial records are what each source's plugin emitted for a record_id,
+// before rappel.Assemble merges the sources into the records under r/; a
+// refresh of one source re-assembles only the record_ids whose partials
+// changed. Raw records are the upstream records the partials came from,
+// kept so that a new plugin can be run on them and so that a refresh
+// normalizes only those whose hash changed. The outbox holds, per refresh,
+// the record_ids that were new, until the alerts acknowledge them.
+//
 // # Writes
 //
 // PutRecords and DeleteRecords read each record's stored version, delete the
 // index keys it no longer has, and write everything in one batch committed
 // with pebble.Sync: once they return nil the change survives a crash, and a
-// crash before that leaves none of it. Writes are serialized by the Store;
-// reads run concurrently with them and with each other.
+// crash before that leaves none of it. ApplySource writes one source's
+// refresh (partials, raw records, state, assembled records and their index
+// keys, dataset info, new recalls) the same way, in one batch. Writes are
+// serialized by the Store; reads run concurrently with them and with each
+// other.
 package kv

@@ -29,21 +29,39 @@ type Host struct {
 	MaxOutput int64
 	// MaxRecords caps the records a run may return.
 	MaxRecords int
-	// Interruptible compiles guests with deadline checks (wazero's
-	// WithCloseOnContextDone), so a runaway guest is stopped at Timeout or
-	// when ctx is done. The checks cost about 5x in guest speed (hcdump on
-	// the full corpus: 9.7 s without, 52.9 s with; see RATIONALE.md).
-	// Without them a guest cannot be stopped once started: turn it off only
-	// for trusted plugins, such as the shipped ones at build time.
+	// Interruptible makes a runaway guest stoppable: a run ends at Timeout
+	// or when ctx is done, whatever the guest does. Turn it off only for
+	// trusted plugins, such as the shipped ones at build time: without it a
+	// guest that never returns is never stopped.
 	Interruptible bool
-	Logger        *slog.Logger
+	// InProcess stops an interruptible guest inside this process, with the
+	// deadline checks wazero compiles into guest code (WithCloseOnContextDone).
+	// By default an interruptible guest runs in a child process instead,
+	// compiled without the checks and killed at its deadline: the checks
+	// slow Go guests about fivefold, a child costs a fixed ~0.1 s (see
+	// RATIONALE.md).
+	InProcess bool
+	// Command starts the child process of a run that is interruptible and
+	// not InProcess; nil runs this executable again. The child is told by
+	// its environment to serve one run (see ServeChild), which any program
+	// importing this package does before its main or tests start.
+	Command []string
+	// MaxChildMemory caps a child's resident memory, in bytes; the child is
+	// killed past it. 0 allows twice the guest memory limit and twice the
+	// input, plus 512 MiB for the runtime and compiled code (a growing
+	// linear memory is copied, so it briefly exists twice).
+	MaxChildMemory int64
+	Logger         *slog.Logger
 
-	runtime wazero.Runtime
-	cache   wazero.CompilationCache
+	runtime  wazero.Runtime
+	cache    wazero.CompilationCache
+	tempDir  string // a cache dir Open created for children, removed by Close
+	childCmd []string
 }
 
 // NewHost returns a Host with defaults sized for the national feeds: 1 GiB
-// of guest memory, two minutes, 512 MiB of output, two million records.
+// of guest memory, two minutes, 512 MiB of output, two million records, and
+// runs that are interruptible, each in a child process.
 func NewHost() *Host {
 	return &Host{
 		MemoryLimitPages: 16384,
@@ -56,9 +74,17 @@ func NewHost() *Host {
 }
 
 // Open creates the runtime and its compilation cache. Settings that shape
-// compiled code (MemoryLimitPages, Interruptible) are read here.
+// compiled code or choose where guests run (MemoryLimitPages,
+// Interruptible, InProcess, Command) are read here. Children share the
+// cache on disk, so a module compiled once here is not compiled again by
+// each child; without a CacheDir, Open makes a temporary one for them.
 func (h *Host) Open(ctx context.Context) error {
 	var err error
+	if h.child() {
+		if err := h.openChild(); err != nil {
+			return err
+		}
+	}
 	if h.CacheDir != "" {
 		if err := os.MkdirAll(h.CacheDir, 0o755); err != nil {
 			return fmt.Errorf("creating plugin cache dir: %w", err)
@@ -73,7 +99,7 @@ func (h *Host) Open(ctx context.Context) error {
 	cfg := wazero.NewRuntimeConfig().
 		WithCompilationCache(h.cache).
 		WithMemoryLimitPages(h.MemoryLimitPages).
-		WithCloseOnContextDone(h.Interruptible)
+		WithCloseOnContextDone(h.Interruptible && h.InProcess)
 	h.runtime = wazero.NewRuntimeWithConfig(ctx, cfg)
 	if _, err := wasi_snapshot_preview1.Instantiate(ctx, h.runtime); err != nil {
 		return fmt.Errorf("instantiating wasi: %w", err)
@@ -93,7 +119,37 @@ func (h *Host) Close(ctx context.Context) error {
 			err = cerr
 		}
 	}
+	if h.tempDir != "" {
+		if rerr := os.RemoveAll(h.tempDir); err == nil {
+			err = rerr
+		}
+		h.CacheDir, h.tempDir = "", ""
+	}
 	return err
+}
+
+// child reports whether runs happen in child processes.
+func (h *Host) child() bool { return h.Interruptible && !h.InProcess }
+
+// openChild settles the child command and makes sure children find the
+// compiled modules on disk.
+func (h *Host) openChild() error {
+	h.childCmd = h.Command
+	if len(h.childCmd) == 0 {
+		exe, err := os.Executable()
+		if err != nil {
+			return fmt.Errorf("finding this executable to run plugins in: %w", err)
+		}
+		h.childCmd = []string{exe, "plugin", "run"}
+	}
+	if h.CacheDir == "" {
+		dir, err := os.MkdirTemp("", "rappel-plugins-")
+		if err != nil {
+			return fmt.Errorf("creating plugin cache dir: %w", err)
+		}
+		h.CacheDir, h.tempDir = dir, dir
+	}
+	return nil
 }
 
 // Plugin is a compiled normalizer, ready to run any number of times.
@@ -104,7 +160,8 @@ type Plugin struct {
 	SHA256 string
 
 	host     *Host
-	compiled wazero.CompiledModule
+	compiled wazero.CompiledModule // nil when runs happen in children
+	wasm     []byte                // the module, sent to each child
 }
 
 // Load compiles a module for the source name. It fails when the bytes are
@@ -121,9 +178,34 @@ func (h *Host) Load(ctx context.Context, name string, wasm []byte) (*Plugin, err
 		_ = compiled.Close(ctx)
 		return nil, fmt.Errorf("compiling plugin %s: the module exports no _start function; build it as a WASI command (GOOS=wasip1)", name)
 	}
+	p := &Plugin{Name: name, SHA256: SHA256(wasm), host: h, compiled: compiled}
+	if h.child() {
+		// Compiling here checked the module and left its machine code in
+		// the cache on disk, where children find it; this process never
+		// runs it, so it need not keep it.
+		_ = compiled.Close(ctx)
+		p.compiled, p.wasm = nil, wasm
+	}
+	return p, nil
+}
+
+// SHA256 returns the hex digest that names a module in Status and /health.
+func SHA256(wasm []byte) string {
 	sum := sha256.Sum256(wasm)
-	return &Plugin{Name: name, SHA256: hex.EncodeToString(sum[:]), host: h, compiled: compiled}, nil
+	return hex.EncodeToString(sum[:])
 }
 
 // Close releases the compiled module.
-func (p *Plugin) Close(ctx context.Context) error { return p.compiled.Close(ctx) }
+func (p *Plugin) Close(ctx context.Context) error {
+	if p.compiled == nil {
+		return nil
+	}
+	return p.compiled.Close(ctx)
+}
+
+func (h *Host) logger() *slog.Logger {
+	if h.Logger != nil {
+		return h.Logger
+	}
+	return slog.Default()
+}

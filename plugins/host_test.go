@@ -15,17 +15,42 @@ import (
 
 const guests = "./plugins/testdata/guests/"
 
-// MustOpenHost returns an open host with a short timeout, closed at cleanup.
-func MustOpenHost(tb testing.TB) *plugins.Host {
+// MustOpenHost returns an open host with the defaults (runs in child
+// processes) and a short timeout, closed at cleanup. configure, when given,
+// changes settings before Open.
+func MustOpenHost(tb testing.TB, configure ...func(*plugins.Host)) *plugins.Host {
 	tb.Helper()
 	h := plugins.NewHost()
 	h.Timeout = 20 * time.Second
 	h.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	for _, c := range configure {
+		c(h)
+	}
 	if err := h.Open(context.Background()); err != nil {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { h.Close(context.Background()) })
 	return h
+}
+
+// stopModes are the two ways a host stops an untrusted guest; the tests
+// that judge a run's end run under both.
+var stopModes = []struct {
+	name      string
+	configure func(*plugins.Host)
+}{
+	{"ChildProcess", func(h *plugins.Host) {}},
+	{"InProcess", func(h *plugins.Host) { h.InProcess = true }},
+}
+
+// forEachMode runs test once per stop mode, with an open host configured
+// for it and then by configure.
+func forEachMode(t *testing.T, test func(t *testing.T, h *plugins.Host), configure ...func(*plugins.Host)) {
+	for _, m := range stopModes {
+		t.Run(m.name, func(t *testing.T) {
+			test(t, MustOpenHost(t, append([]func(*plugins.Host){m.configure}, configure...)...))
+		})
+	}
 }
 
 func mustLoad(tb testing.TB, h *plugins.Host, name, pkg string) *plugins.Plugin {
@@ -38,19 +63,20 @@ func mustLoad(tb testing.TB, h *plugins.Host, name, pkg string) *plugins.Plugin 
 }
 
 func TestPlugin_Run_Sandbox(t *testing.T) {
-	h := MustOpenHost(t)
-	p := mustLoad(t, h, "probe", guests+"probe")
-	res, err := p.Run(context.Background(), fstest.MapFS{"input.txt": {Data: []byte("hello")}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, pr := range res.Problems {
-		t.Errorf("guest %s", pr.Reason)
-	}
-	// argv is the source name and the ABI version.
-	if len(res.Records) != 1 || res.Records[0].RecordID != "probe-2" {
-		t.Fatalf("records = %+v, want one probe-2", res.Records)
-	}
+	forEachMode(t, func(t *testing.T, h *plugins.Host) {
+		p := mustLoad(t, h, "probe", guests+"probe")
+		res, err := p.Run(context.Background(), fstest.MapFS{"input.txt": {Data: []byte("hello")}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, pr := range res.Problems {
+			t.Errorf("guest %s", pr.Reason)
+		}
+		// argv is the source name and the ABI version.
+		if len(res.Records) != 1 || res.Records[0].RecordID != "probe-2" {
+			t.Fatalf("records = %+v, want one probe-2", res.Records)
+		}
+	})
 }
 
 func TestPlugin_Run_Trusted(t *testing.T) {
@@ -69,80 +95,123 @@ func TestPlugin_Run_Trusted(t *testing.T) {
 }
 
 func TestPlugin_Run_Timeout(t *testing.T) {
-	h := MustOpenHost(t)
-	h.Timeout = 500 * time.Millisecond
-	p := mustLoad(t, h, "loop", guests+"loop")
-	start := time.Now()
-	_, err := p.Run(context.Background(), fstest.MapFS{})
-	if err == nil || !strings.Contains(err.Error(), "stopped after") {
-		t.Fatalf("err = %v, want the run stopped", err)
-	}
-	// Not a timing assertion: a guest that was not stopped would run forever.
-	t.Logf("runaway guest stopped after %s", time.Since(start))
+	forEachMode(t, func(t *testing.T, h *plugins.Host) {
+		p := mustLoad(t, h, "loop", guests+"loop")
+		start := time.Now()
+		_, err := p.Run(context.Background(), fstest.MapFS{})
+		if err == nil || !strings.Contains(err.Error(), "stopped after") {
+			t.Fatalf("err = %v, want the run stopped", err)
+		}
+		// Not a timing assertion: a guest that was not stopped would run forever.
+		t.Logf("runaway guest stopped after %s", time.Since(start))
+	}, func(h *plugins.Host) { h.Timeout = 500 * time.Millisecond })
 }
 
 func TestPlugin_Run_ContextCancel(t *testing.T) {
-	h := MustOpenHost(t)
-	p := mustLoad(t, h, "loop", guests+"loop")
-	ctx, cancel := context.WithCancel(context.Background())
-	time.AfterFunc(200*time.Millisecond, cancel)
-	if _, err := p.Run(ctx, fstest.MapFS{}); err == nil {
-		t.Fatal("a cancelled run returned no error")
-	}
+	forEachMode(t, func(t *testing.T, h *plugins.Host) {
+		p := mustLoad(t, h, "loop", guests+"loop")
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(200*time.Millisecond, cancel)
+		if _, err := p.Run(ctx, fstest.MapFS{}); err == nil {
+			t.Fatal("a cancelled run returned no error")
+		}
+	})
 }
 
 func TestPlugin_Run_OutputCap(t *testing.T) {
-	h := MustOpenHost(t)
-	h.MaxOutput = 1 << 20
-	p := mustLoad(t, h, "flood", guests+"flood")
+	forEachMode(t, func(t *testing.T, h *plugins.Host) {
+		p := mustLoad(t, h, "flood", guests+"flood")
+		_, err := p.Run(context.Background(), fstest.MapFS{})
+		if err == nil || !strings.Contains(err.Error(), "output exceeded") {
+			t.Fatalf("err = %v, want output exceeded", err)
+		}
+	}, func(h *plugins.Host) { h.MaxOutput = 1 << 20 })
+}
+
+func TestPlugin_Run_MemoryLimit(t *testing.T) {
+	forEachMode(t, func(t *testing.T, h *plugins.Host) {
+		p := mustLoad(t, h, "hog", guests+"hog")
+		_, err := p.Run(context.Background(), fstest.MapFS{})
+		// The Go runtime in the guest gives up when memory.grow fails.
+		if err == nil || !strings.Contains(err.Error(), "out of memory") {
+			t.Fatalf("err = %v, want the guest out of memory", err)
+		}
+	}, func(h *plugins.Host) {
+		h.MemoryLimitPages = 2048 // 128 MiB
+		// Room for the process (the race detector's shadow memory is
+		// large), so that the guest's page limit is what stops it.
+		h.MaxChildMemory = 4 << 30
+	})
+}
+
+func TestPlugin_Run_ChildMemoryCap(t *testing.T) {
+	// The guest may have 1 GiB, but its process only 200 MiB: the parent
+	// kills the process before the guest reaches its own limit.
+	h := MustOpenHost(t, func(h *plugins.Host) { h.MaxChildMemory = 200 << 20 })
+	p := mustLoad(t, h, "hog", guests+"hog")
 	_, err := p.Run(context.Background(), fstest.MapFS{})
-	if err == nil || !strings.Contains(err.Error(), "output exceeded") {
-		t.Fatalf("err = %v, want output exceeded", err)
+	if err == nil || !strings.Contains(err.Error(), "more memory than allowed") {
+		t.Fatalf("err = %v, want the process killed for its memory", err)
 	}
+}
+
+func TestPlugin_Run_Panic(t *testing.T) {
+	forEachMode(t, func(t *testing.T, h *plugins.Host) {
+		p := mustLoad(t, h, "panic", guests+"panic")
+		res, err := p.Run(context.Background(), fstest.MapFS{})
+		if err == nil || !strings.Contains(err.Error(), "exited with code 2") || !strings.Contains(err.Error(), "panic: assignment to entry in nil map") {
+			t.Fatalf("err = %v, want exit code 2 and the panic", err)
+		}
+		if len(res.Records) != 0 {
+			t.Fatalf("a failed run returned records: %+v", res.Records)
+		}
+	})
 }
 
 func TestPlugin_Run_InvalidLines(t *testing.T) {
-	h := MustOpenHost(t)
-	p := mustLoad(t, h, "garbage", guests+"garbage")
-	res, err := p.Run(context.Background(), fstest.MapFS{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(res.Records) != 1 || res.Records[0].RecordID != "hc-4" {
-		t.Fatalf("records = %+v, want only hc-4", res.Records)
-	}
-	want := []string{
-		"output line 1 is not a record",
-		`unknown field "surprise"`,
-		`record_id "Has Spaces"`,
-		"more than one JSON value",
-		"units_affected",
-		"row 9 has no title",
-	}
-	if len(res.Problems) != len(want) {
-		t.Fatalf("problems = %+v, want %d", res.Problems, len(want))
-	}
-	var all strings.Builder
-	for _, pr := range res.Problems {
-		if pr.Source != "garbage" {
-			t.Errorf("problem source = %q", pr.Source)
+	forEachMode(t, func(t *testing.T, h *plugins.Host) {
+		p := mustLoad(t, h, "garbage", guests+"garbage")
+		res, err := p.Run(context.Background(), fstest.MapFS{})
+		if err != nil {
+			t.Fatal(err)
 		}
-		all.WriteString(pr.Reason + "\n")
-	}
-	for _, w := range want {
-		if !strings.Contains(all.String(), w) {
-			t.Errorf("no problem mentions %q in:\n%s", w, all.String())
+		if len(res.Records) != 1 || res.Records[0].RecordID != "hc-4" {
+			t.Fatalf("records = %+v, want only hc-4", res.Records)
 		}
-	}
+		want := []string{
+			"output line 1 is not a record",
+			`unknown field "surprise"`,
+			`record_id "Has Spaces"`,
+			"more than one JSON value",
+			"units_affected",
+			"row 9 has no title",
+		}
+		if len(res.Problems) != len(want) || len(res.Refusals) != len(want)-1 {
+			t.Fatalf("problems = %+v, refusals = %d, want %d and %d", res.Problems, len(res.Refusals), len(want), len(want)-1)
+		}
+		var all strings.Builder
+		for _, pr := range res.Problems {
+			if pr.Source != "garbage" {
+				t.Errorf("problem source = %q", pr.Source)
+			}
+			all.WriteString(pr.Reason + "\n")
+		}
+		for _, w := range want {
+			if !strings.Contains(all.String(), w) {
+				t.Errorf("no problem mentions %q in:\n%s", w, all.String())
+			}
+		}
+	})
 }
 
 func TestPlugin_Run_Fatal(t *testing.T) {
-	h := MustOpenHost(t)
-	p := mustLoad(t, h, "fatal", guests+"fatal")
-	_, err := p.Run(context.Background(), fstest.MapFS{})
-	if err == nil || !strings.Contains(err.Error(), "not a JSON array") {
-		t.Fatalf("err = %v, want the guest's fatal sentence", err)
-	}
+	forEachMode(t, func(t *testing.T, h *plugins.Host) {
+		p := mustLoad(t, h, "fatal", guests+"fatal")
+		_, err := p.Run(context.Background(), fstest.MapFS{})
+		if err == nil || !strings.Contains(err.Error(), "not a JSON array") {
+			t.Fatalf("err = %v, want the guest's fatal sentence", err)
+		}
+	})
 }
 
 func TestHost_Load_NotWasm(t *testing.T) {

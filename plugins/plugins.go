@@ -5,8 +5,17 @@
 // Each Run instantiates a fresh module with the source's files mounted
 // read-only at /in, no network, no host file system, no environment, a
 // memory page limit, an output size cap and a deadline that stops a runaway
-// guest. The module writes records as JSON lines on stdout and problems as
-// JSON lines on stderr; see ABI.md for the contract an integrator implements.
+// guest. By default a run happens in a child process (this executable
+// again, which serves it before its main starts; see ServeChild) that is
+// killed at the deadline; RATIONALE.md says why. The module writes records
+// as JSON lines on stdout and problems as JSON lines on stderr; see ABI.md
+// for the contract an integrator implements.
+//
+// Judge validates a run's records as the host does before accepting them.
+// A Registry holds the active plugin of each source, implements
+// rappel.Normalizer with them, and replaces one at run time with a
+// candidate from a watched directory only after trying it on the source's
+// last good payload (Baseline.Accept).
 //
 // The normalizers shipped with the service live in subpackages (hcdump,
 // vrdb, detail) as ordinary Go, with a tiny wasm main each; plugins/guest is

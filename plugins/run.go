@@ -7,8 +7,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"regexp"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -22,6 +24,9 @@ import (
 type Result struct {
 	Records  []*rappel.Record
 	Problems []rappel.Problem
+	// Refusals are the record lines the host could not decode; they are in
+	// Problems too.
+	Refusals []rappel.Problem
 	// Lines is the number of record lines the guest wrote, accepted or not.
 	Lines    int
 	Duration time.Duration
@@ -29,9 +34,11 @@ type Result struct {
 
 // Run normalizes input, the source's raw files, which the guest sees
 // read-only under /in. It returns an error when the run as a whole failed:
-// the guest trapped, exited non-zero, ran past the host's Timeout or ctx, or
-// wrote more than MaxOutput. Record lines that are not valid records are
-// reported as problems, not returned.
+// the guest trapped, exited non-zero, ran past the host's Timeout or ctx,
+// wrote more than MaxOutput, or (in a child process) used more memory than
+// allowed. Record lines that are not valid records are reported as
+// problems, not returned. The Result is returned with the error too, with
+// the problems the guest reported.
 func (p *Plugin) Run(ctx context.Context, input fs.FS) (*Result, error) {
 	h := p.host
 	if h.Timeout > 0 {
@@ -41,6 +48,24 @@ func (p *Plugin) Run(ctx context.Context, input fs.FS) (*Result, error) {
 	}
 	stdout := &capped{max: h.MaxOutput}
 	stderr := &capped{max: h.MaxOutput}
+	start := time.Now()
+	var err error
+	if p.compiled == nil {
+		err = p.runChild(ctx, input, stdout, stderr)
+	} else {
+		err = p.instantiate(ctx, input, stdout, stderr)
+	}
+	res := &Result{Duration: time.Since(start)}
+	fatal, logLine := p.parseStderr(stderr.Bytes(), res)
+	if err := p.runError(ctx, err, stdout, stderr, fatal, logLine); err != nil {
+		return res, err
+	}
+	p.parseStdout(stdout.Bytes(), res)
+	return res, nil
+}
+
+// instantiate runs the guest to its end in this process.
+func (p *Plugin) instantiate(ctx context.Context, input fs.FS, stdout, stderr io.Writer) error {
 	cfg := wazero.NewModuleConfig().
 		WithName("").
 		WithArgs(p.Name, ABIVersion).
@@ -50,22 +75,16 @@ func (p *Plugin) Run(ctx context.Context, input fs.FS) (*Result, error) {
 		WithSysWalltime().
 		WithSysNanotime().
 		WithSysNanosleep()
-	start := time.Now()
-	mod, err := h.runtime.InstantiateModule(ctx, p.compiled, cfg)
+	mod, err := p.host.runtime.InstantiateModule(ctx, p.compiled, cfg)
 	if mod != nil {
 		_ = mod.Close(context.WithoutCancel(ctx))
 	}
-	res := &Result{Duration: time.Since(start)}
-	fatal := p.parseStderr(stderr.Bytes(), res)
-	if err := p.runError(ctx, err, stdout, stderr, fatal); err != nil {
-		return res, err
-	}
-	p.parseStdout(stdout.Bytes(), res)
-	return res, nil
+	return err
 }
 
-// runError turns how the guest ended into the run's error, if any.
-func (p *Plugin) runError(ctx context.Context, err error, stdout, stderr *capped, fatal string) error {
+// runError turns how the guest ended into the run's error, if any. logLine
+// is the guest's own log line most likely to say why it crashed.
+func (p *Plugin) runError(ctx context.Context, err error, stdout, stderr *capped, fatal, logLine string) error {
 	switch {
 	case stdout.over.Load() || stderr.over.Load():
 		return fmt.Errorf("running plugin %s: output exceeded %d bytes", p.Name, p.host.MaxOutput)
@@ -76,14 +95,18 @@ func (p *Plugin) runError(ctx context.Context, err error, stdout, stderr *capped
 	case err == nil:
 		return nil
 	}
+	why := ""
+	if logLine != "" {
+		why = fmt.Sprintf(" (it logged %q)", logLine)
+	}
 	var exit *sys.ExitError
 	if errors.As(err, &exit) {
 		if exit.ExitCode() == 0 {
 			return nil
 		}
-		return fmt.Errorf("running plugin %s: exited with code %d", p.Name, exit.ExitCode())
+		return fmt.Errorf("running plugin %s: exited with code %d%s", p.Name, exit.ExitCode(), why)
 	}
-	return fmt.Errorf("running plugin %s: %w", p.Name, err)
+	return fmt.Errorf("running plugin %s: %w%s", p.Name, err, why)
 }
 
 var recordIDPattern = regexp.MustCompile(`^[a-z0-9]+-[a-z0-9][a-z0-9._-]{0,63}$`)
@@ -100,12 +123,12 @@ func (p *Plugin) parseStdout(out []byte, res *Result) {
 		}
 		res.Lines++
 		if p.host.MaxRecords > 0 && len(res.Records) >= p.host.MaxRecords {
-			res.Problems = append(res.Problems, rappel.Problem{Source: p.Name, Reason: fmt.Sprintf("more than %d records; the rest were dropped", p.host.MaxRecords)})
+			res.refuse(rappel.Problem{Source: p.Name, Reason: fmt.Sprintf("more than %d records; the rest were dropped", p.host.MaxRecords)})
 			return
 		}
 		r, err := decodeRecord(line)
 		if err != nil {
-			res.Problems = append(res.Problems, rappel.Problem{Source: p.Name, Reason: fmt.Sprintf("output line %d is not a record: %v", res.Lines, err)})
+			res.refuse(rappel.Problem{Source: p.Name, Reason: fmt.Sprintf("output line %d is not a record: %v", res.Lines, err)})
 			continue
 		}
 		res.Records = append(res.Records, r)
@@ -113,6 +136,11 @@ func (p *Plugin) parseStdout(out []byte, res *Result) {
 	if err := sc.Err(); err != nil {
 		res.Problems = append(res.Problems, rappel.Problem{Source: p.Name, Reason: fmt.Sprintf("reading output after line %d: %v", res.Lines, err)})
 	}
+}
+
+func (res *Result) refuse(p rappel.Problem) {
+	res.Problems = append(res.Problems, p)
+	res.Refusals = append(res.Refusals, p)
 }
 
 func decodeRecord(line []byte) (*rappel.Record, error) {
@@ -132,8 +160,11 @@ func decodeRecord(line []byte) (*rappel.Record, error) {
 }
 
 // parseStderr collects problem lines and returns the guest's fatal sentence,
-// if it wrote one. Lines that are not JSON are the guest's own log.
-func (p *Plugin) parseStderr(out []byte, res *Result) (fatal string) {
+// if it wrote one. Lines that are not JSON are the guest's own log; the one
+// that best explains a crash is returned too: the first that starts like a
+// Go runtime's last words, or else the last.
+func (p *Plugin) parseStderr(out []byte, res *Result) (fatal, logLine string) {
+	crashed := false
 	sc := bufio.NewScanner(bytes.NewReader(out))
 	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
 	for sc.Scan() {
@@ -143,7 +174,12 @@ func (p *Plugin) parseStderr(out []byte, res *Result) (fatal string) {
 		}
 		if err := json.Unmarshal(sc.Bytes(), &line); err != nil || (line.Reason == "" && line.Fatal == "") {
 			if t := bytes.TrimSpace(sc.Bytes()); len(t) > 0 {
-				p.host.Logger.Info("plugin log", "plugin", p.Name, "line", string(t[:min(len(t), 500)]))
+				line := string(t[:min(len(t), 500)])
+				p.host.logger().Info("plugin log", "plugin", p.Name, "line", line)
+				if !crashed {
+					logLine = line
+					crashed = strings.HasPrefix(line, "panic: ") || strings.HasPrefix(line, "fatal error: ")
+				}
 			}
 			continue
 		}
@@ -154,7 +190,7 @@ func (p *Plugin) parseStderr(out []byte, res *Result) (fatal string) {
 		line.Problem.Source = p.Name
 		res.Problems = append(res.Problems, line.Problem)
 	}
-	return fatal
+	return fatal, logLine
 }
 
 // capped is an io.Writer that keeps at most max bytes and fails past them,
@@ -163,11 +199,16 @@ type capped struct {
 	buf  bytes.Buffer
 	max  int64
 	over atomic.Bool
+	// onOver, when set, is called once the cap is passed: a child process
+	// is killed rather than left blocked on a full pipe.
+	onOver func()
 }
 
 func (c *capped) Write(b []byte) (int, error) {
 	if c.max > 0 && int64(c.buf.Len()+len(b)) > c.max {
-		c.over.Store(true)
+		if !c.over.Swap(true) && c.onOver != nil {
+			c.onOver()
+		}
 		return 0, fmt.Errorf("plugin output exceeds %d bytes", c.max)
 	}
 	return c.buf.Write(b)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	iofs "io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/rappel-ca/rappel"
 	"github.com/rappel-ca/rappel/bundle"
+	"github.com/rappel-ca/rappel/feeds"
 	"github.com/rappel-ca/rappel/plugins"
 )
 
@@ -81,12 +83,33 @@ func (c *BundleCommand) Run(ctx context.Context) error {
 		return err
 	}
 	parts := make([][]*rappel.Record, 0, len(rappel.SourcePrecedence))
+	bySource := make(map[string][]*rappel.Record, len(results))
 	m := bundle.Manifest{BuiltAt: builtAt, Problems: map[string]int{}, Plugins: shas}
 	for _, name := range rappel.SourcePrecedence {
 		res := results[name]
 		parts = append(parts, res.Records)
+		bySource[name] = res.Records
 		m.AddProblems(res.Problems)
 		fmt.Fprintf(os.Stderr, "%-7s %7d records, %5d problems, %s\n", name, len(res.Records), len(res.Problems), res.Duration.Round(time.Millisecond))
+	}
+	// Each source's own records are kept too, before merging: a node
+	// loading the bundle knows which records each source gave, so that the
+	// source's first live refresh replaces exactly those.
+	if err := bundle.WritePartials(c.Out, bySource, &m); err != nil {
+		return err
+	}
+	// And the raw records they came from, as the feeds cut them, so that
+	// a node's first live refresh normalizes only what differs upstream.
+	corpus := map[string]iofs.FS{}
+	for name, dir := range sourceDirs {
+		corpus[name] = os.DirFS(filepath.Join(c.Corpus, dir))
+	}
+	raw, err := feeds.BundleRaw(corpus)
+	if err != nil {
+		return err
+	}
+	if err := bundle.WriteRaw(c.Out, raw, &m); err != nil {
+		return err
 	}
 	recs, problems := rappel.Assemble(builtAt, parts...)
 	m.AddProblems(problems)

@@ -2,6 +2,7 @@
 //
 //	rappel serve   serve the API (from the embedded bundle on first start)
 //	rappel bundle  normalize a corpus through the plugins into a data bundle
+//	rappel plugin test  show what the server would make of a plugin
 //
 // Every flag can also be set from the environment as RAPPEL_<FLAG>, upper
 // case with dashes as underscores (RAPPEL_DATA_DIR); a flag on the command
@@ -35,6 +36,8 @@ const usage = `rappel is the Canadian Product and Vehicle Recall API edge node.
 Usage:
 	rappel serve [flags]    serve the API
 	rappel bundle [flags]   build the embedded data bundle from a corpus
+	rappel plugin test FILE.wasm --input FILE_OR_DIR
+	                        show what the server would make of a plugin
 
 Run "rappel <command> -h" for a command's flags.
 `
@@ -57,11 +60,13 @@ func run(ctx context.Context, args []string) error {
 			return err
 		}
 		return c.Run(ctx)
+	case "plugin":
+		return runPlugin(ctx, args[1:])
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(os.Stdout, usage)
 		return nil
 	}
-	return fmt.Errorf("unknown command %q; the commands are serve and bundle", args[0])
+	return fmt.Errorf("unknown command %q; the commands are serve, bundle and plugin", args[0])
 }
 
 // parseFlags fills every flag of fs not given in args from RAPPEL_<FLAG>,

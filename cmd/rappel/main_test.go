@@ -25,7 +25,12 @@ import (
 func MustBuildBundle(tb testing.TB) string {
 	tb.Helper()
 	root := plugintest.ModuleRoot(tb)
-	pluginsDir, out := tb.TempDir(), tb.TempDir()
+	out := tb.TempDir()
+	// The plugins go into the bundle, as `make bundle` puts them.
+	pluginsDir := filepath.Join(out, "plugins")
+	if err := os.MkdirAll(pluginsDir, 0o755); err != nil {
+		tb.Fatal(err)
+	}
 	for name := range sourceDirs {
 		wasm := plugintest.Build(tb, "./plugins/"+name+"/wasm")
 		if err := os.WriteFile(filepath.Join(pluginsDir, name+".wasm"), wasm, 0o644); err != nil {

@@ -33,6 +33,9 @@ type ServeCommand struct {
 	LogFormat   string
 	CursorKey   string
 	QueryBudget time.Duration
+	Alerts      AlertsConfig
+	// Upstream is the live feeds' settings, used with --feeds on.
+	Upstream FeedsConfig
 
 	// Bundle is the data loaded into an empty store; the embedded one by
 	// default.
@@ -58,6 +61,8 @@ func (c *ServeCommand) ParseFlags(args []string) error {
 	fs.StringVar(&c.LogFormat, "log-format", c.LogFormat, "log `format`: text or json")
 	fs.DurationVar(&c.QueryBudget, "query-budget", c.QueryBudget, "`time` a search may take before it answers 504")
 	fs.StringVar(&c.CursorKey, "cursor-key", c.CursorKey, "hex `key` (32+ bytes) signing search cursors; nodes behind one load balancer must share it (default: generated once into the data dir)")
+	c.Alerts.register(fs)
+	c.Upstream.register(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -78,7 +83,7 @@ func (c *ServeCommand) Validate() error {
 	case c.LogFormat != "text" && c.LogFormat != "json":
 		return fmt.Errorf("--log-format is %q; it takes text or json", c.LogFormat)
 	}
-	return nil
+	return c.Upstream.validate()
 }
 
 func (c *ServeCommand) logger() *slog.Logger {
@@ -118,9 +123,6 @@ func (c *ServeCommand) Run(ctx context.Context) error {
 	}
 	snap := catalog.Snapshot()
 	log.Info("dataset ready", "records", snap.Len(), "updated_at", snap.Info().UpdatedAt, "source", snap.Info().Source)
-	if c.Feeds == "on" {
-		log.Warn("--feeds on: live feed refresh is not available in this build; serving the stored data")
-	}
 
 	srv := edge.NewServer()
 	srv.Catalog = catalog
@@ -129,6 +131,12 @@ func (c *ServeCommand) Run(ctx context.Context) error {
 	srv.GatewayHost = c.GatewayHost
 	srv.QueryBudget = c.QueryBudget
 	srv.Logger = log
+	c.Alerts.start(ctx, store, srv, log)
+	live, err := c.Upstream.start(ctx, c.Feeds == "on", c.DataDir, c.bundleFS(), store, catalog, index.Options{CursorKey: key}, srv, log)
+	if err != nil {
+		return err
+	}
+	defer live.Close()
 	hs := srv.HTTPServer(c.Addr)
 
 	ln, err := net.Listen("tcp", c.Addr)
@@ -161,31 +169,15 @@ func (c *ServeCommand) loadBundleIfEmpty(ctx context.Context, store *kv.Store, l
 	if err != nil || !empty {
 		return err
 	}
-	src := c.Bundle
-	if src == nil {
-		src = bundle.Embedded()
+	return loadBundle(ctx, store, c.bundleFS(), log)
+}
+
+// bundleFS is the bundle: Bundle, or the embedded one.
+func (c *ServeCommand) bundleFS() iofs.FS {
+	if c.Bundle != nil {
+		return c.Bundle
 	}
-	m, err := bundle.ReadManifest(src)
-	if err != nil {
-		return err
-	}
-	start := time.Now()
-	recs := make([]*rappel.Record, 0, m.Records)
-	if err := bundle.ReadRecords(src, func(r *rappel.Record) error {
-		recs = append(recs, r)
-		return nil
-	}); err != nil {
-		return err
-	}
-	if err := store.PutRecords(ctx, recs); err != nil {
-		return fmt.Errorf("loading bundle into store: %w", err)
-	}
-	info := rappel.DatasetInfo{UpdatedAt: m.BuiltAt, Source: "bundle", Records: len(recs)}
-	if err := store.SetDatasetInfo(ctx, info); err != nil {
-		return err
-	}
-	log.Info("loaded bundle into empty store", "records", len(recs), "took", time.Since(start).Round(time.Millisecond))
-	return nil
+	return bundle.Embedded()
 }
 
 // rebuild reads every record from the store into a new snapshot and swaps

@@ -1,0 +1,8 @@
+// Package alerts implements e-mail alerts for new recalls: subscriptions
+// with recorded consent (double opt-in unless turned off), hashed tokens,
+// one-click unsubscribe, and the matching of each refresh's new recalls
+// against every active subscription with the query engine of GET /recall.
+//
+// Tokens are 128-bit random values in unpadded base64url; only their SHA-256
+// reaches the store, so a copy of the database cannot unsubscribe anyone.
+package alerts

@@ -1,0 +1,236 @@
+package alerts
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"mime/quotedprintable"
+	"net/mail"
+	"regexp"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/rappel-ca/rappel"
+	"github.com/rappel-ca/rappel/alerts/smtptest"
+	"github.com/rappel-ca/rappel/kv"
+)
+
+type catcher struct{ confirm []string }
+
+func (c *catcher) SendConfirmation(_ context.Context, _ *rappel.Subscription, confirm, _ string) error {
+	c.confirm = append(c.confirm, confirm)
+	return nil
+}
+
+// fakeClock is the one fake: a clock tests move by hand.
+type fakeClock struct{ ns atomic.Int64 }
+
+func newFakeClock() *fakeClock {
+	c := &fakeClock{}
+	c.ns.Store(time.Date(2026, 11, 22, 4, 0, 0, 0, time.UTC).UnixNano())
+	return c
+}
+func (c *fakeClock) Now() time.Time      { return time.Unix(0, c.ns.Load()).UTC() }
+func (c *fakeClock) Add(d time.Duration) { c.ns.Add(int64(d)) }
+
+func newRecord(id, title string, allergens ...string) *rappel.Record {
+	return &rappel.Record{RecordID: id, RecallID: strings.TrimPrefix(id, "hc-"), RecallType: rappel.TypeFood, Agency: rappel.AgencyCFIA,
+		Status: rappel.StatusActive, EventDate: "2026-11-21", RecallDate: "2026-11-21", FetchedAt: "2026-11-22T00:00:00Z", Allergens: allergens,
+		Translations: rappel.Translations{
+			EN: &rappel.Translation{Title: title, HazardDescription: "May cause a serious allergic reaction.", WhatToDo: "Do not eat it.", URL: "https://recalls-rappels.canada.ca/en/alert-recall/" + id},
+			FR: &rappel.Translation{Title: "FR " + title, HazardDescription: "Peut causer une réaction allergique grave.", WhatToDo: "Ne le mangez pas."},
+		}}
+}
+
+type pipeline struct {
+	st    *kv.Store
+	svc   *Service
+	m     *Matcher
+	snd   *Sender
+	clock *fakeClock
+	smtp  *smtptest.Server
+	confs *catcher
+}
+
+func newPipeline(tb testing.TB, st *kv.Store, smtp *smtptest.Server) *pipeline {
+	p := &pipeline{st: st, clock: newFakeClock(), smtp: smtp, confs: &catcher{}}
+	quiet := slog.New(slog.DiscardHandler)
+	p.svc = NewService(st)
+	p.svc.Now, p.svc.Logger, p.svc.Confirmations = p.clock.Now, quiet, p.confs
+	p.m = NewMatcher()
+	p.m.Subscriptions, p.m.Outbox, p.m.Records, p.m.Build, p.m.Now, p.m.Logger = st, st, st, buildMatcher, p.clock.Now, quiet
+	p.snd = NewSender()
+	p.snd.Outbox, p.snd.Subscriptions, p.snd.Records, p.snd.Now, p.snd.Logger = st, st, st, p.clock.Now, quiet
+	p.snd.Addr, p.snd.From, p.snd.PublicURL = smtp.Addr, "alerts@rappel.example.ca", "https://rappel.example.ca"
+	p.snd.Timeout = 5 * time.Second
+	return p
+}
+
+func ptr(s string) *string { return &s }
+
+var unsubLink = regexp.MustCompile(`<https://rappel\.example\.ca/recall/alerts/unsubscribe\?token=([A-Za-z0-9_-]{22})>`)
+
+func TestAlerts_Flow(t *testing.T) {
+	ctx := context.Background()
+	p := newPipeline(t, MustStore(t), smtptest.MustStart(t))
+	if _, err := p.svc.Subscribe(ctx, &rappel.SubscribeRequest{Email: ptr("ana@example.ca"), Q: ptr("cookies"), Allergen: ptr("peanut"), Lang: ptr("fr")}); err != nil {
+		t.Fatal(err)
+	}
+	// Pending: nothing is matched before the confirmation.
+	p.st.PutRecords(ctx, []*rappel.Record{newRecord("hc-1", "Cookies with undeclared peanut", "peanut")})
+	if n, _ := p.m.Match(ctx, 1, []string{"hc-1"}); n != 0 {
+		t.Fatalf("pending subscription matched %d", n)
+	}
+	if _, err := p.svc.Confirm(ctx, p.confs.confirm[0], "ua"); err != nil {
+		t.Fatal(err)
+	}
+	p.st.PutRecords(ctx, []*rappel.Record{
+		newRecord("hc-2", "Chocolate cookies recalled: undeclared peanut", "peanut"),
+		newRecord("hc-3", "Crackers recalled for undeclared milk", "milk"),
+	})
+	if n, err := p.m.Match(ctx, 2, []string{"hc-2", "hc-3"}); n != 1 || err != nil {
+		t.Fatalf("Match = %d, %v", n, err)
+	}
+	if n, err := p.snd.SendDue(ctx); n != 1 || err != nil {
+		t.Fatalf("SendDue = %d, %v", n, err)
+	}
+	if n, _ := p.snd.SendDue(ctx); n != 0 {
+		t.Fatalf("sent %d more", n)
+	}
+	msgs := p.smtp.Messages()
+	if len(msgs) != 1 || msgs[0].To[0] != "ana@example.ca" {
+		t.Fatalf("messages %+v", msgs)
+	}
+	m, err := mail.ReadMessage(strings.NewReader(msgs[0].Data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := m.Header
+	lu := h.Get("List-Unsubscribe")
+	sm := unsubLink.FindStringSubmatch(lu)
+	if sm == nil || !strings.Contains(lu, "<mailto:alerts@rappel.example.ca?subject=unsubscribe") ||
+		h.Get("List-Unsubscribe-Post") != "List-Unsubscribe=One-Click" || h.Get("List-Id") == "" ||
+		h.Get("Message-Id") != "<alert."+firstSubID(t, p.st)+".2@rappel.example.ca>" || !strings.Contains(h.Get("Subject"), "Alerte") {
+		t.Fatalf("headers %v", h)
+	}
+	if !strings.Contains(msgs[0].Data, "hc-2") || strings.Contains(msgs[0].Data, "hc-3") {
+		t.Fatalf("body:\n%s", msgs[0].Data)
+	}
+	// One-click unsubscribe with the e-mail's own token.
+	if _, err := p.svc.Unsubscribe(ctx, sm[1]); err != nil {
+		t.Fatal(err)
+	}
+	p.st.PutRecords(ctx, []*rappel.Record{newRecord("hc-4", "Peanut cookies again", "peanut")})
+	if n, _ := p.m.Match(ctx, 3, []string{"hc-4"}); n != 0 {
+		t.Fatalf("unsubscribed matched %d", n)
+	}
+	if n, _ := p.snd.SendDue(ctx); n != 0 || len(p.smtp.Messages()) != 1 {
+		t.Fatalf("sent %d after unsubscribing", n)
+	}
+}
+
+func firstSubID(tb testing.TB, st *kv.Store) string {
+	var id string
+	st.ForEachSubscription(context.Background(), func(s *rappel.Subscription) error { id = s.ID; return nil })
+	return id
+}
+
+func TestSender_Failures(t *testing.T) {
+	ctx := context.Background()
+	srv := smtptest.MustStart(t)
+	p := newPipeline(t, MustStore(t), srv)
+	p.svc.RequireConfirm = false
+	p.svc.Subscribe(ctx, &rappel.SubscribeRequest{Email: ptr("bob@example.ca")})
+	p.st.PutRecords(ctx, []*rappel.Record{newRecord("hc-1", "Cookies"), newRecord("hc-2", "Bread")})
+
+	t.Run("Temporary", func(t *testing.T) {
+		p.m.Match(ctx, 1, []string{"hc-1"})
+		srv.SetDataReply("451 4.3.0 try again later")
+		if n, err := p.snd.SendDue(ctx); n != 0 || err != nil {
+			t.Fatalf("SendDue = %d, %v", n, err)
+		}
+		if n, _ := p.snd.SendDue(ctx); n != 0 {
+			t.Fatal("retried before the backoff")
+		}
+		srv.SetDataReply("")
+		p.clock.Add(p.snd.MinBackoff)
+		if n, err := p.snd.SendDue(ctx); n != 1 || err != nil {
+			t.Fatalf("SendDue after backoff = %d, %v", n, err)
+		}
+	})
+	t.Run("ServerDown", func(t *testing.T) {
+		p.m.Match(ctx, 2, []string{"hc-2"})
+		addr := p.snd.Addr
+		p.snd.Addr = "127.0.0.1:1"
+		if n, err := p.snd.SendDue(ctx); n != 0 || err != nil {
+			t.Fatalf("SendDue = %d, %v", n, err)
+		}
+		p.snd.Addr = addr
+		p.clock.Add(time.Hour)
+		if n, err := p.snd.SendDue(ctx); n != 1 || err != nil {
+			t.Fatalf("SendDue after restart = %d, %v", n, err)
+		}
+	})
+	t.Run("Permanent", func(t *testing.T) {
+		p.st.PutRecords(ctx, []*rappel.Record{newRecord("hc-3", "Cheese")})
+		p.m.Match(ctx, 3, []string{"hc-3"})
+		srv.SetDataReply("554 5.7.1 rejected")
+		if n, err := p.snd.SendDue(ctx); n != 0 || err != nil {
+			t.Fatalf("SendDue = %d, %v", n, err)
+		}
+		srv.SetDataReply("")
+		p.clock.Add(24 * time.Hour)
+		if n, _ := p.snd.SendDue(ctx); n != 0 {
+			t.Fatal("a refused alert was sent again")
+		}
+	})
+	if got := len(srv.Messages()); got != 2 {
+		t.Fatalf("%d messages, want 2", got)
+	}
+}
+
+func TestSender_SendConfirmation(t *testing.T) {
+	ctx := context.Background()
+	srv := smtptest.MustStart(t)
+	p := newPipeline(t, MustStore(t), srv)
+	p.svc.Confirmations = p.snd
+	res, err := p.svc.Subscribe(ctx, &rappel.SubscribeRequest{Email: ptr("ana@example.ca")})
+	if err != nil || res.Status != rappel.SubPending {
+		t.Fatalf("Subscribe = %+v, %v", res, err)
+	}
+	msgs := srv.Messages()
+	if len(msgs) != 1 {
+		t.Fatalf("%d messages", len(msgs))
+	}
+	msg, err := mail.ReadMessage(strings.NewReader(msgs[0].Data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(quotedprintable.NewReader(msg.Body))
+	tok := regexp.MustCompile(`/recall/alerts/confirm\?token=([A-Za-z0-9_-]{22})`).FindStringSubmatch(string(body))
+	if tok == nil {
+		t.Fatalf("no link in\n%s", msgs[0].Data)
+	}
+	if r, err := p.svc.Confirm(ctx, tok[1], "ua"); err != nil || r.Status != rappel.SubActive {
+		t.Fatalf("Confirm = %+v, %v", r, err)
+	}
+}
+
+func TestSender_Auth(t *testing.T) {
+	ctx := context.Background()
+	srv := smtptest.MustStart(t)
+	p := newPipeline(t, MustStore(t), srv)
+	p.snd.User, p.snd.Password = "rappel", "secret"
+	p.svc.RequireConfirm = false
+	p.svc.Subscribe(ctx, &rappel.SubscribeRequest{Email: ptr("ana@example.ca")})
+	p.st.PutRecords(ctx, []*rappel.Record{newRecord("hc-1", "Cookies")})
+	p.m.Match(ctx, 1, []string{"hc-1"})
+	if n, err := p.snd.SendDue(ctx); n != 1 || err != nil {
+		t.Fatalf("SendDue = %d, %v", n, err)
+	}
+	if m := srv.Messages(); len(m) != 1 || m[0].Auth != "rappel" {
+		t.Fatalf("messages %+v", m)
+	}
+}

@@ -1,0 +1,292 @@
+package alerts
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/rappel-ca/rappel"
+)
+
+// Matcher turns a refresh's new recalls into outbox rows: one per active
+// subscription and matching recall, written with the batch's matched mark
+// in one synced Pebble batch.
+type Matcher struct {
+	// Subscriptions and Outbox are usually the same kv.Store. Required.
+	Subscriptions rappel.SubscriptionStore
+	Outbox        rappel.Outbox
+	// Records reads the new recalls by record_id. Required.
+	Records interface {
+		Record(ctx context.Context, id string) (*rappel.Record, error)
+	}
+	// Build indexes the new recalls with GET /recall's engine (cmd wires
+	// index.Build). Required.
+	Build  func(recs []*rappel.Record) (rappel.RecordMatcher, error)
+	Now    func() time.Time
+	Logger *slog.Logger
+}
+
+// NewMatcher returns a Matcher with the real clock and default logger.
+func NewMatcher() *Matcher { return &Matcher{Now: time.Now, Logger: slog.Default()} }
+
+// Drain matches every unacknowledged batch of src, oldest first, and
+// acknowledges each once its rows are durable. A crash between the two
+// leaves the batch to be matched again, which CommitMatches turns into a
+// no-op.
+func (m *Matcher) Drain(ctx context.Context, src rappel.NewRecallsSource) error {
+	batches, err := src.NewRecalls(ctx)
+	if err != nil {
+		return fmt.Errorf("reading new recalls: %w", err)
+	}
+	for _, b := range batches {
+		if !b.Initial {
+			if _, err := m.Match(ctx, b.Seq, b.RecordIDs); err != nil {
+				return err
+			}
+		}
+		if err := src.AckNewRecalls(ctx, b.Seq); err != nil {
+			return fmt.Errorf("acknowledging new recalls %d: %w", b.Seq, err)
+		}
+	}
+	return nil
+}
+
+// Match matches the recalls ids (batch seq) against every active
+// subscription and writes the outbox rows. It returns the number of rows.
+func (m *Matcher) Match(ctx context.Context, seq uint64, ids []string) (int, error) {
+	ix, err := m.loadIndex(ctx)
+	if err != nil {
+		return 0, err
+	}
+	recs := make([]*rappel.Record, 0, len(ids))
+	for _, id := range ids {
+		r, err := m.Records.Record(ctx, id)
+		if rappel.ErrorCode(err) == rappel.ENOTFOUND {
+			continue // deleted since: nothing to announce
+		}
+		if err != nil {
+			return 0, fmt.Errorf("reading new recall %s: %w", id, err)
+		}
+		recs = append(recs, r)
+	}
+	rm, err := m.Build(recs)
+	if err != nil {
+		return 0, fmt.Errorf("indexing new recalls: %w", err)
+	}
+	pairs, err := ix.match(ctx, rm, recs)
+	if err != nil {
+		return 0, fmt.Errorf("matching new recalls: %w", err)
+	}
+	now := m.Now().UTC()
+	rows := make([]*rappel.AlertRow, len(pairs))
+	for i, p := range pairs {
+		rows[i] = &rappel.AlertRow{Sub: p.sub, Record: p.record, Seq: seq, Status: rappel.AlertPending, CreatedAt: now, NextAt: now}
+	}
+	if _, err := m.Outbox.CommitMatches(ctx, seq, rows); err != nil {
+		return 0, fmt.Errorf("writing alerts of batch %d: %w", seq, err)
+	}
+	m.Logger.Info("matched new recalls", "seq", seq, "recalls", len(recs), "subscriptions", ix.n, "alerts", len(rows))
+	return len(rows), nil
+}
+
+func (m *Matcher) loadIndex(ctx context.Context) (*subIndex, error) {
+	var subs []*rappel.Subscription
+	err := m.Subscriptions.ForEachSubscription(ctx, func(s *rappel.Subscription) error {
+		if s.Status == rappel.SubActive {
+			subs = append(subs, s)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading subscriptions: %w", err)
+	}
+	return newSubIndex(subs), nil
+}
+
+// filterKey is a saved search's filters; "" is "any".
+type filterKey struct{ agency, recallType, hazard, allergen string }
+
+// matches reports whether r passes the filters, as GET /recall's filter
+// bitmaps decide: equal values, any allergen of the record.
+func (f *filterKey) matches(r *rappel.Record) bool {
+	if (f.agency != "" && f.agency != r.Agency) || (f.recallType != "" && f.recallType != r.RecallType) ||
+		(f.hazard != "" && f.hazard != r.HazardClass) {
+		return false
+	}
+	return f.allergen == "" || slices.Contains(r.Allergens, f.allergen)
+}
+
+// subRef is a subscription as the index holds it; shared is set when its
+// address has other active subscriptions, whose alerts must be merged.
+type subRef struct {
+	id, email string
+	shared    bool
+}
+
+type filterGroup struct {
+	filter filterKey
+	subs   []subRef
+}
+
+// qGroup holds the subscriptions sharing one q, by their filters.
+type qGroup struct {
+	clauses  []int // indexes into subIndex.clauses; none for no q
+	byFilter []filterGroup
+}
+
+// subIndex is the active subscriptions indexed so that a batch costs one
+// text query per distinct clause of q (not per subscription), bitset
+// operations per distinct q, and per matching recall a test of each
+// distinct filter set of the q's subscriptions.
+type subIndex struct {
+	clauses []rappel.Clause
+	groups  []*qGroup
+	n       int
+}
+
+func newSubIndex(subs []*rappel.Subscription) *subIndex {
+	ix := &subIndex{}
+	groups := map[string]*qGroup{}
+	clauseIDs := map[string]int{}
+	emails := map[string]int{}
+	for _, s := range subs {
+		emails[strings.ToLower(s.Email)]++
+	}
+	for _, s := range subs {
+		search, err := s.Search.Search()
+		if err != nil {
+			continue // validated on subscribe; a q the parser now refuses matches nothing
+		}
+		qk := search.Query.String()
+		g := groups[qk]
+		if g == nil {
+			g = &qGroup{}
+			if search.Query != nil {
+				for _, c := range search.Query.Clauses {
+					ck := (&rappel.Query{Clauses: []rappel.Clause{c}}).String()
+					id, ok := clauseIDs[ck]
+					if !ok {
+						id = len(ix.clauses)
+						clauseIDs[ck] = id
+						ix.clauses = append(ix.clauses, c)
+					}
+					g.clauses = append(g.clauses, id)
+				}
+			}
+			groups[qk] = g
+			ix.groups = append(ix.groups, g)
+		}
+		fk := filterKey{s.Search.Agency, s.Search.RecallType, s.Search.HazardClass, s.Search.Allergen}
+		email := strings.ToLower(s.Email)
+		ref := subRef{s.ID, email, emails[email] > 1}
+		i := slices.IndexFunc(g.byFilter, func(f filterGroup) bool { return f.filter == fk })
+		if i < 0 {
+			g.byFilter = append(g.byFilter, filterGroup{filter: fk})
+			i = len(g.byFilter) - 1
+		}
+		g.byFilter[i].subs = append(g.byFilter[i].subs, ref)
+		ix.n++
+	}
+	return ix
+}
+
+type pair struct{ sub, record string }
+
+// bitset is a set of positions in the batch's records.
+type bitset []uint64
+
+func (b bitset) set(i int)      { b[i/64] |= 1 << (i % 64) }
+func (b bitset) has(i int) bool { return b[i/64]&(1<<(i%64)) != 0 }
+
+// clauseSets evaluates every distinct clause once with rm, the engine of
+// GET /recall. A clause's set is the records it keeps: those matching it,
+// or for an exclusion those it does not remove. A query's records are then
+// the intersection of its clauses' sets, which is how the engine combines
+// them (a clause with nothing searchable keeps every record either way).
+func (ix *subIndex) clauseSets(ctx context.Context, rm rappel.RecordMatcher, pos map[string]int, words int) ([]bitset, error) {
+	sets := make([]bitset, len(ix.clauses))
+	q := &rappel.Search{Query: &rappel.Query{Clauses: make([]rappel.Clause, 1)}}
+	for i, c := range ix.clauses {
+		q.Query.Clauses[0] = c
+		ids, err := rm.MatchIDs(ctx, q)
+		if err != nil {
+			return nil, err
+		}
+		b := make(bitset, words)
+		for _, id := range ids {
+			b.set(pos[id])
+		}
+		sets[i] = b
+	}
+	return sets, nil
+}
+
+// match returns the (subscription, record) pairs, at most one per address
+// and record however many identical subscriptions the address holds, in
+// (subscription, record) order.
+func (ix *subIndex) match(ctx context.Context, rm rappel.RecordMatcher, recs []*rappel.Record) ([]pair, error) {
+	pos := make(map[string]int, len(recs))
+	for i, r := range recs {
+		pos[r.RecordID] = i
+	}
+	words := (len(recs) + 63) / 64
+	sets, err := ix.clauseSets(ctx, rm, pos, words)
+	if err != nil {
+		return nil, err
+	}
+	type seenKey struct{ email, record string }
+	seen := map[seenKey]bool{}
+	var out []pair
+	acc := make(bitset, words)
+	for _, g := range ix.groups {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		for w := range acc {
+			acc[w] = ^uint64(0)
+		}
+		nonEmpty := uint64(0)
+		for _, c := range g.clauses {
+			for w, x := range sets[c] {
+				acc[w] &= x
+			}
+		}
+		for w := range acc {
+			nonEmpty |= acc[w]
+		}
+		if nonEmpty == 0 {
+			continue
+		}
+		for i, r := range recs {
+			if !acc.has(i) {
+				continue
+			}
+			for fi := range g.byFilter {
+				f := &g.byFilter[fi]
+				if !f.filter.matches(r) {
+					continue
+				}
+				for _, s := range f.subs {
+					if s.shared {
+						k := seenKey{s.email, r.RecordID}
+						if seen[k] {
+							continue
+						}
+						seen[k] = true
+					}
+					out = append(out, pair{s.id, r.RecordID})
+				}
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b pair) int {
+		if c := strings.Compare(a.sub, b.sub); c != 0 {
+			return c
+		}
+		return strings.Compare(a.record, b.record)
+	})
+	return out, nil
+}

@@ -1,0 +1,212 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rappel-ca/rappel"
+	"github.com/rappel-ca/rappel/feeds/feedstest"
+	"github.com/rappel-ca/rappel/plugins"
+	"github.com/rappel-ca/rappel/plugins/plugintest"
+)
+
+const adminKey = "admin-e2e"
+
+// healthBody is what the test reads of GET /health.
+type healthBody struct {
+	Status           string             `json:"status"`
+	Records          int                `json:"records"`
+	DatasetUpdatedAt time.Time          `json:"dataset_updated_at"`
+	DatasetSource    string             `json:"dataset_source"`
+	Feeds            []rappel.FeedState `json:"feeds"`
+}
+
+func health(tb testing.TB, base string) healthBody {
+	tb.Helper()
+	code, body := get(tb, base+"/health", "")
+	var h healthBody
+	if code != 200 || json.Unmarshal(body, &h) != nil {
+		tb.Fatalf("GET /health = %d %s", code, body)
+	}
+	return h
+}
+
+// waitFor polls until ok or fails after a minute.
+func waitFor(tb testing.TB, what string, ok func() bool) {
+	tb.Helper()
+	deadline := time.Now().Add(90 * time.Second)
+	for !ok() {
+		if time.Now().After(deadline) {
+			tb.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func adminRefresh(tb testing.TB, base, key string) (int, []byte) {
+	tb.Helper()
+	req, _ := http.NewRequest(http.MethodPost, base+"/admin/refresh", nil)
+	if key != "" {
+		req.Header.Set("x-admin-key", key)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, b
+}
+
+func record(tb testing.TB, base, id string) (int, *rappel.Record) {
+	tb.Helper()
+	code, body := get(tb, base+"/recall/"+id, "k1")
+	if code != 200 {
+		return code, nil
+	}
+	var r rappel.Record
+	if err := json.Unmarshal(body, &r); err != nil {
+		tb.Fatal(err)
+	}
+	return code, &r
+}
+
+// A notice the samples do not have, and its detail document.
+const (
+	newRowEN    = `{"NID": "70009", "Title": "Acme brand frozen peas recalled due to Listeria", "URL": "https://recalls-rappels.canada.ca/en/alert-recall/acme-frozen-peas", "Organization": "CFIA", "Product": "Frozen peas", "Issue": "Microbiological - Listeria", "What you should do": "Do not consume the recalled product.", "Category": "Vegetables", "Recall class": "Class 1", "Last updated": null, "Archived": "0"}`
+	newDetailEN = `{"url": "https://recalls-rappels.canada.ca/en/alert-recall/acme-frozen-peas", "recallId": "70009", "title": "Acme brand frozen peas recalled due to Listeria", "start_date": 1793000000, "date_published": 1793050000, "category": ["Food"], "panels": [{"panelName": "summary", "title": "Summary", "text": "Acme brand frozen peas may be contaminated with Listeria."}]}`
+)
+
+// TestServe_Feeds starts the server with its feeds pointed at a local
+// upstream serving the samples, changes the upstream (a new recall, and one
+// now archived), triggers a refresh and reads both through the API; then
+// drops a new plugin into --plugins-dir and sees its effect, without a
+// restart.
+func TestServe_Feeds(t *testing.T) {
+	bundleDir := MustBuildBundle(t)
+	root := plugintest.ModuleRoot(t)
+	up := feedstest.NewUpstream(t)
+	up.LoadDir(t, "/hc", filepath.Join(root, "testdata", "hc"))
+	up.LoadDir(t, "/tc", filepath.Join(root, "testdata", "tc"))
+	up.LoadDir(t, "/detail", filepath.Join(root, "testdata", "detail"))
+
+	pluginsDir := t.TempDir()
+	c := NewServeCommand()
+	err := c.ParseFlags([]string{
+		"--data-dir", t.TempDir(), "--api-keys", "k1", "--feeds", "on",
+		"--feed-hc-en", up.URL + "/hc/recalls-en.json", "--feed-hc-fr", up.URL + "/hc/recalls-fr.json",
+		"--feed-tc-vrdb", up.URL + "/tc/vrdb.csv", "--feed-detail", up.URL + "/detail/{lang}/{id}.json",
+		"--refresh-interval", "3s", "--admin-key", adminKey, "--plugins-dir", pluginsDir, "--feed-detail-rate", "0",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Bundle = os.DirFS(bundleDir)
+	base, _ := serve(t, c)
+
+	// The refresh at start makes every source live.
+	waitFor(t, "the first refresh", func() bool {
+		h := health(t, base)
+		for _, f := range h.Feeds {
+			if !f.Live {
+				return false
+			}
+		}
+		return len(h.Feeds) == 3
+	})
+	before := health(t, base)
+	for _, f := range before.Feeds {
+		if f.LastError != "" || f.Stale || f.Records == 0 || f.Plugin == "" || f.LastSuccess.IsZero() || f.LastAttempt.IsZero() {
+			t.Errorf("feed after the first refresh: %+v", f)
+		}
+	}
+	if code, r := record(t, base, "hc-70003"); code != 200 || r.Status != rappel.StatusActive {
+		t.Fatalf("hc-70003 before = %d %+v", code, r)
+	}
+	if code, _ := record(t, base, "hc-70009"); code != 404 {
+		t.Fatalf("hc-70009 before = %d, want 404", code)
+	}
+
+	t.Run("AdminKey", func(t *testing.T) {
+		if code, body := adminRefresh(t, base, ""); code != 403 {
+			t.Fatalf("POST /admin/refresh without key = %d %s", code, body)
+		}
+		if code, body := adminRefresh(t, base, "k1"); code != 403 {
+			t.Fatalf("POST /admin/refresh with an API key = %d %s", code, body)
+		}
+	})
+
+	// Upstream: a new notice with its detail document, and 70003 archived.
+	en := bytes.TrimSpace(up.Doc("/hc/recalls-en.json"))
+	en = append(en[:len(en)-1], []byte(",\n"+newRowEN+"\n]")...)
+	en = bytes.Replace(en, []byte(`"Type II", "Last updated": null, "Archived": "0"}`), []byte(`"Type II", "Last updated": null, "Archived": "1"}`), 1)
+	up.Set("/hc/recalls-en.json", en)
+	up.Set("/detail/en/70009.json", []byte(newDetailEN))
+	code, body := adminRefresh(t, base, adminKey)
+	if code != 200 {
+		t.Fatalf("POST /admin/refresh = %d %s", code, body)
+	}
+
+	t.Run("NewRecall", func(t *testing.T) {
+		code, r := record(t, base, "hc-70009")
+		if code != 200 || r.Translations.EN == nil || !strings.Contains(r.Translations.EN.Title, "frozen peas") || r.EventDate == "" {
+			t.Fatalf("GET /recall/hc-70009 = %d %+v", code, r)
+		}
+		code, page := get(t, base+"/recall?q=peas", "k1")
+		if code != 200 || !strings.Contains(string(page), `"hc-70009"`) {
+			t.Fatalf("GET /recall?q=peas = %d %s", code, page)
+		}
+	})
+	t.Run("Archived", func(t *testing.T) {
+		if code, r := record(t, base, "hc-70003"); code != 200 || r.Status != rappel.StatusArchived {
+			t.Fatalf("hc-70003 = %d %+v, want archived", code, r)
+		}
+	})
+	t.Run("Health", func(t *testing.T) {
+		h := health(t, base)
+		// dataset_updated_at is written to the second: it moved, or
+		// stayed within the second.
+		if h.Records != before.Records+1 || h.DatasetUpdatedAt.Before(before.DatasetUpdatedAt) || h.DatasetSource != "feeds" {
+			t.Fatalf("health after = %+v, before %+v", h, before)
+		}
+	})
+
+	t.Run("UpstreamDown", func(t *testing.T) {
+		up.Fail("/tc/vrdb.csv", feedstest.Fault{Status: 503})
+		defer up.Heal()
+		if code, body := adminRefresh(t, base, adminKey); code != 200 || !strings.Contains(string(body), "503") {
+			t.Fatalf("POST /admin/refresh = %d %s, want vrdb's failure in its state", code, body)
+		}
+		if code, _ := get(t, base+"/recall/tc-2018123", "k1"); code != 200 {
+			t.Fatalf("the last good data is not served: %d", code)
+		}
+		if code, _ := get(t, base+"/health", ""); code != 200 {
+			t.Fatalf("/health = %d", code)
+		}
+	})
+
+	t.Run("HotSwap", func(t *testing.T) {
+		_, r := record(t, base, "tc-2018123")
+		title := r.Translations.EN.Title
+		upper := plugintest.Build(t, "./plugins/testdata/guests/upper")
+		if err := os.WriteFile(filepath.Join(pluginsDir, "hcdump.wasm"), upper, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "the new plugin's titles", func() bool {
+			_, r := record(t, base, "tc-2018123")
+			return r != nil && r.Translations.EN.Title == strings.ToUpper(title)
+		})
+		for _, f := range health(t, base).Feeds {
+			if f.Source == "hcdump" && (f.Plugin != plugins.SHA256(upper) || f.LastError != "") {
+				t.Errorf("hcdump after the swap: %+v", f)
+			}
+		}
+	})
+}

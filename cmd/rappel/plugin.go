@@ -1,0 +1,355 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	iofs "io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/rappel-ca/rappel"
+	"github.com/rappel-ca/rappel/bundle"
+	"github.com/rappel-ca/rappel/plugins"
+)
+
+const pluginUsage = `Usage:
+	rappel plugin test FILE.wasm --input FILE_OR_DIR [--source NAME] [--json]
+
+Runs a plugin exactly as the server would on a candidate, and says whether
+the server would activate it. "rappel plugin test -h" lists the flags.
+`
+
+// runPlugin dispatches the plugin subcommands. (The child processes that
+// run plugins for a Host never get here: package plugins serves them before
+// main starts.)
+func runPlugin(ctx context.Context, args []string) error {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "-help" || args[0] == "--help" {
+		fmt.Fprint(os.Stderr, pluginUsage)
+		return flag.ErrHelp
+	}
+	switch args[0] {
+	case "test":
+		c := NewPluginTestCommand()
+		if err := c.ParseFlags(args[1:]); err != nil {
+			return err
+		}
+		return c.Run(ctx)
+	case "run":
+		return errors.New("plugin run is started by the server to run one plugin; it is not for use by hand")
+	}
+	return fmt.Errorf("unknown plugin command %q; the command is test", args[0])
+}
+
+// PluginTestCommand runs a candidate plugin on an input as the host would
+// and reports the host's verdict: the records it accepts, the problems,
+// the records it refuses and why, and, against the active plugin on the
+// same input, whether the candidate would be activated.
+type PluginTestCommand struct {
+	Wasm   string
+	Source string
+	Input  string
+	JSON   bool
+	// Against is the plugin the candidate is compared with: "bundled" (the
+	// binary's plugin for the source), "none", or a .wasm file.
+	Against  string
+	MaxLoss  float64
+	Timeout  time.Duration
+	Stop     string
+	CacheDir string
+
+	// Bundle holds the bundled plugins; the embedded bundle by default.
+	Bundle iofs.FS
+	Stdout io.Writer
+}
+
+// NewPluginTestCommand returns a PluginTestCommand with the server's
+// settings as defaults.
+func NewPluginTestCommand() *PluginTestCommand {
+	return &PluginTestCommand{Against: "bundled", MaxLoss: plugins.DefaultMaxLoss, Timeout: plugins.NewHost().Timeout, Stop: "kill"}
+}
+
+// ParseFlags reads the command line and environment into c. The module may
+// come before or after the flags.
+func (c *PluginTestCommand) ParseFlags(args []string) error {
+	fs := flag.NewFlagSet("rappel plugin test", flag.ContinueOnError)
+	fs.StringVar(&c.Source, "source", c.Source, "source `name` the plugin normalizes (default: the module's file name, hcdump for hcdump.wasm)")
+	fs.StringVar(&c.Input, "input", c.Input, "`file or directory` the plugin sees under /in (a directory's contents, or the one file)")
+	fs.BoolVar(&c.JSON, "json", c.JSON, "print the verdict as JSON, with every problem")
+	fs.StringVar(&c.Against, "against", c.Against, "`plugin` to compare with on the same input: bundled, none, or a .wasm file")
+	fs.Float64Var(&c.MaxLoss, "max-loss", c.MaxLoss, "`share` of the compared plugin's records the candidate may lose")
+	fs.DurationVar(&c.Timeout, "timeout", c.Timeout, "`time` a run may take before it is stopped")
+	fs.StringVar(&c.Stop, "stop", c.Stop, "how a runaway run is stopped: `kill` (a child process, as the server does), check (in process, wazero's deadline checks) or none (trusted)")
+	fs.StringVar(&c.CacheDir, "cache-dir", c.CacheDir, "`directory` for compiled modules (default: a temporary one)")
+	// As parseFlags does, but the module may come between flags.
+	var err error
+	fs.VisitAll(func(f *flag.Flag) {
+		name := "RAPPEL_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+		if v, ok := os.LookupEnv(name); ok && err == nil {
+			if serr := f.Value.Set(v); serr != nil {
+				err = fmt.Errorf("environment %s=%q: %w", name, v, serr)
+			}
+		}
+	})
+	if err != nil {
+		return err
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if rest := fs.Args(); len(rest) > 0 {
+		c.Wasm = rest[0]
+		if err := fs.Parse(rest[1:]); err != nil {
+			return err
+		}
+		if fs.NArg() > 0 {
+			return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+		}
+	}
+	if c.Source == "" {
+		c.Source = strings.TrimSuffix(filepath.Base(c.Wasm), ".wasm")
+	}
+	return c.Validate()
+}
+
+// Validate reports the first setting that cannot work.
+func (c *PluginTestCommand) Validate() error {
+	switch {
+	case c.Wasm == "":
+		return errors.New("give the plugin to test: rappel plugin test FILE.wasm --input FILE_OR_DIR")
+	case c.Input == "":
+		return errors.New("--input is empty; give the file or directory the plugin reads")
+	case c.Stop != "kill" && c.Stop != "check" && c.Stop != "none":
+		return fmt.Errorf("--stop is %q; it takes kill, check or none", c.Stop)
+	case c.MaxLoss < 0 || c.MaxLoss > 1:
+		return fmt.Errorf("--max-loss is %g; give a share between 0 and 1", c.MaxLoss)
+	}
+	return nil
+}
+
+// errRejected is returned when the host would not accept the plugin, so
+// that the command exits non-zero.
+var errRejected = errors.New("the host would not activate this plugin")
+
+// pluginReport is the command's output.
+type pluginReport struct {
+	Plugin     string           `json:"plugin"`
+	SHA256     string           `json:"sha256,omitempty"`
+	Source     string           `json:"source"`
+	Partial    bool             `json:"partial"`
+	Input      string           `json:"input"`
+	InputFiles int              `json:"input_files"`
+	InputBytes int64            `json:"input_bytes"`
+	Stop       string           `json:"stop"`
+	Duration   float64          `json:"duration_seconds"`
+	Accepted   int              `json:"accepted"`
+	Refused    int              `json:"refused"`
+	Problems   []rappel.Problem `json:"problems"`
+	Against    *againstReport   `json:"against,omitempty"`
+	Verdict    string           `json:"verdict"`
+	Reason     string           `json:"reason,omitempty"`
+}
+
+type againstReport struct {
+	Plugin   string  `json:"plugin"`
+	SHA256   string  `json:"sha256"`
+	Accepted int     `json:"accepted"`
+	Refused  int     `json:"refused"`
+	Lost     int     `json:"lost"`
+	Duration float64 `json:"duration_seconds"`
+}
+
+// Run tests the plugin and prints the report; it returns errRejected when
+// the host would not activate it.
+func (c *PluginTestCommand) Run(ctx context.Context) error {
+	out := c.Stdout
+	if out == nil {
+		out = os.Stdout
+	}
+	payload, err := c.readInput()
+	if err != nil {
+		return err
+	}
+	host := plugins.NewHost()
+	host.CacheDir = c.CacheDir
+	host.Timeout = c.Timeout
+	host.Interruptible = c.Stop != "none"
+	host.InProcess = c.Stop == "check"
+	host.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	if err := host.Open(ctx); err != nil {
+		return err
+	}
+	defer host.Close(context.WithoutCancel(ctx))
+
+	rep := &pluginReport{Plugin: c.Wasm, Source: c.Source, Partial: plugins.DefaultPartial()[c.Source], Input: c.Input,
+		InputFiles: payload.Len(), InputBytes: payload.Size(), Stop: c.Stop, Problems: []rappel.Problem{}}
+	v, err := c.runOne(ctx, host, c.Wasm, nil, payload, rep)
+	if err == nil {
+		var base *plugins.Baseline
+		base, err = c.compare(ctx, host, payload, rep, v)
+		if err == nil {
+			err = base.Accept(v, c.MaxLoss)
+		}
+	}
+	rep.Verdict = "accepted"
+	if err != nil {
+		rep.Verdict, rep.Reason = "rejected", err.Error()
+	}
+	if err := c.print(out, rep); err != nil {
+		return err
+	}
+	if rep.Verdict != "accepted" {
+		return errRejected
+	}
+	return nil
+}
+
+// runOne loads and runs the module at path (or wasm, when given) and
+// fills the report with the candidate's outcome when rep is not nil.
+func (c *PluginTestCommand) runOne(ctx context.Context, host *plugins.Host, path string, wasm []byte, payload *plugins.Payload, rep *pluginReport) (*plugins.Verdict, error) {
+	if wasm == nil {
+		var err error
+		if wasm, err = os.ReadFile(path); err != nil {
+			return nil, fmt.Errorf("reading plugin: %w", err)
+		}
+	}
+	p, err := host.Load(ctx, c.Source, wasm)
+	if err != nil {
+		return nil, fmt.Errorf("it is not a usable module: %w", err)
+	}
+	defer p.Close(context.WithoutCancel(ctx))
+	res, err := p.Run(ctx, payload)
+	if rep != nil {
+		rep.SHA256 = p.SHA256
+		if res != nil {
+			rep.Duration = res.Duration.Seconds()
+			rep.Problems = append(rep.Problems, res.Problems...)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("its run failed: %w", err)
+	}
+	v := plugins.Judge(c.Source, res, plugins.DefaultPartial()[c.Source])
+	if rep != nil {
+		rep.Accepted, rep.Refused, rep.Problems = len(v.Records), v.Refused, append([]rappel.Problem{}, v.Problems...)
+	}
+	return v, nil
+}
+
+// compare runs the plugin named by Against on the same payload and returns
+// its baseline, nil when there is nothing to compare with.
+func (c *PluginTestCommand) compare(ctx context.Context, host *plugins.Host, payload *plugins.Payload, rep *pluginReport, v *plugins.Verdict) (*plugins.Baseline, error) {
+	var path string
+	var wasm []byte
+	switch c.Against {
+	case "none":
+		return nil, nil
+	case "bundled":
+		src := c.Bundle
+		if src == nil {
+			src = bundle.Embedded()
+		}
+		all, err := bundle.Plugins(src)
+		if err != nil || all[c.Source] == nil {
+			return nil, nil // a binary without a bundle, or a new source
+		}
+		path, wasm = "bundled", all[c.Source]
+	default:
+		path = c.Against
+	}
+	start := time.Now()
+	av, err := c.runOne(ctx, host, path, wasm, payload, nil)
+	if err != nil {
+		return nil, fmt.Errorf("the plugin it is compared with (%s) failed too, so nothing can be compared: %w", path, err)
+	}
+	base := plugins.NewBaseline("", av)
+	lost, _ := base.Lost(v)
+	rep.Against = &againstReport{Plugin: path, Accepted: len(av.Records), Refused: av.Refused, Lost: lost, Duration: time.Since(start).Seconds()}
+	if sum, ok := shaOf(wasm, path); ok {
+		rep.Against.SHA256 = sum
+	}
+	return base, nil
+}
+
+// readInput reads --input: a directory's contents, or one file under its
+// own name.
+func (c *PluginTestCommand) readInput() (*plugins.Payload, error) {
+	info, err := os.Stat(c.Input)
+	if err != nil {
+		return nil, fmt.Errorf("reading input: %w", err)
+	}
+	if info.IsDir() {
+		return plugins.CopyPayload(os.DirFS(c.Input))
+	}
+	b, err := os.ReadFile(c.Input)
+	if err != nil {
+		return nil, fmt.Errorf("reading input: %w", err)
+	}
+	return plugins.NewPayload(map[string][]byte{filepath.Base(c.Input): b})
+}
+
+// print writes the report as text, or JSON with --json.
+func (c *PluginTestCommand) print(w io.Writer, rep *pluginReport) error {
+	if c.JSON {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		return enc.Encode(rep)
+	}
+	kind := "complete records (each must be servable alone)"
+	if rep.Partial {
+		kind = "partial records (checked for the fields they have)"
+	}
+	fmt.Fprintf(w, "plugin    %s (sha256 %s)\n", rep.Plugin, short(rep.SHA256))
+	fmt.Fprintf(w, "source    %s: %s\n", rep.Source, kind)
+	fmt.Fprintf(w, "input     %s: %d files, %d bytes\n", rep.Input, rep.InputFiles, rep.InputBytes)
+	fmt.Fprintf(w, "run       %.2fs (stop: %s)\n", rep.Duration, rep.Stop)
+	fmt.Fprintf(w, "records   %d accepted, %d refused by the host\n", rep.Accepted, rep.Refused)
+	fmt.Fprintf(w, "problems  %d\n", len(rep.Problems))
+	for i, p := range rep.Problems {
+		if i == 20 {
+			fmt.Fprintf(w, "          … %d more (--json lists them all)\n", len(rep.Problems)-i)
+			break
+		}
+		id := p.RecordID
+		if id == "" {
+			id = "-"
+		}
+		fmt.Fprintf(w, "  %-14s %s\n", id, p.Reason)
+	}
+	if a := rep.Against; a != nil {
+		fmt.Fprintf(w, "compared  with %s (sha256 %s, %.2fs): %d accepted, %d refused; the candidate lacks %d of them\n",
+			a.Plugin, short(a.SHA256), a.Duration, a.Accepted, a.Refused, a.Lost)
+	}
+	if rep.Verdict == "accepted" {
+		fmt.Fprintln(w, "verdict   accepted: the host would activate this plugin")
+	} else {
+		fmt.Fprintf(w, "verdict   rejected: %s\n", rep.Reason)
+	}
+	return nil
+}
+
+func short(sha string) string {
+	if len(sha) > 12 {
+		return sha[:12] + "…"
+	}
+	return sha
+}
+
+// shaOf is the digest of wasm, or of the file at path.
+func shaOf(wasm []byte, path string) (string, bool) {
+	if wasm == nil {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return "", false
+		}
+		wasm = b
+	}
+	return plugins.SHA256(wasm), true
+}

@@ -1,0 +1,145 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"github.com/rappel-ca/rappel/plugins"
+	"github.com/rappel-ca/rappel/plugins/plugintest"
+)
+
+const testGuests = "./plugins/testdata/guests/"
+
+// mustWasmFile builds the plugin at pkg into dir/name and returns its path.
+func mustWasmFile(tb testing.TB, dir, name, pkg string) string {
+	tb.Helper()
+	path := filepath.Join(dir, name)
+	if err := os.WriteFile(path, plugintest.Build(tb, pkg), 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	return path
+}
+
+// runPluginTest runs "rappel plugin test" with args and returns its output.
+func runPluginTest(tb testing.TB, args ...string) (string, error) {
+	tb.Helper()
+	c := NewPluginTestCommand()
+	if err := c.ParseFlags(args); err != nil {
+		tb.Fatal(err)
+	}
+	var out bytes.Buffer
+	c.Stdout = &out
+	c.Bundle = fstest.MapFS{} // no bundled plugin unless a test gives one
+	err := c.Run(context.Background())
+	return out.String(), err
+}
+
+func TestPluginTest(t *testing.T) {
+	dir := t.TempDir()
+	root := plugintest.ModuleRoot(t)
+	hc := filepath.Join(root, "testdata", "hc")
+	hcdump := mustWasmFile(t, dir, "hcdump.wasm", "./plugins/hcdump/wasm")
+	cache := filepath.Join(dir, "cache")
+
+	t.Run("Accepted", func(t *testing.T) {
+		out, err := runPluginTest(t, hcdump, "--input", hc, "--cache-dir", cache)
+		if err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		for _, want := range []string{"source    hcdump: partial records", "2 files", "12 accepted, 0 refused", "verdict   accepted"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("output lacks %q:\n%s", want, out)
+			}
+		}
+	})
+	t.Run("OneFile", func(t *testing.T) {
+		// Flags first, module last; the English file alone is a valid dump.
+		out, err := runPluginTest(t, "--input", filepath.Join(hc, "recalls-en.json"), "--cache-dir", cache, hcdump)
+		if err != nil || !strings.Contains(out, "1 files") {
+			t.Fatalf("%v\n%s", err, out)
+		}
+	})
+	t.Run("LosesRecords", func(t *testing.T) {
+		lossy := mustWasmFile(t, dir, "hcdump-lossy.wasm", testGuests+"lossy")
+		out, err := runPluginTest(t, lossy, "--source", "hcdump", "--input", hc, "--against", hcdump, "--cache-dir", cache)
+		if !errors.Is(err, errRejected) || !strings.Contains(out, "verdict   rejected: it lost 6 of the 12 records") || !strings.Contains(out, "the candidate lacks 6 of them") {
+			t.Fatalf("err = %v\n%s", err, out)
+		}
+	})
+	t.Run("AgainstBundled", func(t *testing.T) {
+		lossy := mustWasmFile(t, dir, "hcdump-lossy.wasm", testGuests+"lossy")
+		c := NewPluginTestCommand()
+		if err := c.ParseFlags([]string{lossy, "--source", "hcdump", "--input", hc, "--cache-dir", cache, "--json"}); err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		c.Stdout = &out
+		c.Bundle = fstest.MapFS{"plugins/hcdump.wasm": {Data: plugintest.Build(t, "./plugins/hcdump/wasm")}}
+		if err := c.Run(context.Background()); !errors.Is(err, errRejected) {
+			t.Fatalf("err = %v\n%s", err, out.String())
+		}
+		var rep pluginReport
+		if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+			t.Fatal(err)
+		}
+		if rep.Against == nil || rep.Against.Plugin != "bundled" || rep.Against.Lost != 6 || rep.Verdict != "rejected" {
+			t.Fatalf("report = %+v, against %+v", rep, rep.Against)
+		}
+	})
+	t.Run("BadFields", func(t *testing.T) {
+		bad := mustWasmFile(t, dir, "bad.wasm", testGuests+"badfields")
+		out, err := runPluginTest(t, bad, "--source", "vrdb", "--input", hc, "--cache-dir", cache, "--json")
+		if !errors.Is(err, errRejected) {
+			t.Fatalf("err = %v\n%s", err, out)
+		}
+		var rep pluginReport
+		if err := json.Unmarshal([]byte(out), &rep); err != nil {
+			t.Fatal(err)
+		}
+		if rep.Partial || rep.Accepted != 1 || rep.Refused != 4 || len(rep.Problems) != 4 || !strings.Contains(rep.Reason, "the host refused 4 of its records") {
+			t.Fatalf("report = %+v", rep)
+		}
+		if rep.SHA256 != plugins.SHA256(plugintest.Build(t, testGuests+"badfields")) {
+			t.Errorf("sha256 = %s", rep.SHA256)
+		}
+	})
+	t.Run("Runaway", func(t *testing.T) {
+		loop := mustWasmFile(t, dir, "loop.wasm", testGuests+"loop")
+		out, err := runPluginTest(t, loop, "--source", "hcdump", "--input", hc, "--cache-dir", cache, "--timeout", "500ms")
+		if !errors.Is(err, errRejected) || !strings.Contains(out, "stopped after 500ms") {
+			t.Fatalf("err = %v\n%s", err, out)
+		}
+	})
+	t.Run("NotWasm", func(t *testing.T) {
+		junk := filepath.Join(dir, "junk.wasm")
+		os.WriteFile(junk, []byte("not a module"), 0o644)
+		out, err := runPluginTest(t, junk, "--input", hc, "--cache-dir", cache)
+		if !errors.Is(err, errRejected) || !strings.Contains(out, "not a usable module") {
+			t.Fatalf("err = %v\n%s", err, out)
+		}
+	})
+}
+
+func TestPluginTest_Flags(t *testing.T) {
+	for _, args := range [][]string{
+		{},
+		{"x.wasm"},
+		{"x.wasm", "--input", "in", "--stop", "sometimes"},
+		{"x.wasm", "--input", "in", "--max-loss", "2"},
+		{"x.wasm", "--input", "in", "extra"},
+	} {
+		if err := NewPluginTestCommand().ParseFlags(args); err == nil {
+			t.Errorf("ParseFlags(%q) accepted", args)
+		}
+	}
+	if err := run(context.Background(), []string{"plugin", "frobnicate"}); err == nil || !strings.Contains(err.Error(), "unknown plugin command") {
+		t.Errorf("err = %v", err)
+	}
+}

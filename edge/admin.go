@@ -1,0 +1,69 @@
+package edge
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/json"
+	"net/http"
+
+	"github.com/rappel-ca/rappel"
+)
+
+// headerAdminKey carries the admin key, in canonical form.
+const headerAdminKey = "X-Admin-Key"
+
+// authenticateAdmin checks the admin key of a request to an admin endpoint.
+// Without an AdminKey configured the admin endpoints are closed.
+func (s *Server) authenticateAdmin(r *http.Request) error {
+	if s.AdminKey == "" {
+		return rappel.Errorf(rappel.EFORBIDDEN, "This node has no admin key (--admin-key), so its admin endpoints are closed.")
+	}
+	key := r.Header.Get(headerAdminKey)
+	if key == "" {
+		return rappel.Errorf(rappel.EFORBIDDEN, "Missing admin key: send it in the x-admin-key header.")
+	}
+	// Comparing hashes keeps the comparison's time independent of where
+	// the keys differ, and of their lengths.
+	got, want := sha256.Sum256([]byte(key)), sha256.Sum256([]byte(s.AdminKey))
+	if subtle.ConstantTimeCompare(got[:], want[:]) != 1 {
+		return rappel.Errorf(rappel.EFORBIDDEN, "Wrong admin key in the x-admin-key header.")
+	}
+	return nil
+}
+
+// adminRefresh answers POST /admin/refresh: it runs a refresh of every feed
+// now, waits for it, and answers 200 with every feed's state (a source that
+// failed says why in its last_error). It is 503 when the feeds are off.
+func (s *Server) adminRefresh(w http.ResponseWriter, r *http.Request) error {
+	if err := s.authenticateAdmin(r); err != nil {
+		return err
+	}
+	if err := paramsOf(w).err(); err != nil {
+		return err
+	}
+	if s.Refresh == nil {
+		return rappel.Errorf(rappel.EUNAVAILABLE, "The live feeds are off on this node (--feeds off), so there is nothing to refresh.")
+	}
+	if err := s.Refresh(r.Context()); err != nil && r.Context().Err() != nil {
+		return err
+	}
+	b, err := json.Marshal(struct {
+		Feeds []rappel.FeedState `json:"feeds"`
+	}{s.feeds()})
+	if err != nil {
+		return err
+	}
+	writeJSON(w, r, http.StatusOK, b)
+	return nil
+}
+
+// feeds is every feed's state, never nil.
+func (s *Server) feeds() []rappel.FeedState {
+	if s.Feeds == nil {
+		return []rappel.FeedState{}
+	}
+	if f := s.Feeds(); f != nil {
+		return f
+	}
+	return []rappel.FeedState{}
+}

@@ -1,0 +1,215 @@
+package edge
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html/template"
+	"io"
+	"net/http"
+	"sort"
+	"strings"
+
+	"github.com/rappel-ca/rappel"
+)
+
+// subscribeFields are the body fields of POST /recall/alerts/subscribe.
+var subscribeFields = []string{"email", "q", "agency", "recall_type", "hazard_class", "allergen", "lang"}
+
+// maxSubscribeBody bounds the subscribe body: its fields are short.
+const maxSubscribeBody = 8 << 10
+
+// alerts returns the alert service, or a 503 when the node has none.
+func (s *Server) alerts() (rappel.Alerts, error) {
+	if s.Alerts == nil {
+		return nil, rappel.Errorf(rappel.EUNAVAILABLE, "E-mail alerts are not enabled on this server.")
+	}
+	return s.Alerts, nil
+}
+
+// subscribe answers POST /recall/alerts/subscribe.
+func (s *Server) subscribe(w http.ResponseWriter, r *http.Request) error {
+	if err := paramsOf(w).err(); err != nil {
+		return err
+	}
+	svc, err := s.alerts()
+	if err != nil {
+		return err
+	}
+	req, err := decodeSubscribe(r)
+	if err != nil {
+		return err
+	}
+	req.UserAgent = r.UserAgent()
+	res, err := svc.Subscribe(r.Context(), req)
+	if err != nil {
+		return err
+	}
+	return s.writeValue(w, r, res)
+}
+
+// decodeSubscribe reads the body as a JSON object of nullable strings,
+// reporting malformed JSON, unknown fields and non-string values as 422
+// items at ["body", ...].
+func decodeSubscribe(r *http.Request) (*rappel.SubscribeRequest, error) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxSubscribeBody+1))
+	if err != nil {
+		return nil, rappel.Errorf(rappel.EBADREQUEST, "The request body could not be read; send it again.")
+	}
+	if len(body) > maxSubscribeBody {
+		return nil, rappel.Invalids(rappel.Invalid{Type: "string_too_long", Loc: []any{"body"},
+			Msg: fmt.Sprintf("The body is longer than %d bytes.", maxSubscribeBody), Ctx: map[string]any{"max_length": maxSubscribeBody}})
+	}
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(body, &raw); err != nil || raw == nil {
+		msg := "JSON decode error: send a JSON object such as {\"email\": \"name@example.ca\"}."
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			msg = fmt.Sprintf("JSON decode error at byte %d: %s.", se.Offset, se.Error())
+		}
+		return nil, rappel.Invalids(rappel.Invalid{Type: "json_invalid", Loc: []any{"body"}, Msg: msg})
+	}
+	var items []rappel.Invalid
+	names := make([]string, 0, len(raw))
+	for k := range raw {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	req := &rappel.SubscribeRequest{}
+	dst := map[string]**string{"email": &req.Email, "q": &req.Q, "agency": &req.Agency, "recall_type": &req.RecallType,
+		"hazard_class": &req.HazardClass, "allergen": &req.Allergen, "lang": &req.Lang}
+	for _, k := range names {
+		p, ok := dst[k]
+		if !ok {
+			msg := fmt.Sprintf("Extra inputs are not permitted: %s is not a field of this body; its fields are %s.", quote(k), strings.Join(subscribeFields, ", "))
+			if near, ok := rappel.Nearest(k, subscribeFields); ok {
+				msg = fmt.Sprintf("Extra inputs are not permitted: %s is not a field of this body; did you mean '%s'?", quote(k), near)
+			}
+			items = append(items, rappel.Invalid{Type: "extra_forbidden", Loc: []any{"body", clip(k)}, Msg: msg})
+			continue
+		}
+		if err := json.Unmarshal(raw[k], p); err != nil {
+			items = append(items, rappel.Invalid{Type: "value_error", Loc: []any{"body", k}, Msg: k + " must be a string or null."})
+		}
+	}
+	if len(items) > 0 {
+		return nil, rappel.Invalids(items...)
+	}
+	return req, nil
+}
+
+// confirm answers GET /recall/alerts/confirm?token=….
+func (s *Server) confirm(w http.ResponseWriter, r *http.Request) error {
+	p := paramsOf(w)
+	token := p.required("token")
+	if err := p.err(); err != nil {
+		return err
+	}
+	svc, err := s.alerts()
+	if err != nil {
+		return err
+	}
+	res, err := svc.Confirm(r.Context(), token, r.UserAgent())
+	if err != nil {
+		return err
+	}
+	if wantsHTML(r) {
+		return writeHTMLPage(w, r, confirmedPage, nil)
+	}
+	return s.writeValue(w, r, res)
+}
+
+// unsubscribeGet answers GET /recall/alerts/unsubscribe?token=…: API
+// clients are unsubscribed at once; a browser gets a page with a one-button
+// form, so that mail scanners following links unsubscribe no one.
+func (s *Server) unsubscribeGet(w http.ResponseWriter, r *http.Request) error {
+	p := paramsOf(w)
+	token := p.required("token")
+	if err := p.err(); err != nil {
+		return err
+	}
+	svc, err := s.alerts()
+	if err != nil {
+		return err
+	}
+	if wantsHTML(r) {
+		return writeHTMLPage(w, r, unsubscribeFormPage, map[string]string{"Token": token})
+	}
+	res, err := svc.Unsubscribe(r.Context(), token)
+	if err != nil {
+		return err
+	}
+	return s.writeValue(w, r, res)
+}
+
+// unsubscribePost answers POST /recall/alerts/unsubscribe?token=…, the
+// RFC 8058 one-click unsubscribe and the page's form.
+func (s *Server) unsubscribePost(w http.ResponseWriter, r *http.Request) error {
+	p := paramsOf(w)
+	token := p.required("token")
+	if err := p.err(); err != nil {
+		return err
+	}
+	svc, err := s.alerts()
+	if err != nil {
+		return err
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(r.Body, 4<<10))
+	res, err := svc.Unsubscribe(r.Context(), token)
+	if err != nil {
+		return err
+	}
+	if wantsHTML(r) {
+		return writeHTMLPage(w, r, unsubscribedPage, nil)
+	}
+	return s.writeValue(w, r, res)
+}
+
+func (s *Server) writeValue(w http.ResponseWriter, r *http.Request, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("encoding response: %w", err)
+	}
+	writeJSON(w, r, http.StatusOK, b)
+	return nil
+}
+
+// wantsHTML reports whether the client asked for HTML, as a browser does.
+func wantsHTML(r *http.Request) bool {
+	return strings.Contains(r.Header.Get("Accept"), "text/html")
+}
+
+func writeHTMLPage(w http.ResponseWriter, r *http.Request, t *template.Template, data any) error {
+	var b bytes.Buffer
+	if err := t.Execute(&b, data); err != nil {
+		return fmt.Errorf("rendering page: %w", err)
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Cache-Control", "no-store")
+	h.Set("Content-Security-Policy", "default-src 'none'; form-action 'self'; style-src 'unsafe-inline'")
+	h.Set("Referrer-Policy", "no-referrer")
+	w.WriteHeader(http.StatusOK)
+	if r.Method != http.MethodHead {
+		_, _ = w.Write(b.Bytes())
+	}
+	return nil
+}
+
+const pageHead = `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">` +
+	`<meta name="robots" content="noindex"><title>Rappel</title></head><body style="font-family:sans-serif;max-width:36em;margin:2em auto">`
+
+var (
+	unsubscribeFormPage = template.Must(template.New("form").Parse(pageHead +
+		`<h1>Unsubscribe from recall alerts</h1><p>Press the button to stop receiving these e-mail alerts.</p>` +
+		`<h1 lang="fr">Se désabonner des alertes de rappel</h1><p lang="fr">Appuyez sur le bouton pour ne plus recevoir ces alertes par courriel.</p>` +
+		`<form method="post" action="?token={{.Token}}"><input type="hidden" name="List-Unsubscribe" value="One-Click">` +
+		`<button type="submit">Unsubscribe / Se désabonner</button></form></body></html>`))
+	unsubscribedPage = template.Must(template.New("done").Parse(pageHead +
+		`<h1>You are unsubscribed</h1><p>You will receive no more alerts for this search.</p>` +
+		`<h1 lang="fr">Vous êtes désabonné</h1><p lang="fr">Vous ne recevrez plus d'alertes pour cette recherche.</p></body></html>`))
+	confirmedPage = template.Must(template.New("confirmed").Parse(pageHead +
+		`<h1>Subscription confirmed</h1><p>You will receive an e-mail when a new recall matches your search.</p>` +
+		`<h1 lang="fr">Abonnement confirmé</h1><p lang="fr">Vous recevrez un courriel lorsqu'un nouveau rappel correspondra à votre recherche.</p></body></html>`))
+)

@@ -1,0 +1,337 @@
+package feeds_test
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rappel-ca/rappel"
+	"github.com/rappel-ca/rappel/bundle"
+	"github.com/rappel-ca/rappel/edge"
+	"github.com/rappel-ca/rappel/feeds"
+	"github.com/rappel-ca/rappel/feeds/feedstest"
+	"github.com/rappel-ca/rappel/kv"
+	"github.com/rappel-ca/rappel/kv/index"
+	"github.com/rappel-ca/rappel/plugins/plugintest"
+)
+
+// benchCorpus returns the corpus `make corpus` generated (build/corpus-*),
+// or skips the benchmark.
+func benchCorpus(b *testing.B) string {
+	dirs, _ := filepath.Glob(filepath.Join(plugintest.ModuleRoot(b), "build", "corpus-*", "manifest.json"))
+	if len(dirs) == 0 {
+		b.Skip("no corpus: run `make corpus` first")
+	}
+	slices.Sort(dirs)
+	return filepath.Dir(dirs[len(dirs)-1])
+}
+
+// benchNode is a node under benchmark: a store, its read index behind the
+// real HTTP handler, and a refresher of the corpus served upstream.
+type benchNode struct {
+	b       *testing.B
+	ctx     context.Context
+	store   *kv.Store
+	catalog *index.Catalog
+	r       *feeds.Refresher
+	handler http.Handler
+	logs    *syncLog
+}
+
+// syncLog keeps the refresher's log lines.
+type syncLog struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *syncLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+// take returns the lines logged since the last take that hold want.
+func (l *syncLog) take(want string) string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out strings.Builder
+	for _, line := range strings.SplitAfter(l.buf.String(), "\n") {
+		if strings.Contains(line, want) {
+			out.WriteString(line)
+		}
+	}
+	l.buf.Reset()
+	return out.String()
+}
+
+func newBenchNode(b *testing.B, up *feedstest.Upstream, withBundle bool) *benchNode {
+	n := &benchNode{b: b, ctx: context.Background(), catalog: &index.Catalog{}, logs: &syncLog{}}
+	n.store = kv.NewStore(filepath.Join(b.TempDir(), "pebble"))
+	n.store.Logger = slog.New(slog.DiscardHandler)
+	if err := n.store.Open(n.ctx); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { n.store.Close() })
+	if withBundle {
+		loadEmbedded(b, n.store)
+	}
+	host := MustOpenHost(b)
+	host.Timeout = 5 * time.Minute
+	norm := newNormalizer(b, host)
+	n.r = feeds.NewRefresher(n.store, norm,
+		feeds.HCDump(up.URL+"/hc/recalls-en.json", up.URL+"/hc/recalls-fr.json"),
+		feeds.VRDB(up.URL+"/tc/vrdb.csv"),
+		feeds.Detail(up.URL+"/detail/{lang}/{id}.json"))
+	n.r.DetailRate = 0
+	n.r.Deadline = time.Hour
+	n.r.ActivePlugin = norm.Active
+	n.r.Logger = slog.New(slog.NewTextHandler(n.logs, nil))
+	n.r.Fetcher.Logger = slog.New(slog.DiscardHandler)
+	n.r.Changed = func(ctx context.Context, changed bool) error {
+		if !changed {
+			info, err := n.store.DatasetInfo(ctx)
+			if err != nil {
+				return err
+			}
+			n.catalog.Swap(n.catalog.Current().WithInfo(info))
+			return nil
+		}
+		return n.rebuild()
+	}
+	if err := n.r.Open(n.ctx); err != nil {
+		b.Fatal(err)
+	}
+	if err := n.rebuild(); err != nil {
+		b.Fatal(err)
+	}
+	srv := edge.NewServer()
+	srv.Catalog = n.catalog
+	srv.Keys = edge.NewStaticKeys([]string{"k"})
+	srv.Logger = slog.New(slog.DiscardHandler)
+	n.handler = srv.Handler()
+	return n
+}
+
+// rebuild builds the read index from the store, as serve does.
+func (n *benchNode) rebuild() error {
+	info, err := n.store.DatasetInfo(n.ctx)
+	if err != nil {
+		return err
+	}
+	var recs []*rappel.Record
+	if err := n.store.ForEachRecord(n.ctx, func(r *rappel.Record) error {
+		recs = append(recs, r)
+		return nil
+	}); err != nil {
+		return err
+	}
+	snap, err := index.Build(recs, info)
+	if err != nil {
+		return err
+	}
+	n.catalog.Swap(snap)
+	return nil
+}
+
+// loadEmbedded loads the embedded bundle into an empty store, as serve
+// does on first start.
+func loadEmbedded(b *testing.B, store *kv.Store) {
+	src := bundle.Embedded()
+	m, err := bundle.ReadManifest(src)
+	if err != nil {
+		b.Skipf("no embedded bundle: %v", err)
+	}
+	var recs []*rappel.Record
+	if err := bundle.ReadRecords(src, func(r *rappel.Record) error { recs = append(recs, r); return nil }); err != nil {
+		b.Fatal(err)
+	}
+	parts := map[string][]*rappel.Record{}
+	raw := map[string][]rappel.RawRecord{}
+	var states []rappel.SourceState
+	for _, s := range rappel.SourcePrecedence {
+		if err := bundle.ReadPartials(src, s, func(r *rappel.Record) error { parts[s] = append(parts[s], r); return nil }); err != nil {
+			b.Fatal(err)
+		}
+		if err := bundle.ReadRaw(src, s, func(r rappel.RawRecord) error { raw[s] = append(raw[s], r); return nil }); err != nil {
+			b.Fatal(err)
+		}
+		states = append(states, rappel.SourceState{Feed: rappel.FeedState{Source: s, Records: len(parts[s])}, Plugin: m.Plugins[s]})
+	}
+	if err := store.Load(context.Background(), recs, parts, raw, states, rappel.DatasetInfo{UpdatedAt: m.BuiltAt, Source: "bundle", Records: len(recs)}); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// search serves GET /recall?q=recalled&limit=100 and returns its latency.
+func (n *benchNode) search(req *http.Request) time.Duration {
+	w := httptest.NewRecorder()
+	start := time.Now()
+	n.handler.ServeHTTP(w, req)
+	d := time.Since(start)
+	if w.Code != http.StatusOK {
+		n.b.Fatalf("search: %d %s", w.Code, w.Body.String()[:min(200, w.Body.Len())])
+	}
+	return d
+}
+
+// searchEvery paces the searches: 200 a second, a steady load rather than
+// a saturating one, so that latency is measured, not throughput.
+const searchEvery = 5 * time.Millisecond
+
+// latencies searches every searchEvery until stop is closed (or count
+// times when stop is nil) and returns the latencies, sorted.
+func (n *benchNode) latencies(count int, stop <-chan struct{}) []time.Duration {
+	req := httptest.NewRequest(http.MethodGet, "/recall?q=recalled&limit=100", nil)
+	req.Header.Set("X-Gateway-Key", "k")
+	t := time.NewTicker(searchEvery)
+	defer t.Stop()
+	var lat []time.Duration
+	for i := 0; stop != nil || i < count; i++ {
+		lat = append(lat, n.search(req))
+		select {
+		case <-stop:
+			slices.Sort(lat)
+			return lat
+		case <-t.C:
+		}
+	}
+	slices.Sort(lat)
+	return lat
+}
+
+func pct(lat []time.Duration, p float64) time.Duration {
+	if len(lat) == 0 {
+		return 0
+	}
+	return lat[min(len(lat)-1, int(float64(len(lat))*p))]
+}
+
+// refreshWhileSearching refreshes once while searching without pause, and
+// returns the refresh's duration and the searches' latencies.
+func (n *benchNode) refreshWhileSearching() (time.Duration, []time.Duration) {
+	stop := make(chan struct{})
+	done := make(chan []time.Duration)
+	go func() { done <- n.latencies(0, stop) }()
+	start := time.Now()
+	err := n.r.Refresh(n.ctx)
+	took := time.Since(start)
+	close(stop)
+	lat := <-done
+	if err != nil {
+		n.b.Fatal(err)
+	}
+	return took, lat
+}
+
+// BenchmarkRefresh measures, on the corpus `make corpus` generates (41,000
+// records; 40k + 36k dump rows, 47k CSV rows, 49k detail documents)
+// served by a local upstream, through the real plugins with runaway
+// protection on, into Pebble and the read index:
+//
+//   - FullIngest: a node whose store holds the embedded bundle (built from
+//     that corpus) takes its first live refresh of all 41,000 records;
+//   - NotModified: ten refreshes where every upstream answers 304;
+//   - FewChanged: a refresh where 10 rows of the English dump changed;
+//   - search latency (GET /recall?q=recalled, 100 results, in process, 200
+//     searches a second) at rest (before and after) and during each
+//     refresh.
+//
+// Run it once: go test -run '^$' -bench 'BenchmarkRefresh$' -benchtime 1x -timeout 60m ./feeds/
+func BenchmarkRefresh(b *testing.B) {
+	up := corpusUpstream(b)
+	n := newBenchNode(b, up, true)
+	atRest := func(b *testing.B) {
+		for b.Loop() {
+			runtime.GC()
+			lat := n.latencies(3000, nil)
+			b.ReportMetric(float64(pct(lat, 0.5).Microseconds()), "search-p50-µs")
+			b.ReportMetric(float64(pct(lat, 0.99).Microseconds()), "search-p99-µs")
+		}
+	}
+	b.Run("SearchAtRest", atRest)
+	b.Run("FullIngest", func(b *testing.B) {
+		for b.Loop() {
+			n.fullIngest(b)
+		}
+	})
+	b.Run("NotModified", func(b *testing.B) {
+		for b.Loop() {
+			var all []time.Duration
+			var worst time.Duration
+			for range 10 {
+				took, lat := n.refreshWhileSearching()
+				worst = max(worst, took)
+				all = append(all, lat...)
+			}
+			slices.Sort(all)
+			b.ReportMetric(worst.Seconds(), "s/refresh-max")
+			b.ReportMetric(float64(pct(all, 0.99).Microseconds()), "search-p99-µs")
+			b.Logf("10 refreshes answered 304: slowest %s; search during them: p50 %s, p99 %s over %d\n%s", worst.Round(time.Millisecond),
+				pct(all, 0.5), pct(all, 0.99), len(all), n.logs.take("msg=refresh"))
+		}
+	})
+	b.Run("FewChanged", func(b *testing.B) {
+		for b.Loop() {
+			en := up.Doc("/hc/recalls-en.json")
+			// Flip the archived flag of the first 10 rows that have one.
+			changed := en
+			for range 10 {
+				changed = bytes.Replace(changed, []byte(`"Archived":"0"}`), []byte(`"Archived":"X"}`), 1)
+			}
+			changed = bytes.ReplaceAll(changed, []byte(`"Archived":"X"}`), []byte(`"Archived":"1"}`))
+			up.Set("/hc/recalls-en.json", changed)
+			took, lat := n.refreshWhileSearching()
+			b.ReportMetric(took.Seconds(), "s/refresh")
+			b.ReportMetric(float64(pct(lat, 0.99).Microseconds()), "search-p99-µs")
+			b.Logf("refresh with 10 dump rows changed: %s; search during it: p50 %s, p99 %s over %d\n%s", took.Round(time.Millisecond),
+				pct(lat, 0.5), pct(lat, 0.99), len(lat), n.logs.take("msg=refresh"))
+			up.Set("/hc/recalls-en.json", en)
+			if err := n.r.Refresh(n.ctx); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("SearchAtRestAfter", atRest)
+}
+
+// BenchmarkRefresh_Cold measures the first refresh of a node with an empty
+// store: every record of the corpus fetched (49k detail documents among
+// them, unthrottled) and normalized through the plugins.
+//
+// Run it once: go test -run '^$' -bench 'BenchmarkRefresh_Cold$' -benchtime 1x -timeout 60m ./feeds/
+func BenchmarkRefresh_Cold(b *testing.B) {
+	up := corpusUpstream(b)
+	for b.Loop() {
+		n := newBenchNode(b, up, false)
+		n.fullIngest(b)
+	}
+}
+
+// corpusUpstream serves the corpus.
+func corpusUpstream(b *testing.B) *feedstest.Upstream {
+	dir := benchCorpus(b)
+	up := feedstest.NewUpstream(b)
+	up.LoadDir(b, "/hc", filepath.Join(dir, "hc"))
+	up.LoadDir(b, "/tc", filepath.Join(dir, "tc"))
+	up.LoadDir(b, "/detail", filepath.Join(dir, "detail"))
+	return up
+}
+
+// fullIngest refreshes once, searching meanwhile, and reports.
+func (n *benchNode) fullIngest(b *testing.B) {
+	took, lat := n.refreshWhileSearching()
+	b.ReportMetric(took.Seconds(), "s/refresh")
+	b.ReportMetric(float64(n.catalog.Current().Len()), "records")
+	b.ReportMetric(float64(pct(lat, 0.99).Microseconds()), "search-p99-µs")
+	b.Logf("ingest %s, %d records served; search during it: p50 %s, p99 %s over %d\n%s", took.Round(time.Millisecond),
+		n.catalog.Current().Len(), pct(lat, 0.5), pct(lat, 0.99), len(lat), n.logs.take("msg=refresh"))
+}

@@ -1,0 +1,186 @@
+package feeds
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/rappel-ca/rappel"
+)
+
+// detailFormat holds one notice's detail documents per raw record: the
+// English one and the French one, each possibly absent.
+type detailFormat struct{}
+
+func (detailFormat) split(docs map[string][]byte) ([]rappel.RawRecord, error) {
+	byNID := map[string][2][]byte{}
+	for name, b := range docs {
+		dir, file := path.Split(name)
+		nid, ok := strings.CutSuffix(file, ".json")
+		if !ok {
+			continue
+		}
+		pair := byNID[nid]
+		switch dir {
+		case "en/":
+			pair[0] = b
+		case "fr/":
+			pair[1] = b
+		default:
+			continue
+		}
+		byNID[nid] = pair
+	}
+	out := make([]rappel.RawRecord, 0, len(byNID))
+	for nid, pair := range byNID {
+		out = append(out, detailRaw(nid, pair[0], pair[1]))
+	}
+	sortRaw(out)
+	return out, nil
+}
+
+// detailRaw is the raw record of a notice's documents; nil is absent.
+func detailRaw(nid string, en, fr []byte) rappel.RawRecord {
+	lists := [2][][]byte{}
+	var ids []string
+	for i, doc := range [][]byte{en, fr} {
+		if doc != nil {
+			lists[i] = [][]byte{doc}
+			ids = []string{"hc-" + nid}
+		}
+	}
+	return newRaw(nid, ids, lists[0], lists[1])
+}
+
+func (detailFormat) join(recs []rappel.RawRecord) (map[string][]byte, error) {
+	docs := make(map[string][]byte, 2*len(recs))
+	for _, r := range recs {
+		lists, err := listsOf(r, 2)
+		if err != nil {
+			return nil, err
+		}
+		for i, lang := range rappel.Langs {
+			if len(lists[i]) == 1 {
+				docs[lang+"/"+r.Key+".json"] = lists[i][0]
+			}
+		}
+	}
+	return docs, nil
+}
+
+// fetchDetails fetches the detail documents of the notices in nids, newest
+// notice first, with at most DetailConcurrency requests at a time and
+// DetailRate a second, until ctx is done. It returns the raw records of the
+// notices whose documents it got (a 404 is a document that does not exist)
+// and a problem for each notice it could not get; notices it had no time
+// for are in neither and stay pending.
+func (r *Refresher) fetchDetails(ctx context.Context, src *Source, nids []string, versions map[string]string) ([]rappel.RawRecord, []rappel.Problem) {
+	slices.SortFunc(nids, compareNIDDesc)
+	var (
+		mu       sync.Mutex
+		got      []rappel.RawRecord
+		problems []rappel.Problem
+		wg       sync.WaitGroup
+	)
+	tick := newLimiter(r.DetailRate)
+	defer tick.stop()
+	work := make(chan string)
+	for range max(1, r.DetailConcurrency) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for nid := range work {
+				raw, err := r.fetchNotice(ctx, src, nid, tick)
+				mu.Lock()
+				if err != nil {
+					if ctx.Err() == nil {
+						problems = append(problems, rappel.Problem{Source: src.Name, RecordID: "hc-" + nid, Reason: err.Error() + "; it is tried again at the next refresh."})
+					}
+				} else {
+					raw.Version = versions[nid]
+					got = append(got, raw)
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+feed:
+	for _, nid := range nids {
+		select {
+		case work <- nid:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(work)
+	wg.Wait()
+	sortRaw(got)
+	return got, problems
+}
+
+// fetchNotice fetches a notice's English and French documents.
+func (r *Refresher) fetchNotice(ctx context.Context, src *Source, nid string, tick *limiter) (rappel.RawRecord, error) {
+	var docs [2][]byte
+	for i, lang := range rappel.Langs {
+		if err := tick.wait(ctx); err != nil {
+			return rappel.RawRecord{}, err
+		}
+		u := strings.NewReplacer("{id}", nid, "{lang}", lang).Replace(src.Template)
+		resp, err := r.Fetcher.Get(ctx, u, rappel.FileState{})
+		if err != nil {
+			return rappel.RawRecord{}, fmt.Errorf("fetching the %s detail document of notice %s: %w", lang, nid, err)
+		}
+		if resp.NotFound {
+			continue
+		}
+		if !json.Valid(resp.Body) {
+			return rappel.RawRecord{}, fmt.Errorf("fetching the %s detail document of notice %s: the document is not JSON: %s", lang, nid, describe(resp.Body))
+		}
+		docs[i] = resp.Body
+	}
+	return detailRaw(nid, docs[0], docs[1]), nil
+}
+
+// compareNIDDesc orders NIDs, numbers written in digits, largest first.
+func compareNIDDesc(a, b string) int {
+	if len(a) != len(b) {
+		return len(b) - len(a)
+	}
+	return strings.Compare(b, a)
+}
+
+// limiter lets through at most rate events a second; a rate of 0 or less
+// lets everything through.
+type limiter struct {
+	t *time.Ticker
+}
+
+func newLimiter(rate float64) *limiter {
+	if rate <= 0 {
+		return &limiter{}
+	}
+	return &limiter{t: time.NewTicker(time.Duration(float64(time.Second) / rate))}
+}
+
+func (l *limiter) wait(ctx context.Context) error {
+	if l.t == nil {
+		return ctx.Err()
+	}
+	select {
+	case <-l.t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (l *limiter) stop() {
+	if l.t != nil {
+		l.t.Stop()
+	}
+}

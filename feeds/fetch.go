@@ -1,0 +1,198 @@
+package feeds
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/go-retryablehttp"
+
+	"github.com/rappel-ca/rappel"
+)
+
+// Fetcher gets upstream documents over HTTP with retries: capped, jittered
+// exponential backoff on connection errors, 429 and 5xx; conditional
+// requests (If-None-Match, If-Modified-Since); gzip; and a cap on the size
+// of a body, compressed or not. Configure the exported fields before the
+// first Get.
+type Fetcher struct {
+	// Retries is how many times a failed request is tried again.
+	Retries int
+	// BackoffMin and BackoffMax bound the wait before a retry: attempt n
+	// waits a random time up to min(BackoffMax, BackoffMin·2ⁿ), or what a
+	// 429 or 503 asks for in Retry-After, capped at BackoffMax.
+	BackoffMin, BackoffMax time.Duration
+	// Timeout bounds one attempt, body included.
+	Timeout time.Duration
+	// MaxBody caps the bytes of a body after decompression.
+	MaxBody   int64
+	UserAgent string
+	Logger    *slog.Logger
+
+	client *retryablehttp.Client
+}
+
+// NewFetcher returns a Fetcher with defaults for the national feeds: three
+// retries waiting 1 s to 30 s, 5 minutes per attempt, 512 MiB per body.
+func NewFetcher() *Fetcher {
+	return &Fetcher{
+		Retries:    3,
+		BackoffMin: time.Second,
+		BackoffMax: 30 * time.Second,
+		Timeout:    5 * time.Minute,
+		MaxBody:    512 << 20,
+		UserAgent:  "rappel (+https://github.com/rappel-ca/rappel)",
+		Logger:     slog.Default(),
+	}
+}
+
+// Response is one fetched document.
+type Response struct {
+	// NotModified is set on a 304: Body is empty and State unchanged.
+	NotModified bool
+	// NotFound is set on a 404 (a detail document that does not exist).
+	NotFound bool
+	Body     []byte
+	// State is what the next conditional request for the URL sends.
+	State rappel.FileState
+}
+
+func (f *Fetcher) init() *retryablehttp.Client {
+	if f.client != nil {
+		return f.client
+	}
+	c := retryablehttp.NewClient()
+	c.RetryMax = f.Retries
+	c.RetryWaitMin, c.RetryWaitMax = f.BackoffMin, f.BackoffMax
+	c.Backoff = jitterBackoff
+	// Propagated, the reason of the last failed attempt ("unexpected HTTP
+	// status 500") ends up in the error, and so in /health.
+	c.CheckRetry = retryablehttp.ErrorPropagatedRetryPolicy
+	c.HTTPClient.Timeout = f.Timeout
+	c.Logger = nil
+	if f.Logger != nil {
+		c.Logger = retryLogger{f.Logger}
+	}
+	f.client = c
+	return c
+}
+
+// Get fetches url. prev is what was remembered of the URL (its ETag,
+// Last-Modified and body hash): a 304 returns NotModified. Any status other
+// than 200, 304 and 404 is an error, after the retries.
+func (f *Fetcher) Get(ctx context.Context, url string, prev rappel.FileState) (*Response, error) {
+	req, err := retryablehttp.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, fmt.Errorf("fetching %s: %w", url, err)
+	}
+	req.Header.Set("Accept-Encoding", "gzip")
+	if f.UserAgent != "" {
+		req.Header.Set("User-Agent", f.UserAgent)
+	}
+	if prev.URL == url {
+		if prev.ETag != "" {
+			req.Header.Set("If-None-Match", prev.ETag)
+		}
+		if prev.LastModified != "" {
+			req.Header.Set("If-Modified-Since", prev.LastModified)
+		}
+	}
+	resp, err := f.init().Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("fetching %s: %w", url, err)
+	}
+	defer resp.Body.Close()
+	out := &Response{State: rappel.FileState{URL: url}}
+	switch resp.StatusCode {
+	case http.StatusOK:
+	case http.StatusNotModified:
+		out.NotModified, out.State = true, prev
+		return out, nil
+	case http.StatusNotFound:
+		out.NotFound = true
+		return out, nil
+	default:
+		return nil, fmt.Errorf("fetching %s: the upstream answered %s", url, resp.Status)
+	}
+	body, err := f.readBody(resp)
+	if err != nil {
+		return nil, fmt.Errorf("fetching %s: %w", url, err)
+	}
+	out.Body = body
+	out.State.ETag = resp.Header.Get("ETag")
+	out.State.LastModified = resp.Header.Get("Last-Modified")
+	out.State.SHA256 = rappel.HashBytes(body)
+	return out, nil
+}
+
+// readBody reads a body whole, decompressing gzip, and fails past MaxBody
+// or when the body ends before its Content-Length or its gzip stream does.
+func (f *Fetcher) readBody(resp *http.Response) ([]byte, error) {
+	var r io.Reader = resp.Body
+	if f.MaxBody > 0 {
+		r = io.LimitReader(r, f.MaxBody+1)
+	}
+	if strings.EqualFold(resp.Header.Get("Content-Encoding"), "gzip") {
+		zr, err := gzip.NewReader(r)
+		if err != nil {
+			return nil, fmt.Errorf("reading gzip body: %w", err)
+		}
+		defer zr.Close()
+		r = zr
+		if f.MaxBody > 0 {
+			r = io.LimitReader(r, f.MaxBody+1)
+		}
+	}
+	var buf bytes.Buffer
+	if resp.ContentLength > 0 && resp.ContentLength <= f.MaxBody {
+		buf.Grow(int(resp.ContentLength))
+	}
+	if _, err := buf.ReadFrom(r); err != nil {
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			return nil, fmt.Errorf("reading body: it ended early after %d bytes (a truncated response)", buf.Len())
+		}
+		return nil, fmt.Errorf("reading body after %d bytes: %w", buf.Len(), err)
+	}
+	if f.MaxBody > 0 && int64(buf.Len()) > f.MaxBody {
+		return nil, fmt.Errorf("reading body: it is larger than the %d-byte cap", f.MaxBody)
+	}
+	return buf.Bytes(), nil
+}
+
+// jitterBackoff waits a random time up to min(max, min·2ⁿ) ("full jitter"),
+// so that many nodes retrying the same upstream spread out, or what a 429 or
+// 503 asks for in Retry-After (in seconds), capped at max.
+func jitterBackoff(lo, hi time.Duration, attempt int, resp *http.Response) time.Duration {
+	if resp != nil && (resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable) {
+		if s, err := strconv.Atoi(strings.TrimSpace(resp.Header.Get("Retry-After"))); err == nil && s >= 0 {
+			return min(time.Duration(s)*time.Second, hi)
+		}
+	}
+	ceil := float64(lo) * math.Pow(2, float64(attempt))
+	if ceil > float64(hi) || math.IsInf(ceil, 0) {
+		ceil = float64(hi)
+	}
+	if ceil <= 0 {
+		return 0
+	}
+	return time.Duration(rand.Int64N(int64(ceil)) + 1)
+}
+
+// retryLogger passes retryablehttp's messages to slog at debug level, and
+// its retries at info level.
+type retryLogger struct{ l *slog.Logger }
+
+func (r retryLogger) Error(msg string, kv ...any) { r.l.Warn(msg, kv...) }
+func (r retryLogger) Info(msg string, kv ...any)  { r.l.Info(msg, kv...) }
+func (r retryLogger) Debug(msg string, kv ...any) { r.l.Debug(msg, kv...) }
+func (r retryLogger) Warn(msg string, kv ...any)  { r.l.Warn(msg, kv...) }

@@ -1,0 +1,196 @@
+package feeds
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/url"
+	"strings"
+
+	"github.com/rappel-ca/rappel"
+)
+
+// The Health Canada dump's documents under the plugin's /in.
+const (
+	hcFileEN = "recalls-en.json"
+	hcFileFR = "recalls-fr.json"
+)
+
+// hcdumpFormat cuts the dump into one raw record per NID, holding the NID's
+// English and French rows as the upstream wrote them.
+type hcdumpFormat struct{}
+
+// hcRow is what splitting reads of a dump row.
+type hcRow struct {
+	NID json.RawMessage `json:"NID"`
+	Org json.RawMessage `json:"Organization"`
+	URL json.RawMessage `json:"URL"`
+}
+
+type hcGroup struct {
+	key    string
+	en, fr [][]byte
+	org    string
+	urls   []string
+}
+
+func (hcdumpFormat) split(docs map[string][]byte) ([]rappel.RawRecord, error) {
+	en, ok := docs[hcFileEN]
+	if !ok {
+		return nil, fmt.Errorf("splitting the dump: %s is missing", hcFileEN)
+	}
+	groups := map[string]*hcGroup{}
+	var order []string
+	add := func(lang string, rows [][]byte) {
+		for _, raw := range rows {
+			key, row := hcKey(raw)
+			g := groups[key]
+			if g == nil {
+				g = &hcGroup{key: key}
+				groups[key] = g
+				order = append(order, key)
+			}
+			if lang == rappel.LangEN {
+				g.en = append(g.en, raw)
+			} else {
+				g.fr = append(g.fr, raw)
+			}
+			if g.org == "" {
+				g.org = jsonString(row.Org)
+			}
+			g.urls = append(g.urls, jsonString(row.URL))
+		}
+	}
+	rows, err := jsonArray(hcFileEN, en)
+	if err != nil {
+		return nil, err
+	}
+	add(rappel.LangEN, rows)
+	if fr, ok := docs[hcFileFR]; ok {
+		rows, err := jsonArray(hcFileFR, fr)
+		if err != nil {
+			return nil, err
+		}
+		add(rappel.LangFR, rows)
+	}
+	out := make([]rappel.RawRecord, 0, len(order))
+	for _, key := range order {
+		g := groups[key]
+		out = append(out, newRaw(key, g.ids(), g.en, g.fr))
+	}
+	sortRaw(out)
+	return out, nil
+}
+
+// hcKey returns a row's raw record key, its NID, and what splitting reads
+// of it. A row without a NID is keyed by its content.
+func hcKey(raw []byte) (string, hcRow) {
+	var row hcRow
+	if err := json.Unmarshal(raw, &row); err == nil {
+		if nid := strings.ToLower(strings.TrimSpace(jsonString(row.NID))); nid != "" && !strings.HasPrefix(nid, structuralPrefix) && !strings.HasPrefix(nid, anonymousPrefix) {
+			return nid, row
+		}
+	}
+	return anonymousPrefix + rappel.HashBytes(raw), row
+}
+
+// ids is the record the NID's rows become (testdata/FORMATS.md): a
+// Transport Canada notice is tc-<rn> from its URL, any other hc-<NID>.
+func (g *hcGroup) ids() []string {
+	if strings.HasPrefix(g.key, anonymousPrefix) {
+		return nil
+	}
+	if strings.EqualFold(strings.TrimSpace(g.org), "TC") {
+		for _, u := range g.urls {
+			if rn := recallNumber(u); rn != "" {
+				return []string{"tc-" + rn}
+			}
+		}
+	}
+	return []string{"hc-" + g.key}
+}
+
+// recallNumber is the digits of a Transport Canada URL's rn= parameter.
+func recallNumber(raw string) string {
+	u, err := url.Parse(strings.TrimSpace(raw))
+	if err != nil {
+		return ""
+	}
+	rn := strings.TrimSpace(u.Query().Get("rn"))
+	if rn == "" || strings.Trim(rn, "0123456789") != "" {
+		return ""
+	}
+	return rn
+}
+
+// jsonString is the text of a JSON string or number, or "".
+func jsonString(raw json.RawMessage) string {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return ""
+	}
+	if raw[0] == '"' {
+		var s string
+		if json.Unmarshal(raw, &s) == nil {
+			return s
+		}
+		return ""
+	}
+	if raw[0] == '-' || (raw[0] >= '0' && raw[0] <= '9') {
+		return string(raw)
+	}
+	return ""
+}
+
+// jsonArray returns the elements of a JSON array document, each as written.
+// A document that is not one whole array (HTML, an object, an array cut off
+// part way, trailing data) is an error.
+func jsonArray(name string, doc []byte) ([][]byte, error) {
+	body := bytes.TrimSpace(skipBOM(doc))
+	if len(body) == 0 || body[0] != '[' {
+		return nil, fmt.Errorf("splitting %s: the document is not a JSON array: %s", name, describe(body))
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if _, err := dec.Token(); err != nil {
+		return nil, fmt.Errorf("splitting %s: %w", name, err)
+	}
+	var rows [][]byte
+	for dec.More() {
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return nil, fmt.Errorf("splitting %s: row %d is cut off or malformed (%v); a truncated document is refused whole", name, len(rows)+1, err)
+		}
+		rows = append(rows, raw)
+	}
+	if tok, err := dec.Token(); err != nil || tok != json.Delim(']') {
+		return nil, fmt.Errorf("splitting %s: the array is not closed after row %d; a truncated document is refused whole", name, len(rows))
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, fmt.Errorf("splitting %s: data follows the array", name)
+	}
+	return rows, nil
+}
+
+func (hcdumpFormat) join(recs []rappel.RawRecord) (map[string][]byte, error) {
+	var en, fr bytes.Buffer
+	en.WriteByte('[')
+	fr.WriteByte('[')
+	for _, r := range recs {
+		lists, err := listsOf(r, 2)
+		if err != nil {
+			return nil, err
+		}
+		for i, buf := range []*bytes.Buffer{&en, &fr} {
+			for _, row := range lists[i] {
+				if buf.Len() > 1 {
+					buf.WriteString(",\n")
+				}
+				buf.Write(row)
+			}
+		}
+	}
+	en.WriteString("]\n")
+	fr.WriteString("]\n")
+	return map[string][]byte{hcFileEN: en.Bytes(), hcFileFR: fr.Bytes()}, nil
+}

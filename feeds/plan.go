@@ -1,0 +1,248 @@
+package feeds
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/rappel-ca/rappel"
+)
+
+// plan is a source's refresh once fetched: the raw records as they now
+// stand, against those stored.
+type plan struct {
+	src *Source
+	// st is the state to write on success.
+	st rappel.SourceState
+	// old is the stored raw index, by key; cur the raw records as they now
+	// stand, by key, with Data at least on those new or changed.
+	old, cur map[string]rappel.RawRecord
+	// unchanged is set when nothing changed upstream: no parsing, no
+	// normalizing, only the state is written.
+	unchanged bool
+	// problems are per-record failures of the fetch (detail documents);
+	// attempted are the record_ids they were for.
+	problems  []rappel.Problem
+	attempted map[string]bool
+	// took is how long each step took, for the log.
+	took timings
+}
+
+// timings are the durations of a refresh's steps.
+type timings struct {
+	fetch, normalize, assemble, write time.Duration
+	normalized                        int // raw records normalized
+}
+
+func (t timings) LogValue() slog.Value {
+	r := func(d time.Duration) string { return d.Round(time.Millisecond).String() }
+	return slog.GroupValue(slog.String("fetch", r(t.fetch)), slog.String("normalize", r(t.normalize)),
+		slog.Int("normalized", t.normalized), slog.String("assemble", r(t.assemble)), slog.String("write", r(t.write)))
+}
+
+// planDocs fetches a source's documents, conditionally, and splits them
+// into raw records. A document the upstream says is not modified (304) is
+// rebuilt from the stored raw records when the rest needs it.
+func (r *Refresher) planDocs(ctx context.Context, src *Source, st rappel.SourceState) (*plan, error) {
+	docs := map[string][]byte{}
+	files := map[string]rappel.FileState{}
+	same := true
+	var missing []Doc
+	for _, d := range src.Docs {
+		prev := st.Files[d.Name]
+		resp, err := r.Fetcher.Get(ctx, d.URL, prev)
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case resp.NotFound:
+			return nil, fmt.Errorf("fetching %s: the upstream answered 404 Not Found", d.URL)
+		case resp.NotModified:
+			missing = append(missing, d)
+		default:
+			docs[d.Name] = resp.Body
+			same = same && prev.URL == d.URL && prev.SHA256 == resp.State.SHA256
+		}
+		files[d.Name] = resp.State
+	}
+	p := &plan{src: src, st: st}
+	p.st.Files = files
+	// A live source with remembered files has its raw records stored (the
+	// same batch wrote both): nothing more to read when nothing changed.
+	if same && st.Feed.Live && len(st.Files) > 0 && !r.pluginChanged(src, st) {
+		p.unchanged = true
+		return p, nil
+	}
+	old, err := r.rawIndex(ctx, src.Name)
+	if err != nil {
+		return nil, err
+	}
+	p.old = old
+	if len(missing) > 0 {
+		if err := r.fillMissing(ctx, src, docs, files, missing); err != nil {
+			return nil, err
+		}
+	}
+	recs, err := src.format.split(docs)
+	if err != nil {
+		return nil, err
+	}
+	p.cur = make(map[string]rappel.RawRecord, len(recs))
+	for _, rec := range recs {
+		p.cur[rec.Key] = rec
+	}
+	return p, nil
+}
+
+// fillMissing fills docs with the documents in missing, not modified
+// upstream: rebuilt from the stored raw records, or fetched again whole
+// when there are none.
+func (r *Refresher) fillMissing(ctx context.Context, src *Source, docs map[string][]byte, files map[string]rappel.FileState, missing []Doc) error {
+	var stored []rappel.RawRecord
+	if err := r.Store.RawData(ctx, src.Name, func(raw rappel.RawRecord) error {
+		stored = append(stored, raw)
+		return nil
+	}); err != nil {
+		return err
+	}
+	var rebuilt map[string][]byte
+	if len(stored) > 0 {
+		var err error
+		if rebuilt, err = src.format.join(stored); err != nil {
+			return err
+		}
+	}
+	for _, d := range missing {
+		if b, ok := rebuilt[d.Name]; ok {
+			docs[d.Name] = b
+			continue
+		}
+		resp, err := r.Fetcher.Get(ctx, d.URL, rappel.FileState{})
+		if err != nil {
+			return err
+		}
+		if resp.NotFound || resp.NotModified {
+			return fmt.Errorf("fetching %s again whole: the upstream answered %s", d.URL, map[bool]string{true: "404", false: "304"}[resp.NotFound])
+		}
+		docs[d.Name], files[d.Name] = resp.Body, resp.State
+	}
+	return nil
+}
+
+// planDetail works out which notices of the followed source need their
+// detail documents fetched (new notices, and those whose row changed),
+// fetches as many as the deadline allows, and keeps the stored raw records
+// of the others. Notices it had no time for stay pending until the next
+// refresh.
+func (r *Refresher) planDetail(ctx context.Context, src *Source, st rappel.SourceState) (*plan, error) {
+	follow, err := r.Store.SourceState(ctx, src.Follows)
+	if err != nil {
+		return nil, err
+	}
+	if !follow.Feed.Live {
+		return nil, fmt.Errorf("waiting for %s's first live refresh: detail documents are fetched for its notices", src.Follows)
+	}
+	p := &plan{src: src, st: st, attempted: map[string]bool{}}
+	version := docsVersion(follow)
+	if st.Feed.Live && st.Followed == version && !r.pluginChanged(src, st) {
+		// Caught up with the same notices: nothing to fetch.
+		p.unchanged = true
+		return p, nil
+	}
+	wants := map[string]string{} // NID → the version of its row
+	if err := r.Store.RawIndex(ctx, src.Follows, func(raw rappel.RawRecord) error {
+		if wantsDetail(raw) {
+			wants[raw.Key] = raw.Hash
+		}
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	if p.old, err = r.rawIndex(ctx, src.Name); err != nil {
+		return nil, err
+	}
+	var pending []string
+	for nid, v := range wants {
+		if o, ok := p.old[nid]; !ok || o.Version != v {
+			pending = append(pending, nid)
+		}
+	}
+	// Leave a third of the time left for normalizing and writing.
+	fctx := ctx
+	if dl, ok := ctx.Deadline(); ok {
+		var cancel context.CancelFunc
+		fctx, cancel = context.WithDeadline(ctx, time.Now().Add(time.Until(dl)*2/3))
+		defer cancel()
+	}
+	got, problems := r.fetchDetails(fctx, src, pending, wants)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	p.problems = problems
+	for _, pr := range problems {
+		p.attempted[pr.RecordID] = true
+	}
+	p.cur = make(map[string]rappel.RawRecord, len(wants))
+	for nid := range wants {
+		if o, ok := p.old[nid]; ok {
+			p.cur[nid] = o
+		}
+	}
+	for _, raw := range got {
+		p.cur[raw.Key] = raw
+		p.attempted["hc-"+raw.Key] = true
+	}
+	p.st.Followed = ""
+	if left := len(pending) - len(got) - len(problems); left > 0 {
+		r.Logger.Info("detail documents left for the next refresh", "source", src.Name, "notices", left)
+	} else if len(problems) == 0 {
+		p.st.Followed = version
+	}
+	removed := false
+	for k := range p.old {
+		if _, ok := p.cur[k]; !ok {
+			removed = true
+			break
+		}
+	}
+	p.unchanged = len(got) == 0 && !removed && st.Feed.Live && !r.pluginChanged(src, st)
+	return p, nil
+}
+
+// wantsDetail reports that a notice of the dump has detail documents to
+// fetch: every notice but Transport Canada's (whose record is tc-<rn>), by
+// its NID, a number.
+func wantsDetail(raw rappel.RawRecord) bool {
+	return raw.Key != "" && strings.Trim(raw.Key, "0123456789") == "" && len(raw.IDs) == 1 && raw.IDs[0] == "hc-"+raw.Key
+}
+
+// docsVersion identifies a source's documents as last fetched.
+func docsVersion(st rappel.SourceState) string {
+	var b strings.Builder
+	for _, name := range sortedKeys(st.Files) {
+		b.WriteString(name + "=" + st.Files[name].SHA256 + ";")
+	}
+	return rappel.HashBytes([]byte(b.String()))
+}
+
+// rawIndex reads the stored raw index of source, by key.
+func (r *Refresher) rawIndex(ctx context.Context, source string) (map[string]rappel.RawRecord, error) {
+	out := map[string]rappel.RawRecord{}
+	err := r.Store.RawIndex(ctx, source, func(raw rappel.RawRecord) error {
+		out[raw.Key] = raw
+		return nil
+	})
+	return out, err
+}
+
+// pluginChanged reports that the plugin a run of src would use is not the
+// one that made its stored partial records.
+func (r *Refresher) pluginChanged(src *Source, st rappel.SourceState) bool {
+	if r.ActivePlugin == nil || st.Plugin == "" {
+		return false
+	}
+	a := r.ActivePlugin(src.Name)
+	return a != "" && a != st.Plugin
+}

@@ -1,0 +1,321 @@
+package feeds
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/rappel-ca/rappel"
+)
+
+// Refresher keeps a store fresh from the upstream feeds: at every refresh it
+// fetches each source, normalizes what changed through the source's plugin
+// and applies the result in one durable write per source, then tells
+// Changed so that the read index is rebuilt. A source that fails keeps its
+// last good data. Configure the exported fields, then Open; Run refreshes
+// on a schedule, Refresh and Trigger once.
+type Refresher struct {
+	Store      rappel.FeedStore
+	Normalizer rappel.Normalizer
+	// Sources are refreshed in order; a source that Follows another comes
+	// after it.
+	Sources []*Source
+	Fetcher *Fetcher
+
+	// Interval is the time between two refreshes, and Deadline bounds
+	// one; 0 means two thirds of Interval, but at least a minute, so that
+	// the plugins have time on short test intervals.
+	Interval time.Duration
+	Deadline time.Duration
+	// MaxRemoval is the share of a live source's records one refresh may
+	// remove; a snapshot that would remove more is refused as suspicious.
+	MaxRemoval float64
+	// Parallelism is how many plugin runs normalize one source at once
+	// when many of its records changed.
+	Parallelism int
+	// DetailConcurrency and DetailRate (requests a second, 0 for no limit)
+	// keep the per-notice detail requests polite.
+	DetailConcurrency int
+	DetailRate        float64
+
+	// ActivePlugin, when set, returns the SHA-256 of the plugin a source's
+	// next run would use, so that a refresh that fetched nothing new still
+	// normalizes everything again after a plugin was swapped.
+	ActivePlugin func(source string) string
+	// Changed, when set, is called after every refresh: rebuild is true
+	// when records changed since the read index was last rebuilt, false
+	// when only the dataset info moved. An error is logged, and the next
+	// refresh calls it again with rebuild true.
+	Changed func(ctx context.Context, rebuild bool) error
+
+	Now    func() time.Time
+	Logger *slog.Logger
+
+	mu      sync.Mutex // serializes refreshes
+	dirty   bool       // records changed and Changed has not rebuilt yet
+	smu     sync.RWMutex
+	states  map[string]rappel.FeedState
+	started time.Time
+	kick    chan struct{}
+	base    context.Context // Run's, for Trigger
+}
+
+// NewRefresher returns a Refresher of sources with defaults: every 15
+// minutes, at most 20% of a source removed per refresh, as many parallel
+// plugin runs as CPUs, and detail documents four at a time, ten a second.
+func NewRefresher(store rappel.FeedStore, n rappel.Normalizer, sources ...*Source) *Refresher {
+	return &Refresher{
+		Store:             store,
+		Normalizer:        n,
+		Sources:           sources,
+		Fetcher:           NewFetcher(),
+		Interval:          15 * time.Minute,
+		MaxRemoval:        0.2,
+		Parallelism:       runtime.GOMAXPROCS(0),
+		DetailConcurrency: 4,
+		DetailRate:        10,
+		Now:               time.Now,
+		Logger:            slog.Default(),
+	}
+}
+
+// Open checks the configuration and reads every source's state.
+func (r *Refresher) Open(ctx context.Context) error {
+	switch {
+	case r.Store == nil || r.Normalizer == nil || r.Fetcher == nil:
+		return errors.New("opening feeds: Store, Normalizer and Fetcher are required")
+	case r.Interval <= 0:
+		return fmt.Errorf("opening feeds: interval %s is not positive", r.Interval)
+	case r.MaxRemoval < 0 || r.MaxRemoval > 1:
+		return fmt.Errorf("opening feeds: the removal share %g is not between 0 and 1", r.MaxRemoval)
+	}
+	seen := map[string]bool{}
+	for _, s := range r.Sources {
+		if err := s.Validate(); err != nil {
+			return fmt.Errorf("opening feeds: %w", err)
+		}
+		if s.Follows != "" && !seen[s.Follows] {
+			return fmt.Errorf("opening feeds: source %s follows %s, which must come before it", s.Name, s.Follows)
+		}
+		seen[s.Name] = true
+	}
+	if r.Deadline <= 0 {
+		r.Deadline = max(r.Interval*2/3, time.Minute)
+	}
+	if r.Logger == nil {
+		r.Logger = slog.New(slog.DiscardHandler)
+	}
+	if r.Fetcher.Logger == nil {
+		r.Fetcher.Logger = r.Logger
+	}
+	r.started = r.Now()
+	r.kick = make(chan struct{}, 1)
+	r.states = map[string]rappel.FeedState{}
+	states, err := r.Store.SourceStates(ctx)
+	if err != nil {
+		return fmt.Errorf("opening feeds: %w", err)
+	}
+	for _, st := range states {
+		r.states[st.Feed.Source] = st.Feed
+	}
+	for _, s := range r.Sources {
+		if _, ok := r.states[s.Name]; !ok {
+			r.states[s.Name] = rappel.FeedState{Source: s.Name}
+		}
+	}
+	return nil
+}
+
+// Run refreshes now, then every Interval and whenever Kick is called, until
+// ctx is done. Refreshes do not pile up: one that runs past the interval
+// delays the next.
+func (r *Refresher) Run(ctx context.Context) error {
+	r.smu.Lock()
+	r.base = ctx
+	r.smu.Unlock()
+	t := time.NewTicker(r.Interval)
+	defer t.Stop()
+	for {
+		if err := r.Refresh(ctx); err != nil && ctx.Err() == nil {
+			r.Logger.Error("refresh", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		case <-r.kick:
+		}
+	}
+}
+
+// Kick asks Run for a refresh now, without waiting for it.
+func (r *Refresher) Kick() {
+	select {
+	case r.kick <- struct{}{}:
+	default:
+	}
+}
+
+// Trigger runs a refresh now and waits until it ends or ctx is done. The
+// refresh itself is not tied to ctx (a client hanging up does not cut it
+// short) but to Run's context, when Run is running.
+func (r *Refresher) Trigger(ctx context.Context) error {
+	r.smu.RLock()
+	base := r.base
+	r.smu.RUnlock()
+	if base == nil {
+		base = context.WithoutCancel(ctx)
+	}
+	done := make(chan error, 1)
+	go func() { done <- r.Refresh(base) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Refresh refreshes every source once, in order, then calls Changed. A
+// source that fails keeps its data and records the failure in its state;
+// the error returned joins every source's.
+func (r *Refresher) Refresh(ctx context.Context) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	rctx, cancel := context.WithTimeout(ctx, r.Deadline)
+	defer cancel()
+	start := r.Now()
+	var errs []error
+	for _, src := range r.Sources {
+		changed, err := r.refreshSource(rctx, src)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("refreshing %s: %w", src.Name, err))
+		}
+		r.dirty = r.dirty || changed
+	}
+	if err := r.settleMergeProblems(rctx); err != nil {
+		errs = append(errs, fmt.Errorf("settling merge problems: %w", err))
+	}
+	if r.Changed != nil && ctx.Err() == nil {
+		if err := r.Changed(ctx, r.dirty); err != nil {
+			r.Logger.Error("rebuilding the read index after a refresh", "err", err)
+			errs = append(errs, err)
+		} else {
+			r.dirty = false
+		}
+	}
+	r.Logger.Info("refresh done", "took", r.Now().Sub(start).Round(time.Millisecond), "failed", len(errs))
+	return errors.Join(errs...)
+}
+
+// refreshSource refreshes one source and records the outcome in its state.
+// changed reports that assembled records changed.
+func (r *Refresher) refreshSource(ctx context.Context, src *Source) (changed bool, err error) {
+	start := r.Now()
+	st, err := r.Store.SourceState(ctx, src.Name)
+	if err != nil {
+		return false, err
+	}
+	st.Feed.LastAttempt = start
+	var p *plan
+	if src.Template != "" {
+		p, err = r.planDetail(ctx, src, st)
+	} else {
+		p, err = r.planDocs(ctx, src, st)
+	}
+	if err == nil {
+		p.took.fetch = r.Now().Sub(start)
+		changed, err = r.apply(ctx, p)
+	}
+	if err != nil {
+		st.Feed.LastError = errorSentence(err)
+		// The refresh's context may be what failed: record the failure
+		// with a context of its own.
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		if serr := r.Store.ApplySource(sctx, &rappel.SourceChange{State: st}); serr != nil {
+			r.Logger.Error("recording a failed refresh", "source", src.Name, "err", serr)
+		}
+		r.setState(st.Feed)
+		r.Logger.Warn("refresh failed; the last good data keeps serving", "source", src.Name, "err", err)
+		return false, err
+	}
+	r.Logger.Info("refreshed", "source", src.Name, "changed", changed, "records", p.st.Feed.Records,
+		"rejected", p.st.Feed.Rejected, "took", r.Now().Sub(start).Round(time.Millisecond), "steps", p.took)
+	return changed, nil
+}
+
+// States returns every source's state, with Stale set for a source that had
+// no success for three intervals (counted from start when it never had).
+func (r *Refresher) States() []rappel.FeedState {
+	r.smu.RLock()
+	defer r.smu.RUnlock()
+	now := r.Now()
+	out := make([]rappel.FeedState, 0, len(r.states))
+	for _, s := range r.Sources {
+		st, ok := r.states[s.Name]
+		if !ok {
+			continue
+		}
+		since := st.LastSuccess
+		if since.IsZero() {
+			since = r.started
+		}
+		st.Stale = now.Sub(since) > 3*r.Interval
+		out = append(out, st)
+	}
+	return out
+}
+
+func (r *Refresher) setState(st rappel.FeedState) {
+	r.smu.Lock()
+	defer r.smu.Unlock()
+	r.states[st.Source] = st
+}
+
+// LastGood returns the raw documents source's plugin last ran on
+// successfully, rebuilt from the store, for trying a candidate plugin.
+func (r *Refresher) LastGood(ctx context.Context, source string) (fs.FS, error) {
+	i := slices.IndexFunc(r.Sources, func(s *Source) bool { return s.Name == source })
+	if i < 0 {
+		return nil, fmt.Errorf("reading the last good payload: no source %q", source)
+	}
+	var recs []rappel.RawRecord
+	if err := r.Store.RawData(ctx, source, func(raw rappel.RawRecord) error {
+		recs = append(recs, raw)
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("reading the last good payload of %s: %w", source, err)
+	}
+	if len(recs) == 0 {
+		return nil, fmt.Errorf("reading the last good payload of %s: the source has had no live refresh yet", source)
+	}
+	docs, err := r.Sources[i].format.join(recs)
+	if err != nil {
+		return nil, fmt.Errorf("reading the last good payload of %s: %w", source, err)
+	}
+	return docsFS(docs), nil
+}
+
+// errorSentence makes an error, a lower-case phrase, into a sentence for
+// /health.
+func errorSentence(err error) string {
+	s := strings.TrimSpace(err.Error())
+	if s == "" {
+		return s
+	}
+	if !strings.HasSuffix(s, ".") {
+		s += "."
+	}
+	r, n := utf8.DecodeRuneInString(s)
+	return string(unicode.ToUpper(r)) + s[n:]
+}

@@ -1,0 +1,101 @@
+package feeds
+
+import (
+	"fmt"
+	"net/url"
+	"strings"
+)
+
+// Source is one upstream feed and the plugin that normalizes it, by name.
+type Source struct {
+	// Name is the source's name: its plugin's, and the prefix of its keys
+	// in the store (hcdump, vrdb, detail).
+	Name string
+	// Docs are the documents fetched whole at every refresh, each by its
+	// name under the plugin's /in.
+	Docs []Doc
+	// Template, for a source fetched per record of another source, is the
+	// URL of one document with {id} and {lang} in it; Follows names the
+	// source whose records say which documents there are.
+	Template string
+	Follows  string
+	// Enriches is set for a source whose records only add to records the
+	// others create: a record left with partials of such sources only is
+	// removed.
+	Enriches bool
+
+	format format
+}
+
+// Doc is one upstream document of a source.
+type Doc struct {
+	// Name is the document's name under the plugin's /in.
+	Name string
+	URL  string
+}
+
+// Default upstream URLs. Health Canada publishes the recalls and safety
+// alerts database as open data, updated daily, in an English and a French
+// file (HCRSAMOpenData.json is the published English JSON; the French
+// JSON's name follows its published CSV twin, SCRSAMDonneesOuvertes.csv,
+// and could not be checked from the build machines); Transport Canada
+// publishes the vehicle recall database as a CSV; the recalls API serves
+// one detail document per notice and language, in the shape
+// testdata/FORMATS.md describes.
+const (
+	DefaultHCDumpEN = "https://recalls-rappels.canada.ca/sites/default/files/opendata-donneesouvertes/HCRSAMOpenData.json"
+	DefaultHCDumpFR = "https://recalls-rappels.canada.ca/sites/default/files/opendata-donneesouvertes/SCRSAMDonneesOuvertes.json"
+	DefaultVRDB     = "https://opendatatc.tc.canada.ca/vrdb_full_monthly.csv"
+	DefaultDetail   = "https://healthycanadians.gc.ca/recall-alert-rappel-avis/api/{id}/{lang}"
+)
+
+// HCDump is Health Canada's recalls dump, in English and French.
+func HCDump(en, fr string) *Source {
+	return &Source{Name: "hcdump", Docs: []Doc{{hcFileEN, en}, {hcFileFR, fr}}, format: hcdumpFormat{}}
+}
+
+// VRDB is Transport Canada's vehicle recall database.
+func VRDB(u string) *Source {
+	return &Source{Name: "vrdb", Docs: []Doc{{vrdbFile, u}}, format: vrdbFormat{}}
+}
+
+// Detail is the recall detail documents of the notices in the dump (every
+// notice but Transport Canada's), fetched from template with {id} the
+// notice's NID and {lang} en or fr.
+func Detail(template string) *Source {
+	return &Source{Name: "detail", Template: template, Follows: "hcdump", Enriches: true, format: detailFormat{}}
+}
+
+// Validate reports the first setting of s that cannot work.
+func (s *Source) Validate() error {
+	switch {
+	case s.Name == "" || strings.ContainsAny(s.Name, "/\x00"):
+		return fmt.Errorf("source name %q is empty or holds a slash", s.Name)
+	case s.format == nil:
+		return fmt.Errorf("source %s: no format; make sources with HCDump, VRDB or Detail", s.Name)
+	case s.Template != "":
+		if !strings.Contains(s.Template, "{id}") || !strings.Contains(s.Template, "{lang}") {
+			return fmt.Errorf("source %s: the URL template %q must hold {id} and {lang}", s.Name, s.Template)
+		}
+		return checkURL(s.Name, strings.NewReplacer("{id}", "1", "{lang}", "en").Replace(s.Template))
+	case len(s.Docs) == 0:
+		return fmt.Errorf("source %s: no documents to fetch", s.Name)
+	}
+	for _, d := range s.Docs {
+		if err := checkURL(s.Name, d.URL); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func checkURL(source, raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return fmt.Errorf("source %s: URL %q: %w", source, raw, err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
+		return fmt.Errorf("source %s: URL %q is not an http or https URL", source, raw)
+	}
+	return nil
+}

@@ -1,0 +1,167 @@
+package kv
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/rappel-ca/rappel"
+)
+
+// Keys of the new-recalls outbox: o/new/<seq, 8 bytes big-endian>, and the
+// last sequence number handed out.
+var (
+	newRecallsPrefix = []byte("o/new/")
+	newRecallsSeqKey = []byte(metaPrefix + "newrecalls")
+)
+
+// stateKey is f/state/<source>.
+func stateKey(source string) []byte {
+	return append([]byte(statePrefix), source...)
+}
+
+// SourceState returns what is remembered of source: the zero SourceState
+// with Feed.Source set when nothing is.
+func (s *Store) SourceState(ctx context.Context, source string) (rappel.SourceState, error) {
+	st := rappel.SourceState{Feed: rappel.FeedState{Source: source}}
+	if err := checkSource(source); err != nil {
+		return st, err
+	}
+	if err := ctx.Err(); err != nil {
+		return st, err
+	}
+	if s.db == nil {
+		return st, errNotOpen
+	}
+	val, closer, err := s.db.Get(stateKey(source))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return st, nil
+	}
+	if err != nil {
+		return st, fmt.Errorf("reading state of %s: %w", source, err)
+	}
+	defer closer.Close()
+	if err := decodeValue(val, &st); err != nil {
+		return st, fmt.Errorf("decoding state of %s: %w", source, err)
+	}
+	st.Feed.Source = source
+	return st, nil
+}
+
+// SourceStates returns the state of every source the store knows, in source
+// name order.
+func (s *Store) SourceStates(ctx context.Context) ([]rappel.SourceState, error) {
+	var out []rappel.SourceState
+	err := s.scan(ctx, []byte(statePrefix), func(key, val []byte) error {
+		var st rappel.SourceState
+		if err := decodeValue(val, &st); err != nil {
+			return fmt.Errorf("decoding state of %s: %w", key[len(statePrefix):], err)
+		}
+		st.Feed.Source = string(key[len(statePrefix):])
+		out = append(out, st)
+		return nil
+	})
+	return out, err
+}
+
+// addNewRecalls adds n to b under the next sequence number, which it sets
+// in n. s.mu must be held, so that two batches never take the same number.
+func (s *Store) addNewRecalls(b *pebble.Batch, n *rappel.NewRecalls) error {
+	var last uint64
+	val, closer, err := s.db.Get(newRecallsSeqKey)
+	switch {
+	case errors.Is(err, pebble.ErrNotFound):
+	case err != nil:
+		return fmt.Errorf("reading new recalls sequence: %w", err)
+	default:
+		if len(val) == 8 {
+			last = binary.BigEndian.Uint64(val)
+		}
+		closer.Close()
+	}
+	n.Seq = last + 1
+	if err := b.Set(newRecallsSeqKey, binary.BigEndian.AppendUint64(nil, n.Seq), nil); err != nil {
+		return err
+	}
+	if err := setJSON(b, newRecallsKey(n.Seq), n); err != nil {
+		return fmt.Errorf("encoding new recalls: %w", err)
+	}
+	return nil
+}
+
+func newRecallsKey(seq uint64) []byte {
+	return binary.BigEndian.AppendUint64(append([]byte(nil), newRecallsPrefix...), seq)
+}
+
+// NewRecalls returns the batches of new recalls not yet acknowledged,
+// oldest first.
+func (s *Store) NewRecalls(ctx context.Context) ([]rappel.NewRecalls, error) {
+	var out []rappel.NewRecalls
+	err := s.scan(ctx, newRecallsPrefix, func(key, val []byte) error {
+		var n rappel.NewRecalls
+		if err := decodeValue(val, &n); err != nil {
+			return fmt.Errorf("decoding new recalls %x: %w", key[len(newRecallsPrefix):], err)
+		}
+		out = append(out, n)
+		return nil
+	})
+	return out, err
+}
+
+// AckNewRecalls deletes the batch of new recalls numbered seq, durably.
+func (s *Store) AckNewRecalls(ctx context.Context, seq uint64) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if s.db == nil {
+		return errNotOpen
+	}
+	if err := s.db.Delete(newRecallsKey(seq), pebble.Sync); err != nil {
+		return fmt.Errorf("acknowledging new recalls %d: %w", seq, err)
+	}
+	return nil
+}
+
+// Load fills an empty store, in one batch committed with pebble.Sync: the
+// assembled records, each source's partial records, raw records (their
+// index; data when they carry it) and state, and the dataset info. It
+// refuses a store that holds records, so that a crash during a first start
+// leaves either nothing or everything.
+func (s *Store) Load(ctx context.Context, recs []*rappel.Record, partials map[string][]*rappel.Record, raw map[string][]rappel.RawRecord, states []rappel.SourceState, info rappel.DatasetInfo) error {
+	if err := checkRecords(recs); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.db == nil {
+		return errNotOpen
+	}
+	empty, err := s.empty()
+	if err != nil {
+		return err
+	}
+	if !empty {
+		return errors.New("loading records: the store already holds records")
+	}
+	b := s.db.NewBatch()
+	defer b.Close()
+	if err := s.addRecords(ctx, b, recs, nil); err != nil {
+		return fmt.Errorf("loading records: %w", err)
+	}
+	for _, st := range states {
+		c := &rappel.SourceChange{State: st, PutPartials: partials[st.Feed.Source], PutRaw: raw[st.Feed.Source]}
+		if err := checkSource(st.Feed.Source); err != nil {
+			return err
+		}
+		if err := s.addChange(ctx, b, c); err != nil {
+			return fmt.Errorf("loading partial records of %s: %w", st.Feed.Source, err)
+		}
+	}
+	if err := setJSON(b, datasetKey, info); err != nil {
+		return fmt.Errorf("encoding dataset info: %w", err)
+	}
+	return commit(b, "loading records")
+}

@@ -1,0 +1,403 @@
+package kv
+
+import (
+	"bytes"
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/rappel-ca/rappel"
+)
+
+// Keyspaces of the live feeds; see the key layout in the package doc.
+const (
+	partialPrefix = "s/"
+	feedPrefix    = "f/"
+	statePrefix   = feedPrefix + "state/"
+	rawPrefix     = feedPrefix + "raw/"
+	dataPrefix    = feedPrefix + "data/"
+)
+
+// Store keeps what the live feeds need between refreshes.
+var _ rappel.FeedStore = (*Store)(nil)
+
+// hashLen is the length of a partial record's content hash in its value.
+const hashLen = 16
+
+// partialKey is s/<source>/<record_id>.
+func partialKey(source, id string) []byte {
+	return append(sourcePrefix(partialPrefix, source), id...)
+}
+
+// sourcePrefix is prefix followed by source and a slash. Source names hold
+// no slash (checkSource), so no source's keys run into another's.
+func sourcePrefix(prefix, source string) []byte {
+	k := make([]byte, 0, len(prefix)+len(source)+1+32)
+	return append(append(append(k, prefix...), source...), '/')
+}
+
+// checkSource refuses a source name that could run into another's keys.
+func checkSource(source string) error {
+	if source == "" || bytes.ContainsAny([]byte(source), "/\x00") {
+		return rappel.Errorf(rappel.EINVALID, "Source name %q is empty or holds a slash.", source)
+	}
+	return nil
+}
+
+// encodePartial is the value of a partial record: the version byte, the
+// record's content hash (rappel.ContentHash) and its JSON.
+func encodePartial(dst []byte, r *rappel.Record) ([]byte, error) {
+	js, err := json.Marshal(r)
+	if err != nil {
+		return nil, err
+	}
+	sum, err := hexHash(rappel.HashBytes(js))
+	if err != nil {
+		return nil, err
+	}
+	dst = append(dst, valueVersion)
+	dst = append(dst, sum...)
+	return append(dst, js...), nil
+}
+
+// decodePartialHash returns the hex content hash of a partial's value.
+func decodePartialHash(val []byte) (string, error) {
+	if len(val) < 1+hashLen || val[0] != valueVersion {
+		return "", fmt.Errorf("partial record value of %d bytes, version %v: not one this program reads", len(val), val[:min(1, len(val))])
+	}
+	return hex.EncodeToString(val[1 : 1+hashLen]), nil
+}
+
+func decodePartial(val []byte, r *rappel.Record) error {
+	if _, err := decodePartialHash(val); err != nil {
+		return err
+	}
+	return json.Unmarshal(val[1+hashLen:], r)
+}
+
+// hexHash decodes a content hash written by rappel.HashBytes.
+func hexHash(h string) ([]byte, error) {
+	b, err := hex.DecodeString(h)
+	if err != nil || len(b) != hashLen {
+		return nil, fmt.Errorf("content hash %q is not %d hex digits", h, 2*hashLen)
+	}
+	return b, nil
+}
+
+// PartialHashes calls fn with the record_id and content hash of every
+// partial record of source, in record_id order, as of when it starts.
+func (s *Store) PartialHashes(ctx context.Context, source string, fn func(id, hash string) error) error {
+	if err := checkSource(source); err != nil {
+		return err
+	}
+	p := sourcePrefix(partialPrefix, source)
+	return s.scan(ctx, p, func(key, val []byte) error {
+		h, err := decodePartialHash(val)
+		if err != nil {
+			return fmt.Errorf("reading partial record %q of %s: %w", key[len(p):], source, err)
+		}
+		return fn(string(key[len(p):]), h)
+	})
+}
+
+// Partials returns the partial records of source among ids, by record_id.
+// A nil ids returns them all.
+func (s *Store) Partials(ctx context.Context, source string, ids []string) (map[string]*rappel.Record, error) {
+	if err := checkSource(source); err != nil {
+		return nil, err
+	}
+	out := make(map[string]*rappel.Record, len(ids))
+	decode := func(id string, val []byte) error {
+		r := &rappel.Record{}
+		if err := decodePartial(val, r); err != nil {
+			return fmt.Errorf("decoding partial record %q of %s: %w", id, source, err)
+		}
+		out[id] = r
+		return nil
+	}
+	if ids == nil {
+		p := sourcePrefix(partialPrefix, source)
+		err := s.scan(ctx, p, func(key, val []byte) error { return decode(string(key[len(p):]), val) })
+		return out, err
+	}
+	if s.db == nil {
+		return nil, errNotOpen
+	}
+	for _, id := range ids {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		val, closer, err := s.db.Get(partialKey(source, id))
+		if errors.Is(err, pebble.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading partial record %q of %s: %w", id, source, err)
+		}
+		err = decode(id, val)
+		closer.Close()
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// RawIndex calls fn for every raw record of source, without its data, in
+// key order.
+func (s *Store) RawIndex(ctx context.Context, source string, fn func(rappel.RawRecord) error) error {
+	if err := checkSource(source); err != nil {
+		return err
+	}
+	p := sourcePrefix(rawPrefix, source)
+	return s.scan(ctx, p, func(key, val []byte) error {
+		var r rappel.RawRecord
+		if err := decodeValue(val, &r); err != nil {
+			return fmt.Errorf("decoding raw record %q of %s: %w", key[len(p):], source, err)
+		}
+		return fn(r)
+	})
+}
+
+// RawData calls fn for every raw record of source with its data, in key
+// order.
+func (s *Store) RawData(ctx context.Context, source string, fn func(rappel.RawRecord) error) error {
+	if err := checkSource(source); err != nil {
+		return err
+	}
+	if s.db == nil {
+		return errNotOpen
+	}
+	// One snapshot for both scans, so that index and data match.
+	snap := s.db.NewSnapshot()
+	defer snap.Close()
+	dp := sourcePrefix(dataPrefix, source)
+	it, err := snap.NewIterWithContext(ctx, prefixOptions(dp))
+	if err != nil {
+		return fmt.Errorf("opening iterator: %w", err)
+	}
+	defer it.Close()
+	it.First()
+	p := sourcePrefix(rawPrefix, source)
+	return scanReader(ctx, snap, p, func(key, val []byte) error {
+		var r rappel.RawRecord
+		if err := decodeValue(val, &r); err != nil {
+			return fmt.Errorf("decoding raw record %q of %s: %w", key[len(p):], source, err)
+		}
+		// Both keyspaces are in key order: advance the data iterator to
+		// this record's key.
+		want := append(bytes.Clone(dp), r.Key...)
+		for it.Valid() && bytes.Compare(it.Key(), want) < 0 {
+			it.Next()
+		}
+		if it.Valid() && bytes.Equal(it.Key(), want) {
+			v, err := it.ValueAndErr()
+			if err != nil {
+				return fmt.Errorf("reading raw data %q of %s: %w", r.Key, source, err)
+			}
+			if len(v) == 0 || v[0] != valueVersion {
+				return fmt.Errorf("reading raw data %q of %s: unknown value version", r.Key, source)
+			}
+			r.Data = bytes.Clone(v[1:])
+		}
+		return fn(r)
+	})
+}
+
+// scan calls fn with every key and value under prefix, in key order.
+func (s *Store) scan(ctx context.Context, prefix []byte, fn func(key, val []byte) error) error {
+	if s.db == nil {
+		return errNotOpen
+	}
+	return scanReader(ctx, s.db, prefix, fn)
+}
+
+func scanReader(ctx context.Context, r pebble.Reader, prefix []byte, fn func(key, val []byte) error) error {
+	it, err := r.NewIterWithContext(ctx, prefixOptions(prefix))
+	if err != nil {
+		return fmt.Errorf("opening iterator: %w", err)
+	}
+	defer it.Close()
+	for it.First(); it.Valid(); it.Next() {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		val, err := it.ValueAndErr()
+		if err != nil {
+			return fmt.Errorf("reading %q: %w", it.Key(), err)
+		}
+		if err := fn(it.Key(), val); err != nil {
+			return err
+		}
+	}
+	if err := it.Error(); err != nil {
+		return fmt.Errorf("scanning %q: %w", prefix, err)
+	}
+	return nil
+}
+
+// ApplySource writes c in one batch committed with pebble.Sync: the
+// source's partial records, raw records and state, the assembled records
+// and their index keys, the dataset info and the batch of new recalls. ctx
+// is checked between records; when it is done nothing is written.
+func (s *Store) ApplySource(ctx context.Context, c *rappel.SourceChange) error {
+	source := c.State.Feed.Source
+	if err := checkSource(source); err != nil {
+		return err
+	}
+	if err := checkRecords(c.PutRecords); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.db == nil {
+		return errNotOpen
+	}
+	b := s.db.NewBatch()
+	defer b.Close()
+	if err := s.addChange(ctx, b, c); err != nil {
+		return fmt.Errorf("applying refresh of %s: %w", source, err)
+	}
+	if b.Empty() {
+		return nil
+	}
+	if err := b.Commit(pebble.Sync); err != nil {
+		return fmt.Errorf("applying refresh of %s: committing batch of %d operations: %w", source, b.Count(), err)
+	}
+	return nil
+}
+
+// checkRecords refuses records that PutRecords would refuse.
+func checkRecords(recs []*rappel.Record) error {
+	seen := make(map[string]bool, len(recs))
+	for i, r := range recs {
+		if r == nil || r.RecordID == "" {
+			return rappel.Errorf(rappel.EINVALID, "Record %d of %d has no record_id.", i+1, len(recs))
+		}
+		if seen[r.RecordID] {
+			return rappel.Errorf(rappel.EINVALID, "Record %q appears twice in one change.", r.RecordID)
+		}
+		seen[r.RecordID] = true
+	}
+	return nil
+}
+
+// addChange adds c's writes to b. s.mu must be held.
+func (s *Store) addChange(ctx context.Context, b *pebble.Batch, c *rappel.SourceChange) error {
+	source := c.State.Feed.Source
+	var val []byte
+	var err error
+	for _, r := range c.PutPartials {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if val, err = encodePartial(val[:0], r); err != nil {
+			return fmt.Errorf("encoding partial record %q: %w", r.RecordID, err)
+		}
+		if err := b.Set(partialKey(source, r.RecordID), val, nil); err != nil {
+			return err
+		}
+	}
+	for _, id := range c.DeletePartials {
+		if err := b.Delete(partialKey(source, id), nil); err != nil {
+			return err
+		}
+	}
+	if err := s.addRecords(ctx, b, c.PutRecords, c.DeleteRecords); err != nil {
+		return err
+	}
+	if err := addRaw(b, source, c.PutRaw, c.DeleteRaw); err != nil {
+		return err
+	}
+	if err := setJSON(b, stateKey(source), c.State); err != nil {
+		return fmt.Errorf("encoding source state: %w", err)
+	}
+	if c.Info != nil {
+		if err := setJSON(b, datasetKey, *c.Info); err != nil {
+			return fmt.Errorf("encoding dataset info: %w", err)
+		}
+	}
+	if c.NewRecalls != nil && len(c.NewRecalls.RecordIDs) > 0 {
+		return s.addNewRecalls(b, c.NewRecalls)
+	}
+	return nil
+}
+
+// addRecords adds the writes of assembled records and their index keys.
+func (s *Store) addRecords(ctx context.Context, b *pebble.Batch, put []*rappel.Record, del []string) error {
+	var val []byte
+	var err error
+	for _, r := range put {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if val, err = encodeValue(val[:0], r); err != nil {
+			return fmt.Errorf("encoding record %q: %w", r.RecordID, err)
+		}
+		if err := s.putRecord(b, r, val); err != nil {
+			return fmt.Errorf("putting record %q: %w", r.RecordID, err)
+		}
+	}
+	for _, id := range del {
+		key := recordKey(id)
+		prev, _, err := s.storedRecord(key, nil)
+		if err != nil {
+			return fmt.Errorf("deleting record %q: %w", id, err)
+		}
+		if prev == nil {
+			continue
+		}
+		if err := applyIndexDiff(b, indexKeys(prev), nil); err != nil {
+			return fmt.Errorf("deleting record %q: %w", id, err)
+		}
+		if err := b.Delete(key, nil); err != nil {
+			return fmt.Errorf("deleting record %q: %w", id, err)
+		}
+	}
+	return nil
+}
+
+// addRaw adds the writes of raw records: their index entry and, when they
+// carry it, their data (a raw record without data leaves the stored data
+// as it is).
+func addRaw(b *pebble.Batch, source string, put []rappel.RawRecord, del []string) error {
+	ip, dp := sourcePrefix(rawPrefix, source), sourcePrefix(dataPrefix, source)
+	var val []byte
+	for _, r := range put {
+		idx := r
+		idx.Data = nil
+		if err := setJSON(b, append(bytes.Clone(ip), r.Key...), idx); err != nil {
+			return fmt.Errorf("encoding raw record %q: %w", r.Key, err)
+		}
+		if r.Data == nil {
+			continue // the index alone: the data, if any, stays
+		}
+		dk := append(bytes.Clone(dp), r.Key...)
+		val = append(append(val[:0], valueVersion), r.Data...)
+		if err := b.Set(dk, val, nil); err != nil {
+			return err
+		}
+	}
+	for _, k := range del {
+		if err := b.Delete(append(bytes.Clone(ip), k...), nil); err != nil {
+			return err
+		}
+		if err := b.Delete(append(bytes.Clone(dp), k...), nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// setJSON sets key to the version byte and v's JSON.
+func setJSON(b *pebble.Batch, key []byte, v any) error {
+	val, err := encodeValue(nil, v)
+	if err != nil {
+		return err
+	}
+	return b.Set(key, val, nil)
+}

@@ -1,0 +1,189 @@
+package kv
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/rappel-ca/rappel"
+)
+
+// Alert keys all live under a/ (see the key layout in the package doc):
+// a/sub/<id> holds a subscription, a/tok/<SHA-256 of a token, 32 bytes>
+// names the subscription and kind of a token, a/out/<sub>\x00<record> is an
+// outbox row and a/done/<seq> marks a batch of new recalls as matched.
+const (
+	alertPrefix   = "a/"
+	subPrefix     = alertPrefix + "sub/"
+	tokenPrefix   = alertPrefix + "tok/"
+	outboxPrefix  = alertPrefix + "out/"
+	matchedPrefix = alertPrefix + "done/"
+)
+
+var _ rappel.SubscriptionStore = (*Store)(nil)
+
+// tokenRef is the value of a token key.
+type tokenRef struct {
+	Sub  string `json:"sub"`
+	Kind string `json:"kind"`
+}
+
+func subKey(id string) []byte { return append([]byte(subPrefix), id...) }
+
+func tokenKey(h [32]byte) []byte { return append([]byte(tokenPrefix), h[:]...) }
+
+// CreateSubscription stores sub and its token hashes in one synced batch.
+func (s *Store) CreateSubscription(ctx context.Context, sub *rappel.Subscription, tokenHashes map[string][32]byte) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if s.db == nil {
+		return errNotOpen
+	}
+	b := s.db.NewBatch()
+	defer b.Close()
+	if err := putAlertJSON(b, subKey(sub.ID), sub); err != nil {
+		return fmt.Errorf("storing subscription: %w", err)
+	}
+	for kind, h := range tokenHashes {
+		if err := putAlertJSON(b, tokenKey(h), tokenRef{Sub: sub.ID, Kind: kind}); err != nil {
+			return fmt.Errorf("storing subscription token: %w", err)
+		}
+	}
+	return commit(b, "storing subscription")
+}
+
+// SubscriptionByToken returns the subscription of the token whose SHA-256
+// is h and the token's kind, or an ENOTFOUND *rappel.Error.
+func (s *Store) SubscriptionByToken(ctx context.Context, h [32]byte) (*rappel.Subscription, string, error) {
+	var ref tokenRef
+	found, err := s.getAlertJSON(ctx, tokenKey(h), &ref)
+	if err != nil {
+		return nil, "", fmt.Errorf("reading token: %w", err)
+	}
+	if !found {
+		return nil, "", rappel.Errorf(rappel.ENOTFOUND, "No subscription has this token; check that the link was copied whole.")
+	}
+	sub := new(rappel.Subscription)
+	found, err = s.getAlertJSON(ctx, subKey(ref.Sub), sub)
+	if err != nil {
+		return nil, "", fmt.Errorf("reading subscription %s: %w", ref.Sub, err)
+	}
+	if !found {
+		return nil, "", rappel.Errorf(rappel.ENOTFOUND, "No subscription has this token; check that the link was copied whole.")
+	}
+	return sub, ref.Kind, nil
+}
+
+// PutSubscription replaces sub durably.
+func (s *Store) PutSubscription(ctx context.Context, sub *rappel.Subscription) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if s.db == nil {
+		return errNotOpen
+	}
+	val, err := encodeValue(nil, sub)
+	if err != nil {
+		return fmt.Errorf("encoding subscription: %w", err)
+	}
+	if err := s.db.Set(subKey(sub.ID), val, pebble.Sync); err != nil {
+		return fmt.Errorf("storing subscription: %w", err)
+	}
+	return nil
+}
+
+// ForEachSubscription calls fn for every subscription in id order.
+func (s *Store) ForEachSubscription(ctx context.Context, fn func(*rappel.Subscription) error) error {
+	return s.scanAlerts(ctx, []byte(subPrefix), func(_, val []byte) error {
+		sub := new(rappel.Subscription)
+		if err := decodeValue(val, sub); err != nil {
+			return fmt.Errorf("decoding subscription: %w", err)
+		}
+		return fn(sub)
+	})
+}
+
+func putAlertJSON(b *pebble.Batch, key []byte, v any) error {
+	val, err := encodeValue(nil, v)
+	if err != nil {
+		return err
+	}
+	return b.Set(key, val, nil)
+}
+
+// getAlertJSON decodes the value at key into v; found is false when there
+// is none.
+func (s *Store) getAlertJSON(ctx context.Context, key []byte, v any) (found bool, err error) {
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	if s.db == nil {
+		return false, errNotOpen
+	}
+	val, closer, err := s.db.Get(key)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	defer closer.Close()
+	return true, decodeValue(val, v)
+}
+
+// scanAlerts calls fn with every key and value under prefix, in key order.
+func (s *Store) scanAlerts(ctx context.Context, prefix []byte, fn func(key, val []byte) error) error {
+	if s.db == nil {
+		return errNotOpen
+	}
+	it, err := s.db.NewIterWithContext(ctx, prefixOptions(prefix))
+	if err != nil {
+		return fmt.Errorf("opening iterator: %w", err)
+	}
+	for it.First(); it.Valid(); it.Next() {
+		if err := ctx.Err(); err != nil {
+			return errors.Join(err, it.Close())
+		}
+		if err := fn(it.Key(), it.Value()); err != nil {
+			return errors.Join(err, it.Close())
+		}
+	}
+	if err := errors.Join(it.Error(), it.Close()); err != nil {
+		return fmt.Errorf("scanning %q: %w", prefix, err)
+	}
+	return nil
+}
+
+// Subscription returns the subscription with id, or ENOTFOUND.
+func (s *Store) Subscription(ctx context.Context, id string) (*rappel.Subscription, error) {
+	sub := new(rappel.Subscription)
+	found, err := s.getAlertJSON(ctx, subKey(id), sub)
+	if err != nil {
+		return nil, fmt.Errorf("reading subscription %s: %w", id, err)
+	}
+	if !found {
+		return nil, rappel.Errorf(rappel.ENOTFOUND, "No subscription has id %q.", id)
+	}
+	return sub, nil
+}
+
+// AddToken stores one more token for subscription id, synced.
+func (s *Store) AddToken(ctx context.Context, id, kind string, h [32]byte) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if s.db == nil {
+		return errNotOpen
+	}
+	val, err := encodeValue(nil, tokenRef{Sub: id, Kind: kind})
+	if err != nil {
+		return err
+	}
+	if err := s.db.Set(tokenKey(h), val, pebble.Sync); err != nil {
+		return fmt.Errorf("storing token: %w", err)
+	}
+	return nil
+}

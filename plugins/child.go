@@ -1,0 +1,233 @@
+package plugins
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tetratelabs/wazero/sys"
+)
+
+// A run in a child process: the parent starts Host.Command with childEnv
+// set, writes a childJob line, the module's bytes and the input as a tar
+// stream to its stdin, and reads the guest's stdout and stderr from its
+// stdout and stderr. The child writes one childStatus line to file
+// descriptor 3 when the guest ends. The parent kills the child at the
+// deadline, past the output cap, or past the memory cap; a child that ends
+// without a status was killed or crashed.
+
+// childEnv names the environment variable that makes a process a child;
+// its value is the ABI version, so that a child from another build refuses.
+const childEnv = "RAPPEL_PLUGIN_CHILD"
+
+// childJob is the first line a child reads.
+type childJob struct {
+	ABI              string `json:"abi"`
+	Name             string `json:"name"`
+	CacheDir         string `json:"cache_dir"`
+	MemoryLimitPages uint32 `json:"memory_limit_pages"`
+	WasmSize         int    `json:"wasm_size"`
+}
+
+// childStatus is how the guest ended, as the child saw it.
+type childStatus struct {
+	// ExitCode is the guest's exit code; 0 when it returned from _start.
+	ExitCode int `json:"exit_code"`
+	// Error is a trap or a failure before the guest started.
+	Error string `json:"error,omitempty"`
+}
+
+// errChildMemory is returned when the child was killed for its memory.
+var errChildMemory = errors.New("the plugin's process used more memory than allowed")
+
+// runChild runs the plugin in a child process and returns what the guest's
+// end means for the run: nil, a *sys.ExitError, or another error.
+func (p *Plugin) runChild(ctx context.Context, input fs.FS, stdout, stderr *capped) error {
+	h := p.host
+	payload, err := CopyPayload(input)
+	if err != nil {
+		return err
+	}
+	job, err := json.Marshal(childJob{ABI: ABIVersion, Name: p.Name, CacheDir: h.CacheDir, MemoryLimitPages: h.MemoryLimitPages, WasmSize: len(p.wasm)})
+	if err != nil {
+		return err
+	}
+	tr, tw := io.Pipe()
+	go func() { tw.CloseWithError(payload.writeTar(tw)) }()
+	defer tr.Close() // unblocks the tar writer if the child stopped reading
+
+	cmd := exec.CommandContext(ctx, h.childCmd[0], h.childCmd[1:]...)
+	cmd.Env = []string{childEnv + "=" + ABIVersion}
+	cmd.Stdin = io.MultiReader(bytes.NewReader(append(job, '\n')), bytes.NewReader(p.wasm), tr)
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	cmd.WaitDelay = time.Second
+	statusR, statusW, err := os.Pipe()
+	if err != nil {
+		return fmt.Errorf("creating status pipe: %w", err)
+	}
+	defer statusR.Close()
+	cmd.ExtraFiles = []*os.File{statusW}
+	kill := func() {
+		if cmd.Process != nil {
+			_ = cmd.Process.Kill()
+		}
+	}
+	stdout.onOver, stderr.onOver = kill, kill
+	err = cmd.Start()
+	statusW.Close()
+	if err != nil {
+		return fmt.Errorf("starting plugin process %s: %w", h.childCmd[0], err)
+	}
+	var status []byte
+	statusDone := make(chan struct{})
+	go func() {
+		status, _ = io.ReadAll(io.LimitReader(statusR, 64<<10))
+		close(statusDone)
+	}()
+	stopWatch := make(chan struct{})
+	overMemory := make(chan bool, 1)
+	go watchMemory(cmd.Process.Pid, h.childMemoryLimit(payload), stopWatch, overMemory, kill)
+	werr := cmd.Wait()
+	close(stopWatch)
+	<-statusDone
+	if <-overMemory {
+		return errChildMemory
+	}
+	var st childStatus
+	if err := json.Unmarshal(bytes.TrimSpace(status), &st); err != nil {
+		if ctx.Err() != nil || stdout.over.Load() || stderr.over.Load() {
+			return nil // runError reports these
+		}
+		return fmt.Errorf("the plugin's process ended without a status (%v)", werr)
+	}
+	switch {
+	case st.Error != "":
+		return errors.New(st.Error)
+	case st.ExitCode != 0:
+		return sys.NewExitError(uint32(st.ExitCode))
+	}
+	return nil
+}
+
+// childMemoryLimit is MaxChildMemory or its default for a run on payload.
+func (h *Host) childMemoryLimit(payload *Payload) int64 {
+	if h.MaxChildMemory > 0 {
+		return h.MaxChildMemory
+	}
+	return 2*int64(h.MemoryLimitPages)*65536 + 2*payload.Size() + 512<<20
+}
+
+// watchMemory kills the process pid when its resident memory passes limit,
+// and says on over whether it did. It polls /proc, so it watches only where
+// there is one (Linux); elsewhere the guest's page limit is the only cap.
+func watchMemory(pid int, limit int64, stop <-chan struct{}, over chan<- bool, kill func()) {
+	path := "/proc/" + strconv.Itoa(pid) + "/statm"
+	page := int64(os.Getpagesize())
+	t := time.NewTicker(50 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			over <- false
+			return
+		case <-t.C:
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			continue
+		}
+		f := strings.Fields(string(b))
+		if len(f) < 2 {
+			continue
+		}
+		if rss, err := strconv.ParseInt(f[1], 10, 64); err == nil && rss*page > limit {
+			kill()
+			<-stop
+			over <- true
+			return
+		}
+	}
+}
+
+// ServeChild serves one run as a Host's child: it reads the job, the module
+// and the input from stdin, runs the guest with its stdout and stderr as
+// the guest's, and writes how the guest ended to status. It returns the
+// process's exit code, 0 when a status was written. The guest is compiled
+// without deadline checks (the parent kills this process at the deadline)
+// and with the parent's compilation cache, where the parent left it.
+func ServeChild(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, status io.Writer) int {
+	st := serveChild(ctx, stdin, stdout, stderr)
+	b, _ := json.Marshal(st)
+	if _, err := status.Write(append(b, '\n')); err != nil {
+		return 1
+	}
+	return 0
+}
+
+func serveChild(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) childStatus {
+	br := bufio.NewReaderSize(stdin, 1<<20)
+	line, err := br.ReadBytes('\n')
+	if err != nil {
+		return childStatus{Error: fmt.Sprintf("reading the job: %v", err)}
+	}
+	var job childJob
+	if err := json.Unmarshal(line, &job); err != nil {
+		return childStatus{Error: fmt.Sprintf("reading the job: %v", err)}
+	}
+	if job.ABI != ABIVersion {
+		return childStatus{Error: fmt.Sprintf("the parent speaks plugin ABI %q but this child speaks %q", job.ABI, ABIVersion)}
+	}
+	wasm := make([]byte, job.WasmSize)
+	if _, err := io.ReadFull(br, wasm); err != nil {
+		return childStatus{Error: fmt.Sprintf("reading the module: %v", err)}
+	}
+	payload, err := readTarPayload(br)
+	if err != nil {
+		return childStatus{Error: err.Error()}
+	}
+	h := &Host{CacheDir: job.CacheDir, MemoryLimitPages: job.MemoryLimitPages, Interruptible: false}
+	if err := h.Open(ctx); err != nil {
+		return childStatus{Error: err.Error()}
+	}
+	defer h.Close(ctx)
+	p, err := h.Load(ctx, job.Name, wasm)
+	if err != nil {
+		return childStatus{Error: err.Error()}
+	}
+	// Buffered, so that a guest writing line by line does not cost a
+	// system call per line; flushed before the status says it ended.
+	out := bufio.NewWriterSize(stdout, 256<<10)
+	err = p.instantiate(ctx, payload, out, stderr)
+	if ferr := out.Flush(); ferr != nil && err == nil {
+		return childStatus{Error: fmt.Sprintf("writing the guest's output: %v", ferr)}
+	}
+	var exit *sys.ExitError
+	switch {
+	case err == nil:
+		return childStatus{}
+	case errors.As(err, &exit):
+		return childStatus{ExitCode: int(exit.ExitCode())}
+	}
+	return childStatus{Error: err.Error()}
+}
+
+// init makes any program that imports this package serve as a Host's child
+// when started as one, before its main (or its tests) begins: the rappel
+// binary and test binaries alike, with nothing to wire. The environment
+// variable is set only by Host for the processes it starts.
+func init() {
+	if os.Getenv(childEnv) == "" {
+		return
+	}
+	os.Exit(ServeChild(context.Background(), os.Stdin, os.Stdout, os.Stderr, os.NewFile(3, "status")))
+}

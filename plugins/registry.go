@@ -1,0 +1,246 @@
+package plugins
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/rappel-ca/rappel"
+)
+
+// Registry holds the active plugin of every source and implements
+// rappel.Normalizer with them. It starts with the plugins it is given (the
+// bundled ones) and, when Dir is set, watches Dir for candidates named
+// <source>.wasm: a candidate is tried on the source's last good payload and
+// replaces the active plugin only if the host accepts its output (see
+// Baseline.Accept); otherwise the active plugin keeps running and the
+// reason is kept for Status and logged. Configure the exported fields, then
+// Open.
+type Registry struct {
+	Host *Host
+	// Dir is watched for candidate plugins; "" watches nothing.
+	Dir string
+	// PollInterval is how often Dir is read.
+	PollInterval time.Duration
+	// MaxLoss is the share of records a candidate may lose against the
+	// active plugin on the same payload.
+	MaxLoss float64
+	// Partial names the sources whose records are validated as partial
+	// records (see Judge).
+	Partial map[string]bool
+	// OnActivate, when set, is called after a candidate replaced a source's
+	// plugin, with the candidate's output on the source's last good payload,
+	// so that its effect can be applied without waiting for the next
+	// change upstream. It is called from the watching goroutine.
+	OnActivate func(source string, out *rappel.Normalized)
+	Now        func() time.Time
+	Logger     *slog.Logger
+
+	bundled map[string][]byte
+	scanMu  sync.Mutex // serializes Scan: the watcher's and callers'
+	mu      sync.Mutex
+	sources map[string]*source
+	files   map[string]fileStamp // Dir's files as last read
+	kick    chan struct{}
+	stop    context.CancelFunc
+	done    chan struct{}
+}
+
+// source is what the registry knows about one source.
+type source struct {
+	name   string
+	active *entry
+	since  time.Time
+	origin string
+	// payload is the last input the active plugin ran on successfully, and
+	// baseline what the host made of its output.
+	payload  *Payload
+	baseline *Baseline
+	// pending is a compiled candidate waiting for a payload to be tried on.
+	pending *candidate
+	// The last candidate that was not activated, and why.
+	rejected, rejectedReason string
+	rejectedAt               time.Time
+}
+
+// entry is an active (or retired) plugin and the runs using it, so that a
+// swapped-out plugin is closed only when its last run ends.
+type entry struct {
+	plugin  *Plugin
+	runs    int
+	retired bool
+}
+
+type candidate struct {
+	plugin *Plugin
+	path   string
+}
+
+// NewRegistry returns a registry of host's plugins, starting with the
+// modules in initial by source name (the bundled plugins).
+func NewRegistry(host *Host, initial map[string][]byte) *Registry {
+	return &Registry{
+		Host:         host,
+		PollInterval: 3 * time.Second,
+		MaxLoss:      DefaultMaxLoss,
+		Partial:      DefaultPartial(),
+		Now:          time.Now,
+		Logger:       slog.Default(),
+		bundled:      initial,
+	}
+}
+
+// Open compiles the initial plugins, reads Dir once (so that a candidate
+// already there is known before the first refresh) and starts watching it.
+// The host must be open.
+func (r *Registry) Open(ctx context.Context) error {
+	r.sources = make(map[string]*source, len(r.bundled))
+	r.files = make(map[string]fileStamp)
+	r.kick = make(chan struct{}, 1)
+	for name, wasm := range r.bundled {
+		p, err := r.Host.Load(ctx, name, wasm)
+		if err != nil {
+			return fmt.Errorf("loading bundled plugin: %w", err)
+		}
+		r.sources[name] = &source{name: name, active: &entry{plugin: p}, since: r.Now(), origin: "bundled"}
+	}
+	if r.Dir == "" {
+		return nil
+	}
+	r.Scan(ctx)
+	wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	r.stop, r.done = cancel, make(chan struct{})
+	go r.watch(wctx)
+	return nil
+}
+
+// Close stops watching and releases every plugin. It is safe after a
+// partial Open. Runs still in progress keep their plugin until they end.
+func (r *Registry) Close() error {
+	if r.stop != nil {
+		r.stop()
+		<-r.done
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, s := range r.sources {
+		if s.active != nil {
+			r.retire(s.active)
+			s.active = nil
+		}
+		if s.pending != nil {
+			_ = s.pending.plugin.Close(context.Background())
+			s.pending = nil
+		}
+	}
+	return nil
+}
+
+// Normalize runs the source's active plugin on input and returns the
+// records the host accepted and every problem. It returns an error when
+// the source has no plugin or the run failed (see Plugin.Run); the
+// source's last good payload is then kept. Normalize keeps its own copy of
+// input, so the caller may change or remove input once it returns.
+func (r *Registry) Normalize(ctx context.Context, name string, input fs.FS) (*rappel.Normalized, error) {
+	payload, err := CopyPayload(input)
+	if err != nil {
+		return nil, fmt.Errorf("normalizing %s: %w", name, err)
+	}
+	e, err := r.acquire(name)
+	if err != nil {
+		return nil, err
+	}
+	defer r.release(e)
+	res, err := e.plugin.Run(ctx, payload)
+	if err != nil {
+		return nil, err
+	}
+	v := Judge(name, res, r.Partial[name])
+	r.mu.Lock()
+	s := r.sources[name]
+	if s.active == e {
+		s.payload, s.baseline = payload, NewBaseline(e.plugin.SHA256, v)
+	}
+	waiting := s.pending != nil
+	r.mu.Unlock()
+	if waiting {
+		r.nudge()
+	}
+	return &rappel.Normalized{Records: v.Records, Problems: v.Problems, Plugin: e.plugin.SHA256, Duration: res.Duration}, nil
+}
+
+var _ rappel.Normalizer = (*Registry)(nil)
+
+// errNoSource is returned for a source the registry has no plugin for.
+var errNoSource = errors.New("no plugin is loaded for this source")
+
+// acquire returns the source's active plugin, counting the run.
+func (r *Registry) acquire(name string) (*entry, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s := r.sources[name]
+	if s == nil || s.active == nil {
+		return nil, fmt.Errorf("normalizing %s: %w", name, errNoSource)
+	}
+	s.active.runs++
+	return s.active, nil
+}
+
+func (r *Registry) release(e *entry) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	e.runs--
+	if e.retired && e.runs == 0 {
+		_ = e.plugin.Close(context.Background())
+	}
+}
+
+// retire closes e once its runs end. r.mu must be held.
+func (r *Registry) retire(e *entry) {
+	e.retired = true
+	if e.runs == 0 {
+		_ = e.plugin.Close(context.Background())
+	}
+}
+
+// PluginStatus is what the registry says about one source's plugin, for
+// /health.
+type PluginStatus struct {
+	Source string `json:"source"`
+	// Active is the SHA-256 of the running module; Origin is "bundled" or
+	// the file it was read from; Since is when it became active.
+	Active string    `json:"active,omitempty"`
+	Origin string    `json:"origin,omitempty"`
+	Since  time.Time `json:"since,omitzero"`
+	// Pending is a candidate waiting for a payload to be tried on.
+	Pending string `json:"pending,omitempty"`
+	// Rejected is the last candidate that was not activated, and
+	// RejectedReason why, in a sentence.
+	Rejected       string    `json:"rejected,omitempty"`
+	RejectedReason string    `json:"rejected_reason,omitempty"`
+	RejectedAt     time.Time `json:"rejected_at,omitzero"`
+}
+
+// Status returns every source's plugin status, by source name.
+func (r *Registry) Status() []PluginStatus {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]PluginStatus, 0, len(r.sources))
+	for _, s := range r.sources {
+		st := PluginStatus{Source: s.name, Origin: s.origin, Since: s.since, Rejected: s.rejected, RejectedReason: s.rejectedReason, RejectedAt: s.rejectedAt}
+		if s.active != nil {
+			st.Active = s.active.plugin.SHA256
+		}
+		if s.pending != nil {
+			st.Pending = s.pending.plugin.SHA256
+		}
+		out = append(out, st)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Source < out[j].Source })
+	return out
+}

@@ -1,0 +1,222 @@
+package plugins
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/rappel-ca/rappel"
+)
+
+// fileStamp is what the registry last saw of a file in Dir, so that an
+// unchanged file is not read again.
+type fileStamp struct {
+	size int64
+	mod  time.Time
+}
+
+// watch scans Dir every PollInterval, and soon after a refresh gives a
+// waiting candidate its payload, until ctx is done.
+func (r *Registry) watch(ctx context.Context) {
+	defer close(r.done)
+	every := r.PollInterval
+	if every <= 0 {
+		every = 3 * time.Second
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-r.kick:
+		}
+		r.Scan(ctx)
+	}
+}
+
+// nudge asks the watching goroutine for a scan now.
+func (r *Registry) nudge() {
+	select {
+	case r.kick <- struct{}{}:
+	default:
+	}
+}
+
+// Scan reads Dir once, compiles every new or changed <source>.wasm in it
+// as a candidate, and tries every candidate that has a payload to be tried
+// on, activating or rejecting it. The watching goroutine calls it every
+// PollInterval; a caller may call it to act now. It returns when every
+// trial has ended.
+func (r *Registry) Scan(ctx context.Context) {
+	r.scanMu.Lock()
+	defer r.scanMu.Unlock()
+	if r.Dir != "" {
+		r.readDir(ctx)
+	}
+	r.mu.Lock()
+	var ready []string
+	for name, s := range r.sources {
+		if s.pending != nil && s.payload != nil {
+			ready = append(ready, name)
+		}
+	}
+	r.mu.Unlock()
+	sort.Strings(ready)
+	for _, name := range ready {
+		if ctx.Err() != nil {
+			return
+		}
+		r.try(ctx, name)
+	}
+}
+
+// readDir compiles the files of Dir that are new or changed since the last
+// read. A file caught half written fails to compile and is rejected; once
+// written it has changed again and is read again. Writing elsewhere and
+// renaming into Dir avoids the noise.
+func (r *Registry) readDir(ctx context.Context) {
+	entries, err := os.ReadDir(r.Dir)
+	if err != nil {
+		r.Logger.Warn("reading plugins dir", "dir", r.Dir, "err", err)
+		return
+	}
+	seen := make(map[string]bool, len(entries))
+	for _, de := range entries {
+		if de.IsDir() || !strings.HasSuffix(de.Name(), ".wasm") {
+			continue
+		}
+		path := filepath.Join(r.Dir, de.Name())
+		info, err := os.Stat(path)
+		if err != nil || !info.Mode().IsRegular() {
+			continue
+		}
+		seen[path] = true
+		stamp := fileStamp{size: info.Size(), mod: info.ModTime()}
+		if r.files[path] == stamp {
+			continue
+		}
+		r.files[path] = stamp
+		wasm, err := os.ReadFile(path)
+		if err != nil {
+			r.Logger.Warn("reading candidate plugin", "path", path, "err", err)
+			continue
+		}
+		r.consider(ctx, strings.TrimSuffix(de.Name(), ".wasm"), path, wasm)
+	}
+	for path := range r.files {
+		if !seen[path] {
+			delete(r.files, path)
+		}
+	}
+}
+
+// consider compiles a candidate for source name unless it is already
+// active, pending or rejected, and makes it the source's pending candidate.
+func (r *Registry) consider(ctx context.Context, name, path string, wasm []byte) {
+	sha := SHA256(wasm)
+	r.mu.Lock()
+	s := r.sources[name]
+	switch {
+	case s == nil:
+		s = &source{name: name}
+		r.sources[name] = s
+		r.reject(s, sha, path, fmt.Errorf("there is no source named %q to run it for (the sources are %s)", name, strings.Join(r.sourceNames(), ", ")))
+		r.mu.Unlock()
+		return
+	case s.active != nil && s.active.plugin.SHA256 == sha,
+		s.pending != nil && s.pending.plugin.SHA256 == sha,
+		s.rejected == sha:
+		r.mu.Unlock()
+		return
+	}
+	r.mu.Unlock()
+
+	p, err := r.Host.Load(ctx, name, wasm)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err != nil {
+		r.reject(s, sha, path, fmt.Errorf("it is not a usable module: %v", err))
+		return
+	}
+	if s.pending != nil {
+		_ = s.pending.plugin.Close(context.Background())
+	}
+	s.pending = &candidate{plugin: p, path: path}
+	r.Logger.Info("plugin candidate found", "source", name, "path", path, "sha256", sha, "has_payload", s.payload != nil)
+}
+
+// try runs the source's pending candidate on its last good payload and
+// activates or rejects it.
+func (r *Registry) try(ctx context.Context, name string) {
+	r.mu.Lock()
+	s := r.sources[name]
+	c, payload, base := s.pending, s.payload, s.baseline
+	r.mu.Unlock()
+	if c == nil || payload == nil {
+		return
+	}
+	start := time.Now()
+	res, err := c.plugin.Run(ctx, payload)
+	var v *Verdict
+	if err != nil {
+		err = fmt.Errorf("its run on the last good input failed: %v", err)
+	} else {
+		v = Judge(name, res, r.Partial[name])
+		err = base.Accept(v, r.MaxLoss)
+	}
+	if ctx.Err() != nil {
+		return // closing: leave it pending, it was not judged
+	}
+	r.mu.Lock()
+	if s.pending != c { // replaced by a newer candidate meanwhile
+		r.mu.Unlock()
+		_ = c.plugin.Close(context.Background())
+		return
+	}
+	s.pending = nil
+	if err != nil {
+		r.reject(s, c.plugin.SHA256, c.path, err)
+		r.mu.Unlock()
+		_ = c.plugin.Close(context.Background())
+		return
+	}
+	old := s.active
+	s.active = &entry{plugin: c.plugin}
+	s.since, s.origin = r.Now(), c.path
+	s.baseline = NewBaseline(c.plugin.SHA256, v)
+	if old != nil {
+		r.retire(old)
+	}
+	r.mu.Unlock()
+	r.Logger.Info("plugin activated", "source", name, "path", c.path, "sha256", c.plugin.SHA256,
+		"records", len(v.Records), "refused", v.Refused, "tried_in", time.Since(start).Round(time.Millisecond))
+	if r.OnActivate != nil {
+		r.OnActivate(name, &rappel.Normalized{Records: v.Records, Problems: v.Problems, Plugin: c.plugin.SHA256, Duration: res.Duration})
+	}
+}
+
+// reject records why the candidate sha was not activated and logs it.
+// r.mu must be held.
+func (r *Registry) reject(s *source, sha, path string, why error) {
+	s.rejected, s.rejectedAt = sha, r.Now()
+	s.rejectedReason = fmt.Sprintf("%s (sha256 %s) was not activated: %s.", filepath.Base(path), sha[:12], strings.TrimRight(why.Error(), ". "))
+	r.Logger.Warn("plugin candidate rejected", "source", s.name, "path", path, "sha256", sha, "reason", s.rejectedReason)
+}
+
+// sourceNames lists the sources that have a plugin. r.mu must be held.
+func (r *Registry) sourceNames() []string {
+	var names []string
+	for n, s := range r.sources {
+		if s.active != nil {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	return names
+}

@@ -1,0 +1,294 @@
+package rappel
+
+import (
+	"context"
+	"fmt"
+	"net/mail"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Subscription states.
+const (
+	SubPending      = "pending_confirmation"
+	SubActive       = "subscribed"
+	SubUnsubscribed = "unsubscribed"
+)
+
+// Consent methods: how a subscriber agreed to receive alerts (Canada's
+// anti-spam law asks for express consent and a record of it).
+const (
+	ConsentDoubleOptIn = "double_opt_in" // the confirmation link was followed
+	ConsentIntegrator  = "integrator"    // the API client collected it (--alerts-confirm=false)
+)
+
+// Limits of a subscription request.
+const (
+	MaxEmailBytes = 254 // RFC 5321 path limit
+)
+
+// AlertSearch is the saved search of a subscription: the body's q and
+// filters, validated. Agency uses the vocabulary of recall_agency.
+type AlertSearch struct {
+	Q           string `json:"q,omitempty"`
+	Agency      string `json:"agency,omitempty"`
+	RecallType  string `json:"recall_type,omitempty"`
+	HazardClass string `json:"hazard_class,omitempty"`
+	Allergen    string `json:"allergen,omitempty"`
+}
+
+// Search returns the GET /recall search the saved search stands for.
+func (a AlertSearch) Search() (*Search, error) {
+	q, err := ParseQuery(a.Q)
+	if err != nil {
+		return nil, err
+	}
+	return &Search{Query: q, Agency: a.Agency, RecallType: a.RecallType, HazardClass: a.HazardClass, Allergen: a.Allergen}, nil
+}
+
+// Consent records when and how a subscriber agreed to receive alerts.
+type Consent struct {
+	Method string    `json:"method"`
+	At     time.Time `json:"at"`
+	// RequestedAt is when the subscribe request came in.
+	RequestedAt time.Time `json:"requested_at"`
+	// UserAgent is the User-Agent that followed the confirmation link (or
+	// sent the subscribe request), clipped; kept as evidence of consent.
+	UserAgent string `json:"user_agent,omitempty"`
+}
+
+// Subscription is a stored alert subscription. Tokens are never stored,
+// only their SHA-256 (see the store).
+type Subscription struct {
+	ID        string      `json:"id"`
+	Email     string      `json:"email"`
+	Lang      string      `json:"lang,omitempty"` // "" means bilingual e-mails
+	Search    AlertSearch `json:"search"`
+	Status    string      `json:"status"`
+	CreatedAt time.Time   `json:"created_at"`
+	Consent   *Consent    `json:"consent,omitempty"`
+	// UnsubscribedAt is set once the subscriber left.
+	UnsubscribedAt time.Time `json:"unsubscribed_at,omitzero"`
+}
+
+// SubscribeRequest is the body of POST /recall/alerts/subscribe, decoded.
+type SubscribeRequest struct {
+	Email       *string `json:"email"`
+	Q           *string `json:"q"`
+	Agency      *string `json:"agency"`
+	RecallType  *string `json:"recall_type"`
+	HazardClass *string `json:"hazard_class"`
+	Allergen    *string `json:"allergen"`
+	Lang        *string `json:"lang"`
+	// UserAgent is the request's User-Agent, kept with the consent record.
+	UserAgent string `json:"-"`
+}
+
+// SubscribeResult is the response of POST /recall/alerts/subscribe. It is
+// the same whether or not the address was subscribed already.
+type SubscribeResult struct {
+	Status string `json:"status"`
+	Token  string `json:"token"`
+}
+
+// UnsubscribeResult is the response of unsubscribe and confirm.
+type UnsubscribeResult struct {
+	Status string `json:"status"`
+}
+
+// Alerts is the alert service the edge calls.
+type Alerts interface {
+	// Subscribe validates req and stores a subscription. It returns a
+	// 422 *Error for an invalid request.
+	Subscribe(ctx context.Context, req *SubscribeRequest) (*SubscribeResult, error)
+	// Confirm activates the subscription of a confirmation token; ENOTFOUND
+	// for an unknown token. A used token answers as the first time did.
+	Confirm(ctx context.Context, token, userAgent string) (*UnsubscribeResult, error)
+	// Unsubscribe ends the subscription of an unsubscribe token; ENOTFOUND
+	// for an unknown token, and success again for a used one.
+	Unsubscribe(ctx context.Context, token string) (*UnsubscribeResult, error)
+}
+
+// Token kinds.
+const (
+	TokenConfirm     = "confirm"
+	TokenUnsubscribe = "unsubscribe"
+)
+
+// SubscriptionStore keeps subscriptions durably; every write is synced.
+// Methods honour ctx before doing I/O.
+type SubscriptionStore interface {
+	// CreateSubscription stores sub with the SHA-256 of its tokens, by kind.
+	CreateSubscription(ctx context.Context, sub *Subscription, tokenHashes map[string][32]byte) error
+	// SubscriptionByToken returns the subscription and the kind of the
+	// token whose SHA-256 is hash, or an *Error ENOTFOUND.
+	SubscriptionByToken(ctx context.Context, hash [32]byte) (*Subscription, string, error)
+	// Subscription returns the subscription with id, or ENOTFOUND.
+	Subscription(ctx context.Context, id string) (*Subscription, error)
+	// AddToken stores one more token of kind for subscription id, by its
+	// SHA-256 (each alert e-mail carries its own unsubscribe token).
+	AddToken(ctx context.Context, id, kind string, hash [32]byte) error
+	// PutSubscription replaces a stored subscription.
+	PutSubscription(ctx context.Context, sub *Subscription) error
+	// ForEachSubscription calls fn for every stored subscription, stopping
+	// at fn's first error.
+	ForEachSubscription(ctx context.Context, fn func(*Subscription) error) error
+}
+
+// Validate checks req as the subscribe endpoint does and returns the
+// subscription's address, language and search, or a 422 *Error listing
+// every problem, at loc ["body", field].
+func (req *SubscribeRequest) Validate() (email, lang string, s AlertSearch, err error) {
+	var items []Invalid
+	str := func(field string, p *string, max int) string {
+		if p == nil {
+			return ""
+		}
+		v := *p
+		if it, bad := checkText(field, v, max); bad {
+			items = append(items, it)
+			return ""
+		}
+		return v
+	}
+	if req.Email == nil {
+		items = append(items, Invalid{Type: "missing", Loc: []any{"body", "email"}, Msg: "Field required: send the e-mail address to alert."})
+	} else if e := str("email", req.Email, MaxEmailBytes); e != "" || *req.Email == "" {
+		if addr, ok := mailbox(e); ok {
+			email = addr
+		} else {
+			items = append(items, Invalid{Type: "value_error", Loc: []any{"body", "email"}, Input: clipInput(*req.Email),
+				Msg: "value is not a valid e-mail address: send one mailbox such as name@example.ca, without a display name."})
+		}
+	}
+	s.Q = strings.TrimSpace(str("q", req.Q, MaxQueryBytes))
+	if s.Q != "" {
+		if _, qerr := ParseQuery(s.Q); qerr != nil {
+			if qe, ok := qerr.(*QueryError); ok {
+				items = append(items, qe.Item(s.Q, "body", "q"))
+			}
+		}
+	}
+	vocab := func(field string, p *string, v Vocabulary) string {
+		x := str(field, p, 64)
+		if x == "" || v.Has(x) {
+			return x
+		}
+		it := Invalid{Type: "enum", Loc: []any{"body", field}, Input: clipInput(x), Ctx: map[string]any{"expected": v.String()},
+			Msg: fmt.Sprintf("%s must be one of %s.", field, v)}
+		if near, ok := Nearest(x, v); ok {
+			it.Msg = fmt.Sprintf("%s must be one of %s; did you mean '%s'?", field, v, near)
+		}
+		items = append(items, it)
+		return ""
+	}
+	s.Agency = vocab("agency", req.Agency, Agencies)
+	s.RecallType = vocab("recall_type", req.RecallType, RecallTypes)
+	s.HazardClass = vocab("hazard_class", req.HazardClass, HazardClasses)
+	s.Allergen = vocab("allergen", req.Allergen, Allergens)
+	lang = vocab("lang", req.Lang, Langs)
+	if len(items) > 0 {
+		return "", "", AlertSearch{}, Invalids(items...)
+	}
+	return email, lang, s, nil
+}
+
+// checkText refuses over-long values and CR, LF, NUL and other control
+// characters, which could otherwise reach mail headers.
+func checkText(field, v string, max int) (Invalid, bool) {
+	loc := []any{"body", field}
+	if len(v) > max {
+		return Invalid{Type: "string_too_long", Loc: loc, Input: clipInput(v), Ctx: map[string]any{"max_length": max},
+			Msg: fmt.Sprintf("%s is %d bytes long; keep it to %d bytes or fewer.", field, len(v), max)}, true
+	}
+	if !utf8.ValidString(v) {
+		return Invalid{Type: "value_error", Loc: loc, Msg: field + " is not valid UTF-8 text."}, true
+	}
+	for i, r := range v {
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || r == 0x2028 || r == 0x2029 {
+			return Invalid{Type: "value_error", Loc: loc, Input: clipInput(v),
+				Msg: fmt.Sprintf("%s holds a control character (U+%04X) at byte %d; remove it.", field, r, i)}, true
+		}
+	}
+	return Invalid{}, false
+}
+
+// mailbox accepts one bare address local@domain, with a dotted domain, and
+// returns it with the domain lower-cased.
+func mailbox(s string) (string, bool) {
+	if s == "" || strings.ContainsAny(s, "<>\"(), ;:\\[]") {
+		return "", false
+	}
+	a, err := mail.ParseAddress(s)
+	if err != nil || a.Name != "" || a.Address != s {
+		return "", false
+	}
+	at := strings.LastIndexByte(s, '@')
+	local, domain := s[:at], s[at+1:]
+	if local == "" || len(local) > 64 || !strings.Contains(domain, ".") || strings.HasPrefix(domain, ".") ||
+		strings.HasSuffix(domain, ".") || strings.Contains(domain, "..") {
+		return "", false
+	}
+	return local + "@" + strings.ToLower(domain), true
+}
+
+func clipInput(s string) string {
+	if len(s) <= 100 {
+		return s
+	}
+	i := 100
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i] + "…"
+}
+
+// RecordMatcher evaluates a search over a fixed set of records, with the
+// query engine of GET /recall. MatchIDs returns the record_ids that match s
+// (its q, filters and dates; paging and sorting are ignored).
+type RecordMatcher interface {
+	MatchIDs(ctx context.Context, s *Search) ([]string, error)
+}
+
+// Outbox row states.
+const (
+	AlertPending = "pending"
+	AlertSent    = "sent"
+	AlertFailed  = "failed" // permanently: the server refused the message
+)
+
+// AlertRow is one outbox row: recall Record is due to subscription Sub.
+// Rows are keyed by (Sub, Record), so a recall reaches a subscription once.
+type AlertRow struct {
+	Sub       string    `json:"sub"`
+	Record    string    `json:"record"`
+	Seq       uint64    `json:"seq"` // the batch of new recalls it came from
+	Status    string    `json:"status"`
+	Attempts  int       `json:"attempts,omitempty"`
+	NextAt    time.Time `json:"next_at,omitzero"`
+	CreatedAt time.Time `json:"created_at"`
+	SentAt    time.Time `json:"sent_at,omitzero"`
+	Error     string    `json:"error,omitempty"`
+}
+
+// Outbox keeps alert rows durably; every write is synced. Methods honour
+// ctx before doing I/O.
+type Outbox interface {
+	// CommitMatches writes rows and marks batch seq as matched in one
+	// synced batch. Rows whose key exists are left as they are. It returns
+	// false, writing nothing, when seq was matched already.
+	CommitMatches(ctx context.Context, seq uint64, rows []*AlertRow) (bool, error)
+	// DueAlerts returns up to limit pending rows whose NextAt is not after
+	// now, grouped by subscription (key order).
+	DueAlerts(ctx context.Context, now time.Time, limit int) ([]*AlertRow, error)
+	// UpdateAlerts replaces rows in one synced batch.
+	UpdateAlerts(ctx context.Context, rows []*AlertRow) error
+}
+
+// NewRecallsSource hands out each refresh's new recalls durably until they
+// are acknowledged (kv.Store implements it; see SourceStore).
+type NewRecallsSource interface {
+	NewRecalls(ctx context.Context) ([]NewRecalls, error)
+	AckNewRecalls(ctx context.Context, seq uint64) error
+}
