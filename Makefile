@@ -61,4 +61,4 @@ bench: bundle
 	$(GO) test -run='^$$' -bench=. -benchmem ./...
 
 clean:
-	rm -rf bin build bundle/data/records.ndjson.zst bundle/data/manifest.json bundle/data/plugins bundle/data/partials
+	rm -rf bin build bundle/data/records.ndjson.zst bundle/data/manifest.json bundle/data/plugins bundle/data/partials bundle/data/raw
