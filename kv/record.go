@@ -153,19 +153,8 @@ func (s *Store) DeleteRecords(ctx context.Context, ids []string) error {
 			continue
 		}
 		seen[id] = true
-		key := recordKey(id)
-		prev, _, err := s.storedRecord(key, nil)
-		if err != nil {
-			return fmt.Errorf("deleting record %q: %w", id, err)
-		}
-		if prev == nil {
-			continue
-		}
-		if err := applyIndexDiff(b, indexKeys(prev), nil); err != nil {
-			return fmt.Errorf("deleting record %q: %w", id, err)
-		}
-		if err := b.Delete(key, nil); err != nil {
-			return fmt.Errorf("deleting record %q: %w", id, err)
+		if err := s.deleteRecord(b, id); err != nil {
+			return err
 		}
 	}
 	return commit(b, "deleting records")
@@ -258,4 +247,24 @@ func decodeValue(val []byte, v any) error {
 		return fmt.Errorf("unknown value version %d (this program reads version %d)", val[0], valueVersion)
 	}
 	return json.Unmarshal(val[1:], v)
+}
+
+// deleteRecord adds to b the deletion of the stored record id and of every
+// index key it had; an id with no stored record adds nothing.
+func (s *Store) deleteRecord(b *pebble.Batch, id string) error {
+	key := recordKey(id)
+	prev, _, err := s.storedRecord(key, nil)
+	if err != nil {
+		return fmt.Errorf("deleting record %q: %w", id, err)
+	}
+	if prev == nil {
+		return nil
+	}
+	if err := applyIndexDiff(b, indexKeys(prev), nil); err != nil {
+		return fmt.Errorf("deleting record %q: %w", id, err)
+	}
+	if err := b.Delete(key, nil); err != nil {
+		return fmt.Errorf("deleting record %q: %w", id, err)
+	}
+	return nil
 }

@@ -343,19 +343,8 @@ func (s *Store) addRecords(ctx context.Context, b *pebble.Batch, put []*rappel.R
 		}
 	}
 	for _, id := range del {
-		key := recordKey(id)
-		prev, _, err := s.storedRecord(key, nil)
-		if err != nil {
-			return fmt.Errorf("deleting record %q: %w", id, err)
-		}
-		if prev == nil {
-			continue
-		}
-		if err := applyIndexDiff(b, indexKeys(prev), nil); err != nil {
-			return fmt.Errorf("deleting record %q: %w", id, err)
-		}
-		if err := b.Delete(key, nil); err != nil {
-			return fmt.Errorf("deleting record %q: %w", id, err)
+		if err := s.deleteRecord(b, id); err != nil {
+			return err
 		}
 	}
 	return nil
