@@ -143,10 +143,23 @@ func (r *Registry) Close() error {
 
 // Normalize runs the source's active plugin on input and returns the
 // records the host accepted and every problem. It returns an error when
-// the source has no plugin or the run failed (see Plugin.Run); the
-// source's last good payload is then kept. Normalize keeps its own copy of
-// input, so the caller may change or remove input once it returns.
+// the source has no plugin or the run failed (see Plugin.Run). Input may be
+// any part of the source's payload (a refresh passes only what changed), so
+// candidates are never tried on it: see Prime.
 func (r *Registry) Normalize(ctx context.Context, name string, input fs.FS) (*rappel.Normalized, error) {
+	return r.normalize(ctx, name, input, false)
+}
+
+// Prime is Normalize for the source's whole last good payload: it also
+// keeps a copy of input, and what the active plugin made of it, as what
+// candidates are tried on and judged against, and wakes the watcher for a
+// candidate waiting for one. Passing part of the payload would let a
+// candidate that drops records pass as one that keeps them all.
+func (r *Registry) Prime(ctx context.Context, name string, full fs.FS) (*rappel.Normalized, error) {
+	return r.normalize(ctx, name, full, true)
+}
+
+func (r *Registry) normalize(ctx context.Context, name string, input fs.FS, full bool) (*rappel.Normalized, error) {
 	payload, err := CopyPayload(input)
 	if err != nil {
 		return nil, fmt.Errorf("normalizing %s: %w", name, err)
@@ -161,15 +174,17 @@ func (r *Registry) Normalize(ctx context.Context, name string, input fs.FS) (*ra
 		return nil, err
 	}
 	v := Judge(name, res, r.Partial[name])
-	r.mu.Lock()
-	s := r.sources[name]
-	if s.active == e {
-		s.payload, s.baseline = payload, NewBaseline(e.plugin.SHA256, v)
-	}
-	waiting := s.pending != nil
-	r.mu.Unlock()
-	if waiting {
-		r.nudge()
+	if full {
+		r.mu.Lock()
+		s := r.sources[name]
+		if s.active == e {
+			s.payload, s.baseline = payload, NewBaseline(e.plugin.SHA256, v)
+		}
+		waiting := s.pending != nil
+		r.mu.Unlock()
+		if waiting {
+			r.nudge()
+		}
 	}
 	return &rappel.Normalized{Records: v.Records, Problems: v.Problems, Plugin: e.plugin.SHA256, Duration: res.Duration}, nil
 }

@@ -91,6 +91,16 @@ func mustNormalize(tb testing.TB, r *plugins.Registry, input fs.FS) *rappel.Norm
 	return out
 }
 
+// mustPrime gives the registry input as the source's whole payload.
+func mustPrime(tb testing.TB, r *plugins.Registry, input fs.FS) *rappel.Normalized {
+	tb.Helper()
+	out, err := r.Prime(context.Background(), "hcdump", input)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return out
+}
+
 func titles(out *rappel.Normalized) (all, upper int) {
 	for _, r := range out.Records {
 		if tr := r.Translations.EN; tr != nil && tr.Title != "" {
@@ -146,7 +156,7 @@ func TestRegistry_HotSwap(t *testing.T) {
 			activated = out
 		}
 	})
-	before := mustNormalize(t, r, hcInput(t))
+	before := mustPrime(t, r, hcInput(t))
 	if n, upper := titles(before); n == 0 || upper == n {
 		t.Fatalf("titles before the swap: %d, %d upper case", n, upper)
 	}
@@ -186,7 +196,7 @@ func TestRegistry_RejectsCandidate(t *testing.T) {
 	dir := t.TempDir()
 	h := MustOpenHost(t, func(h *plugins.Host) { h.Timeout = 3 * time.Second; h.MaxOutput = 8 << 20 })
 	r := MustOpenRegistry(t, h, dir)
-	bundled := mustNormalize(t, r, hcInput(t))
+	bundled := mustPrime(t, r, hcInput(t))
 	for _, tt := range tests {
 		name := filepath.Base(tt.guest)
 		if tt.guest == "" {
@@ -226,9 +236,17 @@ func TestRegistry_CandidateWaitsForPayload(t *testing.T) {
 	if st.Pending != plugins.SHA256(upper) || st.Origin != "bundled" {
 		t.Fatalf("status before any payload = %+v", st)
 	}
-	// The first refresh runs the bundled plugin, then the watcher tries the
-	// candidate on that payload.
+	// A refresh's run, on what may be only part of the payload, is not
+	// what a candidate is tried on.
 	if _, up := titles(mustNormalize(t, r, hcInput(t))); up != 0 {
+		t.Fatalf("the candidate ran before it was tried: %d upper-case titles", up)
+	}
+	r.Scan(context.Background())
+	if st := status(t, r, "hcdump"); st.Pending != plugins.SHA256(upper) || st.Origin != "bundled" {
+		t.Fatalf("status after a refresh's run = %+v, want the candidate still pending", st)
+	}
+	// The whole last good payload is; the watcher then tries the candidate.
+	if _, up := titles(mustPrime(t, r, hcInput(t))); up != 0 {
 		t.Fatalf("the candidate ran before it was tried: %d upper-case titles", up)
 	}
 	waitStatus(t, r, "hcdump", func(s plugins.PluginStatus) bool { return s.Active == plugins.SHA256(upper) && s.Pending == "" })

@@ -192,11 +192,12 @@ func (lf *liveFeeds) states() []rappel.FeedState {
 }
 
 // primeCandidates gives a candidate plugin waiting for input the source's
-// last good payload. The registry tries candidates on the last input the
-// running plugin normalized, but a refresh normalizes only what changed
-// (often nothing), so without this a candidate could wait for the next
-// change upstream. Running the active plugin on the whole last good payload
-// gives the registry both the payload and the baseline to judge against.
+// last good payload, rebuilt from the store. The registry tries candidates
+// only on a payload given to Prime: a refresh normalizes only what changed
+// (often nothing, or a few records), and a candidate judged on those could
+// drop most of a source unnoticed. Running the active plugin on the whole
+// last good payload gives the registry both the payload and the baseline to
+// judge against.
 func (lf *liveFeeds) primeCandidates(ctx context.Context, log *slog.Logger) {
 	primed := map[string]bool{} // source/candidate
 	t := time.NewTicker(time.Second)
@@ -218,7 +219,7 @@ func (lf *liveFeeds) primeCandidates(ctx context.Context, log *slog.Logger) {
 				delete(primed, ps.Source+"/"+ps.Pending)
 				continue
 			}
-			if _, err := lf.registry.Normalize(ctx, ps.Source, payload); err != nil {
+			if _, err := lf.registry.Prime(ctx, ps.Source, payload); err != nil {
 				log.Warn("running the active plugin on the last good payload for a candidate", "source", ps.Source, "err", err)
 			}
 			lf.registry.Scan(ctx)

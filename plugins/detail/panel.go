@@ -15,11 +15,8 @@ import (
 	"github.com/rappel-ca/rappel/plugins/guest"
 )
 
-// The details and product panels are HTML lines "<b>Key:</b> value<BR/>".
-var (
-	keyValue = regexp.MustCompile(`(?is)^\s*<(?:b|strong)(?:\s[^<>]*)?>(.*?)</(?:b|strong)\s*>(.*)$`)
-	link     = regexp.MustCompile(`(?is)<a\s[^<>]*?href\s*=\s*["']([^"']*)["']`)
-)
+// link finds a panel value's hyperlink.
+var link = regexp.MustCompile(`(?is)<a\s[^<>]*?href\s*=\s*["']([^"']*)["']`)
 
 // pair is one "Key: value" line of a panel.
 type pair struct {
@@ -33,15 +30,15 @@ type pair struct {
 func pairs(text string) []pair {
 	var out []pair
 	for _, line := range splitBreaks(text) {
-		m := keyValue.FindStringSubmatch(line)
-		if m == nil {
+		k, v, ok := keyValue(line)
+		if !ok {
 			continue
 		}
 		// The colon is usually inside the bold key, sometimes after it.
-		key := strings.TrimSpace(strings.TrimSuffix(guest.CleanText(m[1]), ":"))
-		value := strings.TrimSpace(strings.TrimPrefix(guest.CleanText(m[2]), ":"))
+		key := strings.TrimSpace(strings.TrimSuffix(guest.CleanText(k), ":"))
+		value := strings.TrimSpace(strings.TrimPrefix(guest.CleanText(v), ":"))
 		if key != "" {
-			out = append(out, pair{key: strings.ToLower(key), value: value, raw: m[2]})
+			out = append(out, pair{key: strings.ToLower(key), value: value, raw: v})
 		}
 	}
 	return out

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"sort"
 
 	"github.com/rappel-ca/rappel"
 	"github.com/rappel-ca/rappel/plugins/guest"
@@ -115,10 +114,12 @@ func idOf(n *notice) string {
 // parseRow checks one decoded array element and cleans its values. On a
 // problem it returns the reason, and the notice as far as it got.
 func parseRow(l *lang, row int, v any) (*notice, string) {
-	skipped := fmt.Sprintf("Row %d of %s was skipped", row, l.file)
+	// Built only for a problem: most rows have none, and formatting every
+	// row's name costs real time under Wasm.
+	skipped := func() string { return fmt.Sprintf("Row %d of %s was skipped", row, l.file) }
 	obj, ok := v.(map[string]any)
 	if !ok {
-		return nil, fmt.Sprintf("%s: it is %s, not an object.", skipped, describe(v))
+		return nil, fmt.Sprintf("%s: it is %s, not an object.", skipped(), describe(v))
 	}
 	get := func(key string) string {
 		s, _ := obj[key].(string)
@@ -128,28 +129,19 @@ func parseRow(l *lang, row int, v any) (*notice, string) {
 	if !guest.IsNumber(n.nid) {
 		n.nid = "" // not an id to name the record by
 	}
-	keys := make([]string, 0, len(obj))
-	for k := range obj {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys) // the first bad key reported must not depend on map order
-	for _, k := range keys {
-		switch obj[k].(type) {
-		case string, nil:
-		default:
-			return n, fmt.Sprintf("%s: its %q is %s, not a string.", skipped, k, describe(obj[k]))
-		}
+	if k := firstNonString(obj); k != "" {
+		return n, fmt.Sprintf("%s: its %q is %s, not a string.", skipped(), k, describe(obj[k]))
 	}
 	switch raw := get(l.nid); {
 	case raw == "":
-		return n, fmt.Sprintf("%s: it has no %s.", skipped, l.nid)
+		return n, fmt.Sprintf("%s: it has no %s.", skipped(), l.nid)
 	case n.nid == "":
-		return n, fmt.Sprintf("%s: its %s %q is not a number of at most 20 digits.", skipped, l.nid, raw)
+		return n, fmt.Sprintf("%s: its %s %q is not a number of at most 20 digits.", skipped(), l.nid, raw)
 	}
 	if d := get(l.updated); d != "" {
 		date, err := guest.ParseDate(d)
 		if err != nil {
-			return n, fmt.Sprintf("%s (NID %s): its %s %v.", skipped, n.nid, l.updated, err)
+			return n, fmt.Sprintf("%s (NID %s): its %s %v.", skipped(), n.nid, l.updated, err)
 		}
 		n.updated = date
 	}
@@ -157,6 +149,23 @@ func parseRow(l *lang, row int, v any) (*notice, string) {
 	n.product, n.issue, n.whatToDo = get(l.product), get(l.issue), get(l.whatToDo)
 	n.category, n.class, n.archived = get(l.category), get(l.class), get(l.archived)
 	return n, ""
+}
+
+// firstNonString returns the first key, in sorted order so that the key
+// reported does not depend on map order, whose value is neither a string
+// nor null; "" when there is none.
+func firstNonString(obj map[string]any) string {
+	bad := ""
+	for k, v := range obj {
+		switch v.(type) {
+		case string, nil:
+		default:
+			if bad == "" || k < bad {
+				bad = k
+			}
+		}
+	}
+	return bad
 }
 
 // describe names a JSON value's kind for a problem sentence.
