@@ -15,14 +15,20 @@ DOMAIN   := $(wildcard *.go)
 PLUGSRC  := $(shell find plugins -name '*.go' -not -name '*_test.go')
 SYNTHSRC := $(shell find bundle/synth cmd/rappel-synth -name '*.go' -not -name '*_test.go' 2>/dev/null)
 ALLSRC   := $(shell find . -name '*.go' -not -path './build/*')
+# The Swagger UI files the page at /docs embeds (see the docs target).
+DOCS_NPM   := edge/docs/node_modules/swagger-ui-dist
+DOCS_FILES := swagger-ui-bundle.js swagger-ui.css favicon-32x32.png LICENSE NOTICE
+DOCS       := $(DOCS_FILES:%=edge/docs/assets/%)
+# Embedded files written by hand, which the binary must be rebuilt for too.
+EMBEDDED   := edge/openapi.json edge/docs/index.html edge/docs/docs.js
 
-.PHONY: all build bundle plugins corpus run test fuzz bench clean
+.PHONY: all build bundle plugins corpus docs run test fuzz bench clean
 
 all: build
 
 build: bin/rappel
 
-bin/rappel: bundle/data/manifest.json $(ALLSRC) go.mod go.sum
+bin/rappel: bundle/data/manifest.json $(DOCS) $(EMBEDDED) $(ALLSRC) go.mod go.sum
 	$(GO) build -trimpath -o $@ ./cmd/rappel
 
 plugins: $(WASM)
@@ -38,6 +44,20 @@ $(CORPUS)/manifest.json: $(DOMAIN) $(SYNTHSRC)
 
 bundle: bundle/data/manifest.json
 
+# The page at /docs embeds Swagger UI from the npm package pinned in
+# edge/docs/package-lock.json: `npm ci` installs exactly that version (its
+# install scripts, which only phone home, are not run) and the files the page
+# uses are copied into edge/docs/assets, which go:embed picks up.
+docs: $(DOCS)
+
+$(DOCS_NPM)/package.json: edge/docs/package.json edge/docs/package-lock.json
+	cd edge/docs && npm ci --ignore-scripts --no-audit --no-fund
+	@touch $@
+
+edge/docs/assets/%: $(DOCS_NPM)/package.json
+	@mkdir -p $(@D)
+	cp $(DOCS_NPM)/$* $@
+
 # The bundle is normalized through the Wasm plugins by the rappel binary
 # itself, via wazero: the same path the live feeds take.
 bundle/data/manifest.json: $(WASM) $(CORPUS)/manifest.json $(DOMAIN) bundle/bundle.go cmd/rappel/bundle.go $(wildcard feeds/*.go)
@@ -48,7 +68,7 @@ run: build
 	@echo "  curl -H 'x-gateway-key: $(DEV_KEY)' http://$(ADDR)/recall/tc-2019123"
 	bin/rappel serve --addr $(ADDR) --data-dir $(DATA_DIR) --api-keys $(DEV_KEY)
 
-test: bundle
+test: bundle docs
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt would change: $$unformatted"; exit 1; fi
 	$(GO) vet ./...
@@ -57,8 +77,19 @@ test: bundle
 fuzz:
 	$(GO) test -run='^$$' -fuzz=FuzzParseGTIN -fuzztime=30s .
 
-bench: bundle
-	$(GO) test -run='^$$' -bench=. -benchmem ./...
+# `make bench` runs the Go benchmarks, then the side-by-side comparison of
+# cmd/rappel-bench (rappel, a bare net/http handler, PostgreSQL, Bleve; wrk
+# and PostgreSQL come from Debian, installed when missing), and rewrites the
+# section of BENCHMARKS.md between its bench markers. The Go benchmarks'
+# output is kept whole in build/bench/go-bench.txt. BENCH_FLAGS=-quick makes
+# a short indicative run.
+BENCH_FLAGS ?=
+
+bench: bundle docs
+	@mkdir -p build/bench
+	$(GO) test -run='^$$' -bench=. -benchmem ./... > build/bench/go-bench.txt 2>&1; \
+	status=$$?; cat build/bench/go-bench.txt; exit $$status
+	$(GO) run ./cmd/rappel-bench run -go-bench build/bench/go-bench.txt $(BENCH_FLAGS)
 
 clean:
-	rm -rf bin build bundle/data/records.ndjson.zst bundle/data/manifest.json bundle/data/plugins bundle/data/partials bundle/data/raw
+	rm -rf bin build edge/docs/node_modules $(DOCS) bundle/data/records.ndjson.zst bundle/data/manifest.json bundle/data/plugins bundle/data/partials bundle/data/raw

@@ -71,17 +71,3 @@ type Snapshot interface {
 type Catalog interface {
 	Snapshot() Snapshot
 }
-
-// APIKey is what the service knows about a caller's key.
-type APIKey struct {
-	// ID names the key in logs and metrics without revealing it.
-	ID    string
-	Plan  string
-	Label string
-}
-
-// KeyService checks API keys. Authenticate returns an *Error with code
-// EFORBIDDEN for an unknown or revoked key, with a sentence saying which.
-type KeyService interface {
-	Authenticate(ctx context.Context, key string) (*APIKey, error)
-}

@@ -261,29 +261,53 @@ const (
 // AlertRow is one outbox row: recall Record is due to subscription Sub.
 // Rows are keyed by (Sub, Record), so a recall reaches a subscription once.
 type AlertRow struct {
-	Sub       string    `json:"sub"`
-	Record    string    `json:"record"`
-	Seq       uint64    `json:"seq"` // the batch of new recalls it came from
+	Sub    string `json:"sub"`
+	Record string `json:"record"`
+	// Seq is the batch of new recalls the row came from, numbered by the
+	// node that matched it (each node numbers its own refreshes): rows of
+	// one subscription and batch go out as one e-mail.
+	Seq       uint64    `json:"seq"`
 	Status    string    `json:"status"`
 	Attempts  int       `json:"attempts,omitempty"`
 	NextAt    time.Time `json:"next_at,omitzero"`
 	CreatedAt time.Time `json:"created_at"`
 	SentAt    time.Time `json:"sent_at,omitzero"`
 	Error     string    `json:"error,omitempty"`
+	// ClaimedBy and ClaimedUntil are the claim of the node sending the row
+	// (see Outbox.ClaimAlerts); empty when no node holds it.
+	ClaimedBy    string    `json:"claimed_by,omitempty"`
+	ClaimedUntil time.Time `json:"claimed_until,omitzero"`
 }
 
-// Outbox keeps alert rows durably; every write is synced. Methods honour
-// ctx before doing I/O.
+// Outbox keeps alert rows durably; every write is synced (or committed).
+// Methods honour ctx before doing I/O. Several nodes may share one Outbox
+// and run matching and sending at the same time: matching marks record ids
+// so that each new recall is matched once across them, and sending claims
+// rows so that one node sends each.
 type Outbox interface {
-	// CommitMatches writes rows and marks batch seq as matched in one
-	// synced batch. Rows whose key exists are left as they are. It returns
-	// false, writing nothing, when seq was matched already.
-	CommitMatches(ctx context.Context, seq uint64, rows []*AlertRow) (bool, error)
-	// DueAlerts returns up to limit pending rows whose NextAt is not after
-	// now, grouped by subscription (key order).
-	DueAlerts(ctx context.Context, now time.Time, limit int) ([]*AlertRow, error)
-	// UpdateAlerts replaces rows in one synced batch.
-	UpdateAlerts(ctx context.Context, rows []*AlertRow) error
+	// UnmatchedRecords returns those of ids no node has marked as matched
+	// (see CommitMatches), in the order given.
+	UnmatchedRecords(ctx context.Context, ids []string) ([]string, error)
+	// CommitMatches marks records as matched and writes rows, in one
+	// transaction. Only the rows of records it marks itself are written: a
+	// record another node marked first keeps that node's rows. A row whose
+	// (Sub, Record) exists is left as it is, so that a row already sent is
+	// never reset to pending. It returns how many rows it wrote.
+	CommitMatches(ctx context.Context, records []string, rows []*AlertRow) (int, error)
+	// ClaimAlerts claims for node, until now+lease, up to limit pending rows
+	// whose NextAt is not after now and that no live claim holds, and
+	// returns them with ClaimedBy and ClaimedUntil set, ordered by Sub,
+	// Seq, then Record. A claim whose ClaimedUntil is not after now has
+	// expired: its rows are due again (the node holding it died or
+	// stalled). The limit never splits the rows of one subscription and
+	// batch unless they alone exceed it.
+	ClaimAlerts(ctx context.Context, node string, now time.Time, lease time.Duration, limit int) ([]*AlertRow, error)
+	// UpdateAlerts records the outcome of rows claimed by node and releases
+	// their claims, in one transaction. A row is written only while the
+	// claim it carries (ClaimedBy, ClaimedUntil) still holds it, even if
+	// expired: once another claim took the row, the stale node's result is
+	// dropped. It returns how many rows it wrote.
+	UpdateAlerts(ctx context.Context, node string, rows []*AlertRow) (int, error)
 }
 
 // NewRecallsSource hands out each refresh's new recalls durably until they

@@ -112,7 +112,7 @@ func TestAlerts_Flow(t *testing.T) {
 	sm := unsubLink.FindStringSubmatch(lu)
 	if sm == nil || !strings.Contains(lu, "<mailto:alerts@rappel.example.ca?subject=unsubscribe") ||
 		h.Get("List-Unsubscribe-Post") != "List-Unsubscribe=One-Click" || h.Get("List-Id") == "" ||
-		h.Get("Message-Id") != "<alert."+firstSubID(t, p.st)+".2@rappel.example.ca>" || !strings.Contains(h.Get("Subject"), "Alerte") {
+		h.Get("Message-Id") != "<alert."+firstSubID(t, p.st)+".hc-2@rappel.example.ca>" || !strings.Contains(h.Get("Subject"), "Alerte") {
 		t.Fatalf("headers %v", h)
 	}
 	if !strings.Contains(msgs[0].Data, "hc-2") || strings.Contains(msgs[0].Data, "hc-3") {

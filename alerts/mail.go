@@ -3,9 +3,12 @@ package alerts
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"html/template"
 	"net/url"
+	"regexp"
+	"slices"
 	"strings"
 	texttemplate "text/template"
 
@@ -39,7 +42,7 @@ func (mailData) DoLabel() string     { return "What to do / Que faire:" }
 
 // compose builds the digest e-mail of d for sub: plain text and HTML, in
 // the subscription's language or both, with the unsubscribe headers of
-// RFC 2369 and RFC 8058 and a Message-ID derived from the outbox key.
+// RFC 2369 and RFC 8058 and a Message-ID derived from the outbox keys.
 func (s *Sender) compose(sub *rappel.Subscription, d *digest, recs []*rappel.Record, token string) (*mail.Msg, error) {
 	base := strings.TrimRight(s.PublicURL, "/")
 	unsub := base + "/recall/alerts/unsubscribe?token=" + url.QueryEscape(token)
@@ -98,7 +101,7 @@ func (s *Sender) compose(sub *rappel.Subscription, d *digest, recs []*rappel.Rec
 	if u, err := url.Parse(base); err == nil && u.Hostname() != "" {
 		host = u.Hostname()
 	}
-	m.SetMessageIDWithValue(fmt.Sprintf("alert.%s.%d@%s", sub.ID, d.seq, host))
+	m.SetMessageIDWithValue(messageID(sub.ID, d.rows, host))
 	m.SetGenHeader(mail.HeaderListUnsubscribe, "<"+unsub+">, <mailto:"+s.From+"?subject=unsubscribe%20"+url.QueryEscape(token)+">")
 	m.SetGenHeader(mail.HeaderListUnsubscribePost, "List-Unsubscribe=One-Click")
 	m.SetGenHeader("List-Id", "Rappel recall alerts <alerts."+host+">")
@@ -168,3 +171,28 @@ func (s *Sender) SendConfirmation(ctx context.Context, sub *rappel.Subscription,
 	}
 	return nil
 }
+
+// messageID derives a digest's Message-ID from its outbox keys, the
+// subscription and its recalls' record ids, so that the same digest sent
+// again after a crash, by this node or by the one that recovered its
+// claim, is recognisably the same message (receivers may drop the copy),
+// while two digests never share one. Batch numbers are not used: each node
+// numbers its own.
+func messageID(sub string, rows []*rappel.AlertRow, host string) string {
+	if len(rows) == 1 {
+		if r := rows[0].Record; recordIDPattern.MatchString(r) {
+			return fmt.Sprintf("alert.%s.%s@%s", sub, r, host)
+		}
+	}
+	ids := make([]string, len(rows))
+	for i, r := range rows {
+		ids[i] = r.Record
+	}
+	slices.Sort(ids)
+	h := sha256.Sum256([]byte(strings.Join(ids, "\n")))
+	return fmt.Sprintf("alert.%s.%x@%s", sub, h[:12], host)
+}
+
+// recordIDPattern is the record ids that may stand as they are in the left
+// part of a Message-ID (RFC 5322 dot-atom text).
+var recordIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)

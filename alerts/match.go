@@ -12,8 +12,11 @@ import (
 )
 
 // Matcher turns a refresh's new recalls into outbox rows: one per active
-// subscription and matching recall, written with the batch's matched mark
-// in one synced Pebble batch.
+// subscription and matching recall, written with the recalls' matched
+// marks in one transaction. When several nodes share the outbox, each
+// node's refresh finds the same new recalls; the marks make the first
+// node to commit the only one whose rows count, so each recall is matched
+// once across the fleet.
 type Matcher struct {
 	// Subscriptions and Outbox are usually the same kv.Store. Required.
 	Subscriptions rappel.SubscriptionStore
@@ -34,8 +37,8 @@ func NewMatcher() *Matcher { return &Matcher{Now: time.Now, Logger: slog.Default
 
 // Drain matches every unacknowledged batch of src, oldest first, and
 // acknowledges each once its rows are durable. A crash between the two
-// leaves the batch to be matched again, which CommitMatches turns into a
-// no-op.
+// leaves the batch to be matched again, which the matched marks turn into
+// a no-op.
 func (m *Matcher) Drain(ctx context.Context, src rappel.NewRecallsSource) error {
 	batches, err := src.NewRecalls(ctx)
 	if err != nil {
@@ -54,9 +57,18 @@ func (m *Matcher) Drain(ctx context.Context, src rappel.NewRecallsSource) error 
 	return nil
 }
 
-// Match matches the recalls ids (batch seq) against every active
-// subscription and writes the outbox rows. It returns the number of rows.
+// Match matches the recalls ids (batch seq) that no node has matched yet
+// against every active subscription and writes the outbox rows. It
+// returns the number of rows written. Two nodes matching the same recall
+// at once both do the work, but only the first to commit writes rows.
 func (m *Matcher) Match(ctx context.Context, seq uint64, ids []string) (int, error) {
+	ids, err := m.Outbox.UnmatchedRecords(ctx, ids)
+	if err != nil {
+		return 0, fmt.Errorf("reading matched recalls: %w", err)
+	}
+	if len(ids) == 0 {
+		return 0, nil
+	}
 	ix, err := m.loadIndex(ctx)
 	if err != nil {
 		return 0, err
@@ -85,11 +97,14 @@ func (m *Matcher) Match(ctx context.Context, seq uint64, ids []string) (int, err
 	for i, p := range pairs {
 		rows[i] = &rappel.AlertRow{Sub: p.sub, Record: p.record, Seq: seq, Status: rappel.AlertPending, CreatedAt: now, NextAt: now}
 	}
-	if _, err := m.Outbox.CommitMatches(ctx, seq, rows); err != nil {
+	// Every id is marked, those deleted since included: there is nothing
+	// to announce for them on any node.
+	n, err := m.Outbox.CommitMatches(ctx, ids, rows)
+	if err != nil {
 		return 0, fmt.Errorf("writing alerts of batch %d: %w", seq, err)
 	}
-	m.Logger.Info("matched new recalls", "seq", seq, "recalls", len(recs), "subscriptions", ix.n, "alerts", len(rows))
-	return len(rows), nil
+	m.Logger.Info("matched new recalls", "seq", seq, "recalls", len(recs), "subscriptions", ix.n, "alerts", n, "skipped", len(rows)-n)
+	return n, nil
 }
 
 func (m *Matcher) loadIndex(ctx context.Context) (*subIndex, error) {

@@ -194,19 +194,20 @@ func TestMatcher_Match(t *testing.T) {
 	if err != nil || n != 2 {
 		t.Fatalf("Match = %d, %v; want 2 rows", n, err)
 	}
-	due, err := st.DueAlerts(ctx, time.Now().Add(time.Minute), 100)
+	now := time.Now()
+	due, err := st.ClaimAlerts(ctx, "n1", now, time.Minute, 100)
 	if err != nil || len(due) != 2 || due[0].Sub != "s1" || due[0].Record != "hc-1" || due[1].Sub != "s2" || due[1].Record != "tc-2" {
 		t.Fatalf("due %+v, %v", due, err)
 	}
 	// Matching the same batch again writes nothing.
 	due[0].Status = rappel.AlertSent
-	if err := st.UpdateAlerts(ctx, due[:1]); err != nil {
-		t.Fatal(err)
+	if n, err := st.UpdateAlerts(ctx, "n1", due); err != nil || n != 2 {
+		t.Fatalf("UpdateAlerts = %d, %v", n, err)
 	}
-	if _, err := m.Match(ctx, 7, []string{"hc-1", "tc-2"}); err != nil {
-		t.Fatal(err)
+	if n, err := m.Match(ctx, 7, []string{"hc-1", "tc-2"}); err != nil || n != 0 {
+		t.Fatalf("rematch = %d, %v", n, err)
 	}
-	if due, _ := st.DueAlerts(ctx, time.Now().Add(time.Minute), 100); len(due) != 1 {
+	if due, _ := st.ClaimAlerts(ctx, "n1", now, time.Minute, 100); len(due) != 1 || due[0].Record != "tc-2" {
 		t.Fatalf("due after rematch: %+v", due)
 	}
 }

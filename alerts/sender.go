@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"os"
 	"strconv"
 	"time"
 
 	mail "github.com/wneessen/go-mail"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/rappel-ca/rappel"
 )
@@ -21,6 +23,11 @@ import (
 // server accepted its message, so a crash loses nothing; a crash after the
 // server accepted a message and before the rows were marked sends it again
 // (with the same Message-ID), the one duplicate SMTP allows.
+//
+// Senders on several nodes may drain one shared outbox: each claims rows
+// for Lease before sending them (Outbox.ClaimAlerts), so one node sends
+// each digest, and the rows of a node that died mid-send are claimed by
+// another once its lease expires.
 type Sender struct {
 	Outbox        rappel.Outbox
 	Subscriptions rappel.SubscriptionStore
@@ -43,9 +50,24 @@ type Sender struct {
 	MaxAttempts int
 	// Timeout bounds one SMTP conversation.
 	Timeout time.Duration
-	Now     func() time.Time
-	Random  interface{ Read([]byte) (int, error) }
-	Logger  *slog.Logger
+	// Node names this process in its outbox claims; nodes sharing an
+	// outbox need distinct names. NewSender sets the host name and pid.
+	Node string
+	// Lease is how long a claim keeps other nodes off its rows. It must
+	// exceed Timeout: a digest is only sent while at least Timeout is left
+	// of its claim, so that a claim does not expire mid-conversation.
+	Lease time.Duration
+	// ClaimLimit is how many rows one claim takes; the sender claims again
+	// until nothing is due.
+	ClaimLimit int
+	// RecordWait, when positive, is how long after its match a digest waits
+	// for recalls this node does not hold yet: in a fleet, another node may
+	// have matched a recall this node's refresh has not fetched. Past it,
+	// a missing recall counts as withdrawn. Zero (one node) never waits.
+	RecordWait time.Duration
+	Now        func() time.Time
+	Random     interface{ Read([]byte) (int, error) }
+	Logger     *slog.Logger
 
 	// accepted, when set, runs after the server accepted a message and
 	// before the rows are recorded as sent: the crash test kills the
@@ -56,7 +78,16 @@ type Sender struct {
 // NewSender returns a Sender with defaults.
 func NewSender() *Sender {
 	return &Sender{Random: rand.Reader, FromName: "Rappel", MinBackoff: 30 * time.Second, MaxBackoff: time.Hour, Timeout: 30 * time.Second, MaxAttempts: 48,
-		Now: time.Now, Logger: slog.Default()}
+		Node: DefaultNode(), Lease: 2 * time.Minute, ClaimLimit: 500, Now: time.Now, Logger: slog.Default()}
+}
+
+// DefaultNode names this process in outbox claims: host name and pid.
+func DefaultNode() string {
+	h, err := os.Hostname()
+	if err != nil || h == "" {
+		h = "node"
+	}
+	return h + "/" + strconv.Itoa(os.Getpid())
 }
 
 // digest is the rows of one subscription and batch.
@@ -66,12 +97,50 @@ type digest struct {
 	rows []*rappel.AlertRow
 }
 
-// SendDue sends every digest due now and returns how many went out.
+// SendDue claims and sends every digest due now, and returns how many
+// went out. Digests it has no time left to send within their claim are
+// released for the next pass.
 func (s *Sender) SendDue(ctx context.Context) (int, error) {
-	rows, err := s.Outbox.DueAlerts(ctx, s.Now(), 10_000)
-	if err != nil {
-		return 0, fmt.Errorf("reading outbox: %w", err)
+	if s.Lease <= s.Timeout {
+		return 0, fmt.Errorf("sending alerts: the claim lease (%s) must exceed the SMTP timeout (%s)", s.Lease, s.Timeout)
 	}
+	sent := 0
+	for {
+		rows, err := s.Outbox.ClaimAlerts(ctx, s.Node, s.Now(), s.Lease, max(s.ClaimLimit, 1))
+		if err != nil {
+			return sent, fmt.Errorf("claiming alerts: %w", err)
+		}
+		if len(rows) == 0 {
+			return sent, nil
+		}
+		ds := digests(rows)
+		for i, d := range ds {
+			if err := ctx.Err(); err != nil {
+				return sent, err
+			}
+			if !s.Now().Add(s.Timeout).Before(d.rows[0].ClaimedUntil) {
+				if i == 0 {
+					return sent, fmt.Errorf("sending alerts: a fresh claim of %s leaves less than the SMTP timeout (%s)", s.Lease, s.Timeout)
+				}
+				if err := s.release(ctx, ds[i:]); err != nil {
+					return sent, err
+				}
+				break
+			}
+			ok, err := s.send(ctx, d)
+			if err != nil {
+				return sent, err
+			}
+			if ok {
+				sent++
+			}
+		}
+	}
+}
+
+// digests groups claimed rows, ordered by subscription and batch, into
+// digests.
+func digests(rows []*rappel.AlertRow) []*digest {
 	var ds []*digest
 	for _, r := range rows {
 		if n := len(ds); n > 0 && ds[n-1].sub == r.Sub && ds[n-1].seq == r.Seq {
@@ -80,20 +149,34 @@ func (s *Sender) SendDue(ctx context.Context) (int, error) {
 		}
 		ds = append(ds, &digest{sub: r.Sub, seq: r.Seq, rows: []*rappel.AlertRow{r}})
 	}
-	sent := 0
+	return ds
+}
+
+// release gives the claims of ds back unchanged, so that any node may take
+// them at once.
+func (s *Sender) release(ctx context.Context, ds []*digest) error {
+	var rows []*rappel.AlertRow
 	for _, d := range ds {
-		if err := ctx.Err(); err != nil {
-			return sent, err
-		}
-		ok, err := s.send(ctx, d)
-		if err != nil {
-			return sent, err
-		}
-		if ok {
-			sent++
-		}
+		rows = append(rows, d.rows...)
 	}
-	return sent, nil
+	if _, err := s.Outbox.UpdateAlerts(ctx, s.Node, rows); err != nil {
+		return fmt.Errorf("releasing alert claims: %w", err)
+	}
+	return nil
+}
+
+// update records d's rows under their claim. A claim lost meanwhile (the
+// lease expired and another node took the rows) is logged: that node's
+// outcome stands.
+func (s *Sender) update(ctx context.Context, d *digest) error {
+	n, err := s.Outbox.UpdateAlerts(ctx, s.Node, d.rows)
+	if err != nil {
+		return fmt.Errorf("recording alerts: %w", err)
+	}
+	if n < len(d.rows) {
+		s.Logger.Warn("alert claim lost to another node; its outcome stands", "subscription", d.sub, "seq", d.seq, "rows", len(d.rows), "recorded", n)
+	}
+	return nil
 }
 
 // send sends one digest and records the outcome; the error is only for
@@ -117,6 +200,15 @@ func (s *Sender) send(ctx context.Context, d *digest) (bool, error) {
 			return false, err
 		}
 	}
+	if len(recs) < len(d.rows) && s.RecordWait > 0 && now.Sub(d.rows[0].CreatedAt) < s.RecordWait {
+		// Not fetched here yet: wait for this node's next refresh, or for
+		// another node to take the rows.
+		for _, r := range d.rows {
+			r.NextAt = now.Add(max(s.MinBackoff, time.Second))
+			r.Error = "recall not on this node yet"
+		}
+		return false, s.update(ctx, d)
+	}
 	if len(recs) == 0 {
 		return false, s.finish(ctx, d, rappel.AlertFailed, "recalls withdrawn", now)
 	}
@@ -139,15 +231,15 @@ func (s *Sender) send(ctx context.Context, d *digest) (bool, error) {
 		}
 		return true, s.finish(ctx, d, rappel.AlertSent, "", now)
 	case isTemporary(err) && (s.MaxAttempts <= 0 || d.rows[0].Attempts+1 < s.MaxAttempts):
-		s.Logger.Warn("alert e-mail deferred", "subscription", sub.ID, "seq", d.seq, "error", err)
+		s.Logger.Warn("alert e-mail deferred", "subscription", sub.ID, "seq", d.seq, "error", redactAddresses(err.Error()))
 		for _, r := range d.rows {
 			r.Attempts++
 			r.Error = err.Error()
 			r.NextAt = now.Add(s.backoff(r.Attempts))
 		}
-		return false, s.Outbox.UpdateAlerts(ctx, d.rows)
+		return false, s.update(ctx, d)
 	default:
-		s.Logger.Error("alert e-mail refused", "subscription", sub.ID, "seq", d.seq, "error", err)
+		s.Logger.Error("alert e-mail refused", "subscription", sub.ID, "seq", d.seq, "error", redactAddresses(err.Error()))
 		return false, s.finish(ctx, d, rappel.AlertFailed, err.Error(), now)
 	}
 }
@@ -160,7 +252,7 @@ func (s *Sender) finish(ctx context.Context, d *digest, status, msg string, now 
 			r.SentAt = now
 		}
 	}
-	return s.Outbox.UpdateAlerts(ctx, d.rows)
+	return s.update(ctx, d)
 }
 
 func (s *Sender) backoff(attempts int) time.Duration {
@@ -193,7 +285,9 @@ func isNet(err error) bool {
 	return errors.As(err, &ne) || errors.As(err, &oe) || errors.Is(err, context.DeadlineExceeded)
 }
 
-func (s *Sender) dialAndSend(ctx context.Context, msg *mail.Msg) error {
+func (s *Sender) dialAndSend(ctx context.Context, msg *mail.Msg) (err error) {
+	ctx, span := tracer.Start(ctx, "alerts.SMTPSend", trace.WithSpanKind(trace.SpanKindClient))
+	defer func() { endSend(span, err) }()
 	host, port, err := net.SplitHostPort(s.Addr)
 	if err != nil {
 		return fmt.Errorf("parsing --smtp-addr %q: %w", s.Addr, err)

@@ -95,7 +95,7 @@ func (s *Service) Subscribe(ctx context.Context, req *rappel.SubscribeRequest) (
 		} else if err := s.Confirmations.SendConfirmation(ctx, sub, confirm, unsub); err != nil {
 			// The subscription stays pending; subscribing again sends a
 			// new link. The client is told nothing it could not learn.
-			s.Logger.Error("sending confirmation e-mail", "subscription", sub.ID, "error", err)
+			s.Logger.Error("sending confirmation e-mail", "subscription", sub.ID, "error", redactAddresses(err.Error()))
 		}
 	}
 	return &rappel.SubscribeResult{Status: sub.Status, Token: unsub}, nil

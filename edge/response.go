@@ -24,9 +24,14 @@ type exchange struct {
 	status int // 0 until the response starts
 	key    *rappel.APIKey
 	params params
+	// cache lets writeJSON mark a public read cacheable (cache.go).
+	cache cachePolicy
 
-	// idHeader backs the X-Request-Id header value, saving an allocation.
-	idHeader [1]string
+	// idHeader backs the X-Request-Id header value, saving an allocation;
+	// etagHeader and lengthHeader do the same for writeJSONParts.
+	idHeader     [1]string
+	etagHeader   [1]string
+	lengthHeader [1]string
 }
 
 // exchangeOf returns the exchange under w, unwrapping writers that wrap it,
@@ -63,16 +68,55 @@ func (x *exchange) Write(b []byte) (int, error) {
 // Unwrap lets http.ResponseController reach the underlying writer.
 func (x *exchange) Unwrap() http.ResponseWriter { return x.ResponseWriter }
 
-// writeJSON writes status and the JSON b, with its length; HEAD gets the
-// headers only.
+// writeJSON writes status and the JSON b. See writeJSONParts.
 func writeJSON(w http.ResponseWriter, r *http.Request, status int, b []byte) {
+	writeJSONParts(w, r, status, b)
+}
+
+// writeJSONParts writes status and the JSON made of parts, with its length
+// and its caching headers; HEAD gets the headers only. It is the one place
+// JSON bodies are written. A successful read gets a strong ETag, and one
+// whose If-None-Match matches it gets a 304 without a body; what may cache
+// the response is decided by cacheControl.
+func writeJSONParts(w http.ResponseWriter, r *http.Request, status int, parts ...[]byte) {
 	h := w.Header()
-	h["Content-Type"] = []string{"application/json"}
-	h["Content-Length"] = []string{strconv.Itoa(len(b))}
+	x := exchangeOf(w)
+	cc, tagged := cacheControl(r, x, status)
+	h["Cache-Control"] = cc
+	n := 0
+	for _, p := range parts {
+		n += len(p)
+	}
+	if tagged { // x is not nil
+		tag := etagOf(parts...)
+		if inm, ok := r.Header["If-None-Match"]; ok && !noneMatch(inm, tag) {
+			// A 304 carries the tag of the representation the client
+			// would get, encoded or not, and no content headers.
+			x.etagHeader[0] = taggedETag(tag, wouldEncode(w, n))
+			h["Etag"] = x.etagHeader[:]
+			w.WriteHeader(http.StatusNotModified)
+			return
+		}
+		// compress adds the coding's suffix when it encodes the body.
+		x.etagHeader[0] = tag
+		h["Etag"] = x.etagHeader[:]
+	}
+	h["Content-Type"] = headerJSON
+	if x != nil {
+		x.lengthHeader[0] = strconv.Itoa(n)
+		h["Content-Length"] = x.lengthHeader[:]
+	} else {
+		h["Content-Length"] = []string{strconv.Itoa(n)}
+	}
 	w.WriteHeader(status)
-	if r.Method != http.MethodHead {
+	if r.Method == http.MethodHead {
+		return
+	}
+	for _, p := range parts {
 		// An error here means the client went away; there is no one left
 		// to tell.
-		_, _ = w.Write(b)
+		if _, err := w.Write(p); err != nil {
+			return
+		}
 	}
 }

@@ -38,6 +38,8 @@ var get = []string{http.MethodGet}
 func (s *Server) routes() []route {
 	return []route{
 		{methods: get, pattern: "/health", public: true, handle: s.health},
+		{methods: get, pattern: "/livez", public: true, handle: s.livez},
+		{methods: get, pattern: "/readyz", public: true, handle: s.readyz},
 		{methods: get, pattern: "/recall", params: recallParams, handle: s.searchRecalls},
 		{methods: get, pattern: "/recall/stats", params: statsParams, handle: s.getStats},
 		{methods: get, pattern: "/recall/products", params: []string{"id"}, handle: s.getProducts},
@@ -50,6 +52,12 @@ func (s *Server) routes() []route {
 		{methods: []string{http.MethodPost}, pattern: "/recall/alerts/unsubscribe", public: true, params: []string{"token"}, handle: s.unsubscribePost},
 		// Public to the gateway keys: the admin key is checked instead.
 		{methods: []string{http.MethodPost}, pattern: "/admin/refresh", public: true, handle: s.adminRefresh},
+		{methods: get, pattern: "/metrics", public: true, handle: s.getMetrics},
+		// The API description (openapi.json, with its test) and the page
+		// rendering it: public, as DECISIONS.md says.
+		{methods: get, pattern: "/openapi.json", public: true, handle: s.openAPI},
+		{methods: get, pattern: "/docs", public: true, handle: s.docsPage},
+		{methods: get, pattern: "/docs/{file...}", public: true, handle: s.docsFile},
 	}
 }
 
@@ -178,8 +186,9 @@ func (e *endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// serve authenticates the caller when the route needs a key, parses the
-// query for the handler, and calls the handler.
+// serve authenticates the caller when the route needs a key and applies
+// the key's rate limit and quota (limit.go), parses the query for the
+// handler, and calls the handler.
 func (s *Server) serve(rt *route, w http.ResponseWriter, r *http.Request) error {
 	x := exchangeOf(w)
 	if !rt.public {
@@ -188,6 +197,10 @@ func (s *Server) serve(rt *route, w http.ResponseWriter, r *http.Request) error 
 			return err
 		}
 		x.key = key
+		// After authentication, so that a 403 costs the key nothing.
+		if err := s.limit(w, key); err != nil {
+			return err
+		}
 	}
 	p, err := parseParams(r.URL.RawQuery, rt.params)
 	if err != nil {

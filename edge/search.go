@@ -48,7 +48,9 @@ func (s *Server) searchRecalls(w http.ResponseWriter, r *http.Request) error {
 	buf := pageBufs.Get().(*[]byte)
 	defer pageBufs.Put(buf)
 	q.Buf = *buf
+	ctx, span := startSearchSpan(ctx, q)
 	page, err := s.Catalog.Snapshot().Search(ctx, q)
+	endSearchSpan(span, page, err)
 	if page != nil && cap(page.Results) <= maxPooledPage {
 		*buf = page.Results[:0] // keep the larger buffer for the next request
 	}
@@ -158,20 +160,9 @@ func writePage(w http.ResponseWriter, r *http.Request, page *rappel.Page) {
 	tail = appendCursor(tail, page.NextCursor)
 	tail = append(tail, '}')
 
-	h := w.Header()
-	h["Content-Type"] = []string{"application/json"}
-	h["Content-Length"] = []string{strconv.Itoa(len(head) + len(results) + len(tail))}
-	w.WriteHeader(http.StatusOK)
-	if r.Method == http.MethodHead {
-		return
-	}
-	// An error here means the client went away; there is no one left to
-	// tell.
-	for _, b := range [...][]byte{head, results, tail} {
-		if _, err := w.Write(b); err != nil {
-			return
-		}
-	}
+	// In three parts: the results, up to hundreds of kilobytes, are not
+	// copied into one buffer.
+	writeJSONParts(w, r, http.StatusOK, head, results, tail)
 }
 
 // appendCursor appends c as a JSON string, or null when c is empty.

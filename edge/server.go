@@ -4,7 +4,11 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"sync"
+	"sync/atomic"
 	"time"
+
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/rappel-ca/rappel"
 )
@@ -42,6 +46,28 @@ type Server struct {
 	// AdminKey opens the admin endpoints to requests carrying it in
 	// x-admin-key; empty keeps them closed (403).
 	AdminKey string
+	// Plans is the plan table keys are limited by (limit.go); NewServer
+	// sets rappel.DefaultPlans. Keys of rappel.PlanDev are not limited.
+	Plans map[string]rappel.Plan
+	// Quota, when set, keeps the monthly request counts across restarts
+	// (LoadUsage, SaveUsage, PersistUsage); without it they start at 0.
+	Quota rappel.QuotaStore
+	// TracerProvider, when set, gives every request a server span
+	// ("GET /recall/{record_id}") through otelhttp; nil leaves tracing out
+	// of the middleware chain altogether (trace.go).
+	TracerProvider trace.TracerProvider
+	// OutboxDepth, when set, counts the alert e-mails waiting to be sent,
+	// for the rappel_alert_outbox_pending metric.
+	OutboxDepth func(ctx context.Context) (int, error)
+
+	// metrics is the Prometheus registry behind GET /metrics (metrics.go).
+	metrics metrics
+	// draining is set by Drain; GET /readyz answers 503 once it is.
+	draining atomic.Bool
+	// lim is the state of the rate limits and quotas, built from Plans on
+	// first use (limit.go).
+	limitOnce sync.Once
+	lim       *limiter
 }
 
 // DefaultQueryBudget is the QueryBudget NewServer sets.
@@ -53,6 +79,7 @@ const DefaultQueryBudget = 2 * time.Second
 func NewServer() *Server {
 	return &Server{
 		Keys:        NewStaticKeys(nil),
+		Plans:       rappel.DefaultPlans(),
 		Logger:      slog.Default(),
 		Now:         time.Now,
 		QueryBudget: DefaultQueryBudget,
@@ -87,7 +114,17 @@ func (s *Server) handler(routes []route) http.Handler {
 	}
 	h := s.router(routes)
 	h = s.recoverPanics(h)
+	// Compression sits outside recovery, so that a panic's 500 is encoded
+	// like any response; CORS outside compression answers preflights
+	// without compressing, recovering or routing them, and gives every
+	// other response its headers.
+	h = compress(h)
+	h = cors(h)
 	h = s.accessLog(h)
+	h = s.measure(h)
+	if t := s.tracing(); t != nil {
+		h = t(s.annotateSpan(h))
+	}
 	h = s.requestID(h)
 	return h
 }

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-retryablehttp"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/rappel-ca/rappel"
 )
@@ -90,7 +92,21 @@ func (f *Fetcher) init() *retryablehttp.Client {
 // Get fetches url. prev is what was remembered of the URL (its ETag,
 // Last-Modified and body hash): a 304 returns NotModified. Any status other
 // than 200, 304 and 404 is an error, after the retries.
-func (f *Fetcher) Get(ctx context.Context, url string, prev rappel.FileState) (*Response, error) {
+func (f *Fetcher) Get(ctx context.Context, url string, prev rappel.FileState) (resp *Response, err error) {
+	ctx, span := tracer.Start(ctx, "feeds.Fetch", trace.WithSpanKind(trace.SpanKindClient),
+		trace.WithAttributes(attribute.String("url.full", spanURL(url))))
+	defer func() {
+		if resp != nil {
+			span.SetAttributes(attribute.Bool("rappel.fetch.not_modified", resp.NotModified),
+				attribute.Int("rappel.fetch.body_bytes", len(resp.Body)))
+		}
+		endSpan(span, err)
+	}()
+	return f.get(ctx, url, prev)
+}
+
+// get is Get without its span.
+func (f *Fetcher) get(ctx context.Context, url string, prev rappel.FileState) (*Response, error) {
 	req, err := retryablehttp.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return nil, fmt.Errorf("fetching %s: %w", url, err)

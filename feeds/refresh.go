@@ -14,6 +14,9 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/rappel-ca/rappel"
 )
 
@@ -188,7 +191,9 @@ func (r *Refresher) Trigger(ctx context.Context) error {
 // Refresh refreshes every source once, in order, then calls Changed. A
 // source that fails keeps its data and records the failure in its state;
 // the error returned joins every source's.
-func (r *Refresher) Refresh(ctx context.Context) error {
+func (r *Refresher) Refresh(ctx context.Context) (err error) {
+	ctx, span := tracer.Start(ctx, "feeds.Refresh")
+	defer func() { endSpan(span, err) }()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	rctx, cancel := context.WithTimeout(ctx, r.Deadline)
@@ -220,6 +225,11 @@ func (r *Refresher) Refresh(ctx context.Context) error {
 // refreshSource refreshes one source and records the outcome in its state.
 // changed reports that assembled records changed.
 func (r *Refresher) refreshSource(ctx context.Context, src *Source) (changed bool, err error) {
+	ctx, span := tracer.Start(ctx, "feeds.RefreshSource", trace.WithAttributes(attribute.String("rappel.feed.source", src.Name)))
+	defer func() {
+		span.SetAttributes(attribute.Bool("rappel.feed.changed", changed))
+		endSpan(span, err)
+	}()
 	start := r.Now()
 	st, err := r.Store.SourceState(ctx, src.Name)
 	if err != nil {

@@ -134,6 +134,8 @@ func (s *Store) Load(ctx context.Context, recs []*rappel.Record, partials map[st
 	if err := checkRecords(recs); err != nil {
 		return err
 	}
+	ctx, span := startWrite(ctx, "Load")
+	defer span.End()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.db == nil {
@@ -163,5 +165,5 @@ func (s *Store) Load(ctx context.Context, recs []*rappel.Record, partials map[st
 	if err := setJSON(b, datasetKey, info); err != nil {
 		return fmt.Errorf("encoding dataset info: %w", err)
 	}
-	return commit(b, "loading records")
+	return endWrite(span, b, commit(b, "loading records"))
 }

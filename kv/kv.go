@@ -22,7 +22,18 @@
 //	| alerts   | a/sub/<subscription_id>                                          | 0x01, then the Subscription's JSON |
 //	| alerts   | a/tok/<SHA-256 of a token, 32 bytes>                             | 0x01, then {sub, kind} JSON       |
 //	| alerts   | a/out/<subscription_id>\x00<record_id>                           | 0x01, then the AlertRow's JSON    |
-//	| alerts   | a/done/<seq, 8 bytes BE>                                         | when the batch was matched        |
+//	| alerts   | a/matched/<record_id>                                            | when the recall was matched       |
+//	| usage    | u/<YYYY-MM>/<key id>                                             | requests that month, 8 bytes BE   |
+//
+// API keys live in a database of their own (Keys, the data dir's "keys"),
+// which rappel keys can open while a server runs:
+//
+//	| Keyspace | Key                                                              | Value                             |
+//	|----------|------------------------------------------------------------------|-----------------------------------|
+//	| keys     | k/<SHA-256 of the key, 32 bytes>                                 | 0x01, then the APIKey's JSON      |
+//
+// The key itself is stored nowhere; its ID is the hex of its hash's first
+// six bytes, so that a key found by hash and a key named by ID are the same.
 //
 // The single-value index fields are type (recall_type), agency,
 // hazard_class, allergen (one key per allergen), category, status,

@@ -1,10 +1,14 @@
 package kv
 
 import (
+	"cmp"
 	"context"
+	"crypto/rand"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -22,47 +26,110 @@ func outboxKey(sub, record string) []byte {
 	return append(k, record...)
 }
 
-func matchedKey(seq uint64) []byte {
-	return binary.BigEndian.AppendUint64([]byte(matchedPrefix), seq)
+func matchedRecordKey(record string) []byte {
+	return append([]byte(matchedRecordPrefix), record...)
 }
 
-// CommitMatches writes rows and the matched mark of seq in one synced
-// batch, unless seq is marked already. Existing rows are kept, so that a
-// row already sent is never reset to pending.
-func (s *Store) CommitMatches(ctx context.Context, seq uint64, rows []*rappel.AlertRow) (bool, error) {
+// claimEpoch names this process in the claims it records. Pebble lets one
+// process at a time open a store, so a claim recorded under another epoch
+// was left by a process that is gone: a restarted node sends those rows at
+// once instead of waiting for the lease, which only matters when several
+// nodes share an outbox (package postgres).
+var claimEpoch = func() uint64 {
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return uint64(time.Now().UnixNano())
+	}
+	return binary.BigEndian.Uint64(b[:]) | 1
+}()
+
+// storedAlert is an outbox row as stored: the row and the epoch of its
+// claim.
+type storedAlert struct {
+	rappel.AlertRow
+	Epoch uint64 `json:"claim_epoch,omitempty"`
+}
+
+// claimLive reports whether a live claim holds r at now.
+func (r *storedAlert) claimLive(now time.Time) bool {
+	return r.ClaimedBy != "" && r.Epoch == claimEpoch && r.ClaimedUntil.After(now)
+}
+
+// UnmatchedRecords returns the ids without a matched mark, in order.
+func (s *Store) UnmatchedRecords(ctx context.Context, ids []string) ([]string, error) {
 	if err := ctx.Err(); err != nil {
-		return false, err
+		return nil, err
 	}
 	if s.db == nil {
-		return false, errNotOpen
+		return nil, errNotOpen
+	}
+	var out []string
+	for _, id := range ids {
+		ok, err := s.has(matchedRecordKey(id))
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			out = append(out, id)
+		}
+	}
+	return out, nil
+}
+
+// CommitMatches writes the matched marks of records and their rows in one
+// synced batch. Records marked already keep their rows, and existing rows
+// are kept, so that a row already sent is never reset to pending.
+func (s *Store) CommitMatches(ctx context.Context, records []string, rows []*rappel.AlertRow) (int, error) {
+	_, span := startWrite(ctx, "CommitMatches")
+	defer span.End()
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	if s.db == nil {
+		return 0, errNotOpen
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if ok, err := s.has(matchedKey(seq)); err != nil || ok {
-		return false, err
-	}
 	b := s.db.NewBatch()
 	defer b.Close()
+	marked := map[string]bool{}
+	at := []byte(time.Now().UTC().Format(time.RFC3339))
+	for _, id := range records {
+		k := matchedRecordKey(id)
+		ok, err := s.has(k)
+		if err != nil {
+			return 0, err
+		}
+		if ok || marked[id] {
+			continue
+		}
+		marked[id] = true
+		if err := b.Set(k, at, nil); err != nil {
+			return 0, err
+		}
+	}
+	n := 0
 	for _, r := range rows {
+		if !marked[r.Record] {
+			continue
+		}
 		k := outboxKey(r.Sub, r.Record)
 		ok, err := s.has(k)
 		if err != nil {
-			return false, err
+			return 0, err
 		}
 		if ok {
 			continue
 		}
-		if err := putAlertJSON(b, k, r); err != nil {
-			return false, fmt.Errorf("encoding alert: %w", err)
+		if err := putAlertJSON(b, k, storedAlert{AlertRow: *r}); err != nil {
+			return 0, fmt.Errorf("encoding alert: %w", err)
 		}
+		n++
 	}
-	if err := b.Set(matchedKey(seq), []byte(time.Now().UTC().Format(time.RFC3339)), nil); err != nil {
-		return false, err
+	if err := endWrite(span, b, commit(b, "writing alerts")); err != nil {
+		return 0, err
 	}
-	if err := commit(b, "writing alerts"); err != nil {
-		return false, err
-	}
-	return true, nil
+	return n, nil
 }
 
 func (s *Store) has(key []byte) (bool, error) {
@@ -77,46 +144,149 @@ func (s *Store) has(key []byte) (bool, error) {
 	return true, nil
 }
 
-// DueAlerts returns up to limit pending rows due at now, in key order.
-// It scans the whole outbox; sent rows could move to their own keyspace
-// when it grows large.
-func (s *Store) DueAlerts(ctx context.Context, now time.Time, limit int) ([]*rappel.AlertRow, error) {
-	var out []*rappel.AlertRow
+// ClaimAlerts claims due rows for node in one synced batch. It scans the
+// whole outbox, sent rows included; they could move to a keyspace of their
+// own if it grows large. Claims are serialized by s.mu.
+func (s *Store) ClaimAlerts(ctx context.Context, node string, now time.Time, lease time.Duration, limit int) ([]*rappel.AlertRow, error) {
+	_, span := startWrite(ctx, "ClaimAlerts")
+	defer span.End()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if limit <= 0 {
+		return nil, nil
+	}
+	if s.db == nil {
+		return nil, errNotOpen
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var due []*storedAlert
 	errFull := errors.New("full")
 	err := s.scanAlerts(ctx, []byte(outboxPrefix), func(_, val []byte) error {
-		r := new(rappel.AlertRow)
+		r := new(storedAlert)
 		if err := decodeValue(val, r); err != nil {
 			return fmt.Errorf("decoding alert: %w", err)
 		}
-		if r.Status != rappel.AlertPending || r.NextAt.After(now) {
+		if r.Status != rappel.AlertPending || r.NextAt.After(now) || r.claimLive(now) {
 			return nil
 		}
-		out = append(out, r)
-		if len(out) >= limit {
+		// Rows of one subscription are contiguous: once past limit, finish
+		// the subscription, so that its batches are whole.
+		if len(due) > limit && due[len(due)-1].Sub != r.Sub {
 			return errFull
+		}
+		due = append(due, r)
+		return nil
+	})
+	if err != nil && !errors.Is(err, errFull) {
+		return nil, err
+	}
+	slices.SortFunc(due, func(a, b *storedAlert) int {
+		return cmp.Or(strings.Compare(a.Sub, b.Sub), cmp.Compare(a.Seq, b.Seq), strings.Compare(a.Record, b.Record))
+	})
+	due = trimClaim(due, limit)
+	b := s.db.NewBatch()
+	defer b.Close()
+	until := now.Add(lease).Truncate(time.Microsecond)
+	out := make([]*rappel.AlertRow, len(due))
+	for i, r := range due {
+		r.ClaimedBy, r.ClaimedUntil, r.Epoch = node, until, claimEpoch
+		if err := putAlertJSON(b, outboxKey(r.Sub, r.Record), r); err != nil {
+			return nil, fmt.Errorf("encoding alert: %w", err)
+		}
+		row := r.AlertRow
+		out[i] = &row
+	}
+	if err := endWrite(span, b, commit(b, "claiming alerts")); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// trimClaim cuts rows, sorted by subscription and batch, to limit without
+// splitting the last group of one subscription and batch, unless that
+// group is all there is.
+func trimClaim[R interface{ group() (string, uint64) }](rows []R, limit int) []R {
+	if len(rows) <= limit {
+		return rows
+	}
+	sub, seq := rows[limit].group()
+	n := limit
+	for n > 0 {
+		if s, q := rows[n-1].group(); s != sub || q != seq {
+			break
+		}
+		n--
+	}
+	if n == 0 {
+		n = limit
+	}
+	return rows[:n]
+}
+
+func (r *storedAlert) group() (string, uint64) { return r.Sub, r.Seq }
+
+// UpdateAlerts writes the rows still held by the claim they carry, with
+// their claims released, in one synced batch.
+func (s *Store) UpdateAlerts(ctx context.Context, node string, rows []*rappel.AlertRow) (int, error) {
+	_, span := startWrite(ctx, "UpdateAlerts")
+	defer span.End()
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	if s.db == nil {
+		return 0, errNotOpen
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b := s.db.NewBatch()
+	defer b.Close()
+	n := 0
+	for _, r := range rows {
+		k := outboxKey(r.Sub, r.Record)
+		cur := new(storedAlert)
+		found, err := s.getAlertJSON(ctx, k, cur)
+		if err != nil {
+			return 0, fmt.Errorf("reading alert: %w", err)
+		}
+		if !found || node == "" || cur.ClaimedBy != node || cur.Epoch != claimEpoch || !cur.ClaimedUntil.Equal(r.ClaimedUntil) {
+			continue
+		}
+		next := storedAlert{AlertRow: *r}
+		next.ClaimedBy, next.ClaimedUntil = "", time.Time{}
+		if err := putAlertJSON(b, k, next); err != nil {
+			return 0, fmt.Errorf("encoding alert: %w", err)
+		}
+		n++
+	}
+	if err := endWrite(span, b, commit(b, "updating alerts")); err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
+// PendingAlerts counts the outbox rows still to be sent (pending, retries
+// included), for the outbox-depth metric. It decodes only each row's
+// status; sent and failed rows stay in the outbox, so the scan reads them
+// too, which is cheap while the outbox is small (see ClaimAlerts).
+func (s *Store) PendingAlerts(ctx context.Context) (int, error) {
+	n := 0
+	var row struct {
+		Status string `json:"status"`
+	}
+	err := s.scanAlerts(ctx, []byte(outboxPrefix), func(_, val []byte) error {
+		row.Status = ""
+		if err := decodeValue(val, &row); err != nil {
+			return fmt.Errorf("decoding alert: %w", err)
+		}
+		if row.Status == rappel.AlertPending {
+			n++
 		}
 		return nil
 	})
-	if errors.Is(err, errFull) {
-		err = nil
+	if err != nil {
+		return 0, fmt.Errorf("counting pending alerts: %w", err)
 	}
-	return out, err
-}
-
-// UpdateAlerts replaces rows in one synced batch.
-func (s *Store) UpdateAlerts(ctx context.Context, rows []*rappel.AlertRow) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if s.db == nil {
-		return errNotOpen
-	}
-	b := s.db.NewBatch()
-	defer b.Close()
-	for _, r := range rows {
-		if err := putAlertJSON(b, outboxKey(r.Sub, r.Record), r); err != nil {
-			return fmt.Errorf("encoding alert: %w", err)
-		}
-	}
-	return commit(b, "updating alerts")
+	return n, nil
 }

@@ -35,6 +35,8 @@ func (s *Store) PutRecords(ctx context.Context, recs []*rappel.Record) error {
 		}
 		last[r.RecordID] = i
 	}
+	ctx, span := startWrite(ctx, "PutRecords")
+	defer span.End()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.db == nil {
@@ -58,7 +60,7 @@ func (s *Store) PutRecords(ctx context.Context, recs []*rappel.Record) error {
 			return fmt.Errorf("putting record %q: %w", r.RecordID, err)
 		}
 	}
-	return commit(b, "putting records")
+	return endWrite(span, b, commit(b, "putting records"))
 }
 
 // putRecord adds to b the writes that replace r's stored version by r,
@@ -137,6 +139,8 @@ func applyIndexDiff(b *pebble.Batch, oldKeys, newKeys [][]byte) error {
 // batch committed with pebble.Sync. Ids with no record are ignored. ctx is
 // checked between records; when it is done nothing is deleted.
 func (s *Store) DeleteRecords(ctx context.Context, ids []string) error {
+	ctx, span := startWrite(ctx, "DeleteRecords")
+	defer span.End()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.db == nil {
@@ -157,7 +161,7 @@ func (s *Store) DeleteRecords(ctx context.Context, ids []string) error {
 			return err
 		}
 	}
-	return commit(b, "deleting records")
+	return endWrite(span, b, commit(b, "deleting records"))
 }
 
 // commit commits b with pebble.Sync unless it is empty.

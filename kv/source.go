@@ -9,6 +9,7 @@ import (
 	"fmt"
 
 	"github.com/cockroachdb/pebble/v2"
+	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/rappel-ca/rappel"
 )
@@ -252,6 +253,9 @@ func (s *Store) ApplySource(ctx context.Context, c *rappel.SourceChange) error {
 	if err := checkRecords(c.PutRecords); err != nil {
 		return err
 	}
+	ctx, span := startWrite(ctx, "ApplySource")
+	defer span.End()
+	span.SetAttributes(attribute.String("rappel.feed.source", source))
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.db == nil {
@@ -260,15 +264,15 @@ func (s *Store) ApplySource(ctx context.Context, c *rappel.SourceChange) error {
 	b := s.db.NewBatch()
 	defer b.Close()
 	if err := s.addChange(ctx, b, c); err != nil {
-		return fmt.Errorf("applying refresh of %s: %w", source, err)
+		return endWrite(span, nil, fmt.Errorf("applying refresh of %s: %w", source, err))
 	}
 	if b.Empty() {
 		return nil
 	}
 	if err := b.Commit(pebble.Sync); err != nil {
-		return fmt.Errorf("applying refresh of %s: committing batch of %d operations: %w", source, b.Count(), err)
+		return endWrite(span, b, fmt.Errorf("applying refresh of %s: committing batch of %d operations: %w", source, b.Count(), err))
 	}
-	return nil
+	return endWrite(span, b, nil)
 }
 
 // checkRecords refuses records that PutRecords would refuse.

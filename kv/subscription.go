@@ -13,13 +13,15 @@ import (
 // Alert keys all live under a/ (see the key layout in the package doc):
 // a/sub/<id> holds a subscription, a/tok/<SHA-256 of a token, 32 bytes>
 // names the subscription and kind of a token, a/out/<sub>\x00<record> is an
-// outbox row and a/done/<seq> marks a batch of new recalls as matched.
+// outbox row and a/matched/<record> marks a new recall as matched. (Stores
+// written before records were marked one by one hold a/done/<seq> marks of
+// whole batches, which nothing reads any more.)
 const (
-	alertPrefix   = "a/"
-	subPrefix     = alertPrefix + "sub/"
-	tokenPrefix   = alertPrefix + "tok/"
-	outboxPrefix  = alertPrefix + "out/"
-	matchedPrefix = alertPrefix + "done/"
+	alertPrefix         = "a/"
+	subPrefix           = alertPrefix + "sub/"
+	tokenPrefix         = alertPrefix + "tok/"
+	outboxPrefix        = alertPrefix + "out/"
+	matchedRecordPrefix = alertPrefix + "matched/"
 )
 
 var _ rappel.SubscriptionStore = (*Store)(nil)

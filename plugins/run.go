@@ -16,6 +16,8 @@ import (
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/sys"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/rappel-ca/rappel"
 )
@@ -39,7 +41,18 @@ type Result struct {
 // allowed. Record lines that are not valid records are reported as
 // problems, not returned. The Result is returned with the error too, with
 // the problems the guest reported.
-func (p *Plugin) Run(ctx context.Context, input fs.FS) (*Result, error) {
+func (p *Plugin) Run(ctx context.Context, input fs.FS) (res *Result, err error) {
+	ctx, span := tracer.Start(ctx, "plugins.Run", trace.WithAttributes(
+		attribute.String("rappel.plugin.name", p.Name),
+		attribute.String("rappel.plugin.version", p.SHA256),
+		attribute.Bool("rappel.plugin.child_process", p.compiled == nil),
+	))
+	defer func() { endRun(span, res, err) }()
+	return p.run(ctx, input)
+}
+
+// run is Run without its span.
+func (p *Plugin) run(ctx context.Context, input fs.FS) (*Result, error) {
 	h := p.host
 	if h.Timeout > 0 {
 		var cancel context.CancelFunc

@@ -12,6 +12,7 @@ import (
 	"github.com/rappel-ca/rappel/edge"
 	"github.com/rappel-ca/rappel/kv"
 	"github.com/rappel-ca/rappel/kv/index"
+	"github.com/rappel-ca/rappel/kv/postgres"
 )
 
 // AlertsConfig is the alert settings of rappel serve.
@@ -23,6 +24,10 @@ type AlertsConfig struct {
 	SMTPFrom     string
 	PublicURL    string
 	Interval     time.Duration
+	// Lease and SMTPTimeout, when set, replace the sender's claim lease
+	// (2 minutes) and SMTP timeout (30 s); the lease must exceed the
+	// timeout. Tests shorten both to see a dead node's claim recovered.
+	Lease, SMTPTimeout time.Duration
 }
 
 func (c *AlertsConfig) register(fs *flag.FlagSet) {
@@ -38,44 +43,95 @@ func (c *AlertsConfig) register(fs *flag.FlagSet) {
 	fs.DurationVar(&c.Interval, "alerts-interval", c.Interval, "how often new recalls are matched and the outbox sent")
 }
 
-// start wires alerts into srv and, when an SMTP server is set, runs the
-// matcher and sender until ctx ends.
-func (c *AlertsConfig) start(ctx context.Context, store *kv.Store, srv *edge.Server, log *slog.Logger) {
+// alertsFlushTimeout bounds the last matching and sending pass at shutdown.
+const alertsFlushTimeout = 10 * time.Second
+
+// fleetRecordWait is how long, in fleet mode, a digest waits for recalls
+// another node matched and this one has not fetched yet (see
+// alerts.Sender.RecordWait): nodes refresh on their own schedules, each
+// within one --refresh-interval (15 minutes by default) of the others.
+const fleetRecordWait = time.Hour
+
+// alertStore is what alerts keep: subscriptions and the outbox.
+type alertStore interface {
+	rappel.SubscriptionStore
+	rappel.Outbox
+}
+
+// start wires alerts into srv and runs the matcher (and, when an SMTP server
+// is set, the sender) until ctx ends or stop is called. stop ends that
+// loop, waits for it, then runs one last pass within alertsFlushTimeout, so
+// that alerts already due are sent before the store closes rather than at
+// the next start.
+//
+// Subscriptions and the outbox live in shared when it is not nil (fleet
+// mode), else in store; the new recalls and the records always come from
+// the node's own store. In fleet mode every node matches and sends: the
+// outbox's matched marks and claims make each alert go out once, from the
+// node whose claim holds it, named after the shared store's Node.
+func (c *AlertsConfig) start(ctx context.Context, store *kv.Store, shared *postgres.Store, srv *edge.Server, log *slog.Logger) (stop func()) {
 	if c.Interval <= 0 { // register was not called: the flags' defaults
 		c.register(flag.NewFlagSet("", flag.ContinueOnError))
 	}
-	svc := alerts.NewService(store)
+	var st alertStore = store
+	if shared != nil {
+		st = shared
+		srv.OutboxDepth = shared.PendingAlerts // the fleet's outbox, not this node's empty one
+	}
+	svc := alerts.NewService(st)
 	svc.RequireConfirm, svc.Logger = c.Confirm, log
 	srv.Alerts = svc
 	m := alerts.NewMatcher()
-	m.Subscriptions, m.Outbox, m.Records, m.Logger = store, store, store, log
+	m.Subscriptions, m.Outbox, m.Records, m.Logger = st, st, store, log
 	m.Build = func(recs []*rappel.Record) (rappel.RecordMatcher, error) {
 		return index.Build(slices.Clone(recs), rappel.DatasetInfo{})
 	}
 	var snd *alerts.Sender
 	if c.SMTPAddr != "" {
 		snd = alerts.NewSender()
-		snd.Outbox, snd.Subscriptions, snd.Records, snd.Logger = store, store, store, log
+		snd.Outbox, snd.Subscriptions, snd.Records, snd.Logger = st, st, store, log
 		snd.Addr, snd.User, snd.Password, snd.From, snd.PublicURL = c.SMTPAddr, c.SMTPUser, c.SMTPPassword, c.SMTPFrom, c.PublicURL
+		if shared != nil {
+			snd.Node, snd.RecordWait = shared.Node, fleetRecordWait
+		}
+		if c.Lease > 0 {
+			snd.Lease = c.Lease
+		}
+		if c.SMTPTimeout > 0 {
+			snd.Timeout = c.SMTPTimeout
+		}
 		svc.Confirmations = snd
 	}
+	pass := func(ctx context.Context) {
+		if err := m.Drain(ctx, store); err != nil && ctx.Err() == nil {
+			log.Error("matching new recalls", "error", err)
+		}
+		if snd != nil {
+			if _, err := snd.SendDue(ctx); err != nil && ctx.Err() == nil {
+				log.Error("sending alerts", "error", err)
+			}
+		}
+	}
+	loopCtx, cancelLoop := context.WithCancel(ctx)
+	done := make(chan struct{})
 	go func() {
+		defer close(done)
 		t := time.NewTicker(c.Interval)
 		defer t.Stop()
 		for {
-			if err := m.Drain(ctx, store); err != nil && ctx.Err() == nil {
-				log.Error("matching new recalls", "error", err)
-			}
-			if snd != nil {
-				if _, err := snd.SendDue(ctx); err != nil && ctx.Err() == nil {
-					log.Error("sending alerts", "error", err)
-				}
-			}
+			pass(loopCtx)
 			select {
-			case <-ctx.Done():
+			case <-loopCtx.Done():
 				return
 			case <-t.C:
 			}
 		}
 	}()
+	return func() {
+		cancelLoop()
+		<-done
+		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), alertsFlushTimeout)
+		defer cancel()
+		pass(fctx)
+	}
 }

@@ -3,6 +3,7 @@
 //	rappel serve   serve the API (from the embedded bundle on first start)
 //	rappel bundle  normalize a corpus through the plugins into a data bundle
 //	rappel plugin test  show what the server would make of a plugin
+//	rappel keys    add, list and revoke API keys
 //
 // Every flag can also be set from the environment as RAPPEL_<FLAG>, upper
 // case with dashes as underscores (RAPPEL_DATA_DIR); a flag on the command
@@ -23,6 +24,10 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// The first signal starts a graceful shutdown (rappel serve drains);
+	// restoring the default handling then lets a second one end the
+	// process at once.
+	context.AfterFunc(ctx, stop)
 	if err := run(ctx, os.Args[1:]); err != nil {
 		if !errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintln(os.Stderr, "rappel:", err)
@@ -38,6 +43,10 @@ Usage:
 	rappel bundle [flags]   build the embedded data bundle from a corpus
 	rappel plugin test FILE.wasm --input FILE_OR_DIR
 	                        show what the server would make of a plugin
+	rappel keys add --plan free|pro --label TEXT
+	                        issue an API key (printed once)
+	rappel keys list        list the keys (never the keys themselves)
+	rappel keys revoke ID   revoke a key; a running server refuses it within seconds
 
 Run "rappel <command> -h" for a command's flags.
 `
@@ -60,13 +69,19 @@ func run(ctx context.Context, args []string) error {
 			return err
 		}
 		return c.Run(ctx)
+	case "keys":
+		c := NewKeysCommand()
+		if err := c.ParseFlags(args[1:]); err != nil {
+			return err
+		}
+		return c.Run(ctx)
 	case "plugin":
 		return runPlugin(ctx, args[1:])
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(os.Stdout, usage)
 		return nil
 	}
-	return fmt.Errorf("unknown command %q; the commands are serve, bundle and plugin", args[0])
+	return fmt.Errorf("unknown command %q; the commands are serve, bundle, plugin and keys", args[0])
 }
 
 // parseFlags fills every flag of fs not given in args from RAPPEL_<FLAG>,

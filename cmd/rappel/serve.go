@@ -10,7 +10,6 @@ import (
 	iofs "io/fs"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -33,14 +32,25 @@ type ServeCommand struct {
 	LogFormat   string
 	CursorKey   string
 	QueryBudget time.Duration
+	// SharedStore is the fleet's database URL (postgres://…): keys,
+	// quotas, subscriptions and the alert outbox live there instead of the
+	// data dir; empty keeps everything in the node's Pebble (shared.go).
+	SharedStore string
 	Alerts      AlertsConfig
 	// Upstream is the live feeds' settings, used with --feeds on.
 	Upstream FeedsConfig
+	// Listen is TLS (--tls-domains and the ACME settings) and the
+	// shutdown's timing; listen.go.
+	Listen ListenConfig
+	// Telemetry is tracing (OTEL_* variables) and the metrics listener
+	// (--metrics-addr); telemetry.go.
+	Telemetry TelemetryConfig
 
 	// Bundle is the data loaded into an empty store; the embedded one by
 	// default.
 	Bundle iofs.FS
-	// Ready, when set, receives the listener's address once serving.
+	// Ready, when set, receives the API listener's address once serving
+	// (the HTTPS one with --tls-domains).
 	Ready  func(addr net.Addr)
 	Logger *slog.Logger
 }
@@ -61,8 +71,11 @@ func (c *ServeCommand) ParseFlags(args []string) error {
 	fs.StringVar(&c.LogFormat, "log-format", c.LogFormat, "log `format`: text or json")
 	fs.DurationVar(&c.QueryBudget, "query-budget", c.QueryBudget, "`time` a search may take before it answers 504")
 	fs.StringVar(&c.CursorKey, "cursor-key", c.CursorKey, "hex `key` (32+ bytes) signing search cursors; nodes behind one load balancer must share it (default: generated once into the data dir)")
+	fs.StringVar(&c.SharedStore, "shared-store", c.SharedStore, "`URL` (postgres://…) of the PostgreSQL or CockroachDB database a fleet of nodes shares keys, quotas, subscriptions and the alert outbox through; empty keeps them in the data dir")
 	c.Alerts.register(fs)
 	c.Upstream.register(fs)
+	c.Listen.register(fs)
+	c.Telemetry.register(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -83,6 +96,14 @@ func (c *ServeCommand) Validate() error {
 	case c.LogFormat != "text" && c.LogFormat != "json":
 		return fmt.Errorf("--log-format is %q; it takes text or json", c.LogFormat)
 	}
+	if c.SharedStore != "" {
+		if err := checkSharedStore(c.SharedStore); err != nil {
+			return err
+		}
+	}
+	if err := c.Listen.validate(); err != nil {
+		return err
+	}
 	return c.Upstream.validate()
 }
 
@@ -97,9 +118,17 @@ func (c *ServeCommand) logger() *slog.Logger {
 }
 
 // Run opens the store (loading the bundle into it when it is empty), builds
-// the read index and serves until ctx is done, then drains for up to 10 s.
+// the read index and serves until ctx is done, then shuts down gracefully:
+// see ListenConfig.serve and the order below.
 func (c *ServeCommand) Run(ctx context.Context) error {
 	log := c.logger()
+	// Tracing starts first, so that loading the bundle is traced too, and
+	// is flushed last, after the alert outbox's flush.
+	tel, err := StartTelemetry(ctx, log)
+	if err != nil {
+		return err
+	}
+	defer tel.close(log)
 	if err := os.MkdirAll(c.DataDir, 0o755); err != nil {
 		return fmt.Errorf("creating data dir: %w", err)
 	}
@@ -127,40 +156,43 @@ func (c *ServeCommand) Run(ctx context.Context) error {
 	srv := edge.NewServer()
 	srv.Catalog = catalog
 	srv.Lookup = store
-	srv.Keys = edge.NewStaticKeys(splitList(c.APIKeys))
 	srv.GatewayHost = c.GatewayHost
 	srv.QueryBudget = c.QueryBudget
 	srv.Logger = log
-	c.Alerts.start(ctx, store, srv, log)
-	live, err := c.Upstream.start(ctx, c.Feeds == "on", c.DataDir, c.bundleFS(), store, catalog, index.Options{CursorKey: key}, srv, log)
+	shared, closeShared, err := openNodeState(ctx, c.SharedStore, c.DataDir, store, log)
 	if err != nil {
 		return err
 	}
-	defer live.Close()
-	hs := srv.HTTPServer(c.Addr)
-
-	ln, err := net.Listen("tcp", c.Addr)
+	defer closeShared()
+	stopKeys, err := startKeys(ctx, shared.Keys, splitList(c.APIKeys), shared.Quota, srv, log)
 	if err != nil {
-		return fmt.Errorf("listening on %s: %w", c.Addr, err)
+		return err
 	}
-	log.Info("serving", "addr", ln.Addr().String())
-	if c.Ready != nil {
-		c.Ready(ln.Addr())
+	// Deferred after the store's Close, so that it runs before it: the
+	// last monthly counts are saved once requests have drained.
+	defer stopKeys()
+	stopMetrics, err := c.Telemetry.start(ctx, tel, store, srv, log)
+	if err != nil {
+		return err
 	}
-	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
-	select {
-	case err := <-errc:
-		return fmt.Errorf("serving: %w", err)
-	case <-ctx.Done():
+	defer stopMetrics()
+	stopAlerts := c.Alerts.start(ctx, store, shared.Shared, srv, log)
+	live, err := c.Upstream.start(ctx, c.Feeds == "on", c.DataDir, c.bundleFS(), store, catalog, index.Options{CursorKey: key}, srv, log)
+	if err != nil {
+		stopAlerts()
+		return err
 	}
-	log.Info("shutting down")
-	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := hs.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("shutting down: %w", err)
+	// Shutdown order: the listeners drain (listen returns once requests in
+	// flight are done), then the feeds stop, then the alert outbox is
+	// flushed, and the store, deferred above, closes last.
+	err = c.Listen.listen(ctx, c.Addr, c.DataDir, srv, c.Ready, log)
+	log.Info("stopping feeds")
+	if cerr := live.Close(); cerr != nil {
+		log.Error("stopping feeds", "error", cerr)
 	}
-	return nil
+	log.Info("flushing alert outbox")
+	stopAlerts()
+	return err
 }
 
 // loadBundleIfEmpty fills an empty store from the bundle.

@@ -1,0 +1,515 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	stdlog "log"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/mail"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/caddyserver/certmagic"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+
+	"github.com/rappel-ca/rappel/edge"
+)
+
+// ListenConfig is how rappel serve listens and stops: plain HTTP on --addr,
+// or, with --tls-domains, HTTPS with certificates obtained and renewed by
+// certmagic from an ACME CA and a plain-HTTP listener that answers ACME
+// challenges and redirects everything else to HTTPS.
+type ListenConfig struct {
+	// Domains is the comma-separated list of names to serve over HTTPS;
+	// empty serves plain HTTP on ServeCommand.Addr.
+	Domains string
+	// ACMECA is the directory URL of the ACME CA. It is also certmagic's
+	// test CA, so that no retry ever goes to another CA.
+	ACMECA string
+	// ACMEEmail is the ACME account's contact; optional.
+	ACMEEmail string
+	// ACMECARoot is a PEM file of roots to trust for the ACME CA's own
+	// HTTPS (a private CA); empty trusts the system's roots.
+	ACMECARoot string
+	// HTTPAddr and HTTPSAddr are where the two listeners of TLS mode bind.
+	HTTPAddr  string
+	HTTPSAddr string
+	// DrainDelay is how long the node keeps accepting requests after the
+	// first signal while /readyz answers 503, so that load balancers take
+	// it out of rotation before its listeners close.
+	DrainDelay time.Duration
+	// ShutdownTimeout bounds the wait for requests in flight.
+	ShutdownTimeout time.Duration
+
+	// httpLn and httpsLn, when set, are used instead of listening on
+	// HTTPAddr and HTTPSAddr: a test's ACME server must know the ports
+	// before the node starts.
+	httpLn, httpsLn net.Listener
+	// draining, when set, is called after /readyz turned 503 and before
+	// the listeners close.
+	draining func()
+	// onlyChallenge, when set to "http-01" or "tls-alpn-01", disables the
+	// other challenge, so that a test exercises each for certain (acmez
+	// otherwise picks one at random).
+	onlyChallenge string
+}
+
+func (c *ListenConfig) register(fs *flag.FlagSet) {
+	c.defaults()
+	fs.StringVar(&c.Domains, "tls-domains", c.Domains, "comma-separated domain `names` to serve over HTTPS with certificates from --acme-ca; empty serves plain HTTP on --addr")
+	fs.StringVar(&c.ACMECA, "acme-ca", c.ACMECA, "directory `URL` of the ACME CA (also used as the test CA, so that nothing reaches another CA)")
+	fs.StringVar(&c.ACMEEmail, "acme-email", c.ACMEEmail, "contact `address` of the ACME account (optional)")
+	fs.StringVar(&c.ACMECARoot, "acme-ca-root", c.ACMECARoot, "PEM `file` of root certificates to trust for the ACME CA's HTTPS (a private CA); default: the system's roots")
+	fs.StringVar(&c.HTTPAddr, "http-addr", c.HTTPAddr, "`host:port` of the plain-HTTP listener with --tls-domains (ACME HTTP-01 challenges, redirects to HTTPS)")
+	fs.StringVar(&c.HTTPSAddr, "https-addr", c.HTTPSAddr, "`host:port` of the HTTPS listener with --tls-domains (the API, ACME TLS-ALPN-01 challenges)")
+	fs.DurationVar(&c.DrainDelay, "drain-delay", c.DrainDelay, "`time` to keep serving, with /readyz at 503, after the first SIGTERM or SIGINT before the listeners close")
+	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", c.ShutdownTimeout, "`time` requests in flight get to finish at shutdown")
+}
+
+// defaults fills the settings left empty with the flags' defaults, also
+// for a ServeCommand built without ParseFlags.
+func (c *ListenConfig) defaults() {
+	if c.ACMECA == "" {
+		c.ACMECA = certmagic.LetsEncryptProductionCA
+	}
+	if c.HTTPAddr == "" {
+		c.HTTPAddr = ":80"
+	}
+	if c.HTTPSAddr == "" {
+		c.HTTPSAddr = ":443"
+	}
+	if c.ShutdownTimeout == 0 {
+		c.ShutdownTimeout = 10 * time.Second
+	}
+}
+
+// domains returns the domain names to serve over HTTPS, lower-cased.
+func (c *ListenConfig) domains() []string {
+	return splitList(strings.ToLower(c.Domains))
+}
+
+func (c *ListenConfig) validate() error {
+	switch {
+	case c.DrainDelay < 0:
+		return fmt.Errorf("--drain-delay is %s; give zero or a positive duration such as 5s", c.DrainDelay)
+	case c.ShutdownTimeout <= 0:
+		return fmt.Errorf("--shutdown-timeout is %s; give a positive duration such as 10s", c.ShutdownTimeout)
+	}
+	domains := c.domains()
+	if len(domains) == 0 {
+		return nil
+	}
+	for _, d := range domains {
+		if !validDomain(d) {
+			return fmt.Errorf("--tls-domains has %q, which is not a domain name; give names such as api.example.ca, separated by commas (no scheme, port or wildcard)", d)
+		}
+	}
+	u, err := url.Parse(c.ACMECA)
+	if err != nil || u.Scheme != "https" || u.Host == "" {
+		return fmt.Errorf("--acme-ca is %q; give the https URL of an ACME directory such as %s", c.ACMECA, certmagic.LetsEncryptProductionCA)
+	}
+	if c.ACMEEmail != "" {
+		if a, err := mail.ParseAddress(c.ACMEEmail); err != nil || a.Address != c.ACMEEmail || !strings.Contains(a.Address, ".") {
+			return fmt.Errorf("--acme-email is %q; give one bare address such as ops@example.ca", c.ACMEEmail)
+		}
+	}
+	if c.ACMECARoot != "" {
+		if _, err := loadRoots(c.ACMECARoot); err != nil {
+			return err
+		}
+	}
+	for _, a := range []struct{ flag, addr string }{{"--http-addr", c.HTTPAddr}, {"--https-addr", c.HTTPSAddr}} {
+		if _, _, err := net.SplitHostPort(a.addr); err != nil {
+			return fmt.Errorf("%s is %q; give a host:port such as :443 (needed with --tls-domains)", a.flag, a.addr)
+		}
+	}
+	if c.HTTPAddr == c.HTTPSAddr {
+		return fmt.Errorf("--http-addr and --https-addr are both %q; give them different ports", c.HTTPAddr)
+	}
+	return nil
+}
+
+// validDomain reports whether d is a DNS name an ACME CA can validate over
+// HTTP-01 or TLS-ALPN-01: dotted labels of letters, digits and inner
+// hyphens, no wildcard (that needs DNS-01), no IP address.
+func validDomain(d string) bool {
+	if len(d) > 253 || !strings.Contains(d, ".") || net.ParseIP(d) != nil {
+		return false
+	}
+	for _, label := range strings.Split(d, ".") {
+		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
+			return false
+		}
+		for i := 0; i < len(label); i++ {
+			ch := label[i]
+			if !('a' <= ch && ch <= 'z' || '0' <= ch && ch <= '9' || ch == '-') {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// loadRoots reads a PEM bundle of root certificates.
+func loadRoots(path string) (*x509.CertPool, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("--acme-ca-root: reading roots: %w", err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(b) {
+		return nil, fmt.Errorf("--acme-ca-root %q holds no PEM certificate; give the CA's root certificate in PEM", path)
+	}
+	return pool, nil
+}
+
+// listen serves srv until ctx is done, then shuts down gracefully (see
+// serve). ready, when set, receives the address of the API's listener.
+func (c *ListenConfig) listen(ctx context.Context, addr, dataDir string, srv *edge.Server, ready func(net.Addr), log *slog.Logger) error {
+	c.defaults()
+	if len(c.domains()) > 0 {
+		return c.listenTLS(ctx, dataDir, srv, ready, log)
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("listening on %s: %w", addr, err)
+	}
+	hs := srv.HTTPServer(addr)
+	log.Info("serving", "addr", ln.Addr().String())
+	if ready != nil {
+		ready(ln.Addr())
+	}
+	return c.serve(ctx, srv, log, []*http.Server{hs}, []net.Listener{ln})
+}
+
+// listenTLS serves the API over HTTPS on HTTPSAddr with certificates that
+// certmagic obtains and renews for the domains, and serves ACME HTTP-01
+// challenges and redirects to HTTPS on HTTPAddr.
+//
+// Certificates are obtained in the background (ManageAsync): the listeners
+// open at once, a certificate already in storage is served at once, and a
+// CA that is down delays only the handshakes of names without one, which
+// certmagic retries with backoff and logs, rather than keeping the node
+// from starting.
+func (c *ListenConfig) listenTLS(ctx context.Context, dataDir string, srv *edge.Server, ready func(net.Addr), log *slog.Logger) error {
+	httpLn, httpsLn, err := c.listeners()
+	if err != nil {
+		return err
+	}
+	domains := c.domains()
+	magic, iss, cache, err := c.certmagic(dataDir, httpLn.Addr(), httpsLn.Addr(), log)
+	if err != nil {
+		httpLn.Close()
+		httpsLn.Close()
+		return err
+	}
+	defer cache.Stop()
+
+	tlsConfig := serverTLSConfig(magic)
+	hs := srv.HTTPServer(c.HTTPSAddr)
+	hs.TLSConfig = tlsConfig
+	hs.ErrorLog = stdlog.New(serverErrorLog{log}, "", 0)
+	_, httpsPort, _ := net.SplitHostPort(httpsLn.Addr().String())
+	hr := &http.Server{
+		Addr:              c.HTTPAddr,
+		Handler:           iss.HTTPChallengeHandler(redirectHTTPS(domains, httpsPort)),
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       10 * time.Second,
+		WriteTimeout:      10 * time.Second,
+		IdleTimeout:       time.Minute,
+		MaxHeaderBytes:    16 << 10,
+		ErrorLog:          hs.ErrorLog,
+	}
+	if err := magic.ManageAsync(ctx, domains); err != nil {
+		httpLn.Close()
+		httpsLn.Close()
+		return fmt.Errorf("managing certificates for %s: %w", strings.Join(domains, ", "), err)
+	}
+	log.Info("serving", "addr", httpsLn.Addr().String(), "http_addr", httpLn.Addr().String(),
+		"domains", domains, "acme_ca", c.ACMECA)
+	if ready != nil {
+		ready(httpsLn.Addr())
+	}
+	return c.serve(ctx, srv, log, []*http.Server{hs, hr},
+		[]net.Listener{tls.NewListener(httpsLn, tlsConfig), httpLn})
+}
+
+// listeners returns the injected listeners, or listens on HTTPAddr and
+// HTTPSAddr.
+func (c *ListenConfig) listeners() (httpLn, httpsLn net.Listener, err error) {
+	if c.httpLn != nil && c.httpsLn != nil {
+		return c.httpLn, c.httpsLn, nil
+	}
+	httpLn, err = net.Listen("tcp", c.HTTPAddr)
+	if err != nil {
+		return nil, nil, fmt.Errorf("listening on %s: %w", c.HTTPAddr, err)
+	}
+	httpsLn, err = net.Listen("tcp", c.HTTPSAddr)
+	if err != nil {
+		httpLn.Close()
+		return nil, nil, fmt.Errorf("listening on %s: %w", c.HTTPSAddr, err)
+	}
+	return httpLn, httpsLn, nil
+}
+
+// certmagic returns the certmagic config managing the domains, its ACME
+// issuer and its certificate cache, which the caller stops.
+//
+// The issuer's listener settings name the ports rappel listens on, so that
+// certmagic, finding them taken, relies on rappel's listeners to answer the
+// challenges instead of starting challenge servers of its own.
+func (c *ListenConfig) certmagic(dataDir string, httpAddr, httpsAddr net.Addr, log *slog.Logger) (*certmagic.Config, *certmagic.ACMEIssuer, *certmagic.Cache, error) {
+	var roots *x509.CertPool
+	if c.ACMECARoot != "" {
+		var err error
+		if roots, err = loadRoots(c.ACMECARoot); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	host, httpPort, err := splitPort(httpAddr)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	_, httpsPort, err := splitPort(httpsAddr)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	zl := zap.New(slogCore{log: log.With("component", "certmagic"), redact: c.ACMEEmail})
+	var magic *certmagic.Config
+	cache := certmagic.NewCache(certmagic.CacheOptions{
+		GetConfigForCert: func(certmagic.Certificate) (*certmagic.Config, error) { return magic, nil },
+		Logger:           zl,
+	})
+	magic = certmagic.New(cache, certmagic.Config{
+		Storage: &certmagic.FileStorage{Path: filepath.Join(dataDir, "certmagic")},
+		Logger:  zl,
+	})
+	iss := certmagic.NewACMEIssuer(magic, certmagic.ACMEIssuer{
+		CA:             c.ACMECA,
+		TestCA:         c.ACMECA,
+		Email:          c.ACMEEmail,
+		Agreed:         true,
+		TrustedRoots:   roots,
+		ListenHost:     host,
+		AltHTTPPort:    httpPort,
+		AltTLSALPNPort: httpsPort,
+		Logger:         zl,
+
+		DisableHTTPChallenge:    c.onlyChallenge == "tls-alpn-01",
+		DisableTLSALPNChallenge: c.onlyChallenge == "http-01",
+	})
+	magic.Issuers = []certmagic.Issuer{iss}
+	return magic, iss, cache, nil
+}
+
+// splitPort splits a listener's address into its host and port number.
+func splitPort(a net.Addr) (string, int, error) {
+	host, p, err := net.SplitHostPort(a.String())
+	if err != nil {
+		return "", 0, fmt.Errorf("reading listener address: %w", err)
+	}
+	port, err := strconv.Atoi(p)
+	if err != nil {
+		return "", 0, fmt.Errorf("reading listener port: %w", err)
+	}
+	return host, port, nil
+}
+
+// serverTLSConfig is certmagic's TLS config restricted to TLS 1.3 (Mozilla's
+// "modern" profile): every client of a JSON API from 2018 on speaks it, and
+// it leaves no cipher suite to choose. ALPN offers HTTP/2 and HTTP/1.1, and
+// acme-tls/1 for TLS-ALPN-01 challenges.
+func serverTLSConfig(magic *certmagic.Config) *tls.Config {
+	cfg := magic.TLSConfig()
+	cfg.MinVersion = tls.VersionTLS13
+	cfg.NextProtos = append([]string{"h2", "http/1.1"}, cfg.NextProtos...)
+	return cfg
+}
+
+// redirectHTTPS redirects every request to the same path and query over
+// HTTPS: 301 for GET and HEAD, 308 otherwise, so that a client repeats the
+// method and body. A Host that is not one of the domains is sent to the
+// first domain, so that the redirect never points elsewhere. The HTTPS port
+// is written when it is not 443.
+func redirectHTTPS(domains []string, httpsPort string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		host := strings.ToLower(r.Host)
+		if h, _, err := net.SplitHostPort(host); err == nil {
+			host = h
+		}
+		if !slices.Contains(domains, host) {
+			host = domains[0]
+		}
+		if httpsPort != "443" {
+			host = net.JoinHostPort(host, httpsPort)
+		}
+		target := "https://" + host + r.URL.RequestURI()
+		status := http.StatusMovedPermanently
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			status = http.StatusPermanentRedirect
+		}
+		b, _ := json.Marshal(struct {
+			Detail string `json:"detail"`
+		}{"This API is served over HTTPS only; use " + target + "."})
+		w.Header().Set("Location", target)
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+		w.WriteHeader(status)
+		if r.Method != http.MethodHead {
+			_, _ = w.Write(b)
+		}
+	})
+}
+
+// serve runs each server on its listener until ctx is done or one fails,
+// then shuts down in order: srv is marked draining so that /readyz answers
+// 503; after DrainDelay the listeners close and the requests in flight get
+// ShutdownTimeout to finish. What follows (feeds, alerts, the store) is the
+// caller's.
+func (c *ListenConfig) serve(ctx context.Context, srv *edge.Server, log *slog.Logger, servers []*http.Server, lns []net.Listener) error {
+	errc := make(chan error, len(servers))
+	for i, hs := range servers {
+		go func() { errc <- hs.Serve(lns[i]) }()
+	}
+	var serveErr error
+	select {
+	case err := <-errc:
+		serveErr = fmt.Errorf("serving: %w", err)
+		log.Error("serving", "error", err)
+	case <-ctx.Done():
+		log.Info("draining: /readyz answers 503", "drain_delay", c.DrainDelay, "shutdown_timeout", c.ShutdownTimeout)
+	}
+	srv.Drain()
+	if c.draining != nil {
+		c.draining()
+	}
+	if serveErr == nil && c.DrainDelay > 0 {
+		// A second signal ends the process during this wait (main).
+		t := time.NewTimer(c.DrainDelay)
+		<-t.C
+	}
+	log.Info("closing listeners and finishing requests in flight")
+	sctx, cancel := context.WithTimeout(context.Background(), c.ShutdownTimeout)
+	defer cancel()
+	errs := make(chan error, len(servers))
+	for _, hs := range servers {
+		go func() { errs <- hs.Shutdown(sctx) }()
+	}
+	var shutdownErr error
+	for range servers {
+		if err := <-errs; err != nil && !errors.Is(err, http.ErrServerClosed) {
+			shutdownErr = err
+		}
+	}
+	if shutdownErr != nil {
+		for _, hs := range servers {
+			hs.Close()
+		}
+		return errors.Join(serveErr, fmt.Errorf("finishing requests in flight: %w", shutdownErr))
+	}
+	return serveErr
+}
+
+// serverErrorLog is the HTTPS server's error log. It logs TLS handshake
+// errors at debug level: on a public port they come from scanners, clients
+// asking for other names and TCP health checks, many a minute, and the
+// failures that matter (no certificate obtained) certmagic logs itself as
+// errors. Anything else is a warning.
+type serverErrorLog struct{ log *slog.Logger }
+
+func (w serverErrorLog) Write(p []byte) (int, error) {
+	msg := strings.TrimSpace(string(p))
+	level := slog.LevelWarn
+	if strings.HasPrefix(msg, "http: TLS handshake error") {
+		level = slog.LevelDebug
+	}
+	w.log.Log(context.Background(), level, msg)
+	return len(p), nil
+}
+
+// slogCore is a zapcore.Core writing to a *slog.Logger, so that certmagic's
+// logs join the node's own, in its format.
+//
+// certmagic logs the ACME account's e-mail address (as email, contact,
+// account, and inside storage paths); no e-mail address goes to the logs,
+// so every occurrence of redact is replaced.
+type slogCore struct {
+	log    *slog.Logger
+	redact string
+	fields []zapcore.Field
+}
+
+// redactedEmail replaces the ACME account's address in logs.
+const redactedEmail = "[acme-email]"
+
+func (c slogCore) Enabled(l zapcore.Level) bool {
+	return c.log.Enabled(context.Background(), slogLevel(l))
+}
+
+func (c slogCore) With(fs []zapcore.Field) zapcore.Core {
+	return slogCore{log: c.log, redact: c.redact, fields: append(c.fields[:len(c.fields):len(c.fields)], fs...)}
+}
+
+func (c slogCore) Check(e zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore.CheckedEntry {
+	if c.Enabled(e.Level) {
+		return ce.AddCore(e, c)
+	}
+	return ce
+}
+
+func (c slogCore) Write(e zapcore.Entry, fs []zapcore.Field) error {
+	enc := zapcore.NewMapObjectEncoder()
+	for _, f := range c.fields {
+		f.AddTo(enc)
+	}
+	for _, f := range fs {
+		f.AddTo(enc)
+	}
+	attrs := make([]slog.Attr, 0, len(enc.Fields)+1)
+	if e.LoggerName != "" {
+		attrs = append(attrs, slog.String("logger", e.LoggerName))
+	}
+	for k, v := range enc.Fields {
+		if c.redact != "" {
+			if s := fmt.Sprint(v); strings.Contains(s, c.redact) {
+				v = strings.ReplaceAll(s, c.redact, redactedEmail)
+			}
+		}
+		attrs = append(attrs, slog.Any(k, v))
+	}
+	msg := e.Message
+	if c.redact != "" {
+		msg = strings.ReplaceAll(msg, c.redact, redactedEmail)
+	}
+	c.log.LogAttrs(context.Background(), slogLevel(e.Level), msg, attrs...)
+	return nil
+}
+
+func (c slogCore) Sync() error { return nil }
+
+// slogLevel maps a zap level to slog's: debug, info, warn, and error for
+// everything above.
+func slogLevel(l zapcore.Level) slog.Level {
+	switch {
+	case l <= zapcore.DebugLevel:
+		return slog.LevelDebug
+	case l == zapcore.InfoLevel:
+		return slog.LevelInfo
+	case l == zapcore.WarnLevel:
+		return slog.LevelWarn
+	}
+	return slog.LevelError
+}

@@ -1,0 +1,76 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"path/filepath"
+	"time"
+
+	"github.com/rappel-ca/rappel"
+	"github.com/rappel-ca/rappel/kv"
+	"github.com/rappel-ca/rappel/kv/postgres"
+)
+
+// sharedOpenTimeout bounds connecting to the shared store and migrating it
+// at start: a node that cannot reach it should say so, not hang.
+const sharedOpenTimeout = 30 * time.Second
+
+// checkSharedStore reports what is wrong with a --shared-store URL, without
+// repeating its password.
+func checkSharedStore(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") || u.Host == "" {
+		return fmt.Errorf("--shared-store is not a postgres:// URL; give one such as postgres://rappel@db.internal:5432/rappel?sslmode=verify-full (CockroachDB: port 26257)")
+	}
+	return nil
+}
+
+// redactURL returns raw with its password replaced by xxxxx, for logs.
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	return u.Redacted()
+}
+
+// openShared connects to the fleet's shared store and brings its schema up
+// to date; it refuses a schema newer than this binary knows.
+func openShared(ctx context.Context, dsn string, log *slog.Logger) (*postgres.Store, error) {
+	s := postgres.NewStore(dsn)
+	s.Logger = log
+	octx, cancel := context.WithTimeout(ctx, sharedOpenTimeout)
+	defer cancel()
+	if err := s.Open(octx); err != nil {
+		return nil, fmt.Errorf("opening the shared store %s: %w", redactURL(dsn), err)
+	}
+	return s, nil
+}
+
+// nodeState is where a node keeps the state a fleet shares: the data dir's
+// Pebble stores alone, or the shared store (Shared non-nil).
+type nodeState struct {
+	Keys   rappel.KeyStore
+	Quota  rappel.QuotaStore
+	Shared *postgres.Store
+}
+
+// openNodeState opens the shared store when dsn is set; otherwise the keys
+// are the data dir's key database and the counts the node's own store.
+// close closes what it opened.
+func openNodeState(ctx context.Context, dsn, dataDir string, store *kv.Store, log *slog.Logger) (st nodeState, close func(), err error) {
+	if dsn == "" {
+		keys := kv.NewKeys(filepath.Join(dataDir, "keys"))
+		keys.Logger = log
+		return nodeState{Keys: keys, Quota: store}, func() {}, nil
+	}
+	shared, err := openShared(ctx, dsn, log)
+	if err != nil {
+		return nodeState{}, nil, err
+	}
+	log.Info("fleet mode: keys, quotas, subscriptions and the alert outbox are in the shared store",
+		"shared_store", redactURL(dsn), "node", shared.Node, "schema_version", postgres.SchemaVersion())
+	return nodeState{Keys: shared, Quota: shared, Shared: shared}, func() { shared.Close() }, nil
+}

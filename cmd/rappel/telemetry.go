@@ -1,0 +1,201 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/rappel-ca/rappel/edge"
+	"github.com/rappel-ca/rappel/kv"
+)
+
+// TelemetryConfig is rappel serve's observability: traces over OTLP, set by
+// the standard OTEL_* variables (StartTelemetry), and Prometheus metrics at
+// GET /metrics, behind the admin key on the API's listener or without a key
+// on a listener of their own.
+type TelemetryConfig struct {
+	// MetricsAddr, when set, serves GET /metrics without a key on this
+	// host:port, meant for a private address; /metrics on the API's
+	// listener still works with the admin key.
+	MetricsAddr string
+	// MetricsReady, when set, receives the metrics listener's address.
+	MetricsReady func(addr net.Addr)
+}
+
+func (c *TelemetryConfig) register(fs *flag.FlagSet) {
+	fs.StringVar(&c.MetricsAddr, "metrics-addr", c.MetricsAddr, "`host:port` serving GET /metrics without a key (keep it private); empty: only /metrics on --addr with the admin key")
+}
+
+// start wires the Server's telemetry fields (the tracer provider of tel,
+// nil when tracing is off, and the outbox count) and starts the metrics
+// listener. stop closes the listener.
+func (c *TelemetryConfig) start(ctx context.Context, tel *Telemetry, store *kv.Store, srv *edge.Server, log *slog.Logger) (stop func(), err error) {
+	srv.TracerProvider = tel.TracerProvider()
+	srv.OutboxDepth = store.PendingAlerts
+	if c.MetricsAddr == "" {
+		return func() {}, nil
+	}
+	ms, err := c.listen(srv, log)
+	if err != nil {
+		return nil, err
+	}
+	return func() {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		if err := ms.Shutdown(sctx); err != nil {
+			log.Warn("closing the metrics listener", "err", err)
+		}
+	}, nil
+}
+
+// listen serves srv's MetricsHandler on MetricsAddr in the background.
+func (c *TelemetryConfig) listen(srv *edge.Server, log *slog.Logger) (*http.Server, error) {
+	ln, err := net.Listen("tcp", c.MetricsAddr)
+	if err != nil {
+		return nil, fmt.Errorf("listening for metrics on %s: %w", c.MetricsAddr, err)
+	}
+	hs := &http.Server{
+		Handler:           srv.MetricsHandler(),
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       10 * time.Second,
+		WriteTimeout:      30 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    32 << 10,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	log.Info("serving metrics", "addr", ln.Addr().String())
+	if c.MetricsReady != nil {
+		c.MetricsReady(ln.Addr())
+	}
+	go func() {
+		if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error("serving metrics", "err", err)
+		}
+	}()
+	return hs, nil
+}
+
+// defaultServiceName is service.name when OTEL_SERVICE_NAME and
+// OTEL_RESOURCE_ATTRIBUTES do not give one.
+const defaultServiceName = "rappel"
+
+// Telemetry is the OpenTelemetry SDK that sends traces over OTLP/HTTP. The
+// packages only use the API; this is the one place that installs an SDK.
+type Telemetry struct {
+	// Provider is the SDK's tracer provider, also installed as the global
+	// one.
+	Provider *sdktrace.TracerProvider
+}
+
+// tracingWanted reports whether the environment asks for traces: any
+// OTEL_EXPORTER_OTLP_*ENDPOINT variable or OTEL_SERVICE_NAME set to a
+// non-empty value, unless OTEL_SDK_DISABLED is true. Without them the
+// exporter would send to localhost:4318, where usually nothing listens, and
+// every span would cost for nothing.
+func tracingWanted(environ []string) bool {
+	want := false
+	for _, kv := range environ {
+		name, value, _ := strings.Cut(kv, "=")
+		switch {
+		case value == "":
+		case name == "OTEL_SDK_DISABLED":
+			if strings.EqualFold(strings.TrimSpace(value), "true") {
+				return false
+			}
+		case name == "OTEL_SERVICE_NAME",
+			strings.HasPrefix(name, "OTEL_EXPORTER_OTLP_") && strings.HasSuffix(name, "ENDPOINT"):
+			want = true
+		}
+	}
+	return want
+}
+
+// StartTelemetry installs the SDK when the environment asks for traces
+// (tracingWanted) and returns nil, nil otherwise. The exporter reads the
+// standard OTEL_EXPORTER_OTLP_* variables itself (endpoint, headers,
+// timeout, compression, TLS), the sampler OTEL_TRACES_SAMPLER and the batch
+// processor OTEL_BSP_*; the resource takes OTEL_SERVICE_NAME and
+// OTEL_RESOURCE_ATTRIBUTES over the default service.name "rappel". Export
+// failures are logged to log. Shutdown flushes what is buffered.
+func StartTelemetry(ctx context.Context, log *slog.Logger) (*Telemetry, error) {
+	if !tracingWanted(os.Environ()) {
+		return nil, nil
+	}
+	exp, err := otlptracehttp.New(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("creating OTLP trace exporter: %w", err)
+	}
+	res, err := resource.New(ctx,
+		resource.WithAttributes(attribute.String("service.name", defaultServiceName)),
+		resource.WithTelemetrySDK(),
+		// Last, so that the environment's service.name wins.
+		resource.WithFromEnv(),
+	)
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("describing the service for traces: %w", err), exp.Shutdown(ctx))
+	}
+	tp := sdktrace.NewTracerProvider(
+		sdktrace.WithBatcher(exp),
+		sdktrace.WithResource(res),
+	)
+	otel.SetTracerProvider(tp)
+	otel.SetTextMapPropagator(propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}))
+	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) {
+		log.Warn("exporting traces", "err", err)
+	}))
+	log.Info("tracing on", "service", serviceName(res))
+	return &Telemetry{Provider: tp}, nil
+}
+
+// TracerProvider is the provider for edge.Server.TracerProvider: nil, so
+// that tracing stays out of the request path, when t is nil.
+func (t *Telemetry) TracerProvider() trace.TracerProvider {
+	if t == nil {
+		return nil
+	}
+	return t.Provider
+}
+
+// Shutdown flushes the spans still buffered and stops the exporter,
+// waiting until ctx is done at most. It is a no-op on a nil Telemetry.
+func (t *Telemetry) Shutdown(ctx context.Context) error {
+	if t == nil {
+		return nil
+	}
+	if err := t.Provider.Shutdown(ctx); err != nil {
+		return fmt.Errorf("flushing traces: %w", err)
+	}
+	return nil
+}
+
+// close flushes the traces at the end of Run, for at most 10 s, logging a
+// failure: the spans are lost, the shutdown goes on.
+func (t *Telemetry) close(log *slog.Logger) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := t.Shutdown(ctx); err != nil {
+		log.Warn("stopping tracing", "err", err)
+	}
+}
+
+func serviceName(res *resource.Resource) string {
+	if v, ok := res.Set().Value("service.name"); ok {
+		return v.Emit()
+	}
+	return defaultServiceName
+}

@@ -1,0 +1,269 @@
+package main
+
+import (
+	"compress/gzip"
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	collectortrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/rappel-ca/rappel"
+	"github.com/rappel-ca/rappel/edge"
+	"github.com/rappel-ca/rappel/kv"
+	"github.com/rappel-ca/rappel/kv/index"
+)
+
+func TestTracingWanted(t *testing.T) {
+	for _, tc := range []struct {
+		env  []string
+		want bool
+	}{
+		{nil, false},
+		{[]string{"PATH=/bin", "OTEL_TRACES_SAMPLER=always_on"}, false},
+		{[]string{"OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4318"}, true},
+		{[]string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT=http://collector:4318/v1/traces"}, true},
+		{[]string{"OTEL_SERVICE_NAME=rappel-east"}, true},
+		{[]string{"OTEL_SERVICE_NAME="}, false},
+		{[]string{"OTEL_EXPORTER_OTLP_HEADERS=authorization=x"}, false},
+		{[]string{"OTEL_SERVICE_NAME=rappel", "OTEL_SDK_DISABLED=true"}, false},
+		{[]string{"OTEL_SDK_DISABLED=false", "OTEL_SERVICE_NAME=rappel"}, true},
+	} {
+		if got := tracingWanted(tc.env); got != tc.want {
+			t.Errorf("tracingWanted(%q) = %v, want %v", tc.env, got, tc.want)
+		}
+	}
+}
+
+// clearOTEL unsets, for the test, the variables that turn tracing on.
+func clearOTEL(t *testing.T) {
+	for _, kv := range os.Environ() {
+		if name, _, _ := strings.Cut(kv, "="); strings.HasPrefix(name, "OTEL_") {
+			t.Setenv(name, "")
+		}
+	}
+}
+
+func TestStartTelemetry_Off(t *testing.T) {
+	clearOTEL(t)
+	tel, err := StartTelemetry(context.Background(), slog.New(slog.DiscardHandler))
+	if err != nil || tel != nil {
+		t.Fatalf("StartTelemetry without OTEL_* = %v, %v; want nil, nil", tel, err)
+	}
+	if tel.TracerProvider() != nil {
+		t.Fatal("a nil Telemetry gives a tracer provider: the server would wrap otelhttp")
+	}
+	if err := tel.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// otlpReceiver is an OTLP/HTTP trace receiver: it decodes every
+// ExportTraceServiceRequest posted to /v1/traces.
+type otlpReceiver struct {
+	mu    sync.Mutex
+	spans []*tracepb.Span
+	res   []map[string]string // each span's resource attributes
+}
+
+func (o *otlpReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path != "/v1/traces" || r.Header.Get("Content-Type") != "application/x-protobuf" {
+		http.Error(w, "want a protobuf POST to /v1/traces", http.StatusNotFound)
+		return
+	}
+	var body io.Reader = r.Body
+	if r.Header.Get("Content-Encoding") == "gzip" {
+		zr, err := gzip.NewReader(r.Body)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		body = zr
+	}
+	b, err := io.ReadAll(body)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	var req collectortrace.ExportTraceServiceRequest
+	if err := proto.Unmarshal(b, &req); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	o.mu.Lock()
+	for _, rs := range req.GetResourceSpans() {
+		attrs := map[string]string{}
+		for _, a := range rs.GetResource().GetAttributes() {
+			attrs[a.GetKey()] = a.GetValue().GetStringValue()
+		}
+		for _, ss := range rs.GetScopeSpans() {
+			for _, sp := range ss.GetSpans() {
+				o.spans = append(o.spans, sp)
+				o.res = append(o.res, attrs)
+			}
+		}
+	}
+	o.mu.Unlock()
+	out, _ := proto.Marshal(&collectortrace.ExportTraceServiceResponse{})
+	w.Header().Set("Content-Type", "application/x-protobuf")
+	w.Write(out)
+}
+
+// named returns the received spans called name, with their resources.
+func (o *otlpReceiver) named(name string) (spans []*tracepb.Span, res []map[string]string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for i, sp := range o.spans {
+		if sp.GetName() == name {
+			spans, res = append(spans, sp), append(res, o.res[i])
+		}
+	}
+	return spans, res
+}
+
+func (o *otlpReceiver) names() []string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var out []string
+	for _, sp := range o.spans {
+		out = append(out, sp.GetName())
+	}
+	return out
+}
+
+// otlpRan is set once TestServe_Telemetry has installed an SDK: the
+// packages' tracers follow the first global provider only, so a second run
+// in the same process (-count=2) cannot see their spans.
+var otlpRan bool
+
+// TestServe_Telemetry runs rappel serve as configured by
+// OTEL_EXPORTER_OTLP_ENDPOINT and --metrics-addr: traces of a search go
+// over OTLP/HTTP to a local receiver when the server shuts down, and the
+// metrics listener answers without a key.
+func TestServe_Telemetry(t *testing.T) {
+	clearOTEL(t)
+	recv := &otlpReceiver{}
+	collector := httptest.NewServer(recv)
+	t.Cleanup(collector.Close)
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", collector.URL)
+	// Spans go out at shutdown (a flush), not on the batcher's timer.
+	t.Setenv("OTEL_BSP_SCHEDULE_DELAY", "600000")
+
+	c := NewServeCommand()
+	c.DataDir, c.APIKeys, c.Bundle = t.TempDir(), "k1", MustTinyBundle(t)
+	metricsAddr := make(chan net.Addr, 1)
+	c.Telemetry.MetricsAddr = "127.0.0.1:0"
+	c.Telemetry.MetricsReady = func(a net.Addr) { metricsAddr <- a }
+	base, stop := serve(t, c)
+	if code, body := get(t, base+"/recall?q=wooden", "k1"); code != http.StatusOK || !strings.Contains(string(body), "hc-74012") {
+		t.Fatalf("search: %d %s", code, body)
+	}
+	ma := <-metricsAddr
+	code, body := get(t, "http://"+ma.String()+"/metrics", "")
+	for _, want := range []string{`rappel_http_request_duration_seconds_count{code="200",method="GET",route="/recall"} 1`, "rappel_alert_outbox_pending 0", "go_goroutines"} {
+		if code != http.StatusOK || !strings.Contains(string(body), want) {
+			t.Errorf("metrics listener: %d, no %q in\n%s", code, want, body)
+		}
+	}
+	if code, _ := get(t, base+"/metrics", ""); code != http.StatusForbidden {
+		t.Errorf("GET /metrics on the API without the admin key = %d, want 403", code)
+	}
+	if len(recv.names()) != 0 {
+		t.Logf("spans before shutdown: %q", recv.names())
+	}
+	stop()
+
+	srv, res := recv.named("GET /recall")
+	if len(srv) != 1 {
+		t.Fatalf("received %q, want one GET /recall", recv.names())
+	}
+	if res[0]["service.name"] != defaultServiceName {
+		t.Errorf("service.name = %q, want %q", res[0]["service.name"], defaultServiceName)
+	}
+	if otlpRan {
+		t.Log("second run in this process: the packages' spans went to the first run's provider")
+		return
+	}
+	otlpRan = true
+	idx, _ := recv.named("index.Search")
+	if len(idx) != 1 || string(idx[0].GetParentSpanId()) != string(srv[0].GetSpanId()) {
+		t.Errorf("index.Search = %v, want one child of GET /recall", idx)
+	}
+	if w, _ := recv.named("kv.Load"); len(w) != 1 {
+		t.Errorf("no Pebble write span for the bundle's load among %q", recv.names())
+	}
+}
+
+// TestTelemetryConfig_OutboxDepth checks the outbox gauge against a real
+// Pebble outbox: pending rows count, sent rows do not.
+func TestTelemetryConfig_OutboxDepth(t *testing.T) {
+	clearOTEL(t)
+	ctx := context.Background()
+	st := kv.NewStore(t.TempDir())
+	st.Logger = slog.New(slog.DiscardHandler)
+	if err := st.Open(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	now := time.Date(2026, 11, 22, 6, 0, 0, 0, time.UTC)
+	var rows []*rappel.AlertRow
+	for _, rec := range []string{"hc-1", "hc-2", "hc-3"} {
+		rows = append(rows, &rappel.AlertRow{Sub: "sub1", Record: rec, Seq: 1, Status: rappel.AlertPending, CreatedAt: now, NextAt: now})
+	}
+	if _, err := st.CommitMatches(ctx, []string{"hc-1", "hc-2", "hc-3"}, rows); err != nil {
+		t.Fatal(err)
+	}
+	claimed, err := st.ClaimAlerts(ctx, "n1", now, time.Minute, 1)
+	if err != nil || len(claimed) != 1 {
+		t.Fatalf("ClaimAlerts = %v, %v", claimed, err)
+	}
+	claimed[0].Status, claimed[0].SentAt = rappel.AlertSent, now
+	if _, err := st.UpdateAlerts(ctx, "n1", claimed); err != nil {
+		t.Fatal(err)
+	}
+
+	snap, err := index.Build(nil, rappel.DatasetInfo{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat := &index.Catalog{}
+	cat.Swap(snap)
+	srv := edge.NewServer()
+	srv.Catalog = cat
+	srv.Logger = slog.New(slog.DiscardHandler)
+	ready := make(chan net.Addr, 1)
+	tc := TelemetryConfig{MetricsAddr: "127.0.0.1:0", MetricsReady: func(a net.Addr) { ready <- a }}
+	stop, err := tc.start(ctx, nil, st, srv, srv.Logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	code, body := get(t, "http://"+(<-ready).String()+"/metrics", "")
+	if code != http.StatusOK || !strings.Contains(string(body), "\nrappel_alert_outbox_pending 2\n") {
+		t.Fatalf("GET /metrics = %d, want rappel_alert_outbox_pending 2 in\n%s", code, body)
+	}
+}
+
+func TestServeCommand_MetricsAddrFlag(t *testing.T) {
+	t.Setenv("RAPPEL_METRICS_ADDR", "127.0.0.1:9464")
+	c := NewServeCommand()
+	if err := c.ParseFlags(nil); err != nil {
+		t.Fatal(err)
+	}
+	if c.Telemetry.MetricsAddr != "127.0.0.1:9464" {
+		t.Fatalf("MetricsAddr = %q from RAPPEL_METRICS_ADDR", c.Telemetry.MetricsAddr)
+	}
+	if err := c.ParseFlags([]string{"--metrics-addr", "10.0.0.1:9100"}); err != nil || c.Telemetry.MetricsAddr != "10.0.0.1:9100" {
+		t.Fatalf("--metrics-addr: %v, %q", err, c.Telemetry.MetricsAddr)
+	}
+}

@@ -1,0 +1,223 @@
+package edge
+
+import (
+	"context"
+	"math"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/rappel-ca/rappel"
+)
+
+// metrics holds the Server's Prometheus registry and the series the request
+// path updates. It lives in a private registry, not the global one, so that
+// two Servers in one process (tests) and libraries registering globally do
+// not collide.
+type metrics struct {
+	once     sync.Once
+	registry *prometheus.Registry
+	duration *prometheus.HistogramVec
+	limited  *prometheus.CounterVec
+	// api serves /metrics on the API's listener, leaving compression to
+	// its compress middleware; own serves the metrics listener, which has
+	// none, and compresses itself.
+	api, own http.Handler
+
+	// observers caches the histogram child per label set: looking a child
+	// up through WithLabelValues hashes its labels on every request.
+	observers sync.Map // durationKey → prometheus.Observer
+}
+
+// durationKey is the label set of one request-duration series. Every field
+// takes few values: methods are reduced to the standard ones, routes to the
+// routes table's patterns, statuses to those the API writes.
+type durationKey struct {
+	method, route string
+	code          int
+}
+
+// durationBuckets span a cache-hot GET /recall/{record_id} (tens of
+// microseconds) to a search at the end of its 2 s budget.
+var durationBuckets = []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5}
+
+// initMetrics builds the registry once. Handler and MetricsHandler call it;
+// countRateLimited may run before either only in tests, so it calls it too.
+func (s *Server) initMetrics() *metrics {
+	m := &s.metrics
+	m.once.Do(func() {
+		m.registry = prometheus.NewRegistry()
+		m.duration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "rappel_http_request_duration_seconds",
+			Help:    "Time to answer a request, by method, route pattern (\"unmatched\" for none) and status code.",
+			Buckets: durationBuckets,
+		}, []string{"method", "route", "code"})
+		m.limited = prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "rappel_rate_limited_requests_total",
+			Help: "Requests refused with 429 by a key's rate limit or quota, by the key's plan.",
+		}, []string{"plan"})
+		m.registry.MustRegister(
+			m.duration,
+			m.limited,
+			&feedCollector{s: s},
+			collectors.NewGoCollector(),
+			collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		)
+		m.api, m.own = s.promHandler(m.registry, false), s.promHandler(m.registry, true)
+		if s.OutboxDepth != nil {
+			m.registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+				Name: "rappel_alert_outbox_pending",
+				Help: "Alert e-mails waiting in the outbox to be sent (pending rows, retries included).",
+			}, s.outboxDepth))
+		}
+	})
+	return m
+}
+
+// outboxDepth reads OutboxDepth for a scrape; a failure reads as NaN, which
+// Prometheus shows as a gap rather than a false zero.
+func (s *Server) outboxDepth() float64 {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	n, err := s.OutboxDepth(ctx)
+	if err != nil {
+		s.Logger.Warn("counting the alert outbox for /metrics", "err", err)
+		return math.NaN()
+	}
+	return float64(n)
+}
+
+// countRateLimited counts one request refused with 429 for a key of plan,
+// for the rate-limited-requests metric.
+func (s *Server) countRateLimited(plan string) {
+	s.initMetrics().limited.WithLabelValues(plan).Inc()
+}
+
+// measure is the middleware that observes each request's duration by
+// method, route pattern and status. It sits inside the tracing middleware
+// and outside the router, whose ServeMux sets r.Pattern on this same
+// request.
+func (s *Server) measure(next http.Handler) http.Handler {
+	m := s.initMetrics()
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		next.ServeHTTP(w, r)
+		status := http.StatusOK // net/http sends 200 for a handler that wrote nothing
+		if x := exchangeOf(w); x != nil && x.status != 0 {
+			status = x.status
+		}
+		m.observer(durationKey{knownMethod(r.Method), routeOf(r), status}).
+			Observe(time.Since(start).Seconds())
+	})
+}
+
+// observer returns the histogram child for k, cached.
+func (m *metrics) observer(k durationKey) prometheus.Observer {
+	if o, ok := m.observers.Load(k); ok {
+		return o.(prometheus.Observer)
+	}
+	o := m.duration.WithLabelValues(k.method, k.route, strconv.Itoa(k.code))
+	m.observers.Store(k, o)
+	return o
+}
+
+// getMetrics answers GET /metrics on the API's listener: the Prometheus
+// text exposition, behind the admin key like the other admin endpoints.
+func (s *Server) getMetrics(w http.ResponseWriter, r *http.Request) error {
+	if err := s.authenticateAdmin(r); err != nil {
+		return err
+	}
+	if err := paramsOf(w).err(); err != nil {
+		return err
+	}
+	s.initMetrics().api.ServeHTTP(w, r)
+	return nil
+}
+
+// promHandler serves reg, gzipping for clients that accept it when
+// compressed.
+func (s *Server) promHandler(reg *prometheus.Registry, compressed bool) http.Handler {
+	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{
+		ErrorLog:           promLogger{s},
+		ErrorHandling:      promhttp.ContinueOnError,
+		DisableCompression: !compressed,
+	})
+}
+
+// MetricsHandler returns the handler of a separate metrics listener
+// (--metrics-addr): GET /metrics without a key, since that listener is
+// meant for a private address, and a JSON 404 or 405 for anything else.
+// Its requests are not in the request-duration histogram, which is about
+// the API.
+func (s *Server) MetricsHandler() http.Handler {
+	prom := s.initMetrics().own
+	return s.requestID(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.URL.Path != "/metrics":
+			s.fail(w, r, rappel.Errorf(rappel.ENOTFOUND,
+				"There is no path %s on the metrics listener; scrape /metrics.", quote(r.URL.Path)))
+		case r.Method != http.MethodGet && r.Method != http.MethodHead:
+			w.Header().Set("Allow", "GET, HEAD")
+			s.fail(w, r, rappel.Errorf(rappel.EMETHOD,
+				"Method %s is not allowed on /metrics; use GET.", clip(r.Method)))
+		default:
+			prom.ServeHTTP(w, r)
+		}
+	}))
+}
+
+// promLogger sends the registry's collection errors to the Server's log.
+type promLogger struct{ s *Server }
+
+func (l promLogger) Println(v ...any) { l.s.Logger.Warn("collecting metrics", "err", v) }
+
+// feedCollector reports every live feed's state at scrape time, from
+// Server.Feeds: nothing is kept between scrapes.
+type feedCollector struct{ s *Server }
+
+var (
+	feedAgeDesc = prometheus.NewDesc("rappel_feed_last_success_age_seconds",
+		"Seconds since the source's last successful refresh; absent while it has had none.", []string{"source"}, nil)
+	feedSuccessDesc = prometheus.NewDesc("rappel_feed_last_success_timestamp_seconds",
+		"Unix time of the source's last successful refresh; absent while it has had none.", []string{"source"}, nil)
+	feedErrorDesc = prometheus.NewDesc("rappel_feed_error",
+		"1 when the source's last refresh failed (its last_error in /health is set), else 0.", []string{"source"}, nil)
+	feedStaleDesc = prometheus.NewDesc("rappel_feed_stale",
+		"1 when the source has had no success for three refresh intervals, else 0.", []string{"source"}, nil)
+	feedRecordsDesc = prometheus.NewDesc("rappel_feed_records",
+		"Records the source's last successful refresh holds.", []string{"source"}, nil)
+	feedRejectedDesc = prometheus.NewDesc("rappel_feed_rejected_records",
+		"Upstream records the source's last refresh rejected.", []string{"source"}, nil)
+)
+
+func (c *feedCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{feedAgeDesc, feedSuccessDesc, feedErrorDesc, feedStaleDesc, feedRecordsDesc, feedRejectedDesc} {
+		ch <- d
+	}
+}
+
+func (c *feedCollector) Collect(ch chan<- prometheus.Metric) {
+	now := c.s.Now()
+	for _, f := range c.s.feeds() {
+		if !f.LastSuccess.IsZero() {
+			ch <- prometheus.MustNewConstMetric(feedAgeDesc, prometheus.GaugeValue, now.Sub(f.LastSuccess).Seconds(), f.Source)
+			ch <- prometheus.MustNewConstMetric(feedSuccessDesc, prometheus.GaugeValue, float64(f.LastSuccess.UnixNano())/1e9, f.Source)
+		}
+		ch <- prometheus.MustNewConstMetric(feedErrorDesc, prometheus.GaugeValue, boolValue(f.LastError != ""), f.Source)
+		ch <- prometheus.MustNewConstMetric(feedStaleDesc, prometheus.GaugeValue, boolValue(f.Stale), f.Source)
+		ch <- prometheus.MustNewConstMetric(feedRecordsDesc, prometheus.GaugeValue, float64(f.Records), f.Source)
+		ch <- prometheus.MustNewConstMetric(feedRejectedDesc, prometheus.GaugeValue, float64(f.Rejected), f.Source)
+	}
+}
+
+func boolValue(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}

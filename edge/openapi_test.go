@@ -1,0 +1,777 @@
+package edge
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"net/http"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rappel-ca/rappel"
+	"github.com/rappel-ca/rappel/alerts"
+)
+
+// openAPI is the parsed document with helpers to follow its $refs.
+type openAPI struct {
+	root map[string]any
+}
+
+func mustOpenAPI(tb testing.TB) *openAPI {
+	tb.Helper()
+	var root map[string]any
+	if err := json.Unmarshal(openAPIDoc, &root); err != nil {
+		tb.Fatalf("openapi.json is not JSON: %v", err)
+	}
+	return &openAPI{root: root}
+}
+
+// pointer resolves a local JSON pointer such as #/components/schemas/Record.
+func (d *openAPI) pointer(ref string) (any, error) {
+	if !strings.HasPrefix(ref, "#/") {
+		return nil, fmt.Errorf("$ref %q is not local", ref)
+	}
+	var v any = d.root
+	for _, tok := range strings.Split(ref[2:], "/") {
+		tok = strings.NewReplacer("~1", "/", "~0", "~").Replace(tok)
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("$ref %q: %q is not in an object", ref, tok)
+		}
+		if v, ok = m[tok]; !ok {
+			return nil, fmt.Errorf("$ref %q: no %q", ref, tok)
+		}
+	}
+	return v, nil
+}
+
+// deref follows v's $ref, if it has one, repeatedly.
+func (d *openAPI) deref(tb testing.TB, v any) map[string]any {
+	tb.Helper()
+	for range 10 {
+		m, _ := v.(map[string]any)
+		ref, ok := m["$ref"].(string)
+		if !ok {
+			return m
+		}
+		var err error
+		if v, err = d.pointer(ref); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	tb.Fatalf("$ref chain too long at %v", v)
+	return nil
+}
+
+// operations returns every operation of the document by "METHOD /path".
+func (d *openAPI) operations(tb testing.TB) map[string]map[string]any {
+	tb.Helper()
+	ops := map[string]map[string]any{}
+	for p, item := range d.root["paths"].(map[string]any) {
+		for m, op := range d.deref(tb, item) {
+			switch m {
+			case "get", "put", "post", "delete", "options", "head", "patch", "trace":
+				ops[strings.ToUpper(m)+" "+p] = op.(map[string]any)
+			}
+		}
+	}
+	return ops
+}
+
+// params returns the names of an operation's parameters in location in
+// (query or path), those of its path item included.
+func (d *openAPI) params(tb testing.TB, path string, op map[string]any, in string) []string {
+	tb.Helper()
+	item := d.deref(tb, d.root["paths"].(map[string]any)[path])
+	var list []any
+	if ps, ok := item["parameters"].([]any); ok {
+		list = append(list, ps...)
+	}
+	if ps, ok := op["parameters"].([]any); ok {
+		list = append(list, ps...)
+	}
+	var names []string
+	for _, p := range list {
+		pm := d.deref(tb, p)
+		if pm["in"] == in {
+			names = append(names, pm["name"].(string))
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
+// docPath is the document's path of a route pattern: a {name...} wildcard
+// is a plain path parameter there.
+func docPath(pattern string) string { return strings.ReplaceAll(pattern, "...}", "}") }
+
+var wildcard = regexp.MustCompile(`\{([a-z_]+)(\.\.\.)?\}`)
+
+func TestOpenAPI_Document(t *testing.T) {
+	d := mustOpenAPI(t)
+	if d.root["openapi"] != "3.1.0" {
+		t.Errorf("openapi = %v, want 3.1.0", d.root["openapi"])
+	}
+	info, _ := d.root["info"].(map[string]any)
+	if info["version"] != "0.1.0" || info["title"] == "" {
+		t.Errorf("info = %v, want version 0.1.0 and a title", info)
+	}
+	if openAPIInfo.Version != "0.1.0" || openAPIInfo.Title != info["title"] {
+		t.Errorf("openAPIInfo = %+v", openAPIInfo)
+	}
+
+	t.Run("RefsResolve", func(t *testing.T) {
+		var refs int
+		var walk func(v any, at string)
+		walk = func(v any, at string) {
+			switch v := v.(type) {
+			case map[string]any:
+				if ref, ok := v["$ref"].(string); ok {
+					refs++
+					if _, err := d.pointer(ref); err != nil {
+						t.Errorf("at %s: %v", at, err)
+					}
+				}
+				for k, c := range v {
+					walk(c, at+"/"+k)
+				}
+			case []any:
+				for i, c := range v {
+					walk(c, fmt.Sprintf("%s/%d", at, i))
+				}
+			}
+		}
+		walk(d.root, "#")
+		if refs < 50 {
+			t.Errorf("only %d $refs found: is the walk broken?", refs)
+		}
+	})
+
+	t.Run("Examples", func(t *testing.T) {
+		// Every example next to a schema validates against it.
+		var n int
+		var walk func(v any, at string)
+		walk = func(v any, at string) {
+			switch v := v.(type) {
+			case map[string]any:
+				ex, hasEx := v["example"]
+				schema, hasSchema := v["schema"]
+				if hasEx && hasSchema {
+					n++
+					for _, e := range d.validate(schema, ex, at) {
+						t.Errorf("example: %s", e)
+					}
+				}
+				for k, c := range v {
+					walk(c, at+"/"+k)
+				}
+			case []any:
+				for i, c := range v {
+					walk(c, fmt.Sprintf("%s/%d", at, i))
+				}
+			}
+		}
+		walk(d.root, "#")
+		if n < 8 {
+			t.Errorf("only %d examples checked", n)
+		}
+	})
+
+	t.Run("Operations", func(t *testing.T) {
+		ids := map[string]string{}
+		for key, op := range d.operations(t) {
+			id, _ := op["operationId"].(string)
+			if id == "" || op["summary"] == nil {
+				t.Errorf("%s has no operationId or summary", key)
+			}
+			if other, dup := ids[id]; dup {
+				t.Errorf("%s and %s share operationId %q", key, other, id)
+			}
+			ids[id] = key
+			responses, _ := op["responses"].(map[string]any)
+			if _, ok := responses["200"]; !ok {
+				t.Errorf("%s documents no 200", key)
+			}
+			for status, resp := range responses {
+				r := d.deref(t, resp)
+				if r["description"] == nil {
+					t.Errorf("%s %s has no description", key, status)
+				}
+				// Every error is JSON {"detail": ...}.
+				if status >= "400" {
+					c, _ := r["content"].(map[string]any)
+					if _, ok := c["application/json"]; !ok || len(c) != 1 {
+						t.Errorf("%s %s is not only application/json: %v", key, status, c)
+					}
+				}
+			}
+		}
+	})
+}
+
+// TestOpenAPI_Routes holds the document and the routes table together:
+// adding a route, a method or a query parameter without documenting it
+// fails here, and so does documenting one the router does not serve.
+func TestOpenAPI_Routes(t *testing.T) {
+	d := mustOpenAPI(t)
+	s, _ := MustServer(t, MustCatalog(t, testRecords()))
+	routes := s.routes()
+	ops := d.operations(t)
+	served := map[string]route{}
+	for _, rt := range routes {
+		for _, m := range rt.methods {
+			served[m+" "+docPath(rt.pattern)] = rt
+		}
+	}
+	for key := range ops {
+		if _, ok := served[key]; !ok {
+			t.Errorf("the document has %s, which no route serves", key)
+		}
+	}
+	for key, rt := range served {
+		op, ok := ops[key]
+		if !ok {
+			t.Errorf("route %s is not in openapi.json", key)
+			continue
+		}
+		path := docPath(rt.pattern)
+		t.Run(key, func(t *testing.T) {
+			accepted := slices.Sorted(slices.Values(rt.params))
+			if documented := d.params(t, path, op, "query"); !slices.Equal(documented, accepted) {
+				t.Errorf("query parameters: documented %v, the route accepts %v", documented, accepted)
+			}
+			var wild []string
+			for _, m := range wildcard.FindAllStringSubmatch(rt.pattern, -1) {
+				wild = append(wild, m[1])
+			}
+			sort.Strings(wild)
+			if documented := d.params(t, path, op, "path"); !slices.Equal(documented, wild) {
+				t.Errorf("path parameters: documented %v, the pattern has %v", documented, wild)
+			}
+			// A keyed route inherits the document's x-gateway-key
+			// requirement; a public one overrides it (with none, or
+			// with the admin key its handler checks).
+			sec, overrides := op["security"].([]any)
+			switch {
+			case rt.public && !overrides:
+				t.Errorf("public route documented as needing x-gateway-key")
+			case !rt.public && overrides:
+				t.Errorf("keyed route documented with security %v", sec)
+			}
+		})
+	}
+}
+
+// TestOpenAPI_Vocabularies checks the document's enums against the
+// vocabularies the handlers validate with.
+func TestOpenAPI_Vocabularies(t *testing.T) {
+	d := mustOpenAPI(t)
+	ops := d.operations(t)
+	enum := func(schema map[string]any) []string {
+		var out []string
+		for _, v := range d.deref(t, schema)["enum"].([]any) {
+			out = append(out, v.(string))
+		}
+		return out
+	}
+	param := func(key, name string) []string {
+		for _, p := range ops[key]["parameters"].([]any) {
+			if pm := d.deref(t, p); pm["name"] == name {
+				return enum(pm["schema"].(map[string]any))
+			}
+		}
+		t.Fatalf("%s has no parameter %s", key, name)
+		return nil
+	}
+	schema := func(name string) []string {
+		return enum(map[string]any{"$ref": "#/components/schemas/" + name})
+	}
+	for _, c := range []struct {
+		what       string
+		documented []string
+		vocab      []string
+	}{
+		{"RecallType", schema("RecallType"), rappel.RecallTypes},
+		{"Agency", schema("Agency"), rappel.Agencies},
+		{"HazardClass", schema("HazardClass"), rappel.HazardClasses},
+		{"Allergen", schema("Allergen"), rappel.Allergens},
+		{"Lang", schema("Lang"), rappel.Langs},
+		{"sort_by", param("GET /recall", "sort_by"), sortKeys},
+		{"sort_order", param("GET /recall", "sort_order"), sortOrders},
+		{"group_by", param("GET /recall/stats", "group_by"), rappel.StatsGroupFields},
+		{"sum_field", param("GET /recall/stats", "sum_field"), rappel.StatsSumFields},
+	} {
+		if !slices.Equal(slices.Sorted(slices.Values(c.documented)), slices.Sorted(slices.Values(c.vocab))) {
+			t.Errorf("%s: documented %v, the handlers take %v", c.what, c.documented, c.vocab)
+		}
+	}
+}
+
+// docCase is one request of TestOpenAPI_Responses.
+type docCase struct {
+	method, target, body string
+	header               map[string]string
+	status               int
+}
+
+// TestOpenAPI_Responses sends real requests through the real router, with
+// a real Pebble store and alert service, and checks each response against
+// the document: its status is documented for the operation, its content
+// type is one the operation names, and a JSON body validates against the
+// operation's schema.
+func TestOpenAPI_Responses(t *testing.T) {
+	d := mustOpenAPI(t)
+	recs := append(lookupRecords(), fullRecord())
+	st := mustStore(t, recs)
+	svc := alerts.NewService(st)
+	svc.Logger, svc.Now = slog.New(slog.DiscardHandler), stepClock()
+	links := &confirmCatcher{}
+	svc.Confirmations = links
+	s, _ := MustServer(t, MustCatalog(t, recs))
+	s.Lookup, s.Alerts, s.AdminKey = st, svc, testAdminKey
+	// Keys of limited plans, so that responses carry the RateLimit
+	// headers (development keys carry none); the tiny plan's one request
+	// is followed by a 429.
+	s.Keys = planKeys{testKey: "roomy", "rk_tiny": "tiny"}
+	s.Plans = map[string]rappel.Plan{
+		"roomy": {Name: "roomy", Rate: 1000, Burst: 1000, Monthly: 1_000_000},
+		"tiny":  {Name: "tiny", Rate: 0.001, Burst: 1, Monthly: 100},
+	}
+	s.Now = func() time.Time { return lookupNow }
+	s.Feeds = feedStates
+	s.Refresh = func(ctx context.Context) error { return nil }
+	base := MustHTTP(t, s.Handler()).URL
+
+	key := map[string]string{"X-Gateway-Key": testKey}
+	admin := map[string]string{"X-Admin-Key": testAdminKey}
+	html := map[string]string{"Accept": "text/html"}
+	run := func(c docCase) []byte {
+		t.Helper()
+		resp, body := docRequest(t, base, c)
+		if resp.StatusCode != c.status {
+			t.Fatalf("%s %s: status %d, want %d: %s", c.method, c.target, resp.StatusCode, c.status, body)
+		}
+		d.checkResponse(t, c, resp, body)
+		return body
+	}
+	cases := []docCase{
+		{"GET", "/health", "", nil, 200},
+		{"GET", "/health?verbose=1", "", nil, 422},
+		{"GET", "/livez", "", nil, 200},
+		{"GET", "/readyz", "", nil, 200},
+		{"GET", "/recall", "", key, 200},
+		{"GET", "/recall?q=cheddar&lang=fr&limit=1&sort_by=relevance", "", key, 200},
+		{"GET", "/recall?recall_type=vehicle&sort_by=value&sort_order=asc&date_from=2020-01-01&issued_before=2026-12-31", "", key, 200},
+		{"GET", "/recall?offset=9501", "", key, 400},
+		{"GET", "/recall?recal_type=food&limit=501&issued_after=2025-02-30", "", key, 422},
+		{"GET", "/recall", "", nil, 403},
+		{"GET", "/recall/stats", "", key, 200},
+		{"GET", "/recall/stats?group_by=allergen&period=all&sum_field=units_affected", "", key, 200},
+		{"GET", "/recall/stats?group_by=month&period=2y", "", key, 200},
+		{"GET", "/recall/stats?period=3%20mnths&group_by=units_affected", "", key, 422},
+		{"GET", "/recall/products?id=990101", "", key, 200},
+		{"GET", "/recall/products?id=2026901", "", key, 200},
+		{"GET", "/recall/products?id=nope", "", key, 404},
+		{"GET", "/recall/products", "", key, 422},
+		{"GET", "/recall/upc?upc=" + cheddarUPC + "&lang=fr", "", key, 200},
+		{"GET", "/recall/upc?upc=12345", "", key, 422},
+		{"GET", "/recall/vin?vin=" + camryVIN, "", key, 200},
+		{"GET", "/recall/vin?vin=" + camryVIN[:16], "", key, 422},
+		{"GET", "/recall/hc-990101", "", key, 200},
+		{"GET", "/recall/hc-990199", "", key, 200},
+		{"GET", "/recall/products?id=990199", "", key, 200},
+		{"GET", "/recall/tc-2026901?lang=en", "", key, 200},
+		{"GET", "/recall/hc-1", "", key, 404},
+		{"POST", "/recall/alerts/subscribe", `{"email":"name@example.ca","q":"cheddar","agency":null,"lang":"fr"}`, key, 200},
+		{"POST", "/recall/alerts/subscribe", `{"emial":"name@example.ca"}`, key, 422},
+		{"GET", "/recall/alerts/confirm?token=AAAAAAAAAAAAAAAAAAAAAA", "", nil, 404},
+		{"GET", "/recall/alerts/unsubscribe", "", nil, 422},
+		{"POST", "/admin/refresh", "", admin, 200},
+		{"POST", "/admin/refresh", "", nil, 403},
+		{"GET", "/metrics", "", admin, 200},
+		{"GET", "/metrics", "", nil, 403},
+		{"GET", "/openapi.json", "", nil, 200},
+		{"GET", "/docs", "", nil, 200},
+		{"GET", "/docs/assets/swagger-ui.css", "", nil, 200},
+		{"GET", "/docs/assets/nope.js", "", nil, 404},
+		{"GET", "/recall/hc-990101", "", map[string]string{"X-Gateway-Key": "rk_tiny"}, 200},
+		{"GET", "/recall/hc-990101", "", map[string]string{"X-Gateway-Key": "rk_tiny"}, 429},
+	}
+	for _, c := range cases {
+		run(c)
+	}
+	// The alert links, with the tokens the service would have e-mailed.
+	if len(links.confirm) != 1 {
+		t.Fatalf("%d confirmation links, want 1", len(links.confirm))
+	}
+	confirm, unsub := links.confirm[0], links.unsub[0]
+	run(docCase{"GET", "/recall/alerts/confirm?token=" + confirm, "", nil, 200})
+	run(docCase{"GET", "/recall/alerts/confirm?token=" + confirm, "", html, 200})
+	run(docCase{"GET", "/recall/alerts/unsubscribe?token=" + unsub, "", html, 200})
+	run(docCase{"GET", "/recall/alerts/unsubscribe?token=" + unsub, "", nil, 200})
+	run(docCase{"POST", "/recall/alerts/unsubscribe?token=" + unsub, "List-Unsubscribe=One-Click", nil, 200})
+
+	// The errors every path can give are documented once, as components.
+	for _, c := range []struct {
+		docCase
+		component string
+	}{
+		{docCase{"DELETE", "/recall", "", key, 405}, "MethodNotAllowed"},
+		{docCase{"GET", "/nowhere", "", nil, 404}, "NotFound"},
+	} {
+		resp, body := docRequest(t, base, c.docCase)
+		if resp.StatusCode != c.status {
+			t.Fatalf("%s %s: status %d, want %d", c.method, c.target, resp.StatusCode, c.status)
+		}
+		comp := d.deref(t, map[string]any{"$ref": "#/components/responses/" + c.component})
+		d.checkBody(t, c.method+" "+c.target, comp, resp, body)
+	}
+}
+
+// planKeys is a rappel.KeyService giving each of its keys the plan named.
+type planKeys map[string]string
+
+func (k planKeys) Authenticate(_ context.Context, key string) (*rappel.APIKey, error) {
+	plan, ok := k[key]
+	if !ok {
+		return nil, rappel.Errorf(rappel.EFORBIDDEN, "Unknown API key.")
+	}
+	return &rappel.APIKey{ID: "key-" + plan, Plan: plan, Label: "openapi test"}, nil
+}
+
+// fullRecord has every field of a record, so that the document's Record
+// schema is checked property by property.
+func fullRecord() *rappel.Record {
+	units := 42
+	tr := func(lang string) *rappel.Translation {
+		return &rappel.Translation{Title: "Kettle " + lang, ProductDescription: "Electric kettle", HazardDescription: "Burns",
+			WhatToDo: "Stop using it", URL: "https://recalls-rappels.canada.ca/" + lang + "/alert-recall/990199",
+			Category: "Household", System: "Electrical", VehicleCategory: "None", NotificationType: "Recall"}
+	}
+	return &rappel.Record{
+		RecordID: "hc-990199", RecallID: "990199", RecallType: rappel.TypeConsumerProduct, Agency: rappel.AgencyHealthCanada,
+		Status: rappel.StatusActive, EventDate: "2026-11-01", RecallDate: "2026-11-02", FetchedAt: "2026-11-22T03:00:00Z",
+		Translations: rappel.Translations{EN: tr("en"), FR: tr("fr")},
+		URLEn:        "https://recalls-rappels.canada.ca/en/alert-recall/990199", URLFr: "https://recalls-rappels.canada.ca/fr/avis-rappel/990199",
+		Category: "Household", AlertType: "Recall", IdentificationNumber: "RA-990199", Categories: []string{"Household", "Kitchen"},
+		ProductList: []rappel.Product{{Name: "Kettle", UPC: toyEAN8, LotCodes: []string{"L1"}, Size: "1.7 L"}},
+		HazardClass: "class_3", DateModified: "2026-11-03", LastUpdated: "2026-11-04",
+		AffectedModels:   []rappel.VehicleModel{{Make: "ACME", Model: "K1", Year: 2026}},
+		NotificationType: "Recall", System: "Electrical", UnitsAffected: &units, VehicleCategory: "None",
+		VehicleSlugs: []string{"acme-k1"}, VehicleMake: "ACME", VehicleModel: "K1", ManufacturerRecallNumber: "M-1",
+		Images:   []rappel.Image{{URL: "https://recalls-rappels.canada.ca/k.jpg", Title: "Kettle"}},
+		ImageURL: "https://recalls-rappels.canada.ca/k.jpg", RecallClassPage: "Type III", RecallingFirm: "Acme Ltd",
+		Allergens: []string{"milk"}, Companies: []string{"Acme Ltd"}, Distribution: []string{"National"},
+		PlaceOfOrigin: "China", UnitsSold: "40", TimePeriodSold: "2025 to 2026", Manufacturer: "Acme Mfg", Importer: "Acme Import",
+		CFIAID: "C-1", DIN: "0001", Municipality: "Ottawa", NPN: "8000", UPC: toyEAN8,
+	}
+}
+
+// TestOpenAPI_FullRecord checks that fullRecord sets every field the Record
+// schema documents, and that the schema takes it.
+func TestOpenAPI_FullRecord(t *testing.T) {
+	b, err := json.Marshal(fullRecord())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]any
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	d := mustOpenAPI(t)
+	props := d.deref(t, map[string]any{"$ref": "#/components/schemas/Record"})["properties"].(map[string]any)
+	for name := range props {
+		if _, ok := got[name]; !ok {
+			t.Errorf("fullRecord lacks %s", name)
+		}
+	}
+	if errs := d.validate(map[string]any{"$ref": "#/components/schemas/Record"}, got, "$"); len(errs) > 0 {
+		t.Errorf("fullRecord does not match the Record schema:\n%s", strings.Join(errs, "\n"))
+	}
+}
+
+func docRequest(tb testing.TB, base string, c docCase) (*http.Response, []byte) {
+	tb.Helper()
+	req, err := http.NewRequest(c.method, base+c.target, strings.NewReader(c.body))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for k, v := range c.header {
+		req.Header.Set(k, v)
+	}
+	if c.method == http.MethodPost && c.body != "" {
+		ct := "application/json"
+		if !strings.HasPrefix(c.body, "{") {
+			ct = "application/x-www-form-urlencoded"
+		}
+		req.Header.Set("Content-Type", ct)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return resp, b
+}
+
+// checkResponse finds the documented response of c's operation and status
+// and checks resp against it.
+func (d *openAPI) checkResponse(tb testing.TB, c docCase, resp *http.Response, body []byte) {
+	tb.Helper()
+	what := c.method + " " + c.target
+	r, _ := http.NewRequest(c.method, c.target, nil)
+	var op map[string]any
+	for key, o := range d.operations(tb) {
+		m, p, _ := strings.Cut(key, " ")
+		if m == c.method && pathMatches(p, r.URL.Path) && (op == nil || !strings.Contains(p, "{")) {
+			op = o
+		}
+	}
+	if op == nil {
+		tb.Fatalf("%s: no operation documented", what)
+	}
+	doc, ok := op["responses"].(map[string]any)[fmt.Sprint(resp.StatusCode)]
+	if !ok {
+		tb.Fatalf("%s: status %d is not documented", what, resp.StatusCode)
+	}
+	d.checkBody(tb, what, d.deref(tb, doc), resp, body)
+	// The headers a response documents are sent.
+	headers, _ := d.deref(tb, doc)["headers"].(map[string]any)
+	for name := range headers {
+		if resp.Header.Get(name) == "" {
+			tb.Errorf("%s: %d has no %s header, which the document promises", what, resp.StatusCode, name)
+		}
+	}
+}
+
+// pathMatches reports whether a concrete path matches a documented path
+// template; a template's last parameter may span slashes, as the router's
+// {file...} does.
+func pathMatches(template, path string) bool {
+	ts, ps := strings.Split(template, "/"), strings.Split(path, "/")
+	for i, t := range ts {
+		if i >= len(ps) {
+			return false
+		}
+		if strings.HasPrefix(t, "{") {
+			if i == len(ts)-1 {
+				return true
+			}
+			continue
+		}
+		if t != ps[i] {
+			return false
+		}
+	}
+	return len(ts) == len(ps)
+}
+
+// checkBody checks the content type of resp against the documented
+// response, and a JSON body against its schema.
+func (d *openAPI) checkBody(tb testing.TB, what string, doc map[string]any, resp *http.Response, body []byte) {
+	tb.Helper()
+	ct, _, _ := strings.Cut(resp.Header.Get("Content-Type"), ";")
+	content, _ := doc["content"].(map[string]any)
+	media, ok := content[ct].(map[string]any)
+	if !ok {
+		tb.Fatalf("%s: Content-Type %q is not documented (%v)", what, ct, slices.Collect(maps.Keys(content)))
+	}
+	if ct != "application/json" {
+		return
+	}
+	var v any
+	if err := json.Unmarshal(body, &v); err != nil {
+		tb.Fatalf("%s: body is not JSON: %v", what, err)
+	}
+	if errs := d.validate(media["schema"], v, "$"); len(errs) > 0 {
+		tb.Errorf("%s: the body does not match the document:\n%s\nbody: %.600s", what, strings.Join(errs, "\n"), body)
+	}
+}
+
+// validate checks v against a JSON Schema of the document, for the
+// keywords the document uses, and returns every mismatch with where it is.
+func (d *openAPI) validate(schema, v any, at string) []string {
+	sm, ok := schema.(map[string]any)
+	if !ok {
+		return nil // true, or a missing schema: anything goes
+	}
+	if ref, ok := sm["$ref"].(string); ok {
+		target, err := d.pointer(ref)
+		if err != nil {
+			return []string{at + ": " + err.Error()}
+		}
+		return d.validate(target, v, at)
+	}
+	var errs []string
+	fail := func(format string, args ...any) { errs = append(errs, at+": "+fmt.Sprintf(format, args...)) }
+	if t, ok := sm["type"]; ok && !typeMatches(t, v) {
+		fail("%s is not of type %v", short(v), t)
+		return errs
+	}
+	if c, ok := sm["const"]; ok && c != v {
+		fail("%s is not %v", short(v), c)
+	}
+	if e, ok := sm["enum"].([]any); ok && !slices.Contains(e, v) {
+		fail("%s is not one of %v", short(v), e)
+	}
+	for _, key := range []string{"anyOf", "oneOf"} {
+		alts, ok := sm[key].([]any)
+		if !ok {
+			continue
+		}
+		matched := 0
+		for _, alt := range alts {
+			if len(d.validate(alt, v, at)) == 0 {
+				matched++
+			}
+		}
+		if matched == 0 || (key == "oneOf" && matched > 1) {
+			fail("%s matches %d of the %s alternatives", short(v), matched, key)
+		}
+	}
+	switch v := v.(type) {
+	case string:
+		errs = append(errs, d.validateString(sm, v, at)...)
+	case float64:
+		if m, ok := sm["minimum"].(float64); ok && v < m {
+			fail("%v is below the minimum %v", v, m)
+		}
+		if m, ok := sm["maximum"].(float64); ok && v > m {
+			fail("%v is above the maximum %v", v, m)
+		}
+	case []any:
+		if m, ok := sm["minItems"].(float64); ok && float64(len(v)) < m {
+			fail("%d items, fewer than %v", len(v), m)
+		}
+		for i, item := range v {
+			errs = append(errs, d.validate(sm["items"], item, fmt.Sprintf("%s[%d]", at, i))...)
+		}
+	case map[string]any:
+		errs = append(errs, d.validateObject(sm, v, at)...)
+	}
+	return errs
+}
+
+func (d *openAPI) validateString(sm map[string]any, v, at string) []string {
+	var errs []string
+	fail := func(format string, args ...any) { errs = append(errs, at+": "+fmt.Sprintf(format, args...)) }
+	if m, ok := sm["minLength"].(float64); ok && float64(len([]rune(v))) < m {
+		fail("%q is shorter than %v", v, m)
+	}
+	if m, ok := sm["maxLength"].(float64); ok && float64(len([]rune(v))) > m {
+		fail("%q is longer than %v", v, m)
+	}
+	if p, ok := sm["pattern"].(string); ok && !regexp.MustCompile(p).MatchString(v) {
+		fail("%q does not match %s", v, p)
+	}
+	switch sm["format"] {
+	case "date":
+		if !rappel.ValidDate(v) {
+			fail("%q is not a date", v)
+		}
+	case "date-time":
+		if _, err := time.Parse(time.RFC3339, v); err != nil {
+			fail("%q is not an RFC 3339 time", v)
+		}
+	case "uri":
+		if !strings.Contains(v, ":") {
+			fail("%q is not a URI", v)
+		}
+	}
+	return errs
+}
+
+func (d *openAPI) validateObject(sm map[string]any, v map[string]any, at string) []string {
+	var errs []string
+	for _, r := range asSlice(sm["required"]) {
+		if _, ok := v[r.(string)]; !ok {
+			errs = append(errs, fmt.Sprintf("%s: required %q is missing", at, r))
+		}
+	}
+	props, _ := sm["properties"].(map[string]any)
+	patterns, _ := sm["patternProperties"].(map[string]any)
+	for _, k := range slices.Sorted(maps.Keys(v)) {
+		sub := at + "." + k
+		if ps, ok := props[k]; ok {
+			errs = append(errs, d.validate(ps, v[k], sub)...)
+			continue
+		}
+		matched := false
+		for p, ps := range patterns {
+			if regexp.MustCompile(p).MatchString(k) {
+				matched = true
+				errs = append(errs, d.validate(ps, v[k], sub)...)
+			}
+		}
+		if matched {
+			continue
+		}
+		switch ap := sm["additionalProperties"].(type) {
+		case bool:
+			if !ap {
+				errs = append(errs, fmt.Sprintf("%s: %q is not documented", at, k))
+			}
+		case map[string]any:
+			errs = append(errs, d.validate(ap, v[k], sub)...)
+		}
+	}
+	return errs
+}
+
+// typeMatches reports whether v, decoded by encoding/json, is of the JSON
+// Schema type t: a name or a list of names.
+func typeMatches(t, v any) bool {
+	for _, name := range asSlice(t) {
+		var ok bool
+		switch name {
+		case "null":
+			ok = v == nil
+		case "boolean":
+			_, ok = v.(bool)
+		case "string":
+			_, ok = v.(string)
+		case "number":
+			_, ok = v.(float64)
+		case "integer":
+			f, isNum := v.(float64)
+			ok = isNum && f == float64(int64(f))
+		case "array":
+			_, ok = v.([]any)
+		case "object":
+			_, ok = v.(map[string]any)
+		}
+		if ok {
+			return true
+		}
+	}
+	return false
+}
+
+func asSlice(v any) []any {
+	switch v := v.(type) {
+	case []any:
+		return v
+	case nil:
+		return nil
+	}
+	return []any{v}
+}
+
+func short(v any) string {
+	b, _ := json.Marshal(v)
+	if len(b) > 80 {
+		return string(b[:80]) + "…"
+	}
+	return string(b)
+}

@@ -1,0 +1,292 @@
+package postgres
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/rappel-ca/rappel"
+)
+
+// schemaAlerts holds subscriptions, their tokens, the alert outbox and the
+// record ids already matched by some node.
+//
+// A subscription is kept whole as JSONB (the Subscription's JSON, as the
+// Pebble store keeps it) next to the columns a query needs, so that adding
+// a field to it needs no migration. Tokens are stored by SHA-256 only.
+// Outbox rows are keyed (sub, record) like the Pebble keys, so a recall
+// reaches a subscription once however many nodes match it. The partial
+// index serves the claim's scan of due rows; both PostgreSQL and
+// CockroachDB (20.2 and later) build partial indexes.
+const schemaAlerts = `
+CREATE TABLE IF NOT EXISTS alert_subscriptions (
+	id     TEXT PRIMARY KEY,
+	status TEXT NOT NULL,
+	body   JSONB NOT NULL
+);
+CREATE TABLE IF NOT EXISTS alert_tokens (
+	hash BYTEA PRIMARY KEY,
+	sub  TEXT NOT NULL,
+	kind TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS alert_outbox (
+	sub           TEXT NOT NULL,
+	record        TEXT NOT NULL,
+	seq           BIGINT NOT NULL,
+	status        TEXT NOT NULL,
+	attempts      BIGINT NOT NULL DEFAULT 0,
+	next_at       TIMESTAMPTZ NOT NULL,
+	created_at    TIMESTAMPTZ NOT NULL,
+	sent_at       TIMESTAMPTZ,
+	error         TEXT NOT NULL DEFAULT '',
+	claimed_by    TEXT NOT NULL DEFAULT '',
+	claimed_until TIMESTAMPTZ,
+	PRIMARY KEY (sub, record)
+);
+CREATE INDEX IF NOT EXISTS alert_outbox_due ON alert_outbox (next_at) WHERE status = 'pending';
+CREATE TABLE IF NOT EXISTS alert_matched (
+	record     TEXT PRIMARY KEY,
+	node       TEXT NOT NULL,
+	matched_at TIMESTAMPTZ NOT NULL
+);
+`
+
+var _ rappel.Outbox = (*Store)(nil)
+
+// UnmatchedRecords returns those of ids no node has marked as matched.
+func (s *Store) UnmatchedRecords(ctx context.Context, ids []string) ([]string, error) {
+	if s.pool == nil {
+		return nil, errNotOpen
+	}
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	rows, err := s.pool.Query(ctx, `SELECT record FROM alert_matched WHERE record = ANY($1::TEXT[])`, ids)
+	if err != nil {
+		return nil, fmt.Errorf("reading matched recalls: %w", err)
+	}
+	done, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("reading matched recalls: %w", err)
+	}
+	var out []string
+	for _, id := range ids {
+		if !slices.Contains(done, id) {
+			out = append(out, id)
+		}
+	}
+	return out, nil
+}
+
+// CommitMatches marks records and writes the rows of those it marked, in
+// one transaction. Two nodes committing the same record at once are
+// ordered by its primary key: PostgreSQL holds the second INSERT until the
+// first commits and then does nothing, CockroachDB makes one of the two
+// transactions retry (inTx), and either way only the first node's rows are
+// written.
+func (s *Store) CommitMatches(ctx context.Context, records []string, rows []*rappel.AlertRow) (int, error) {
+	if s.pool == nil {
+		return 0, errNotOpen
+	}
+	records = slices.Compact(slices.Sorted(slices.Values(records)))
+	if len(records) == 0 {
+		return 0, nil
+	}
+	var n int
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		n = 0
+		marked, err := tx.Query(ctx, `INSERT INTO alert_matched (record, node, matched_at)
+			SELECT m.record, $2, $3 FROM unnest($1::TEXT[]) AS m(record)
+			ON CONFLICT (record) DO NOTHING RETURNING record`, records, s.Node, s.now().UTC())
+		if err != nil {
+			return fmt.Errorf("marking recalls as matched: %w", err)
+		}
+		ours, err := pgx.CollectRows(marked, pgx.RowTo[string])
+		if err != nil {
+			return fmt.Errorf("marking recalls as matched: %w", err)
+		}
+		b := &pgx.Batch{}
+		for _, r := range rows {
+			if !slices.Contains(ours, r.Record) {
+				continue
+			}
+			b.Queue(`INSERT INTO alert_outbox (sub, record, seq, status, attempts, next_at, created_at, sent_at, error)
+				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (sub, record) DO NOTHING`,
+				r.Sub, r.Record, int64(r.Seq), r.Status, r.Attempts, r.NextAt.UTC(), r.CreatedAt.UTC(), nullTime(r.SentAt), r.Error)
+		}
+		if b.Len() == 0 {
+			return nil
+		}
+		res := tx.SendBatch(ctx, b)
+		for range b.Len() {
+			tag, err := res.Exec()
+			if err != nil {
+				res.Close()
+				return fmt.Errorf("writing alerts: %w", err)
+			}
+			n += int(tag.RowsAffected())
+		}
+		return res.Close()
+	})
+	if err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
+// alertColumns are the columns scanAlert reads, in its order.
+const alertColumns = `sub, record, seq, status, attempts, next_at, created_at, sent_at, error, claimed_by, claimed_until`
+
+func scanAlert(row pgx.Row) (*rappel.AlertRow, error) {
+	r := new(rappel.AlertRow)
+	var seq, attempts int64
+	var sentAt, until *time.Time
+	if err := row.Scan(&r.Sub, &r.Record, &seq, &r.Status, &attempts, &r.NextAt, &r.CreatedAt, &sentAt, &r.Error, &r.ClaimedBy, &until); err != nil {
+		return nil, err
+	}
+	r.Seq, r.Attempts = uint64(seq), int(attempts)
+	r.NextAt, r.CreatedAt = r.NextAt.UTC(), r.CreatedAt.UTC()
+	if sentAt != nil {
+		r.SentAt = sentAt.UTC()
+	}
+	if until != nil {
+		r.ClaimedUntil = until.UTC()
+	}
+	return r, nil
+}
+
+// ClaimAlerts claims due rows for node in one transaction. SKIP LOCKED lets
+// nodes claiming at the same moment each take other rows instead of
+// queueing behind one another; a row another node claimed and committed
+// meanwhile fails the WHERE clause when re-read under the lock.
+//
+// Expiry compares claimed_until with the caller's clock, not the
+// database's, so that tests can move time; a fleet's clocks must agree to
+// well within the lease (NTP does).
+func (s *Store) ClaimAlerts(ctx context.Context, node string, now time.Time, lease time.Duration, limit int) ([]*rappel.AlertRow, error) {
+	if s.pool == nil {
+		return nil, errNotOpen
+	}
+	if limit <= 0 {
+		return nil, nil
+	}
+	now = now.UTC()
+	until := now.Add(lease).Truncate(time.Microsecond) // the column's precision
+	var out []*rappel.AlertRow
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, `SELECT `+alertColumns+` FROM alert_outbox
+			WHERE status = $1 AND next_at <= $2 AND (claimed_until IS NULL OR claimed_until <= $2)
+			ORDER BY sub, seq, record LIMIT $3 FOR UPDATE SKIP LOCKED`, rappel.AlertPending, now, limit+1)
+		if err != nil {
+			return fmt.Errorf("reading due alerts: %w", err)
+		}
+		due, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (*rappel.AlertRow, error) { return scanAlert(r) })
+		if err != nil {
+			return fmt.Errorf("reading due alerts: %w", err)
+		}
+		// The database's order (its collation) groups rows as well as Go's
+		// byte order does; the rows are sorted in Go's once trimmed.
+		out = trimClaim(due, limit)
+		sortAlerts(out)
+		b := &pgx.Batch{}
+		for _, r := range out {
+			r.ClaimedBy, r.ClaimedUntil = node, until
+			b.Queue(`UPDATE alert_outbox SET claimed_by = $3, claimed_until = $4 WHERE sub = $1 AND record = $2`, r.Sub, r.Record, node, until)
+		}
+		if b.Len() == 0 {
+			return nil
+		}
+		return tx.SendBatch(ctx, b).Close()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("claiming alerts: %w", err)
+	}
+	return out, nil
+}
+
+// trimClaim cuts rows, sorted by subscription and batch, to limit without
+// splitting the last group of one subscription and batch, unless that
+// group is all there is.
+func trimClaim(rows []*rappel.AlertRow, limit int) []*rappel.AlertRow {
+	if len(rows) <= limit {
+		return rows
+	}
+	same := func(a, b *rappel.AlertRow) bool { return a.Sub == b.Sub && a.Seq == b.Seq }
+	n := limit
+	for n > 0 && same(rows[n-1], rows[limit]) {
+		n--
+	}
+	if n == 0 {
+		n = limit
+	}
+	return rows[:n]
+}
+
+// UpdateAlerts writes the rows still held by the claim they carry and
+// releases those claims, in one transaction.
+func (s *Store) UpdateAlerts(ctx context.Context, node string, rows []*rappel.AlertRow) (int, error) {
+	if s.pool == nil {
+		return 0, errNotOpen
+	}
+	if len(rows) == 0 || node == "" {
+		return 0, ctx.Err()
+	}
+	var n int
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		n = 0
+		b := &pgx.Batch{}
+		for _, r := range rows {
+			b.Queue(`UPDATE alert_outbox SET status = $3, attempts = $4, next_at = $5, sent_at = $6, error = $7,
+					claimed_by = '', claimed_until = NULL
+				WHERE sub = $1 AND record = $2 AND claimed_by = $8 AND claimed_until = $9`,
+				r.Sub, r.Record, r.Status, r.Attempts, r.NextAt.UTC(), nullTime(r.SentAt), r.Error, node, nullTime(r.ClaimedUntil))
+		}
+		res := tx.SendBatch(ctx, b)
+		for range b.Len() {
+			tag, err := res.Exec()
+			if err != nil {
+				res.Close()
+				return err
+			}
+			n += int(tag.RowsAffected())
+		}
+		return res.Close()
+	})
+	if err != nil {
+		return 0, fmt.Errorf("updating alerts: %w", err)
+	}
+	return n, nil
+}
+
+// PendingAlerts counts the outbox rows still to be sent, fleet-wide, for
+// the outbox-depth metric.
+func (s *Store) PendingAlerts(ctx context.Context) (int, error) {
+	if s.pool == nil {
+		return 0, errNotOpen
+	}
+	var n int64
+	if err := s.pool.QueryRow(ctx, `SELECT count(*) FROM alert_outbox WHERE status = $1`, rappel.AlertPending).Scan(&n); err != nil {
+		return 0, fmt.Errorf("counting pending alerts: %w", err)
+	}
+	return int(n), nil
+}
+
+// nullTime is t, or NULL for the zero time.
+func nullTime(t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	return t.UTC()
+}
+
+// sortAlerts orders rows as ClaimAlerts returns them.
+func sortAlerts(rows []*rappel.AlertRow) {
+	slices.SortFunc(rows, func(a, b *rappel.AlertRow) int {
+		return cmp.Or(strings.Compare(a.Sub, b.Sub), cmp.Compare(a.Seq, b.Seq), strings.Compare(a.Record, b.Record))
+	})
+}
