@@ -5,6 +5,7 @@ import (
 	"crypto/subtle"
 	"encoding/json"
 	"net/http"
+	"time"
 
 	"github.com/rappel-ca/rappel"
 )
@@ -31,6 +32,9 @@ func (s *Server) authenticateAdmin(r *http.Request) error {
 	return nil
 }
 
+// adminRefreshTimeout bounds the wait of POST /admin/refresh for its answer.
+const adminRefreshTimeout = 15 * time.Minute
+
 // adminRefresh answers POST /admin/refresh: it runs a refresh of every feed
 // now, waits for it, and answers 200 with every feed's state (a source that
 // failed says why in its last_error). It is 503 when the feeds are off.
@@ -44,6 +48,10 @@ func (s *Server) adminRefresh(w http.ResponseWriter, r *http.Request) error {
 	if s.Refresh == nil {
 		return rappel.Errorf(rappel.EUNAVAILABLE, "The live feeds are off on this node (--feeds off), so there is nothing to refresh.")
 	}
+	// A refresh may outlast the server's write timeout (a first live
+	// ingest takes tens of seconds): this one response gets longer, so
+	// that the operator sees its outcome rather than a cut connection.
+	_ = http.NewResponseController(w).SetWriteDeadline(s.Now().Add(adminRefreshTimeout))
 	if err := s.Refresh(r.Context()); err != nil && r.Context().Err() != nil {
 		return err
 	}

@@ -94,7 +94,7 @@ var headerVary = []string{"Accept-Encoding"}
 // compress encodes response bodies of a kilobyte or more with the coding the
 // client prefers among zstd, br and gzip (Accept-Encoding, with q-values),
 // dropping Content-Length and marking the ETag with the coding. It leaves
-// alone HEAD, 1xx, 204, 206 and 304 responses, bodies that already have a
+// alone 1xx, 204, 206 and 304 responses, bodies that already have a
 // Content-Encoding, and types that are not text, JSON, JavaScript or XML.
 func compress(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -106,7 +106,7 @@ func compress(next http.Handler) http.Handler {
 			h["Vary"] = append(v[:len(v):len(v)], "Accept-Encoding")
 		}
 		ae, ok := r.Header["Accept-Encoding"]
-		if !ok || r.Method == http.MethodHead {
+		if !ok {
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -116,7 +116,7 @@ func compress(next http.Handler) http.Handler {
 			return
 		}
 		cw := compressWriters.Get().(*compressWriter)
-		*cw = compressWriter{ResponseWriter: w, accepted: c}
+		*cw = compressWriter{ResponseWriter: w, accepted: c, head: r.Method == http.MethodHead}
 		next.ServeHTTP(cw, r)
 		// A panic that reaches here (http.ErrAbortHandler) skips this:
 		// the encoder is dropped rather than pooled in an unknown state.
@@ -135,6 +135,9 @@ type compressWriter struct {
 	http.ResponseWriter
 	// accepted is the client's preferred coding, never identity.
 	accepted coding
+	// head marks a HEAD request: it gets the headers its GET would get
+	// (RFC 9110, 9.3.2), with no body to encode.
+	head bool
 	// enc is the running encoder, nil when the body goes out as is.
 	enc     encoder
 	coding  coding
@@ -156,8 +159,10 @@ func (cw *compressWriter) WriteHeader(code int) {
 	h := cw.ResponseWriter.Header()
 	if compressible(code, h) {
 		cw.coding = cw.accepted
-		cw.enc = encoders[cw.coding].Get().(encoder)
-		cw.enc.Reset(cw.ResponseWriter)
+		if !cw.head {
+			cw.enc = encoders[cw.coding].Get().(encoder)
+			cw.enc.Reset(cw.ResponseWriter)
+		}
 		h["Content-Encoding"] = codingHeaders[cw.coding]
 		delete(h, "Content-Length")
 		if tag, ok := h["Etag"]; ok && len(tag) == 1 {

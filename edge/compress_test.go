@@ -114,9 +114,17 @@ func TestCompress_Encodings(t *testing.T) {
 		})
 	}
 	t.Run("HEAD", func(t *testing.T) {
+		// HEAD gets the headers its GET would get (RFC 9110, 9.3.2): the
+		// same coding and tagged ETag, without a body.
+		get, _ := exchangeHTTP(t, http.MethodGet, ts.URL+page, true, map[string]string{"Accept-Encoding": "gzip"})
 		resp, body := exchangeHTTP(t, http.MethodHead, ts.URL+page, true, map[string]string{"Accept-Encoding": "gzip"})
-		if ce := resp.Header.Get("Content-Encoding"); ce != "" || body != "" || resp.ContentLength != int64(len(plainBody)) {
-			t.Errorf("HEAD: Content-Encoding %q, Content-Length %d; want none and %d", ce, resp.ContentLength, len(plainBody))
+		if ce := resp.Header.Get("Content-Encoding"); ce != "gzip" || body != "" || resp.Header.Get("ETag") != get.Header.Get("ETag") || resp.Header.Get("Content-Length") != "" {
+			t.Errorf("HEAD: Content-Encoding %q, ETag %q, Content-Length %q; want gzip, %q (as GET) and none",
+				ce, resp.Header.Get("ETag"), resp.Header.Get("Content-Length"), get.Header.Get("ETag"))
+		}
+		resp, body = exchangeHTTP(t, http.MethodHead, ts.URL+page, true, nil)
+		if ce := resp.Header.Get("Content-Encoding"); ce != "" || body != "" || resp.ContentLength != int64(len(plainBody)) || resp.Header.Get("ETag") != tag {
+			t.Errorf("HEAD without Accept-Encoding: Content-Encoding %q, Content-Length %d; want none and %d", ce, resp.ContentLength, len(plainBody))
 		}
 	})
 }

@@ -16,6 +16,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -287,7 +288,7 @@ func (c *ListenConfig) certmagic(dataDir string, httpAddr, httpsAddr net.Addr, l
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	zl := zap.New(slogCore{log: log.With("component", "certmagic"), redact: c.ACMEEmail})
+	zl := zap.New(slogCore{log: log.With("component", "certmagic")})
 	var magic *certmagic.Config
 	cache := certmagic.NewCache(certmagic.CacheOptions{
 		GetConfigForCert: func(certmagic.Certificate) (*certmagic.Config, error) { return magic, nil },
@@ -444,23 +445,35 @@ func (w serverErrorLog) Write(p []byte) (int, error) {
 // logs join the node's own, in its format.
 //
 // certmagic logs the ACME account's e-mail address (as email, contact,
-// account, and inside storage paths); no e-mail address goes to the logs,
-// so every occurrence of redact is replaced.
+// account, and inside storage paths), lower-cased and with "+" spelled
+// "_plus_" in paths; no e-mail address goes to the logs, so anything
+// shaped like an address is replaced, whatever its case or spelling, not
+// only the configured one.
 type slogCore struct {
 	log    *slog.Logger
-	redact string
 	fields []zapcore.Field
 }
 
-// redactedEmail replaces the ACME account's address in logs.
+// redactedEmail replaces an e-mail address in certmagic's logs.
 const redactedEmail = "[acme-email]"
+
+// addressPattern is anything shaped like an e-mail address.
+var addressPattern = regexp.MustCompile(`[^\s<>()\[\]"',;:@]+@[^\s<>()\[\]"',;:@]+`)
+
+// redactAddresses replaces every e-mail address in s.
+func redactAddresses(s string) string {
+	if strings.IndexByte(s, '@') < 0 {
+		return s
+	}
+	return addressPattern.ReplaceAllString(s, redactedEmail)
+}
 
 func (c slogCore) Enabled(l zapcore.Level) bool {
 	return c.log.Enabled(context.Background(), slogLevel(l))
 }
 
 func (c slogCore) With(fs []zapcore.Field) zapcore.Core {
-	return slogCore{log: c.log, redact: c.redact, fields: append(c.fields[:len(c.fields):len(c.fields)], fs...)}
+	return slogCore{log: c.log, fields: append(c.fields[:len(c.fields):len(c.fields)], fs...)}
 }
 
 func (c slogCore) Check(e zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore.CheckedEntry {
@@ -483,17 +496,12 @@ func (c slogCore) Write(e zapcore.Entry, fs []zapcore.Field) error {
 		attrs = append(attrs, slog.String("logger", e.LoggerName))
 	}
 	for k, v := range enc.Fields {
-		if c.redact != "" {
-			if s := fmt.Sprint(v); strings.Contains(s, c.redact) {
-				v = strings.ReplaceAll(s, c.redact, redactedEmail)
-			}
+		if s := fmt.Sprint(v); strings.IndexByte(s, '@') >= 0 {
+			v = redactAddresses(s)
 		}
 		attrs = append(attrs, slog.Any(k, v))
 	}
-	msg := e.Message
-	if c.redact != "" {
-		msg = strings.ReplaceAll(msg, c.redact, redactedEmail)
-	}
+	msg := redactAddresses(e.Message)
 	c.log.LogAttrs(context.Background(), slogLevel(e.Level), msg, attrs...)
 	return nil
 }
