@@ -51,7 +51,7 @@ func (s *Server) adminRefresh(w http.ResponseWriter, r *http.Request) error {
 	// A refresh may outlast the server's write timeout (a first live
 	// ingest takes tens of seconds): this one response gets longer, so
 	// that the operator sees its outcome rather than a cut connection.
-	_ = http.NewResponseController(w).SetWriteDeadline(s.Now().Add(adminRefreshTimeout))
+	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(adminRefreshTimeout)) // the connection's clock, not s.Now
 	if err := s.Refresh(r.Context()); err != nil && r.Context().Err() != nil {
 		return err
 	}
