@@ -5,4 +5,10 @@
 //
 // Tokens are 128-bit random values in unpadded base64url; only their SHA-256
 // reaches the store, so a copy of the database cannot unsubscribe anyone.
+//
+// The stores are interfaces of the domain package: one node's Pebble, or a
+// database a fleet of nodes shares. In a fleet every node runs the
+// matcher and the sender; matched marks per record id make each new recall
+// matched once, and claims with leases make one node send each alert and
+// let another take over the rows of a node that died.
 package alerts

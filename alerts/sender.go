@@ -98,8 +98,9 @@ type digest struct {
 }
 
 // SendDue claims and sends every digest due now, and returns how many
-// went out. Digests it has no time left to send within their claim are
-// released for the next pass.
+// went out. Digests it has no time left to send within their claim, or
+// that it did not start because ctx ended or a digest failed, are released
+// for the next pass (at shutdown, the last flush takes them at once).
 func (s *Sender) SendDue(ctx context.Context) (int, error) {
 	if s.Lease <= s.Timeout {
 		return 0, fmt.Errorf("sending alerts: the claim lease (%s) must exceed the SMTP timeout (%s)", s.Lease, s.Timeout)
@@ -116,20 +117,23 @@ func (s *Sender) SendDue(ctx context.Context) (int, error) {
 		ds := digests(rows)
 		for i, d := range ds {
 			if err := ctx.Err(); err != nil {
-				return sent, err
+				return sent, errors.Join(err, s.release(ctx, ds[i:]))
 			}
 			if !s.Now().Add(s.Timeout).Before(d.rows[0].ClaimedUntil) {
-				if i == 0 {
-					return sent, fmt.Errorf("sending alerts: a fresh claim of %s leaves less than the SMTP timeout (%s)", s.Lease, s.Timeout)
+				err := s.release(ctx, ds[i:])
+				if err == nil && i == 0 {
+					err = fmt.Errorf("sending alerts: a fresh claim of %s leaves less than the SMTP timeout (%s)", s.Lease, s.Timeout)
 				}
-				if err := s.release(ctx, ds[i:]); err != nil {
+				if err != nil {
 					return sent, err
 				}
 				break
 			}
 			ok, err := s.send(ctx, d)
 			if err != nil {
-				return sent, err
+				// d's outcome is unknown (the server may have accepted it):
+				// its claim stays, to expire; the digests after it are free.
+				return sent, errors.Join(err, s.release(ctx, ds[i+1:]))
 			}
 			if ok {
 				sent++
@@ -152,23 +156,36 @@ func digests(rows []*rappel.AlertRow) []*digest {
 	return ds
 }
 
+// recordTimeout bounds recording outcomes and releasing claims once ctx
+// has ended.
+const recordTimeout = 5 * time.Second
+
 // release gives the claims of ds back unchanged, so that any node may take
-// them at once.
+// them at once. It runs even when ctx has ended (within recordTimeout):
+// claims left behind would hold the rows until their lease expires.
 func (s *Sender) release(ctx context.Context, ds []*digest) error {
 	var rows []*rappel.AlertRow
 	for _, d := range ds {
 		rows = append(rows, d.rows...)
 	}
+	if len(rows) == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
+	defer cancel()
 	if _, err := s.Outbox.UpdateAlerts(ctx, s.Node, rows); err != nil {
 		return fmt.Errorf("releasing alert claims: %w", err)
 	}
 	return nil
 }
 
-// update records d's rows under their claim. A claim lost meanwhile (the
-// lease expired and another node took the rows) is logged: that node's
-// outcome stands.
+// update records d's rows under their claim, even when ctx has ended
+// (within recordTimeout): a message the server accepted must be recorded,
+// or it goes out again. A claim lost meanwhile (the lease expired and
+// another node took the rows) is logged: that node's outcome stands.
 func (s *Sender) update(ctx context.Context, d *digest) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
+	defer cancel()
 	n, err := s.Outbox.UpdateAlerts(ctx, s.Node, d.rows)
 	if err != nil {
 		return fmt.Errorf("recording alerts: %w", err)
@@ -230,6 +247,11 @@ func (s *Sender) send(ctx context.Context, d *digest) (bool, error) {
 			s.accepted()
 		}
 		return true, s.finish(ctx, d, rappel.AlertSent, "", now)
+	case ctx.Err() != nil:
+		// Cut off (shutdown): the server may or may not have the message.
+		// Recording nothing leaves the rows to the claim's expiry, or to
+		// the next process of a single node, rather than failing them.
+		return false, fmt.Errorf("sending alert e-mail: %w", ctx.Err())
 	case isTemporary(err) && (s.MaxAttempts <= 0 || d.rows[0].Attempts+1 < s.MaxAttempts):
 		s.Logger.Warn("alert e-mail deferred", "subscription", sub.ID, "seq", d.seq, "error", redactAddresses(err.Error()))
 		for _, r := range d.rows {

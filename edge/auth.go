@@ -127,10 +127,12 @@ const DefaultKeyRefresh = 2 * time.Second
 // map lookup, without reading the store or allocating.
 //
 // The map is replaced, whole, every Refresh interval with the store's
-// current keys; the store answers from memory when its files did not
-// change, so a quiet store costs a few stat calls. A key revoked by
-// `rappel keys revoke` is refused within one interval (2 s by default), and
-// a new key is accepted within one.
+// current keys; the store answers from memory when nothing changed (the
+// data dir's key database stats its files; a fleet's shared store reads a
+// change counter), so a quiet store costs a few stat calls or one
+// single-row query. A key revoked by `rappel keys revoke`, on any node of a
+// fleet, is refused within one interval (2 s by default), and a new key is
+// accepted within one.
 type KeyService struct {
 	// Store holds the issued keys; nil serves the static keys only.
 	Store rappel.KeyStore

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -388,6 +389,129 @@ func TestLimit_QuotaShared(t *testing.T) {
 			t.Fatalf("the store counts %d requests, want 3", n)
 		}
 	}
+}
+
+// duringPush is a QuotaStore that runs during before each push reaches the
+// store: requests counted while a push is on its way.
+type duringPush struct {
+	rappel.QuotaStore
+	during func()
+}
+
+func (d duringPush) AddUsage(ctx context.Context, month string, deltas map[string]int64) (map[string]int64, error) {
+	d.during()
+	return d.QuotaStore.AddUsage(ctx, month, deltas)
+}
+
+// TestLimit_PushWhileCounting pushes counts while two nodes count requests
+// of one key: no request may be lost or counted twice, whichever way the
+// pushes and the requests interleave.
+func TestLimit_PushWhileCounting(t *testing.T) {
+	dir := t.TempDir()
+	st := mustRecordStore(t, dir)
+	defer st.Close()
+	ctx := context.Background()
+	key := &rappel.APIKey{ID: "aaaaaaaaaaaa", Plan: "count"}
+	var nodes []*Server
+	for range 2 {
+		e := mustKeyedEnv(t, dir, march2025)
+		e.s.Plans = map[string]rappel.Plan{"count": {Name: "count", Monthly: 1 << 30}}
+		nodes = append(nodes, e.s)
+	}
+	w := &headerSink{h: http.Header{}}
+	count := func(s *Server, n int) {
+		for range n {
+			if err := s.limit(w, key); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	used := func(s *Server) int64 {
+		return s.limits().plans["count"].used(s.limits().state(key.ID), monthIndex(march2025))
+	}
+	t.Run("Interleaved", func(t *testing.T) {
+		// Each push has two requests counted after the delta was taken and
+		// before the totals come back: they must stay for the next push.
+		for _, s := range nodes {
+			s.Quota = duringPush{st, func() { count(s, 2) }}
+		}
+		count(nodes[0], 5)
+		count(nodes[1], 1)
+		for range 3 {
+			for _, s := range nodes {
+				if err := s.SaveUsage(ctx); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		// 6 counted first, 2 × 2 × 3 during the pushes, of which each
+		// node's last two are yet to be pushed: the store has 14, and each
+		// node knows the store's count at its last push and its own two.
+		got, err := st.LoadUsage(ctx, rappel.UsageMonth(march2025))
+		if err != nil || got[key.ID] != 14 {
+			t.Fatalf("the store counts %v (%v), want 14", got, err)
+		}
+		if a, b := used(nodes[0]), used(nodes[1]); a != 12+2 || b != 14+2 {
+			t.Fatalf("the nodes count %d and %d, want 14 and 16", a, b)
+		}
+	})
+	t.Run("Concurrent", func(t *testing.T) {
+		for _, s := range nodes {
+			s.Quota = st
+		}
+		before, err := st.LoadUsage(ctx, rappel.UsageMonth(march2025))
+		if err != nil {
+			t.Fatal(err)
+		}
+		const perNode = 500
+		var wg sync.WaitGroup
+		for _, s := range nodes {
+			counting := make(chan struct{})
+			wg.Add(2)
+			go func() {
+				defer wg.Done()
+				defer close(counting)
+				w := &headerSink{h: http.Header{}}
+				for range perNode {
+					if err := s.limit(w, key); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+			}()
+			go func() {
+				defer wg.Done()
+				for {
+					select {
+					case <-counting:
+						return
+					default:
+					}
+					if err := s.SaveUsage(ctx); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		for range 2 {
+			for _, s := range nodes {
+				if err := s.SaveUsage(ctx); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		// 4 requests of the first subtest were left to push.
+		want := before[key.ID] + 4 + 2*perNode
+		got, err := st.LoadUsage(ctx, rappel.UsageMonth(march2025))
+		if err != nil || got[key.ID] != want {
+			t.Fatalf("the store counts %v (%v), want %d", got, err, want)
+		}
+		if a, b := used(nodes[0]), used(nodes[1]); a != want || b != want {
+			t.Fatalf("the nodes count %d and %d, want %d", a, b, want)
+		}
+	})
 }
 
 func TestKeyService_Revoke(t *testing.T) {

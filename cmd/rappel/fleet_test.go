@@ -1,10 +1,555 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"mime/quotedprintable"
+	"net"
+	"net/http"
+	"net/mail"
+	"net/textproto"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
 	"testing"
+	"time"
 
+	"github.com/jackc/pgx/v5"
+
+	"github.com/rappel-ca/rappel"
+	"github.com/rappel-ca/rappel/alerts/smtptest"
+	"github.com/rappel-ca/rappel/feeds/feedstest"
 	"github.com/rappel-ca/rappel/kv/postgres/pgtest"
+	"github.com/rappel-ca/rappel/plugins/plugintest"
 )
 
 // TestMain stops the PostgreSQL server the fleet tests start (pgtest).
 func TestMain(m *testing.M) { pgtest.Main(m) }
+
+// fleetEnv is what the nodes of a test fleet share: the database, the
+// agencies' feeds (a local upstream serving the samples) and the bundle.
+type fleetEnv struct {
+	dsn       string
+	bundleDir string
+	up        *feedstest.Upstream
+	db        *pgx.Conn
+}
+
+// newFleetEnv builds the bundle and starts the upstream; each fleet gets
+// its database from withStore.
+func newFleetEnv(t *testing.T) *fleetEnv {
+	t.Helper()
+	root := plugintest.ModuleRoot(t)
+	f := &fleetEnv{bundleDir: MustBuildBundle(t), up: feedstest.NewUpstream(t)}
+	f.up.LoadDir(t, "/hc", filepath.Join(root, "testdata", "hc"))
+	f.up.LoadDir(t, "/tc", filepath.Join(root, "testdata", "tc"))
+	f.up.LoadDir(t, "/detail", filepath.Join(root, "testdata", "detail"))
+	return f
+}
+
+// withStore returns f with a new, empty shared store.
+func (f *fleetEnv) withStore(t *testing.T) *fleetEnv {
+	t.Helper()
+	g := *f
+	g.dsn = pgtest.DSN(t)
+	ctx := context.Background()
+	db, err := pgx.Connect(ctx, g.dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close(ctx) })
+	g.db = db
+	return &g
+}
+
+// args are the flags of a node of the fleet sending through smtpAddr.
+func (f *fleetEnv) args(dataDir, smtpAddr string) []string {
+	return []string{
+		"--data-dir", dataDir, "--feeds", "on", "--shared-store", f.dsn,
+		"--feed-hc-en", f.up.URL + "/hc/recalls-en.json", "--feed-hc-fr", f.up.URL + "/hc/recalls-fr.json",
+		"--feed-tc-vrdb", f.up.URL + "/tc/vrdb.csv", "--feed-detail", f.up.URL + "/detail/{lang}/{id}.json",
+		"--feed-detail-rate", "0", "--admin-key", adminKey,
+		// Refreshes come from the test (POST /admin/refresh), after the
+		// one every node makes at start.
+		"--refresh-interval", "1h",
+		"--smtp-addr", smtpAddr, "--smtp-from", "alerts@rappel.example.ca", "--public-url", "http://rappel.example.ca",
+		"--alerts-interval", "200ms", "--usage-interval", "300ms",
+	}
+}
+
+// startNodes runs n nodes in this process until the test ends, starting
+// them together, and returns their base URLs once each has refreshed.
+func (f *fleetEnv) startNodes(t *testing.T, n int, smtpAddr string, confirm bool) []string {
+	t.Helper()
+	ready := make(chan net.Addr, n)
+	done := make(chan error, n)
+	ctx, cancel := context.WithCancel(context.Background())
+	var running int
+	t.Cleanup(func() {
+		cancel()
+		for range running {
+			if err := <-done; err != nil {
+				t.Errorf("serve: %v", err)
+			}
+		}
+	})
+	for range n {
+		c := NewServeCommand()
+		args := append(f.args(t.TempDir(), smtpAddr), "--alerts-confirm="+strconv.FormatBool(confirm))
+		if err := c.ParseFlags(args); err != nil {
+			t.Fatal(err)
+		}
+		c.Bundle = os.DirFS(f.bundleDir)
+		c.Addr, c.Logger = "127.0.0.1:0", slog.New(slog.DiscardHandler)
+		c.Ready = func(a net.Addr) { ready <- a }
+		running++
+		go func() { done <- c.Run(ctx) }()
+	}
+	var bases []string
+	for len(bases) < n {
+		select {
+		case a := <-ready:
+			bases = append(bases, "http://"+a.String())
+		case err := <-done:
+			running--
+			t.Fatalf("a node ended before listening: %v", err)
+		case <-time.After(90 * time.Second):
+			t.Fatal("the nodes did not start listening")
+		}
+	}
+	for _, base := range bases {
+		waitLive(t, base)
+	}
+	return bases
+}
+
+// waitLive waits for the node's first refresh, which makes every feed live.
+func waitLive(t *testing.T, base string) {
+	t.Helper()
+	waitFor(t, "the first refresh", func() bool {
+		h := health(t, base)
+		for _, f := range h.Feeds {
+			if !f.Live {
+				return false
+			}
+		}
+		return len(h.Feeds) == 3
+	})
+}
+
+// addRecall publishes a new notice (id 7000x) upstream, with its detail
+// document.
+func (f *fleetEnv) addRecall(t *testing.T, nid, title string) {
+	t.Helper()
+	row := strings.NewReplacer("70009", nid, "Acme brand frozen peas recalled due to Listeria", title).Replace(newRowEN)
+	detail := strings.NewReplacer("70009", nid, "Acme brand frozen peas recalled due to Listeria", title).Replace(newDetailEN)
+	en := bytes.TrimSpace(f.up.Doc("/hc/recalls-en.json"))
+	en = append(en[:len(en)-1], []byte(",\n"+row+"\n]")...)
+	f.up.Set("/hc/recalls-en.json", en)
+	f.up.Set("/detail/en/"+nid+".json", []byte(detail))
+}
+
+// refreshAll refreshes the feeds of every node at once.
+func refreshAll(t *testing.T, bases ...string) {
+	t.Helper()
+	var wg sync.WaitGroup
+	for _, base := range bases {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			req, _ := http.NewRequest(http.MethodPost, base+"/admin/refresh", nil)
+			req.Header.Set("x-admin-key", adminKey)
+			res, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			defer res.Body.Close()
+			if b, _ := io.ReadAll(res.Body); res.StatusCode != http.StatusOK {
+				t.Errorf("refreshing %s: %d %s", base, res.StatusCode, b)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// call sends a request with an optional key and JSON body.
+func call(t *testing.T, method, url, key, body string) (int, http.Header, string) {
+	t.Helper()
+	req, _ := http.NewRequest(method, url, strings.NewReader(body))
+	if key != "" {
+		req.Header.Set("x-gateway-key", key)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return res.StatusCode, res.Header, string(b)
+}
+
+// alertsFor returns the alert e-mails (not confirmations) sent to rcpt, by
+// Message-ID.
+func alertsFor(t *testing.T, msgs []smtptest.Message, rcpt string) map[string][]string {
+	t.Helper()
+	out := map[string][]string{}
+	for _, m := range msgs {
+		if len(m.To) != 1 || m.To[0] != rcpt {
+			continue
+		}
+		msg, err := mail.ReadMessage(strings.NewReader(m.Data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if id := msg.Header.Get("Message-Id"); strings.HasPrefix(id, "<alert.") {
+			out[id] = append(out[id], m.Data)
+		}
+	}
+	return out
+}
+
+// TestFleet runs fleets of rappel nodes, each node with its own data dir
+// and feeds, on a shared store (one per fleet): three nodes sharing
+// subscriptions, alerts and a quota (testThreeNodes), and a node killed
+// while sending (testKilledSender).
+func TestFleet(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs several nodes")
+	}
+	f := newFleetEnv(t) // the bundle takes seconds to build: once
+	t.Run("ThreeNodes", func(t *testing.T) { testThreeNodes(t, f.withStore(t)) })
+	t.Run("KilledSender", func(t *testing.T) { testKilledSender(t, f.withStore(t)) })
+}
+
+// testThreeNodes: a subscription made on A, confirmed on B and
+// unsubscribed on C; a new recall that every node refreshes at once
+// reaches the subscriber exactly once; a key issued once counts its
+// requests on every node against one quota.
+func testThreeNodes(t *testing.T, f *fleetEnv) {
+	smtp := smtptest.MustStart(t)
+	out := mustKeys(t, t.TempDir(), "add", "--plan", "free", "--label", "fleet", "--shared-store", f.dsn)
+	key, _, _ := strings.Cut(out, "\n")
+	nodes := f.startNodes(t, 3, smtp.Addr, true)
+	a, b, c := nodes[0], nodes[1], nodes[2]
+	requests := 0 // the key's requests, all nodes together
+
+	code, _, body := call(t, "POST", a+"/recall/alerts/subscribe", key, `{"email":"ana@example.ca","q":"peas","lang":"en"}`)
+	requests++
+	var sub rappel.SubscribeResult
+	if json.Unmarshal([]byte(body), &sub); code != 200 || sub.Status != rappel.SubPending || sub.Token == "" {
+		t.Fatalf("subscribing on A: %d %s", code, body)
+	}
+	var confirm string
+	waitFor(t, "the confirmation e-mail", func() bool {
+		for _, m := range smtp.Messages() {
+			if confirm = regexp.MustCompile(`/recall/alerts/confirm\?token=[A-Za-z0-9_-]{22}`).FindString(decodedBody(t, m.Data)); confirm != "" {
+				return true
+			}
+		}
+		return false
+	})
+	if code, _, body := call(t, "GET", b+confirm, "", ""); code != 200 || !strings.Contains(body, `"subscribed"`) {
+		t.Fatalf("confirming on B: %d %s", code, body)
+	}
+
+	t.Run("AlertOnce", func(t *testing.T) {
+		f.addRecall(t, "70009", "Acme brand frozen peas recalled due to Listeria")
+		refreshAll(t, a, b, c)
+		var ids []string
+		waitFor(t, "the alert", func() bool {
+			for id := range alertsFor(t, smtp.Messages(), "ana@example.ca") {
+				ids = append(ids, id)
+			}
+			return len(ids) > 0
+		})
+		// Every node has the recall and matched (or skipped) it; give the
+		// others' matchers and senders a few passes to do wrong.
+		waitFor(t, "an empty outbox", func() bool { return pending(t, f) == 0 })
+		time.Sleep(10 * 200 * time.Millisecond)
+		got := alertsFor(t, smtp.Messages(), "ana@example.ca")
+		if len(got) != 1 {
+			t.Fatalf("%d alert e-mails, want 1: %v", len(got), got)
+		}
+		for id, copies := range got {
+			if len(copies) != 1 || !strings.Contains(copies[0], "hc-70009") {
+				t.Fatalf("alert %s sent %d times; body:\n%s", id, len(copies), copies[0])
+			}
+		}
+		var matched int
+		if err := f.db.QueryRow(context.Background(), `SELECT count(*) FROM alert_matched WHERE record = 'hc-70009'`).Scan(&matched); err != nil || matched != 1 {
+			t.Fatalf("hc-70009 matched %d times (%v)", matched, err)
+		}
+	})
+
+	t.Run("UnsubscribeOnC", func(t *testing.T) {
+		code, _, body := call(t, "POST", c+"/recall/alerts/unsubscribe?token="+sub.Token, "", "")
+		if code != 200 || !strings.Contains(body, `"unsubscribed"`) {
+			t.Fatalf("unsubscribing on C: %d %s", code, body)
+		}
+		before := len(smtp.Messages())
+		f.addRecall(t, "70010", "Bulk frozen peas recalled due to Listeria")
+		refreshAll(t, a, b, c)
+		waitFor(t, "hc-70010 matched", func() bool {
+			var n int
+			err := f.db.QueryRow(context.Background(), `SELECT count(*) FROM alert_matched WHERE record = 'hc-70010'`).Scan(&n)
+			return err == nil && n == 1
+		})
+		time.Sleep(10 * 200 * time.Millisecond)
+		if after := len(smtp.Messages()); after != before || pending(t, f) != 0 {
+			t.Fatalf("%d e-mails after unsubscribing, want %d", after, before)
+		}
+	})
+
+	t.Run("QuotaShared", func(t *testing.T) {
+		id := "/recall/hc-70009"
+		for i, n := range []int{3, 2, 1} {
+			for range n {
+				if code, _, body := call(t, "GET", nodes[i]+id, key, ""); code != 200 {
+					t.Fatalf("node %d: %d %s", i, code, body)
+				}
+				requests++
+			}
+		}
+		// Every node pushes its count within --usage-interval: the store
+		// adds them up.
+		waitFor(t, "the counts pushed", func() bool { return keyUsage(t, f, key) == requests })
+		// And each node adopts the fleet's count: node C's next answer
+		// leaves the quota minus every request made, on any node.
+		var last string
+		waitFor(t, "node C to see the fleet's count", func() bool {
+			_, h, _ := call(t, "GET", c+id, key, "")
+			requests++
+			last = h.Get("RateLimit")
+			m := monthlyLeft.FindStringSubmatch(last)
+			return m != nil && m[1] == strconv.Itoa(100_000-requests)
+		})
+		waitFor(t, "the last counts pushed", func() bool { return keyUsage(t, f, key) == requests })
+	})
+}
+
+// pending returns the outbox rows not yet sent or failed.
+func pending(t *testing.T, f *fleetEnv) int {
+	t.Helper()
+	var n int
+	if err := f.db.QueryRow(context.Background(), `SELECT count(*) FROM alert_outbox WHERE status = 'pending'`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// keyUsage returns the shared store's count of key this month.
+func keyUsage(t *testing.T, f *fleetEnv, key string) int {
+	t.Helper()
+	var n int
+	err := f.db.QueryRow(context.Background(), `SELECT COALESCE(SUM(requests), 0) FROM key_usage WHERE key_id = $1 AND month = $2`,
+		rappel.KeyID(sha256Sum(key)), rappel.UsageMonth(time.Now())).Scan(&n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// The child node of testKilledSender reads its settings here.
+const envFleetNode = "RAPPEL_TEST_FLEET_NODE"
+
+// fleetNodeConfig is the child node's flags and alert timing.
+type fleetNodeConfig struct {
+	Args               []string
+	Bundle             string
+	Lease, SMTPTimeout time.Duration
+}
+
+// TestFleetNodeProcess is a node run as a child process by
+// testKilledSender, so that it can be killed for real: it serves until
+// killed, after printing its address.
+func TestFleetNodeProcess(t *testing.T) {
+	raw := os.Getenv(envFleetNode)
+	if raw == "" {
+		t.Skip("run as a child process by TestFleet/KilledSender")
+	}
+	var cfg fleetNodeConfig
+	if err := json.Unmarshal([]byte(raw), &cfg); err != nil {
+		t.Fatal(err)
+	}
+	c := NewServeCommand()
+	if err := c.ParseFlags(cfg.Args); err != nil {
+		t.Fatal(err)
+	}
+	c.Bundle = os.DirFS(cfg.Bundle)
+	c.Alerts.Lease, c.Alerts.SMTPTimeout = cfg.Lease, cfg.SMTPTimeout
+	c.Addr = "127.0.0.1:0"
+	c.Ready = func(a net.Addr) { fmt.Printf("listening %s\n", a) }
+	if err := c.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// testKilledSender kills (SIGKILL) node A while its SMTP server holds an
+// alert's DATA unanswered, so A dies holding the claim; node B, started
+// afterwards, finds the recall matched already, waits out A's lease and
+// sends the alert: once, with the Message-ID A was sending.
+//
+// A's lease outlasts B's start, so that B has fetched the recall by the
+// time it claims the alert (a node lacking an alert's recall postpones the
+// digest, see alerts.Sender.RecordWait); B sends as soon as the lease ends.
+func testKilledSender(t *testing.T, f *fleetEnv) {
+	hole := startBlackhole(t)
+	const lease, smtpTimeout = 15 * time.Second, 10 * time.Second
+	cfg, _ := json.Marshal(fleetNodeConfig{
+		Args:   append(f.args(t.TempDir(), hole.addr), "--alerts-confirm=false", "--api-keys", "dev-key"),
+		Bundle: f.bundleDir, Lease: lease, SMTPTimeout: smtpTimeout,
+	})
+	cmd := exec.Command(os.Args[0], "-test.run=^TestFleetNodeProcess$")
+	cmd.Env = append(os.Environ(), envFleetNode+"="+string(cfg))
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	addr := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if a, ok := strings.CutPrefix(sc.Text(), "listening "); ok {
+				addr <- a
+			}
+		}
+	}()
+	var a string
+	select {
+	case got := <-addr:
+		a = "http://" + got
+	case <-time.After(90 * time.Second):
+		t.Fatalf("node A did not start:\n%s", stderr.String())
+	}
+	waitLive(t, a)
+	code, _, body := call(t, "POST", a+"/recall/alerts/subscribe", "dev-key", `{"email":"ana@example.ca","q":"peas","lang":"en"}`)
+	if code != 200 || !strings.Contains(body, `"subscribed"`) {
+		t.Fatalf("subscribing on A: %d %s", code, body)
+	}
+	f.addRecall(t, "70011", "Acme brand frozen peas recalled due to Listeria")
+	refreshAll(t, a)
+	var held string
+	select {
+	case held = <-hole.data:
+	case <-time.After(60 * time.Second):
+		t.Fatalf("node A sent nothing:\n%s", stderr.String())
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	msg, err := mail.ReadMessage(strings.NewReader(held))
+	if err != nil {
+		t.Fatal(err)
+	}
+	heldID := msg.Header.Get("Message-Id")
+	var claimedBy string
+	if err := f.db.QueryRow(context.Background(), `SELECT claimed_by FROM alert_outbox WHERE record = 'hc-70011' AND status = 'pending'`).Scan(&claimedBy); err != nil || claimedBy == "" {
+		t.Fatalf("node A died without a claim on the alert (%q, %v)", claimedBy, err)
+	}
+
+	smtp := smtptest.MustStart(t)
+	f.startNodes(t, 1, smtp.Addr, false)
+	waitFor(t, "node B to send the alert", func() bool { return len(alertsFor(t, smtp.Messages(), "ana@example.ca")) > 0 })
+	time.Sleep(10 * 200 * time.Millisecond) // a few more of B's passes
+	got := alertsFor(t, smtp.Messages(), "ana@example.ca")
+	if len(got) != 1 || len(got[heldID]) != 1 {
+		t.Fatalf("node B sent %v, want %s once", got, heldID)
+	}
+	var status, by string
+	if err := f.db.QueryRow(context.Background(), `SELECT status, claimed_by FROM alert_outbox WHERE record = 'hc-70011'`).Scan(&status, &by); err != nil || status != rappel.AlertSent || by == claimedBy {
+		t.Fatalf("the alert's row: %s, claimed by %q (A was %q), %v", status, by, claimedBy, err)
+	}
+}
+
+// blackhole is an SMTP server that takes a message's DATA and never
+// answers it, as a server would while its client is killed mid-send.
+type blackhole struct {
+	addr string
+	data chan string // each message's DATA, once received
+}
+
+func startBlackhole(t *testing.T) *blackhole {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &blackhole{addr: ln.Addr().String(), data: make(chan string, 16)}
+	var wg sync.WaitGroup
+	t.Cleanup(func() { ln.Close(); wg.Wait() })
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer conn.Close()
+				h.serve(textproto.NewConn(conn))
+			}()
+		}
+	}()
+	return h
+}
+
+func (h *blackhole) serve(c *textproto.Conn) {
+	c.PrintfLine("220 blackhole ESMTP")
+	for {
+		line, err := c.ReadLine()
+		if err != nil {
+			return
+		}
+		switch verb := strings.ToUpper(strings.SplitN(line, " ", 2)[0]); verb {
+		case "DATA":
+			c.PrintfLine("354 go ahead")
+			b, err := c.ReadDotBytes()
+			if err != nil {
+				return
+			}
+			h.data <- string(b)
+			io.Copy(io.Discard, c.R) // no answer: hold until the client is gone
+			return
+		case "QUIT":
+			c.PrintfLine("221 bye")
+			return
+		default:
+			c.PrintfLine("250 ok")
+		}
+	}
+}
+
+// decodedBody returns the body of an e-mail, quoted-printable decoded.
+func decodedBody(tb testing.TB, data string) string {
+	tb.Helper()
+	msg, err := mail.ReadMessage(strings.NewReader(data))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	b, _ := io.ReadAll(quotedprintable.NewReader(msg.Body))
+	return string(b)
+}

@@ -127,9 +127,9 @@ func (c *KeysCommand) Validate() error {
 	return nil
 }
 
-// store returns the key store: the shared store, opened (close closes
+// store returns the key store: the shared store, opened (closeStore closes
 // it), or the data dir's.
-func (c *KeysCommand) store(ctx context.Context) (store rappel.KeyStore, close func(), err error) {
+func (c *KeysCommand) store(ctx context.Context) (store rappel.KeyStore, closeStore func(), err error) {
 	if c.SharedStore == "" {
 		return kv.NewKeys(filepath.Join(c.DataDir, "keys")), func() {}, nil
 	}
@@ -226,10 +226,14 @@ func (c *KeysCommand) revoke(ctx context.Context, store rappel.KeyStore) error {
 
 // startKeys gives srv its keys and limits: the issued keys of keyStore with
 // the --api-keys development keys, and the monthly counts kept in quota,
-// loaded now and pushed every edge.DefaultUsageInterval. The returned stop,
+// loaded now and pushed every interval (0: edge.DefaultUsageInterval). The
+// returned stop,
 // called once the server has drained, pushes the counts a last time; it
 // must run before quota closes.
-func startKeys(ctx context.Context, keyStore rappel.KeyStore, apiKeys []string, quota rappel.QuotaStore, srv *edge.Server, log *slog.Logger) (stop func(), err error) {
+func startKeys(ctx context.Context, keyStore rappel.KeyStore, apiKeys []string, quota rappel.QuotaStore, interval time.Duration, srv *edge.Server, log *slog.Logger) (stop func(), err error) {
+	if interval <= 0 {
+		interval = edge.DefaultUsageInterval
+	}
 	keys := edge.NewKeyService(keyStore, edge.NewStaticKeys(apiKeys))
 	keys.Logger = log
 	if err := keys.Open(ctx); err != nil {
@@ -245,7 +249,7 @@ func startKeys(ctx context.Context, keyStore rappel.KeyStore, apiKeys []string, 
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		srv.PersistUsage(pctx, edge.DefaultUsageInterval)
+		srv.PersistUsage(pctx, interval)
 	}()
 	return func() {
 		cancel()

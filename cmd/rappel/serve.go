@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -36,7 +37,10 @@ type ServeCommand struct {
 	// quotas, subscriptions and the alert outbox live there instead of the
 	// data dir; empty keeps everything in the node's Pebble (shared.go).
 	SharedStore string
-	Alerts      AlertsConfig
+	// UsageInterval is how often the keys' request counts are pushed to
+	// the store; 0 means edge.DefaultUsageInterval.
+	UsageInterval time.Duration
+	Alerts        AlertsConfig
 	// Upstream is the live feeds' settings, used with --feeds on.
 	Upstream FeedsConfig
 	// Listen is TLS (--tls-domains and the ACME settings) and the
@@ -72,6 +76,7 @@ func (c *ServeCommand) ParseFlags(args []string) error {
 	fs.DurationVar(&c.QueryBudget, "query-budget", c.QueryBudget, "`time` a search may take before it answers 504")
 	fs.StringVar(&c.CursorKey, "cursor-key", c.CursorKey, "hex `key` (32+ bytes) signing search cursors; nodes behind one load balancer must share it (default: generated once into the data dir)")
 	fs.StringVar(&c.SharedStore, "shared-store", c.SharedStore, "`URL` (postgres://…) of the PostgreSQL or CockroachDB database a fleet of nodes shares keys, quotas, subscriptions and the alert outbox through; empty keeps them in the data dir")
+	fs.DurationVar(&c.UsageInterval, "usage-interval", cmp.Or(c.UsageInterval, edge.DefaultUsageInterval), "`time` between two pushes of the keys' request counts to the store; in a fleet, a node learns the others' counts at the same pace")
 	c.Alerts.register(fs)
 	c.Upstream.register(fs)
 	c.Listen.register(fs)
@@ -100,6 +105,9 @@ func (c *ServeCommand) Validate() error {
 		if err := checkSharedStore(c.SharedStore); err != nil {
 			return err
 		}
+	}
+	if c.UsageInterval < 0 {
+		return fmt.Errorf("--usage-interval is %s; give a positive duration such as 10s", c.UsageInterval)
 	}
 	if err := c.Listen.validate(); err != nil {
 		return err
@@ -164,7 +172,7 @@ func (c *ServeCommand) Run(ctx context.Context) error {
 		return err
 	}
 	defer closeShared()
-	stopKeys, err := startKeys(ctx, shared.Keys, splitList(c.APIKeys), shared.Quota, srv, log)
+	stopKeys, err := startKeys(ctx, shared.Keys, splitList(c.APIKeys), shared.Quota, c.UsageInterval, srv, log)
 	if err != nil {
 		return err
 	}

@@ -59,8 +59,8 @@ type nodeState struct {
 
 // openNodeState opens the shared store when dsn is set; otherwise the keys
 // are the data dir's key database and the counts the node's own store.
-// close closes what it opened.
-func openNodeState(ctx context.Context, dsn, dataDir string, store *kv.Store, log *slog.Logger) (st nodeState, close func(), err error) {
+// closeState closes what it opened.
+func openNodeState(ctx context.Context, dsn, dataDir string, store *kv.Store, log *slog.Logger) (st nodeState, closeState func(), err error) {
 	if dsn == "" {
 		keys := kv.NewKeys(filepath.Join(dataDir, "keys"))
 		keys.Logger = log

@@ -2,6 +2,8 @@ package postgres
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -81,8 +83,9 @@ func (s *Store) migrate(ctx context.Context) error {
 
 // createVersionTable creates schema_version and its row when missing.
 // Two PostgreSQL sessions running CREATE TABLE IF NOT EXISTS at once may
-// both find the table missing and one then fail on the catalog's unique
-// index; the loser tries again and finds the table.
+// both find the table missing, and the loser then fails on the catalog
+// (23505 unique_violation, 42710 duplicate_object for the table's row
+// type, or 42P07 duplicate_table); it tries again and finds the table.
 func (s *Store) createVersionTable(ctx context.Context) error {
 	for attempt := 0; ; attempt++ {
 		_, err := s.pool.Exec(ctx, schemaVersion)
@@ -93,7 +96,7 @@ func (s *Store) createVersionTable(ctx context.Context) error {
 		if err == nil {
 			return nil
 		}
-		if attempt < 5 && (sqlState(err) == "23505" || sqlState(err) == "42P07" || retryable(err)) {
+		if c := sqlState(err); attempt < 5 && (c == "23505" || c == "42710" || c == "42P07" || retryable(err)) {
 			continue
 		}
 		return fmt.Errorf("creating the schema version table: %w", err)
@@ -168,10 +171,15 @@ func sqlState(err error) string {
 	return ""
 }
 
+// defaultNode names this Store in claims: host, pid and a random suffix,
+// so that two Stores in one process (nodes of a test fleet, or a restart
+// reusing a pid) never take each other's claims for their own.
 func defaultNode() string {
 	h, err := os.Hostname()
 	if err != nil {
 		h = "node"
 	}
-	return h + "/" + strconv.Itoa(os.Getpid())
+	var b [3]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
+	return h + "/" + strconv.Itoa(os.Getpid()) + "/" + hex.EncodeToString(b[:])
 }

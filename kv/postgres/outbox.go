@@ -70,17 +70,28 @@ func (s *Store) UnmatchedRecords(ctx context.Context, ids []string) ([]string, e
 	if err != nil {
 		return nil, fmt.Errorf("reading matched recalls: %w", err)
 	}
-	done, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	done, err := collectSet(rows)
 	if err != nil {
 		return nil, fmt.Errorf("reading matched recalls: %w", err)
 	}
 	var out []string
 	for _, id := range ids {
-		if !slices.Contains(done, id) {
+		if !done[id] {
 			out = append(out, id)
 		}
 	}
 	return out, nil
+}
+
+// collectSet reads rows of one text column into a set.
+func collectSet(rows pgx.Rows) (map[string]bool, error) {
+	set := map[string]bool{}
+	var v string
+	_, err := pgx.ForEachRow(rows, []any{&v}, func() error {
+		set[v] = true
+		return nil
+	})
+	return set, err
 }
 
 // CommitMatches marks records and writes the rows of those it marked, in
@@ -93,6 +104,8 @@ func (s *Store) CommitMatches(ctx context.Context, records []string, rows []*rap
 	if s.pool == nil {
 		return 0, errNotOpen
 	}
+	// Sorted, so that two transactions marking overlapping sets take the
+	// marks' locks in one order and cannot deadlock.
 	records = slices.Compact(slices.Sorted(slices.Values(records)))
 	if len(records) == 0 {
 		return 0, nil
@@ -106,13 +119,13 @@ func (s *Store) CommitMatches(ctx context.Context, records []string, rows []*rap
 		if err != nil {
 			return fmt.Errorf("marking recalls as matched: %w", err)
 		}
-		ours, err := pgx.CollectRows(marked, pgx.RowTo[string])
+		ours, err := collectSet(marked)
 		if err != nil {
 			return fmt.Errorf("marking recalls as matched: %w", err)
 		}
 		b := &pgx.Batch{}
 		for _, r := range rows {
-			if !slices.Contains(ours, r.Record) {
+			if !ours[r.Record] {
 				continue
 			}
 			b.Queue(`INSERT INTO alert_outbox (sub, record, seq, status, attempts, next_at, created_at, sent_at, error)
@@ -162,8 +175,11 @@ func scanAlert(row pgx.Row) (*rappel.AlertRow, error) {
 
 // ClaimAlerts claims due rows for node in one transaction. SKIP LOCKED lets
 // nodes claiming at the same moment each take other rows instead of
-// queueing behind one another; a row another node claimed and committed
-// meanwhile fails the WHERE clause when re-read under the lock.
+// queueing behind one another. On PostgreSQL (READ COMMITTED) a row another
+// node claimed and committed meanwhile fails the WHERE clause when re-read
+// under the lock; CockroachDB (SERIALIZABLE, SKIP LOCKED from 22.2) makes
+// the later of two transactions touching one row retry (inTx), and the
+// retry reads the claim. Either way no row is returned to two claims.
 //
 // Expiry compares claimed_until with the caller's clock, not the
 // database's, so that tests can move time; a fleet's clocks must agree to

@@ -29,9 +29,12 @@ type Store struct {
 	// DSN is the database's URL (postgres://user@host:port/db?sslmode=…).
 	DSN string
 	// Node names this process in outbox claims, so that a node can tell its
-	// own claims from another's; NewStore sets the host name and pid.
-	Node   string
-	Now    func() time.Time
+	// own claims from another's; NewStore sets the host name, the pid and
+	// a random suffix.
+	Node string
+	// Now is the clock; NewStore sets time.Now.
+	Now func() time.Time
+	// Logger receives the migrations applied; nil logs nothing.
 	Logger *slog.Logger
 
 	pool *pgxpool.Pool

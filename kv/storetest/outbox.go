@@ -156,7 +156,7 @@ func Outbox(t *testing.T, newStores func(t *testing.T) (a, b rappel.Outbox)) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				for {
+				for range len(rows) { // more claims than rows: claims that never run dry
 					got, err := st.ClaimAlerts(ctx, node, t0, time.Minute, 7)
 					mu.Lock()
 					if err != nil {
@@ -246,6 +246,17 @@ func Outbox(t *testing.T, newStores func(t *testing.T) (a, b rappel.Outbox)) {
 		if err != nil || len(back) != 1 || back[0].Sub != "s1" || back[0].Attempts != 1 || back[0].Error != "421 try later" ||
 			!back[0].NextAt.Equal(retry) || !back[0].CreatedAt.Equal(t0) || back[0].Status != rappel.AlertPending {
 			t.Fatalf("the retried row reads back %+v, %v", back, err)
+		}
+	})
+	t.Run("Canceled", func(t *testing.T) {
+		a, _ := newStores(t)
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		if _, err := a.ClaimAlerts(ctx, "n1", t0, time.Minute, 10); err == nil {
+			t.Fatal("ClaimAlerts with a canceled context succeeded")
+		}
+		if _, err := a.CommitMatches(ctx, []string{"hc-1"}, []*rappel.AlertRow{row("s1", "hc-1", 1, t0)}); err == nil {
+			t.Fatal("CommitMatches with a canceled context succeeded")
 		}
 	})
 }

@@ -223,7 +223,10 @@ func launch(bin, dir string, cred *syscall.Credential) (*server, error) {
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.Dir = dir
 	// Pdeathsig stops the server if the test process dies without Main
-	// stopping it; SIGQUIT is PostgreSQL's immediate shutdown.
+	// stopping it; SIGQUIT is PostgreSQL's immediate shutdown. (Linux sends
+	// it when the starting thread ends, which the Go runtime does only for
+	// a goroutine exiting while locked to its thread; failing that, the
+	// server shuts itself down within a minute of its directory's removal.)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Pdeathsig: syscall.SIGQUIT}
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting postgres: %w", err)

@@ -1,0 +1,78 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"strings"
+)
+
+// Env describes the machine and the software measured.
+type Env struct {
+	CPU      string
+	CPUs     int
+	MemMiB   int64
+	Kernel   string
+	Go       string
+	Commit   string
+	Postgres string
+	Wrk      string
+	Bleve    string
+}
+
+// readEnv reads what it can; a missing piece is left empty.
+func readEnv(repo string) Env {
+	e := Env{CPUs: runtime.NumCPU(), Go: runtime.Version()}
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(line, "model name"); ok {
+				e.CPU = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(v), ":"))
+				break
+			}
+		}
+	}
+	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(line, "MemTotal:"); ok {
+				var kb int64
+				for _, c := range strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")) {
+					kb = kb*10 + int64(c-'0')
+				}
+				e.MemMiB = kb >> 10
+			}
+		}
+	}
+	e.Kernel = output("uname", "-r")
+	commit := output("git", "-C", repo, "rev-parse", "--short=12", "HEAD")
+	if commit != "" && output("git", "-C", repo, "status", "--porcelain", "--untracked-files=no") != "" {
+		commit += " (with uncommitted changes)"
+	}
+	e.Commit = commit
+	if m, _ := filepath.Glob("/usr/lib/postgresql/*/bin/postgres"); len(m) > 0 {
+		e.Postgres = output(m[len(m)-1], "--version")
+	}
+	if v := output("wrk", "--version"); v != "" {
+		e.Wrk = strings.SplitN(v, "\n", 2)[0]
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, d := range bi.Deps {
+			if d.Path == "github.com/blevesearch/bleve/v2" {
+				e.Bleve = d.Version
+			}
+		}
+	}
+	return e
+}
+
+// output runs a command and returns its trimmed output, or "" on error.
+// wrk --version exits 1 after printing its version, so output is kept.
+func output(name string, args ...string) string {
+	out, _ := exec.Command(name, args...).CombinedOutput()
+	s := strings.TrimSpace(string(out))
+	if strings.Contains(s, "not found") || strings.HasPrefix(s, "fatal:") {
+		return ""
+	}
+	return s
+}

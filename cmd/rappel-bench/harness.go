@@ -1,0 +1,534 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/rappel-ca/rappel/bundle"
+)
+
+// Harness runs the comparison. NewHarness sets the defaults of a full run.
+type Harness struct {
+	Quick     bool
+	Rounds    int
+	WrkDur    time.Duration
+	LatDur    time.Duration
+	Conns     int
+	MaxRate   float64
+	MinSample int // fewest requests a latency run sends
+	ServerCPU string
+	LoadCPU   string
+	Systems   []string // which systems to run, of rappel, bare, postgres, bleve
+	Scales    []float64
+	Startups  int
+	WorkDir   string
+	Out       string // the Markdown file to rewrite between the markers
+	GoBench   string // file holding `go test -bench` output to include
+	FromJSON  string // an earlier run's results.json to render, measuring nothing
+	Repo      string // the module root, for building rappel
+
+	Stdout, Stderr io.Writer
+	args           []string // as given, for the report
+}
+
+// AllSystems are the systems compared, rappel first.
+var AllSystems = []string{"rappel", "bare", "postgres", "bleve"}
+
+const benchKey = "bench-key"
+
+// NewHarness returns a Harness with the defaults of a full run.
+func NewHarness() *Harness {
+	return &Harness{
+		Rounds: 5, WrkDur: 2 * time.Second, LatDur: 2 * time.Second, Conns: 16, MaxRate: 1000, MinSample: 30,
+		ServerCPU: "0", LoadCPU: "1", Systems: AllSystems, Scales: []float64{1, 200000.0 / 41000, 1000000.0 / 41000},
+		Startups: 3, WorkDir: "build/bench", Out: "BENCHMARKS.md", Repo: ".",
+		Stdout: os.Stdout, Stderr: os.Stderr,
+	}
+}
+
+// ParseFlags reads the command line into h; -quick changes the defaults
+// of the flags not given.
+func (h *Harness) ParseFlags(args []string) error {
+	fs := flag.NewFlagSet("rappel-bench run", flag.ContinueOnError)
+	fs.SetOutput(h.Stderr)
+	fs.BoolVar(&h.Quick, "quick", false, "one short round of a few classes, no scale curve: for development")
+	fs.IntVar(&h.Rounds, "rounds", h.Rounds, "alternating `rounds`; figures are their medians")
+	fs.DurationVar(&h.WrkDur, "wrk-duration", h.WrkDur, "`time` of each wrk run (whole seconds)")
+	fs.DurationVar(&h.LatDur, "latency-duration", h.LatDur, "`time` of each constant-rate run")
+	fs.IntVar(&h.Conns, "conns", h.Conns, "wrk keep-alive `connections`")
+	fs.Float64Var(&h.MaxRate, "max-rate", h.MaxRate, "highest constant `rate` (requests/s) of a latency run")
+	fs.StringVar(&h.ServerCPU, "server-cpu", h.ServerCPU, "taskset `cpus` of the servers (empty: no pinning)")
+	fs.StringVar(&h.LoadCPU, "load-cpu", h.LoadCPU, "taskset `cpus` of wrk and of this harness (empty: no pinning)")
+	systems := fs.String("systems", strings.Join(h.Systems, ","), "comma-separated `systems` to run")
+	scales := fs.String("scales", "", "comma-separated data set `sizes` as multiples of the bundle (default 1,4.88,24.39: 41k, 200k, 1M records; 1 in -quick)")
+	fs.IntVar(&h.Startups, "startups", h.Startups, "start-up measurements of each kind")
+	fs.StringVar(&h.WorkDir, "work", h.WorkDir, "`directory` for binaries, data dirs and logs")
+	fs.StringVar(&h.Out, "out", h.Out, "Markdown `file` whose section between <!-- bench:begin --> and <!-- bench:end --> is rewritten; empty to print it")
+	fs.StringVar(&h.GoBench, "go-bench", h.GoBench, "`file` of `go test -bench` output to include")
+	fs.StringVar(&h.Repo, "repo", h.Repo, "`directory` of the rappel module")
+	fs.StringVar(&h.FromJSON, "from-json", "", "render the results.json of an earlier run into -out instead of measuring")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q; run takes flags only", fs.Args())
+	}
+	h.args = args
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	if h.Quick {
+		for name, set := range map[string]func(){
+			"rounds":           func() { h.Rounds = 1 },
+			"wrk-duration":     func() { h.WrkDur = time.Second },
+			"latency-duration": func() { h.LatDur = time.Second },
+			"startups":         func() { h.Startups = 1 },
+			"scales":           func() { h.Scales = []float64{1} },
+		} {
+			if !given[name] {
+				set()
+			}
+		}
+		h.MinSample = 20
+	}
+	h.Systems = strings.Split(*systems, ",")
+	for _, s := range h.Systems {
+		if !contains(AllSystems, s) {
+			return fmt.Errorf("-systems: unknown system %q; choose among %s", s, strings.Join(AllSystems, ", "))
+		}
+	}
+	if h.Systems[0] != "rappel" {
+		return errors.New("-systems: rappel must come first (the other systems are measured against it)")
+	}
+	if *scales != "" {
+		h.Scales = nil
+		for _, f := range strings.Split(*scales, ",") {
+			v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+			if err != nil || v <= 0 {
+				return fmt.Errorf("-scales: %q is not a positive number", f)
+			}
+			h.Scales = append(h.Scales, v)
+		}
+	}
+	if h.Rounds < 1 || h.WrkDur < time.Second || h.LatDur <= 0 || h.Conns < 1 || h.MaxRate <= 0 {
+		return errors.New("-rounds, -conns and -max-rate must be positive and durations at least 1s")
+	}
+	return nil
+}
+
+func contains(ss []string, s string) bool {
+	for _, x := range ss {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// system is one system under test while the harness runs.
+type system struct {
+	Name  string
+	Base  string            // http://host:port
+	URI   map[string]string // class name → request URI
+	procs []*proc
+	pg    *pgCluster
+	setup time.Duration // exec to ready, loading and indexing included
+	// Err is why the system could not run, when it could not.
+	Err error
+}
+
+// memKB is the system's memory: the resident set of its processes, with
+// PostgreSQL's shared pages counted once (proportional set size).
+func (s *system) memKB() int64 {
+	var total int64
+	for _, p := range s.procs {
+		rss, _ := rssKB(p.PID())
+		total += rss
+	}
+	if s.pg != nil {
+		for _, pid := range s.pg.PIDs() {
+			total += pssKB(pid)
+		}
+	}
+	return total
+}
+
+func (s *system) stop() error {
+	var errs []error
+	for i := len(s.procs) - 1; i >= 0; i-- {
+		errs = append(errs, s.procs[i].Stop())
+	}
+	if s.pg != nil {
+		errs = append(errs, s.pg.Stop(), os.RemoveAll(s.pg.Dir))
+		s.pg = nil
+	}
+	return errors.Join(errs...)
+}
+
+// Run runs everything and writes the report.
+func (h *Harness) Run(ctx context.Context) error {
+	if h.FromJSON != "" {
+		b, err := os.ReadFile(h.FromJSON)
+		if err != nil {
+			return fmt.Errorf("reading results: %w", err)
+		}
+		var res Results
+		if err := json.Unmarshal(b, &res); err != nil {
+			return fmt.Errorf("decoding results: %w", err)
+		}
+		return h.render(&res)
+	}
+	res := &Results{Command: strings.TrimSpace("go run ./cmd/rappel-bench run " + strings.Join(h.args, " ")), Started: time.Now().UTC(), Quick: h.Quick, Rounds: h.Rounds, WrkDur: h.WrkDur, LatDur: h.LatDur, Conns: h.Conns}
+	if err := h.pin(res); err != nil {
+		return err
+	}
+	os.RemoveAll(filepath.Join(h.WorkDir, "logs")) // the last run's; rappel's access log alone is hundreds of MB
+	if err := os.MkdirAll(filepath.Join(h.WorkDir, "logs"), 0o755); err != nil {
+		return fmt.Errorf("creating work dir: %w", err)
+	}
+	if _, err := exec.LookPath("wrk"); err != nil {
+		if os.Geteuid() != 0 {
+			return errors.New("wrk is not installed; install it with `apt-get install -y wrk`")
+		}
+		h.logf("installing wrk with apt-get")
+		if err := aptInstall(ctx, h.Stderr, "wrk"); err != nil {
+			return err
+		}
+	}
+	res.Env = readEnv(h.Repo)
+	rappelBin, err := h.buildRappel(ctx)
+	if err != nil {
+		return err
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("finding own executable: %w", err)
+	}
+	recs, _, err := bundleRecords()
+	if err != nil {
+		return err
+	}
+	samples := pickSamples(recs)
+	classes := Classes(samples)
+	if h.Quick {
+		var quick []Class
+		for _, c := range classes {
+			if c.Quick {
+				quick = append(quick, c)
+			}
+		}
+		classes = quick
+	}
+	res.Records = len(recs)
+
+	systems := map[string]*system{}
+	defer func() {
+		for _, name := range h.Systems {
+			if s := systems[name]; s != nil {
+				if err := s.stop(); err != nil {
+					h.logf("stopping %s: %v", name, err)
+				}
+			}
+		}
+	}()
+	rp, err := h.startRappelFirst(ctx, rappelBin, "/recall/"+url.PathEscape(samples.RecordID), res)
+	if err != nil {
+		return err
+	}
+	systems["rappel"] = rp
+	bodies, err := h.resolve(ctx, rp, classes)
+	if err != nil {
+		return err
+	}
+	for _, name := range h.Systems[1:] {
+		h.logf("starting %s", name)
+		s, err := h.startPeer(ctx, name, self, bodies, rp.URI)
+		if s == nil {
+			s = &system{Name: name}
+		}
+		s.Err = err
+		systems[name] = s
+		if err != nil {
+			res.Notes = append(res.Notes, fmt.Sprintf("%s could not run: %v", name, err))
+			h.logf("%s could not run: %v", name, err)
+			continue
+		}
+		if name != "bare" {
+			if _, err := h.resolve(ctx, s, classes); err != nil {
+				s.Err = err
+				res.Notes = append(res.Notes, fmt.Sprintf("%s could not answer the query set: %v", name, err))
+			}
+		}
+	}
+	var run []*system
+	for _, name := range h.Systems {
+		if systems[name].Err == nil {
+			run = append(run, systems[name])
+		}
+	}
+	res.Systems = names(run)
+	res.PeerSetup = map[string]time.Duration{}
+	for _, s := range run[1:] {
+		res.PeerSetup[s.Name] = s.setup
+	}
+	if err := h.measure(ctx, run, classes, res); err != nil {
+		return err
+	}
+	h.profiles(ctx, systems["rappel"], res)
+	if err := h.warmStarts(ctx, rappelBin, systems["rappel"], classes, res); err != nil {
+		res.Notes = append(res.Notes, fmt.Sprintf("warm start-up could not be measured: %v", err))
+	}
+	h.scaleCurve(ctx, rappelBin, res)
+	if h.GoBench != "" {
+		b, err := os.ReadFile(h.GoBench)
+		if err != nil {
+			res.Notes = append(res.Notes, fmt.Sprintf("the Go benchmarks' output %s could not be read: %v", h.GoBench, err))
+		}
+		res.GoBench = string(b)
+	}
+	res.Finished = time.Now().UTC()
+	return h.write(res)
+}
+
+func names(ss []*system) []string {
+	var out []string
+	for _, s := range ss {
+		out = append(out, s.Name)
+	}
+	return out
+}
+
+func (h *Harness) logf(format string, args ...any) {
+	fmt.Fprintf(h.Stderr, "%s %s\n", time.Now().UTC().Format("15:04:05"), fmt.Sprintf(format, args...))
+}
+
+// pin moves the harness (its open-loop client) to the load generator's
+// core, and gives it one P, as the servers have.
+func (h *Harness) pin(res *Results) error {
+	runtime.GOMAXPROCS(1)
+	if runtime.NumCPU() < 2 && (h.ServerCPU != "" || h.LoadCPU != "") {
+		res.Notes = append(res.Notes, "the machine has one CPU: servers and load generators were not pinned apart")
+		h.ServerCPU, h.LoadCPU = "", ""
+	}
+	if h.LoadCPU == "" {
+		return nil
+	}
+	out, err := exec.Command("taskset", "-a", "-p", "-c", h.LoadCPU, strconv.Itoa(os.Getpid())).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("pinning the harness to cpu %s: %w: %s", h.LoadCPU, err, out)
+	}
+	return nil
+}
+
+// buildRappel builds the rappel binary into the work dir.
+func (h *Harness) buildRappel(ctx context.Context) (string, error) {
+	bin, err := filepath.Abs(filepath.Join(h.WorkDir, "rappel"))
+	if err != nil {
+		return "", err
+	}
+	h.logf("building rappel")
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-o", bin, "./cmd/rappel")
+	cmd.Dir = h.Repo
+	cmd.Stdout, cmd.Stderr = h.Stderr, h.Stderr
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("building rappel: %w", err)
+	}
+	return bin, nil
+}
+
+// logFile opens the work dir's log of name.
+func (h *Harness) logFile(name string) io.Writer {
+	f, err := os.OpenFile(filepath.Join(h.WorkDir, "logs", name+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return io.Discard
+	}
+	return f // closed at exit
+}
+
+func keyHeader() http.Header { return http.Header{"X-Gateway-Key": {benchKey}} }
+
+// startRappel starts `rappel serve` on dataDir and returns the process and
+// the time from exec to its first 200 on probe (a record).
+func (h *Harness) startRappel(ctx context.Context, bin, dataDir, probe string) (*proc, time.Duration, error) {
+	addr, err := freeAddr()
+	if err != nil {
+		return nil, 0, err
+	}
+	start := time.Now()
+	p, err := startProc("rappel", addr, h.ServerCPU, 1, h.logFile("rappel"), nil,
+		bin, "serve", "--addr", addr, "--data-dir", dataDir, "--api-keys", benchKey, "--feeds", "off")
+	if err != nil {
+		return nil, 0, err
+	}
+	took, err := p.waitOK(ctx, "http://"+addr+probe, keyHeader(), start, 10*time.Minute)
+	if err != nil {
+		p.Stop()
+		return nil, 0, err
+	}
+	return p, took, nil
+}
+
+// startRappelFirst measures first starts (empty data dir, the embedded
+// bundle loaded into it) and leaves the last one running.
+func (h *Harness) startRappelFirst(ctx context.Context, bin, probe string, res *Results) (*system, error) {
+	dataDir := h.rappelDataDir()
+	var p *proc
+	for i := range h.Startups {
+		if p != nil {
+			p.Stop()
+		}
+		if err := os.RemoveAll(dataDir); err != nil {
+			return nil, fmt.Errorf("clearing rappel data dir: %w", err)
+		}
+		h.logf("starting rappel on an empty data dir (%d/%d)", i+1, h.Startups)
+		var took time.Duration
+		var err error
+		p, took, err = h.startRappel(ctx, bin, dataDir, probe)
+		if err != nil {
+			return nil, err
+		}
+		res.FirstStart = append(res.FirstStart, took)
+	}
+	rss, _ := rssKB(p.PID())
+	res.IdleRSSKB = rss
+	return &system{Name: "rappel", Base: "http://" + p.Addr, URI: map[string]string{}, procs: []*proc{p}}, nil
+}
+
+func (h *Harness) rappelDataDir() string { return filepath.Join(h.WorkDir, "rappel-data") }
+
+// resolve fills s.URI for every class (walking s's own cursors for the
+// deep class) and returns the bodies s answered, by URI.
+func (h *Harness) resolve(ctx context.Context, s *system, classes []Class) (Bodies, error) {
+	client := loadClient()
+	bodies := Bodies{}
+	get := func(uri string) ([]byte, error) {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.Base+uri, nil)
+		req.Header = keyHeader()
+		resp, err := client.Do(req)
+		if err != nil {
+			return nil, fmt.Errorf("requesting %s from %s: %w", uri, s.Name, err)
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		if err == nil && resp.StatusCode != http.StatusOK {
+			err = fmt.Errorf("%s answered %s with %d: %.300s", s.Name, uri, resp.StatusCode, b)
+		}
+		return b, err
+	}
+	if s.URI == nil {
+		s.URI = map[string]string{}
+	}
+	for _, c := range classes {
+		uri := c.Path
+		if c.Deep {
+			for range CursorDepth {
+				b, err := get(uri)
+				if err != nil {
+					return nil, err
+				}
+				var page struct {
+					Next *string `json:"next_cursor"`
+				}
+				if err := json.Unmarshal(b, &page); err != nil {
+					return nil, fmt.Errorf("walking %s's cursors for %s: %w", s.Name, c.Path, err)
+				}
+				if page.Next == nil {
+					break // a small data set: its last page is the deepest
+				}
+				uri = c.Path + "&cursor=" + url.QueryEscape(*page.Next)
+			}
+		}
+		b, err := get(uri)
+		if err != nil {
+			return nil, err
+		}
+		s.URI[c.Name] = uri
+		bodies[uri] = b
+	}
+	return bodies, nil
+}
+
+// startPeer starts a peer system; the bare server serves rappel's bodies
+// at rappel's URIs.
+func (h *Harness) startPeer(ctx context.Context, name, self string, bodies Bodies, rappelURI map[string]string) (*system, error) {
+	addr, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	s := &system{Name: name, Base: "http://" + addr, URI: map[string]string{}}
+	var argv []string
+	timeout := 5 * time.Minute
+	switch name {
+	case "bare":
+		file := filepath.Join(h.WorkDir, "bodies.json")
+		b, err := json.Marshal(bodies)
+		if err != nil {
+			return nil, fmt.Errorf("encoding bodies: %w", err)
+		}
+		if err := os.WriteFile(file, b, 0o644); err != nil {
+			return nil, fmt.Errorf("writing bodies: %w", err)
+		}
+		for k, v := range rappelURI {
+			s.URI[k] = v
+		}
+		argv = []string{self, "bare", "-bodies", file, "-addr", addr}
+	case "postgres":
+		bin, err := findPGBin(ctx, h.Stderr)
+		if err != nil {
+			return nil, err
+		}
+		dir, err := os.MkdirTemp("", "rappel-bench-pg-")
+		if err != nil {
+			return nil, fmt.Errorf("creating postgres dir: %w", err)
+		}
+		os.Chmod(dir, 0o755)
+		pgAddr, err := freeAddr()
+		if err != nil {
+			return nil, err
+		}
+		_, port, _ := strings.Cut(pgAddr, ":")
+		s.pg = &pgCluster{Bin: bin, Dir: dir, CPU: h.ServerCPU, Log: h.logFile("postgres")}
+		s.pg.Port, _ = strconv.Atoi(port)
+		if err := s.pg.Start(ctx); err != nil {
+			return s, err
+		}
+		argv = []string{self, "pg", "-dsn", s.pg.DSN(), "-addr", addr}
+		timeout = 30 * time.Minute
+	case "bleve":
+		dir := filepath.Join(h.WorkDir, "bleve-index")
+		os.RemoveAll(dir)
+		argv = []string{self, "bleve", "-index", dir, "-addr", addr}
+		timeout = 30 * time.Minute
+	}
+	start := time.Now()
+	p, err := startProc(name, addr, h.ServerCPU, 1, h.logFile(name), nil, argv...)
+	if err != nil {
+		return s, err
+	}
+	s.procs = append(s.procs, p)
+	took, err := p.waitOK(ctx, s.Base+"/ready", nil, start, timeout)
+	if err != nil {
+		return s, err
+	}
+	h.logf("%s ready in %s", name, took.Round(time.Millisecond))
+	s.setup = took
+	return s, nil
+}
+
+// embeddedManifest is the manifest of the bundle in this binary.
+func embeddedManifest() bundle.Manifest {
+	m, _ := bundle.ReadManifest(bundle.Embedded())
+	return m
+}

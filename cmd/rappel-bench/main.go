@@ -1,0 +1,94 @@
+// Command rappel-bench measures rappel side by side with what it is
+// compared to, on one machine in one run, and writes the results into
+// BENCHMARKS.md between the markers <!-- bench:begin --> and
+// <!-- bench:end -->.
+//
+//	rappel-bench run  [-quick] [-rounds N] [-out BENCHMARKS.md] ...
+//	rappel-bench bare  -bodies FILE -addr HOST:PORT
+//	rappel-bench pg    -dsn URL -addr HOST:PORT
+//	rappel-bench bleve -index DIR -addr HOST:PORT
+//
+// run is the harness. It builds the rappel binary, starts every system as
+// its own process pinned to one core (taskset, GOMAXPROCS=1) while the load
+// generators run pinned to the other, and measures each query class on
+// each system in alternating rounds:
+//
+//   - rappel: `rappel serve` on a fresh data dir, which loads the embedded
+//     bundle on first start;
+//   - bare: the physical limit, a net/http handler serving from a map the
+//     exact bytes rappel answered for each request of the query set;
+//   - postgres: Debian's PostgreSQL, initialised in a temporary directory
+//     and started on a loopback port, holding the same records with a
+//     tsvector (English and French configurations with unaccent), GIN and
+//     B-tree indexes, behind a minimal Go HTTP server (pgx) answering the
+//     same query set with the same JSON shape;
+//   - bleve: the same records indexed by Bleve in the server's process.
+//
+// Throughput comes from wrk (keep-alive); latency percentiles from an
+// open-loop client sending at a constant rate and timing each request from
+// when it was due, so that a stall shows in p99 instead of hiding it
+// (coordinated omission). Every figure is the median over the rounds.
+//
+// The bare, pg and bleve subcommands are those servers; the harness starts
+// them as processes of this same binary.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	if err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(os.Stderr, "rappel-bench:", err)
+		}
+		os.Exit(2)
+	}
+}
+
+const usage = `usage: rappel-bench <command> [flags]
+
+commands:
+  run     run the side-by-side benchmarks and write BENCHMARKS.md
+  bare    serve recorded response bodies from a map (the physical limit)
+  pg      serve the query set from PostgreSQL
+  bleve   serve the query set from a Bleve index
+`
+
+// run dispatches to a subcommand.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return errors.New("no command given")
+	}
+	switch args[0] {
+	case "run":
+		h := NewHarness()
+		h.Stdout, h.Stderr = stdout, stderr
+		if err := h.ParseFlags(args[1:]); err != nil {
+			return err
+		}
+		return h.Run(ctx)
+	case "bare":
+		return runBare(ctx, args[1:], stderr)
+	case "pg":
+		return runPG(ctx, args[1:], stderr)
+	case "bleve":
+		return runBleve(ctx, args[1:], stderr)
+	case "-h", "-help", "--help", "help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	}
+	fmt.Fprint(stderr, usage)
+	return fmt.Errorf("unknown command %q", args[0])
+}

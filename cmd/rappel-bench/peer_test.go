@@ -1,0 +1,337 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/rappel-ca/rappel"
+)
+
+// peerRecords are a few records covering every class of the query set.
+func peerRecords() []*rappel.Record {
+	tr := func(title, desc string) *rappel.Translation {
+		return &rappel.Translation{Title: title, ProductDescription: desc}
+	}
+	return []*rappel.Record{
+		{RecordID: "hc-1", RecallID: "1", RecallType: "food", Agency: "CFIA", EventDate: "2024-03-01",
+			Translations: rappel.Translations{EN: tr("Cheese recalled due to Listeria", "Cheddar cheese"), FR: tr("Fromage rappelé en raison de Listeria", "Fromages cheddar")},
+			ProductList:  []rappel.Product{{Name: "Cheddar", UPC: testUPC}}},
+		{RecordID: "hc-2", RecallID: "2", RecallType: "food", Agency: "CFIA", EventDate: "2024-02-01",
+			Translations: rappel.Translations{EN: tr("Soft cheese recalled due to Salmonella", "")}},
+		{RecordID: "tc-3", RecallID: "3", RecallType: "vehicle", Agency: "Transport Canada", EventDate: "2023-01-01",
+			Translations:   rappel.Translations{EN: tr("Brake failure", "")},
+			AffectedModels: []rappel.VehicleModel{{Make: "TOYOTA", Model: "CAMRY", Year: 2010}}},
+		{RecordID: "hc-4", RecallID: "4", RecallType: "consumer_product", Agency: "Health Canada", EventDate: "2024-03-01",
+			Translations: rappel.Translations{EN: tr("Toaster recalled: pieces of metal", "")}},
+	}
+}
+
+// testUPC is a UPC-A with its check digit.
+var testUPC = "06263931285" + strconv.Itoa(rappel.CheckDigit("06263931285"))
+
+func peerBodies(t *testing.T, recs []*rappel.Record) map[string][]byte {
+	bodies := map[string][]byte{}
+	for _, r := range recs {
+		b, err := json.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bodies[r.RecordID] = b
+	}
+	return bodies
+}
+
+// peerServers returns the peers to run the contract tests against: Bleve
+// always; PostgreSQL when RAPPEL_BENCH_PG=1 (it starts a real server,
+// which takes seconds and Debian's postgresql package).
+func peerServers(t *testing.T) map[string]*httptest.Server {
+	t.Helper()
+	out := map[string]*httptest.Server{"bleve": newTestBleve(t)}
+	if os.Getenv("RAPPEL_BENCH_PG") == "1" {
+		out["postgres"] = newTestPG(t)
+	}
+	return out
+}
+
+// newTestPG starts PostgreSQL in a temporary directory, loads peerRecords
+// with the real schema and serves them.
+func newTestPG(t *testing.T) *httptest.Server {
+	t.Helper()
+	ctx := context.Background()
+	bin, err := findPGBin(ctx, io.Discard)
+	if err != nil {
+		t.Skip(err)
+	}
+	dir, err := os.MkdirTemp("", "rappel-bench-pg-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(dir, 0o755) // the server runs as postgres when the test runs as root
+	addr, err := freeAddr()
+	if err != nil {
+		t.Fatal(err)
+	}
+	port, _ := strconv.Atoi(addr[strings.LastIndex(addr, ":")+1:])
+	c := &pgCluster{Bin: bin, Dir: dir, Port: port, Log: io.Discard}
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Stop(); os.RemoveAll(dir) })
+	pool, err := pgxpool.New(ctx, c.DSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	recs := peerRecords()
+	if err := loadPG(ctx, pool, recs, peerBodies(t, recs), slog.New(slog.DiscardHandler)); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer((&pgPeer{pool: pool, now: time.Now}).routes())
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// newTestBleve indexes peerRecords with the real mapping into a scorch
+// index on a temporary directory and serves it.
+func newTestBleve(t *testing.T) *httptest.Server {
+	t.Helper()
+	recs := peerRecords()
+	bodies := peerBodies(t, recs)
+	idx, err := openBleve(filepath.Join(t.TempDir(), "idx"), recs, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { idx.Close() })
+	srv := httptest.NewServer(newBlevePeer(idx, recs, bodies).routes())
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+type testPage struct {
+	Count   int `json:"count"`
+	Results []struct {
+		RecordID string `json:"record_id"`
+	} `json:"results"`
+	Next *string `json:"next_cursor"`
+}
+
+func getJSON(t *testing.T, base, uri string, v any) int {
+	t.Helper()
+	resp, err := http.Get(base + uri)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode == http.StatusOK && v != nil {
+		if err := json.Unmarshal(b, v); err != nil {
+			t.Fatalf("%s: %v: %s", uri, err, b)
+		}
+	}
+	return resp.StatusCode
+}
+
+func ids(p testPage) []string {
+	var out []string
+	for _, r := range p.Results {
+		out = append(out, r.RecordID)
+	}
+	return out
+}
+
+// TestPeer_Search runs the query set's shapes through each peer's HTTP
+// handler and index: each must match what rappel's semantics give.
+func TestPeer_Search(t *testing.T) {
+	for name, srv := range peerServers(t) {
+		t.Run(name, func(t *testing.T) { testSearch(t, srv) })
+	}
+}
+
+func testSearch(t *testing.T, srv *httptest.Server) {
+	for _, tt := range []struct {
+		query string
+		want  []string
+	}{
+		{"", []string{"hc-1", "hc-4", "hc-2", "tc-3"}}, // event_date desc, record_id asc
+		{"q=cheese+listeria", []string{"hc-1"}},
+		{"q=listeria+OR+salmonella", []string{"hc-1", "hc-2"}},
+		{"q=" + url.QueryEscape(`"soft cheese"`), []string{"hc-2"}},
+		{"q=" + url.QueryEscape(`"pieces of metal"`), []string{"hc-4"}},
+		{"q=cheese+-salmonella", []string{"hc-1"}},
+		{"q=recalls", []string{"hc-1", "hc-4", "hc-2"}}, // English stem
+		{"q=rappele", []string{"hc-1"}},                 // French, accent folded
+		{"q=fromage", []string{"hc-1"}},                 // French stem of "Fromages"
+		{"recall_type=vehicle", []string{"tc-3"}},
+		{"recall_agency=Health+Canada", []string{"hc-4"}},
+		{"issued_after=2024-02-15", []string{"hc-1", "hc-4"}},
+		{"q=recalled&recall_type=food&issued_after=2024-01-01&issued_before=2024-02-28", []string{"hc-2"}},
+	} {
+		var p testPage
+		if code := getJSON(t, srv.URL, "/recall?"+tt.query, &p); code != http.StatusOK {
+			t.Errorf("%s: status %d", tt.query, code)
+			continue
+		}
+		if !slices.Equal(ids(p), tt.want) || p.Count != len(tt.want) {
+			t.Errorf("%s: %v (count %d), want %v", tt.query, ids(p), p.Count, tt.want)
+		}
+	}
+}
+
+func TestPeer_Cursor(t *testing.T) {
+	for name, srv := range peerServers(t) {
+		t.Run(name, func(t *testing.T) { testCursor(t, srv) })
+	}
+}
+
+func testCursor(t *testing.T, srv *httptest.Server) {
+	var walked []string
+	uri := "/recall?limit=3"
+	for range 3 {
+		var p testPage
+		if code := getJSON(t, srv.URL, uri, &p); code != http.StatusOK {
+			t.Fatalf("%s: status %d", uri, code)
+		}
+		if p.Count != 4 {
+			t.Errorf("count %d on a cursor page, want 4", p.Count)
+		}
+		walked = append(walked, ids(p)...)
+		if p.Next == nil {
+			break
+		}
+		uri = "/recall?limit=3&cursor=" + url.QueryEscape(*p.Next)
+	}
+	if want := []string{"hc-1", "hc-4", "hc-2", "tc-3"}; !slices.Equal(walked, want) {
+		t.Errorf("walk %v, want %v", walked, want)
+	}
+}
+
+func TestPeer_Lookups(t *testing.T) {
+	for name, srv := range peerServers(t) {
+		t.Run(name, func(t *testing.T) { testLookups(t, srv) })
+	}
+}
+
+func testLookups(t *testing.T, srv *httptest.Server) {
+	var upc struct {
+		GTIN    string         `json:"gtin"`
+		Results []lookupResult `json:"results"`
+	}
+	if code := getJSON(t, srv.URL, "/recall/upc?upc="+testUPC, &upc); code != http.StatusOK || len(upc.Results) != 1 || upc.Results[0].RecordID != "hc-1" {
+		t.Errorf("upc: %d %+v", code, upc)
+	}
+	var vin struct {
+		Results []lookupResult `json:"results"`
+	}
+	if code := getJSON(t, srv.URL, "/recall/vin?vin="+sampleVIN, &vin); code != http.StatusOK || len(vin.Results) != 1 || vin.Results[0].Match != "make_model_year" {
+		t.Errorf("vin: %d %+v", code, vin)
+	}
+	var stats statsBody
+	if code := getJSON(t, srv.URL, "/recall/stats?group_by=recall_type&period=all", &stats); code != http.StatusOK ||
+		stats.Total != 4 || len(stats.ByType) != 3 || stats.ByType[0] != (statsGroup{"food", 2}) || stats.IssuedAfter != "2023-01-01" {
+		t.Errorf("stats: %d %+v", code, stats)
+	}
+	var rec struct {
+		RecordID string `json:"record_id"`
+	}
+	if code := getJSON(t, srv.URL, "/recall/hc-2", &rec); code != http.StatusOK || rec.RecordID != "hc-2" {
+		t.Errorf("record: %d %+v", code, rec)
+	}
+	if code := getJSON(t, srv.URL, "/recall/hc-9", nil); code != http.StatusNotFound {
+		t.Errorf("unknown record: %d, want 404", code)
+	}
+}
+
+// TestPeerSearchOf checks that a parameter the peers do not implement is
+// refused rather than ignored, so that no class silently measures
+// something else.
+func TestPeerSearchOf(t *testing.T) {
+	for _, q := range []string{"sort_by=relevance", "q=%22open", "limit=0", "cursor=!!!", "cursor=YWJj"} {
+		r := httptest.NewRequest(http.MethodGet, "/recall?"+q, nil)
+		if _, err := peerSearchOf(r); err == nil {
+			t.Errorf("peerSearchOf(%s) succeeded", q)
+		}
+	}
+	r := httptest.NewRequest(http.MethodGet, "/recall?q=a+OR+b+-c&recall_type=food&limit=7&cursor="+encodeCursor("2024-01-01", "hc-1"), nil)
+	s, err := peerSearchOf(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Limit != 7 || s.RecallType != "food" || s.AfterDate != "2024-01-01" || s.AfterID != "hc-1" || len(s.Query.Clauses) != 2 {
+		t.Errorf("peerSearchOf = %+v", s)
+	}
+}
+
+func TestPGWhere(t *testing.T) {
+	q, err := rappel.ParseQuery(`cheese "soft cheese" OR brie -salmonella`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conds, args := pgWhere(&peerSearch{Query: q, RecallType: "food", IssuedAfter: "2020-01-01"})
+	got := strings.Join(conds, " AND ")
+	for _, want := range []string{
+		"tsv @@ ((phraseto_tsquery('rappel_en', $1) || phraseto_tsquery('rappel_fr', $1))",
+		"&& (phraseto_tsquery('rappel_en', $2) || phraseto_tsquery('rappel_fr', $2) || phraseto_tsquery('rappel_en', $3) || phraseto_tsquery('rappel_fr', $3))",
+		"&& !!(phraseto_tsquery('rappel_en', $4)",
+		"recall_type = $5", "event_date >= $6",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("conditions lack %q:\n%s", want, got)
+		}
+	}
+	if want := []any{"cheese", "soft cheese", "brie", "salmonella", "food", "2020-01-01"}; !slices.Equal(args, want) {
+		t.Errorf("args %v, want %v", args, want)
+	}
+}
+
+func TestBareHandler(t *testing.T) {
+	body := []byte(`{"entity_type":"recall","count":1}`)
+	srv := httptest.NewServer(bareHandler(Bodies{"/recall?q=a": body}))
+	defer srv.Close()
+	resp, err := http.Get(srv.URL + "/recall?q=a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || string(got) != string(body) || resp.Header.Get("Content-Type") != "application/json" {
+		t.Errorf("bare: %d %q %q", resp.StatusCode, got, resp.Header.Get("Content-Type"))
+	}
+	if resp, err := http.Get(srv.URL + "/recall?q=b"); err != nil || resp.StatusCode != http.StatusNotFound {
+		t.Errorf("bare answered an unrecorded URI: %v %v", resp, err)
+	}
+}
+
+func TestPickSamples(t *testing.T) {
+	recs := peerRecords()
+	s := pickSamples(recs)
+	if s.RecordID != "tc-3" || s.UPC != testUPC {
+		t.Errorf("pickSamples = %+v, want the middle record tc-3 and the UPC of hc-1", s)
+	}
+	names := map[string]bool{}
+	for _, c := range Classes(s) {
+		if names[c.Name] {
+			t.Errorf("class %s twice", c.Name)
+		}
+		names[c.Name] = true
+		if _, err := url.ParseRequestURI(c.Path); err != nil {
+			t.Errorf("class %s: %v", c.Name, err)
+		}
+	}
+	if len(names) != 14 {
+		t.Errorf("%d classes, want 14 (the issue's 13 and GET /recall/{record_id})", len(names))
+	}
+}

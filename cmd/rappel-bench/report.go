@@ -1,0 +1,549 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+)
+
+// The markers around the section of BENCHMARKS.md the harness owns;
+// everything outside them is left as it is.
+const (
+	beginMarker = "<!-- bench:begin -->"
+	endMarker   = "<!-- bench:end -->"
+)
+
+// peers are the systems a user would pick instead of rappel.
+var peers = []string{"postgres", "bleve"}
+
+// Goals of the issue.
+const (
+	goalRecordVsBare = 0.90
+	goalPageVsBare   = 0.80
+	goalP99VsPeer    = 0.5
+	goalGeoMean      = 20
+	goalRSSMiB       = 200
+)
+
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+func medianDur(ds []time.Duration) time.Duration {
+	xs := make([]float64, len(ds))
+	for i, d := range ds {
+		xs[i] = float64(d)
+	}
+	m := median(xs)
+	if math.IsNaN(m) {
+		return -1
+	}
+	return time.Duration(m)
+}
+
+// geoMean is the geometric mean of the positive, finite xs.
+func geoMean(xs []float64) float64 {
+	sum, n := 0.0, 0
+	for _, x := range xs {
+		if x > 0 && !math.IsInf(x, 0) && !math.IsNaN(x) {
+			sum += math.Log(x)
+			n++
+		}
+	}
+	if n == 0 {
+		return math.NaN()
+	}
+	return math.Exp(sum / float64(n))
+}
+
+// betterPeer returns the peer with the highest median throughput and the
+// peer with the lowest median p99 in a class, "" when no peer ran.
+func betterPeer(cr *ClassResult) (byRPS, byP99 string) {
+	for _, p := range peers {
+		if len(cr.RPS[p]) == 0 {
+			continue
+		}
+		if byRPS == "" || median(cr.RPS[p]) > median(cr.RPS[byRPS]) {
+			byRPS = p
+		}
+		if byP99 == "" || medianDur(cr.P99[p]) < medianDur(cr.P99[byP99]) {
+			byP99 = p
+		}
+	}
+	return byRPS, byP99
+}
+
+// fmtRPS, fmtDur and fmtRatio print figures, "—" for a missing one.
+func fmtRPS(x float64) string {
+	if math.IsNaN(x) || x <= 0 {
+		return "—"
+	}
+	if x >= 100 {
+		return groupThousands(int64(math.Round(x)))
+	}
+	return fmt.Sprintf("%.1f", x)
+}
+
+func groupThousands(n int64) string {
+	s := fmt.Sprint(n)
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+func fmtDur(d time.Duration) string {
+	switch {
+	case d < 0:
+		return "—"
+	case d < time.Millisecond:
+		return fmt.Sprintf("%d µs", d.Microseconds())
+	case d < 10*time.Millisecond:
+		return fmt.Sprintf("%.2f ms", float64(d)/1e6)
+	case d < time.Second:
+		return fmt.Sprintf("%.1f ms", float64(d)/1e6)
+	}
+	return fmt.Sprintf("%.2f s", d.Seconds())
+}
+
+func fmtRatio(x float64) string {
+	if math.IsNaN(x) || math.IsInf(x, 0) || x <= 0 {
+		return "—"
+	}
+	if x >= 10 {
+		return fmt.Sprintf("%.0f×", x)
+	}
+	return fmt.Sprintf("%.2f×", x)
+}
+
+func fmtMiB(kb int64) string {
+	if kb <= 0 {
+		return "—"
+	}
+	return fmt.Sprintf("%d MiB", kb>>10)
+}
+
+// ratio is a/b, NaN when either is missing.
+func ratio(a, b float64) float64 {
+	if a <= 0 || b <= 0 || math.IsNaN(a) || math.IsNaN(b) {
+		return math.NaN()
+	}
+	return a / b
+}
+
+// write renders the report into h.Out between the markers (or prints it)
+// and saves the raw results beside the logs.
+func (h *Harness) write(res *Results) error {
+	if b, err := json.MarshalIndent(res, "", "  "); err == nil {
+		os.WriteFile(filepath.Join(h.WorkDir, "results.json"), b, 0o644)
+	}
+	return h.render(res)
+}
+
+// render writes the report of res into h.Out between the markers, or
+// prints it when h.Out is empty.
+func (h *Harness) render(res *Results) error {
+	section := render(res)
+	if h.Out == "" {
+		_, err := h.Stdout.Write([]byte(section))
+		return err
+	}
+	old, err := os.ReadFile(h.Out)
+	if err != nil && !os.IsNotExist(err) {
+		return fmt.Errorf("reading %s: %w", h.Out, err)
+	}
+	if err := os.WriteFile(h.Out, splice(old, section), 0o644); err != nil {
+		return fmt.Errorf("writing %s: %w", h.Out, err)
+	}
+	h.logf("wrote %s", h.Out)
+	return nil
+}
+
+// splice replaces what lies between the markers in doc with section, or
+// appends the markers and section when doc has none.
+func splice(doc []byte, section string) []byte {
+	block := beginMarker + "\n" + strings.TrimRight(section, "\n") + "\n" + endMarker
+	i := bytes.Index(doc, []byte(beginMarker))
+	j := bytes.Index(doc, []byte(endMarker))
+	if i < 0 || j < i {
+		out := bytes.TrimRight(doc, "\n")
+		if len(out) > 0 {
+			out = append(out, "\n\n"...)
+		}
+		return append(append(out, block...), '\n')
+	}
+	var out []byte
+	out = append(out, doc[:i]...)
+	out = append(out, block...)
+	return append(out, doc[j+len(endMarker):]...)
+}
+
+// render writes the section.
+func render(res *Results) string {
+	var b strings.Builder
+	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
+	has := func(s string) bool { return slices.Contains(res.Systems, s) }
+	p("## Side by side: rappel, bare net/http, PostgreSQL, Bleve\n\n")
+	p("Written by `%s` on %s, commit %s.", res.Command, res.Started.Format("2006-01-02 15:04 UTC"), orDash(res.Env.Commit))
+	switch {
+	case res.Quick:
+		p(" **Quick mode** (`-quick`): one short round of a few classes and no scale curve; the figures are indicative only, not the medians of five rounds.")
+	case res.Rounds < 5:
+		p(" **Short run** (%d round(s) of %s runs): the figures are indicative only; `make bench` takes the median of five rounds.", res.Rounds, res.WrkDur)
+	}
+	p("\n\nMachine: %s, %d CPUs, %d MiB, Linux %s; %s; %s; %s; Bleve %s. ", orDash(res.Env.CPU), res.Env.CPUs, res.Env.MemMiB,
+		orDash(res.Env.Kernel), res.Env.Go, orDash(res.Env.Postgres), orDash(res.Env.Wrk), orDash(res.Env.Bleve))
+	p("Data: the embedded bundle, %s synthetic records. ", groupThousands(int64(res.Records)))
+	p("Every server runs as its own process pinned to CPU 0 with GOMAXPROCS=1 (PostgreSQL and its Go front both on CPU 0); "+
+		"wrk (`-t1 -c%d`, keep-alive, %s per run) and the constant-rate client run on CPU 1. "+
+		"Each figure is the median of %d round(s); in each round every class runs on every system, the systems' order rotating from round to round. "+
+		"Latency is measured open loop at one constant rate per class for all systems (half the slowest system's throughput, at most 1,000/s; at least 30 requests, or 6 s; the bare handler is not measured here, its goals being on throughput), "+
+		"every request sent when due from its own goroutine, so that no request waits for another and stalls are not hidden (coordinated omission). Requests carry no Accept-Encoding: every system sends identity bodies. "+
+		"Run %s.\n\n", res.Conns, res.WrkDur, res.Rounds, res.Finished.Sub(res.Started).Round(time.Second))
+
+	renderLimit(&b, res)
+	renderThroughput(&b, res, has)
+	renderLatency(&b, res, has)
+	renderCounts(&b, res)
+	renderStartup(&b, res)
+	renderScale(&b, res)
+	renderGoals(&b, res)
+	renderProfiles(&b, res)
+	if len(res.Notes) > 0 {
+		p("### What could not run\n\n")
+		for _, n := range res.Notes {
+			p("- %s\n", n)
+		}
+		p("\n")
+	}
+	if res.GoBench != "" {
+		p("### Go benchmarks of this run\n\n<details><summary>`go test -run '^$' -bench . -benchmem ./...`</summary>\n\n```\n%s\n```\n\n</details>\n", strings.TrimSpace(benchLines(res.GoBench)))
+	}
+	return b.String()
+}
+
+// benchLines keeps the benchmark result lines and package headers of
+// `go test -bench` output.
+func benchLines(out string) string {
+	var keep []string
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "Benchmark") || strings.HasPrefix(l, "pkg:") || strings.HasPrefix(l, "FAIL") || strings.HasPrefix(l, "cpu:") {
+			keep = append(keep, l)
+		}
+	}
+	return strings.Join(keep, "\n")
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "—"
+	}
+	return s
+}
+
+func classResult(res *Results, name string) *ClassResult {
+	for _, cr := range res.Classes {
+		if cr.Class.Name == name {
+			return cr
+		}
+	}
+	return nil
+}
+
+func renderLimit(b *strings.Builder, res *Results) {
+	fmt.Fprintf(b, "### Against the physical limit (bare net/http, identical bytes)\n\n")
+	fmt.Fprintf(b, "| request | rappel req/s | bare req/s | rappel ÷ bare | goal |\n|---|---|---|---|---|\n")
+	for _, g := range []struct {
+		class string
+		goal  float64
+	}{{"record", goalRecordVsBare}, {"no_q", goalPageVsBare}} {
+		cr := classResult(res, g.class)
+		if cr == nil {
+			continue
+		}
+		r, bare := median(cr.RPS["rappel"]), median(cr.RPS["bare"])
+		fmt.Fprintf(b, "| %s | %s | %s | %s | ≥ %.2f× %s |\n", cr.Class.Label, fmtRPS(r), fmtRPS(bare), fmtRatio(ratio(r, bare)), g.goal, verdict(ratio(r, bare), g.goal, true))
+	}
+	b.WriteString("\n")
+}
+
+// verdict says whether x meets goal (at least goal when atLeast, else at
+// most), and by how much it misses.
+func verdict(x, goal float64, atLeast bool) string {
+	switch {
+	case math.IsNaN(x):
+		return "(not measured)"
+	case atLeast && x >= goal, !atLeast && x <= goal:
+		return "met"
+	case atLeast:
+		return fmt.Sprintf("**missed by %.0f%%**", (goal-x)/goal*100)
+	}
+	return fmt.Sprintf("**missed: %.2f×, %.0f%% over**", x, (x-goal)/goal*100)
+}
+
+func renderThroughput(b *strings.Builder, res *Results, has func(string) bool) {
+	fmt.Fprintf(b, "### Throughput (requests/s, wrk)\n\n| class | request | rappel | bare | postgres | bleve | ÷ bare | ÷ postgres | ÷ bleve |\n|---|---|---|---|---|---|---|---|---|\n")
+	for _, cr := range res.Classes {
+		r := median(cr.RPS["rappel"])
+		fmt.Fprintf(b, "| %s | `%s` | %s | %s | %s | %s | %s | %s | %s |\n", cr.Class.Label, shortPath(cr.Class),
+			fmtRPS(r), fmtRPS(median(cr.RPS["bare"])), fmtRPS(median(cr.RPS["postgres"])), fmtRPS(median(cr.RPS["bleve"])),
+			fmtRatio(ratio(r, median(cr.RPS["bare"]))), fmtRatio(ratio(r, median(cr.RPS["postgres"]))), fmtRatio(ratio(r, median(cr.RPS["bleve"]))))
+	}
+	b.WriteString("\n")
+}
+
+func shortPath(c Class) string {
+	s := c.Path
+	if c.Deep {
+		s += "&cursor=…"
+	}
+	if len(s) > 90 {
+		s = s[:87] + "…"
+	}
+	return strings.ReplaceAll(s, "|", "%7C")
+}
+
+func renderLatency(b *strings.Builder, res *Results, has func(string) bool) {
+	fmt.Fprintf(b, "### Latency at a constant rate (p50 / p99)\n\n| class | rate/s | rappel | postgres | bleve | rappel p99 ÷ better peer's | goal ≤ %.1f× |\n|---|---|---|---|---|---|---|\n", goalP99VsPeer)
+	pair := func(cr *ClassResult, s string) string {
+		if len(cr.P50[s]) == 0 {
+			return "—"
+		}
+		return fmtDur(medianDur(cr.P50[s])) + " / " + fmtDur(medianDur(cr.P99[s]))
+	}
+	for _, cr := range res.Classes {
+		_, best := betterPeer(cr)
+		x := math.NaN()
+		if best != "" {
+			x = ratio(float64(medianDur(cr.P99["rappel"])), float64(medianDur(cr.P99[best])))
+		}
+		goal := verdict(x, goalP99VsPeer, false)
+		if cr.Class.Name == "record" {
+			goal = "(not in the query set)"
+		}
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s (%s) | %s |\n", cr.Class.Label, fmtRPS(cr.Rate),
+			pair(cr, "rappel"), pair(cr, "postgres"), pair(cr, "bleve"), fmtRatio(x), orDash(best), goal)
+	}
+	tput, p50, p99 := speedups(res)
+	fmt.Fprintf(b, "\nGeometric-mean speedup over the better peer of each class (the issue's query set, GET /recall/{record_id} left out): "+
+		"throughput %s, p50 %s, p99 %s (goal ≥ %d×: %s, judged on p99).\n\n", fmtRatio(tput), fmtRatio(p50), fmtRatio(p99), goalGeoMean, verdict(p99, goalGeoMean, true))
+}
+
+// speedups returns the geometric means over the query set of rappel's
+// speedup over each class's better peer: in throughput, p50 and p99.
+func speedups(res *Results) (tput, p50, p99 float64) {
+	var t, a, z []float64
+	for _, cr := range res.Classes {
+		if cr.Class.Name == "record" {
+			continue
+		}
+		byRPS, byP99 := betterPeer(cr)
+		if byRPS == "" {
+			continue
+		}
+		t = append(t, ratio(median(cr.RPS["rappel"]), median(cr.RPS[byRPS])))
+		bestP50 := math.Inf(1)
+		for _, p := range peers {
+			if len(cr.P50[p]) > 0 {
+				bestP50 = min(bestP50, float64(medianDur(cr.P50[p])))
+			}
+		}
+		a = append(a, ratio(bestP50, float64(medianDur(cr.P50["rappel"]))))
+		z = append(z, ratio(float64(medianDur(cr.P99[byP99])), float64(medianDur(cr.P99["rappel"]))))
+	}
+	return geoMean(t), geoMean(a), geoMean(z)
+}
+
+func renderCounts(b *strings.Builder, res *Results) {
+	fmt.Fprintf(b, "### What each system matched\n\nThe `count` each system answered (searches) and its body size, as a check that they answer the same question. "+
+		"PostgreSQL's and Bleve's stemmers and tokenizers are not rappel's, so word queries could match differently; a difference shows here.\n\n"+
+		"| class | rappel | postgres | bleve | body bytes (rappel / postgres / bleve) |\n|---|---|---|---|---|\n")
+	cnt := func(cr *ClassResult, s string) string {
+		n, ok := cr.Count[s]
+		if !ok || n < 0 {
+			return "—"
+		}
+		return groupThousands(int64(n))
+	}
+	for _, cr := range res.Classes {
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s / %s / %s |\n", cr.Class.Label, cnt(cr, "rappel"), cnt(cr, "postgres"), cnt(cr, "bleve"),
+			groupThousands(int64(cr.Bytes["rappel"])), groupThousands(int64(cr.Bytes["postgres"])), groupThousands(int64(cr.Bytes["bleve"])))
+	}
+	var errs []string
+	for _, cr := range res.Classes {
+		for s, n := range cr.Errors {
+			if n > 0 {
+				errs = append(errs, fmt.Sprintf("%s on %s: %d", s, cr.Class.Name, n))
+			}
+		}
+	}
+	slices.Sort(errs)
+	if len(errs) > 0 {
+		fmt.Fprintf(b, "\nFailed requests (errors or non-200s) during the runs: %s.\n", strings.Join(errs, "; "))
+	}
+	b.WriteString("\n")
+}
+
+func renderStartup(b *strings.Builder, res *Results) {
+	fmt.Fprintf(b, "### Start-up and memory\n\n| what | figure |\n|---|---|\n")
+	fmt.Fprintf(b, "| rappel, exec to first 200, empty data dir (embedded bundle loaded into the store) | %s (median of %d) |\n", fmtDur(medianDur(res.FirstStart)), len(res.FirstStart))
+	fmt.Fprintf(b, "| rappel, exec to first 200, warm data dir | %s (median of %d) |\n", fmtDur(medianDur(res.WarmStart)), len(res.WarmStart))
+	fmt.Fprintf(b, "| rappel RSS, idle after its first start | %s |\n", fmtMiB(res.IdleRSSKB))
+	fmt.Fprintf(b, "| rappel RSS, highest sampled under load during the comparison (after its first start) | %s |\n", fmtMiB(res.MemKB["rappel"]))
+	fmt.Fprintf(b, "| rappel RSS, idle after a warm start | %s |\n", fmtMiB(res.WarmIdleRSSKB))
+	fmt.Fprintf(b, "| rappel RSS, highest sampled under load after a warm start (steady state) | %s (goal ≤ %d MiB: %s) |\n", fmtMiB(res.WarmMemKB), goalRSSMiB, rssVerdict(res.WarmMemKB))
+	for _, s := range []string{"bare", "postgres", "bleve"} {
+		if m, ok := res.MemKB[s]; ok {
+			what := "RSS"
+			if s == "postgres" {
+				what = "PSS of the server processes plus RSS of its Go front"
+			}
+			fmt.Fprintf(b, "| %s %s, highest under load | %s |\n", s, what, fmtMiB(m))
+		}
+	}
+	for _, s := range []string{"postgres", "bleve"} {
+		if d, ok := res.PeerSetup[s]; ok {
+			fmt.Fprintf(b, "| %s, exec to ready (loading and indexing the records) | %s |\n", s, fmtDur(d))
+		}
+	}
+	b.WriteString("\n")
+}
+
+func renderScale(b *strings.Builder, res *Results) {
+	if len(res.Scale) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "### Scale curve (rappel only, one round per size)\n\nThe generator (`bundle/synth`, `rappel-synth -scale`) at larger sizes, normalized by the shipped plugins' code (natively: see RATIONALE.md) and loaded into a store; the 1× column is the main run's median. Latency p99 at the main run's rate of each class; where a size's throughput is below that rate the server is overloaded and its p99 is queueing, which the cell says.\n\n")
+	fmt.Fprintf(b, "| | %s records |", groupThousands(int64(res.Records)))
+	for _, s := range res.Scale {
+		fmt.Fprintf(b, " %s records |", groupThousands(int64(s.Records)))
+	}
+	b.WriteString("\n|---|---|" + strings.Repeat("---|", len(res.Scale)) + "\n")
+	fmt.Fprintf(b, "| exec to first 200 (warm store) | %s |", fmtDur(medianDur(res.WarmStart)))
+	for _, s := range res.Scale {
+		fmt.Fprintf(b, " %s |", scaleCell(s, fmtDur(s.Start)))
+	}
+	fmt.Fprintf(b, "\n| RSS under load | %s |", fmtMiB(res.WarmMemKB))
+	for _, s := range res.Scale {
+		fmt.Fprintf(b, " %s |", scaleCell(s, fmtMiB(s.MemKB)))
+	}
+	b.WriteString("\n")
+	for _, cr := range res.Classes {
+		fmt.Fprintf(b, "| %s: req/s, p99 | %s, %s |", cr.Class.Label, fmtRPS(median(cr.RPS["rappel"])), fmtDur(medianDur(cr.P99["rappel"])))
+		for _, s := range res.Scale {
+			cell := "—"
+			if r, ok := s.RPS[cr.Class.Name]; ok {
+				cell = fmtRPS(r) + ", " + fmtDur(s.P99[cr.Class.Name])
+				if rate := s.Rate[cr.Class.Name]; rate > r {
+					cell += " (overloaded: " + fmtRPS(rate) + "/s sent)"
+				}
+			}
+			fmt.Fprintf(b, " %s |", scaleCell(s, cell))
+		}
+		b.WriteString("\n")
+	}
+	for _, s := range res.Scale {
+		if s.Skipped != "" {
+			fmt.Fprintf(b, "\n%.2f× (%s records) was not measured: %s.", s.Scale, groupThousands(int64(s.Records)), s.Skipped)
+		} else {
+			if s.Reused {
+				fmt.Fprintf(b, "\n%.2f×: the data set and store of an earlier run in the same work dir were reused.", s.Scale)
+			} else {
+				fmt.Fprintf(b, "\n%.2f×: generating, normalizing and loading took %s.", s.Scale, fmtDur(s.Prepare))
+			}
+		}
+	}
+	b.WriteString("\n\n")
+}
+
+func scaleCell(s *ScaleResult, v string) string {
+	if s.Skipped != "" {
+		return "not run"
+	}
+	return v
+}
+
+func renderGoals(b *strings.Builder, res *Results) {
+	var missed []string
+	for _, cr := range res.Classes {
+		_, best := betterPeer(cr)
+		if best == "" || cr.Class.Name == "record" {
+			continue
+		}
+		x := ratio(float64(medianDur(cr.P99["rappel"])), float64(medianDur(cr.P99[best])))
+		if !math.IsNaN(x) && x > goalP99VsPeer {
+			missed = append(missed, fmt.Sprintf("p99 of %s is %s of %s's (goal ≤ %.1f×)", cr.Class.Label, fmtRatio(x), best, goalP99VsPeer))
+		}
+	}
+	for _, g := range []struct {
+		class string
+		goal  float64
+	}{{"record", goalRecordVsBare}, {"no_q", goalPageVsBare}} {
+		if cr := classResult(res, g.class); cr != nil {
+			if x := ratio(median(cr.RPS["rappel"]), median(cr.RPS["bare"])); !math.IsNaN(x) && x < g.goal {
+				missed = append(missed, fmt.Sprintf("%s throughput is %s the bare handler's (goal ≥ %.2f×)", cr.Class.Label, fmtRatio(x), g.goal))
+			}
+		}
+	}
+	if _, _, p99 := speedups(res); !math.IsNaN(p99) && p99 < goalGeoMean {
+		missed = append(missed, fmt.Sprintf("geometric-mean p99 speedup is %s (goal ≥ %d×)", fmtRatio(p99), goalGeoMean))
+	}
+	if rss := res.WarmMemKB >> 10; rss > goalRSSMiB {
+		missed = append(missed, fmt.Sprintf("steady RSS under load is %d MiB, %.1f× the goal of %d MiB", rss, float64(rss)/goalRSSMiB, goalRSSMiB))
+	}
+	fmt.Fprintf(b, "### Goals missed in this run\n\n")
+	if len(missed) == 0 {
+		b.WriteString("None.\n\n")
+		return
+	}
+	for _, m := range missed {
+		fmt.Fprintf(b, "- %s\n", m)
+	}
+	b.WriteString("\n")
+}
+
+// rssVerdict says whether a steady RSS meets the goal.
+func rssVerdict(kb int64) string {
+	switch mib := kb >> 10; {
+	case kb <= 0:
+		return "(not measured)"
+	case mib <= goalRSSMiB:
+		return "met"
+	default:
+		return fmt.Sprintf("**missed: %.1f× the goal**", float64(mib)/goalRSSMiB)
+	}
+}
+
+func renderProfiles(b *strings.Builder, res *Results) {
+	if len(res.Profiles) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "### Where rappel's CPU goes (perf, self time, under wrk)\n\n"+
+		"`perf record -F 999 -p <rappel>` during one wrk run of each class; the symbols above 1.5%% of samples. "+
+		"Kernel symbols are the network stack (the same cost the bare handler pays).\n\n")
+	for _, p := range res.Profiles {
+		label := p.Class
+		if cr := classResult(res, p.Class); cr != nil {
+			label = cr.Class.Label
+		}
+		fmt.Fprintf(b, "<details><summary>%s</summary>\n\n```\n%s\n```\n\n</details>\n\n", label, strings.Join(p.Top, "\n"))
+	}
+}

@@ -1,0 +1,153 @@
+package main
+
+import (
+	"math"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestSplice(t *testing.T) {
+	t.Run("Replace", func(t *testing.T) {
+		doc := "# Benchmarks\n\nhand-written\n\n" + beginMarker + "\nold figures\n" + endMarker + "\n\n## After\nkept\n"
+		got := string(splice([]byte(doc), "new figures\n"))
+		want := "# Benchmarks\n\nhand-written\n\n" + beginMarker + "\nnew figures\n" + endMarker + "\n\n## After\nkept\n"
+		if got != want {
+			t.Errorf("splice:\n%s\nwant:\n%s", got, want)
+		}
+	})
+	t.Run("Append", func(t *testing.T) {
+		got := string(splice([]byte("# Benchmarks\n\nhand-written\n"), "figures"))
+		want := "# Benchmarks\n\nhand-written\n\n" + beginMarker + "\nfigures\n" + endMarker + "\n"
+		if got != want {
+			t.Errorf("splice:\n%q\nwant:\n%q", got, want)
+		}
+	})
+	t.Run("Empty", func(t *testing.T) {
+		if got := string(splice(nil, "x")); got != beginMarker+"\nx\n"+endMarker+"\n" {
+			t.Errorf("splice(nil) = %q", got)
+		}
+	})
+}
+
+func TestMedian(t *testing.T) {
+	for _, tt := range []struct {
+		in   []float64
+		want float64
+	}{{[]float64{3, 1, 2}, 2}, {[]float64{4, 1, 3, 2}, 2.5}, {[]float64{7}, 7}} {
+		if got := median(tt.in); got != tt.want {
+			t.Errorf("median(%v) = %v, want %v", tt.in, got, tt.want)
+		}
+	}
+	if !math.IsNaN(median(nil)) {
+		t.Error("median(nil) is not NaN")
+	}
+	if got := medianDur([]time.Duration{3, 1, 2}); got != 2 {
+		t.Errorf("medianDur = %v", got)
+	}
+}
+
+func TestGeoMean(t *testing.T) {
+	if got := geoMean([]float64{2, 8}); math.Abs(got-4) > 1e-9 {
+		t.Errorf("geoMean(2, 8) = %v, want 4", got)
+	}
+	if got := geoMean([]float64{10, math.NaN(), 0, 10}); math.Abs(got-10) > 1e-9 {
+		t.Errorf("geoMean ignoring missing = %v, want 10", got)
+	}
+}
+
+func TestVerdict(t *testing.T) {
+	for _, tt := range []struct {
+		x, goal float64
+		atLeast bool
+		want    string
+	}{
+		{0.95, 0.90, true, "met"},
+		{0.45, 0.90, true, "missed by 50%"},
+		{0.4, 0.5, false, "met"},
+		{0.75, 0.5, false, "50% over"},
+		{math.NaN(), 0.5, false, "not measured"},
+	} {
+		if got := verdict(tt.x, tt.goal, tt.atLeast); !strings.Contains(got, tt.want) {
+			t.Errorf("verdict(%v, %v, %v) = %q, want it to say %q", tt.x, tt.goal, tt.atLeast, got, tt.want)
+		}
+	}
+}
+
+// TestRender checks that the ratios and missed goals come out of the
+// figures: rappel at 900 req/s against a bare 1000 meets the record goal;
+// its p99 at 0.6 of the better peer's misses the p99 goal by 20%.
+func TestRender(t *testing.T) {
+	ms := time.Millisecond
+	rec := newClassResult(Class{Name: "record", Label: "GET /recall/{record_id}", Path: "/recall/x"})
+	rec.RPS = map[string][]float64{"rappel": {900, 950, 850}, "bare": {1000, 1000, 1000}, "postgres": {100}, "bleve": {50}}
+	word := newClassResult(Class{Name: "common_word", Label: "common word", Path: "/recall?q=recalled"})
+	word.RPS = map[string][]float64{"rappel": {5000}, "bare": {6000}, "postgres": {50}, "bleve": {250}}
+	word.P50 = map[string][]time.Duration{"rappel": {ms}, "postgres": {40 * ms}, "bleve": {10 * ms}}
+	word.P99 = map[string][]time.Duration{"rappel": {6 * ms}, "postgres": {80 * ms}, "bleve": {10 * ms}}
+	word.Count = map[string]int{"rappel": 27203, "postgres": 27000, "bleve": 26999}
+	word.Rate = 25
+	res := &Results{Systems: AllSystems, Classes: []*ClassResult{rec, word}, Rounds: 3, Records: 41000, WarmMemKB: 300 << 10}
+	out := render(res)
+	for _, want := range []string{
+		"| GET /recall/{record_id} | 900 | 1,000 | 0.90× | ≥ 0.90× met |",
+		"| common word | `/recall?q=recalled` | 5,000 | 6,000 | 50.0 | 250 | 0.83× | 100× | 20× |",
+		"0.60× (bleve) | **missed: 0.60×, 20% over** |",
+		"throughput 20×, p50 10×, p99 1.67×",
+		"p99 of common word is 0.60× of bleve's",
+		"| common word | 27,203 | 27,000 | 26,999 |",
+		"steady RSS under load is 300 MiB, 1.5× the goal",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestPercentile(t *testing.T) {
+	var d []time.Duration
+	for i := 1; i <= 100; i++ {
+		d = append(d, time.Duration(i))
+	}
+	if p := percentile(d, 0.5); p != 50 {
+		t.Errorf("p50 = %d, want 50", p)
+	}
+	if p := percentile(d, 0.99); p != 99 {
+		t.Errorf("p99 = %d, want 99", p)
+	}
+	if p := percentile(d[:1], 0.99); p != 1 {
+		t.Errorf("p99 of one = %d", p)
+	}
+}
+
+func TestParsePerfReport(t *testing.T) {
+	out := `# Samples: 3  of event 'cpu-clock:pppH'
+#
+# Overhead  Symbol                          IPC   [IPC Coverage]
+# ........  ..............................  ....................
+#
+    66.67%  [k] exc_page_fault              -      -            
+    23.33%  [.] runtime.rtsigprocmask.abi0  -      -            
+    10.00%  [.] main.main
+
+
+#
+# (Tip: To record callchains for each sample: perf record -g)
+`
+	got := parsePerfReport(out, 2)
+	want := []string{" 66.67% [k] exc_page_fault", " 23.33% [.] runtime.rtsigprocmask.abi0"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("parsePerfReport = %q, want %q", got, want)
+	}
+}
+
+func TestMemNeedKB(t *testing.T) {
+	res := &Results{Records: 1000, WarmMemKB: 2000}
+	if got := memNeedKB(res, 5000); got != 12000 { // 5× the one size measured, plus a fifth
+		t.Errorf("one point: %d, want 12000", got)
+	}
+	res.Scale = []*ScaleResult{{Records: 3000, MemKB: 4000}, {Records: 9000, MemKB: 1, Skipped: "no memory"}}
+	if got := memNeedKB(res, 5000); got != 7200 { // 1 KB a record from 3000: 6000, plus a fifth
+		t.Errorf("two points: %d, want 7200", got)
+	}
+}
