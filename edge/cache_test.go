@@ -41,7 +41,8 @@ func exchangeHTTP(tb testing.TB, method, url string, withKey bool, hdr map[strin
 	return resp, string(b)
 }
 
-var strongTag = regexp.MustCompile(`^"[0-9a-f]{16}"$`)
+// strongTag is a body hash, or "p" and a search page's version hash.
+var strongTag = regexp.MustCompile(`^"p?[0-9a-f]{16}"$`)
 
 func TestETag_Revalidation(t *testing.T) {
 	s, _ := MustServer(t, MustCatalog(t, testRecords()))
@@ -63,8 +64,13 @@ func TestETag_Revalidation(t *testing.T) {
 			if cc := resp.Header.Get("Cache-Control"); cc != "private, max-age=60" {
 				t.Errorf("Cache-Control %q, want private, max-age=60 (a shared cache would bypass the key)", cc)
 			}
-			if tag != etagOf([]byte(body)) {
-				t.Errorf("ETag %s is not the hash of the body", tag)
+			want := etagOf([]byte(body))
+			if strings.HasPrefix(path, "/recall?") {
+				// A page's tag is its dataset version and query (pageETag).
+				want = pageETag(s.Catalog.Snapshot().Info(), strings.SplitN(path, "?", 2)[1])
+			}
+			if tag != want {
+				t.Errorf("ETag %s, want %s", tag, want)
 			}
 			for _, inm := range []string{
 				tag,
@@ -297,4 +303,32 @@ func FuzzIfNoneMatch(f *testing.F) {
 			t.Errorf("the current tag on its own line after %q does not match", v)
 		}
 	})
+}
+
+// TestPageETag checks what a search page's tag depends on: the dataset's
+// version and the query, each of them.
+func TestPageETag(t *testing.T) {
+	info := rappel.DatasetInfo{UpdatedAt: datasetTime, Source: "bundle", Records: 10}
+	base := pageETag(info, "q=cheese&lang=fr")
+	if !strongTag.MatchString(base) || base == etagOf(nil) {
+		t.Fatalf("pageETag = %s", base)
+	}
+	later, more, live := info, info, info
+	later.UpdatedAt = later.UpdatedAt.Add(1)
+	more.Records++
+	live.Source = "feeds"
+	for name, tag := range map[string]string{
+		"UpdatedAt": pageETag(later, "q=cheese&lang=fr"),
+		"Records":   pageETag(more, "q=cheese&lang=fr"),
+		"Source":    pageETag(live, "q=cheese&lang=fr"),
+		"query":     pageETag(info, "q=cheese&lang=en"),
+		"no query":  pageETag(info, ""),
+	} {
+		if tag == base {
+			t.Errorf("a different %s gives the same tag %s", name, tag)
+		}
+	}
+	if again := pageETag(info, "q=cheese&lang=fr"); again != base {
+		t.Errorf("the same version and query give %s, then %s", base, again)
+	}
 }

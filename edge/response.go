@@ -79,6 +79,13 @@ func writeJSON(w http.ResponseWriter, r *http.Request, status int, b []byte) {
 // whose If-None-Match matches it gets a 304 without a body; what may cache
 // the response is decided by cacheControl.
 func writeJSONParts(w http.ResponseWriter, r *http.Request, status int, parts ...[]byte) {
+	writeJSONTagged(w, r, status, "", parts...)
+}
+
+// writeJSONTagged is writeJSONParts with the ETag given, when the caller
+// knows one without hashing the body (a search page: see pageETag); ""
+// hashes the body.
+func writeJSONTagged(w http.ResponseWriter, r *http.Request, status int, etag string, parts ...[]byte) {
 	h := w.Header()
 	x := exchangeOf(w)
 	cc, tagged := cacheControl(r, x, status)
@@ -88,7 +95,10 @@ func writeJSONParts(w http.ResponseWriter, r *http.Request, status int, parts ..
 		n += len(p)
 	}
 	if tagged { // x is not nil
-		tag := etagOf(parts...)
+		tag := etag
+		if tag == "" {
+			tag = etagOf(parts...)
+		}
 		if inm, ok := r.Header["If-None-Match"]; ok && !noneMatch(inm, tag) {
 			// A 304 carries the tag of the representation the client
 			// would get, encoded or not, and no content headers.

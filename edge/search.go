@@ -49,7 +49,8 @@ func (s *Server) searchRecalls(w http.ResponseWriter, r *http.Request) error {
 	defer pageBufs.Put(buf)
 	q.Buf = *buf
 	ctx, span := startSearchSpan(ctx, q)
-	page, err := s.Catalog.Snapshot().Search(ctx, q)
+	snap := s.Catalog.Snapshot()
+	page, err := snap.Search(ctx, q)
 	endSearchSpan(span, page, err)
 	if page != nil && cap(page.Results) <= maxPooledPage {
 		*buf = page.Results[:0] // keep the larger buffer for the next request
@@ -62,7 +63,7 @@ func (s *Server) searchRecalls(w http.ResponseWriter, r *http.Request) error {
 		}
 		return err
 	}
-	writePage(w, r, page)
+	writePage(w, r, page, pageETag(snap.Info(), r.URL.RawQuery))
 	return nil
 }
 
@@ -144,7 +145,7 @@ func readDates(p *params) (after, before string) {
 // The results are the page's bytes as the snapshot spliced them, written as
 // they are rather than copied into a new buffer; C is the cursor string, or
 // null on the last page.
-func writePage(w http.ResponseWriter, r *http.Request, page *rappel.Page) {
+func writePage(w http.ResponseWriter, r *http.Request, page *rappel.Page, etag string) {
 	var headBuf [64]byte
 	head := append(headBuf[:0], `{"entity_type":"recall","count":`...)
 	head = strconv.AppendInt(head, int64(page.Count), 10)
@@ -162,7 +163,7 @@ func writePage(w http.ResponseWriter, r *http.Request, page *rappel.Page) {
 
 	// In three parts: the results, up to hundreds of kilobytes, are not
 	// copied into one buffer.
-	writeJSONParts(w, r, http.StatusOK, head, results, tail)
+	writeJSONTagged(w, r, http.StatusOK, etag, head, results, tail)
 }
 
 // appendCursor appends c as a JSON string, or null when c is empty.
