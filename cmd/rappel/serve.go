@@ -13,6 +13,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -239,6 +240,13 @@ func rebuild(ctx context.Context, store rappel.RecordStore, catalog *index.Catal
 		return err
 	}
 	catalog.Swap(snap)
+	recs, snap = nil, nil
+	// A build allocates several times the snapshot it leaves (about a
+	// gigabyte for 41,000 records) and the old snapshot is garbage once its
+	// readers finish. Without this the runtime hands that memory back to
+	// the OS only slowly, and a node's resident size stays at its peak for
+	// minutes after every rebuild.
+	debug.FreeOSMemory()
 	return nil
 }
 
