@@ -153,27 +153,7 @@ type blevePeer struct {
 	now    func() time.Time
 }
 
-func (p *blevePeer) routes() http.Handler {
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /ready", func(w http.ResponseWriter, r *http.Request) { writeBody(w, []byte(`{"status":"ready"}`)) })
-	mux.HandleFunc("GET /recall", p.handle(p.search))
-	mux.HandleFunc("GET /recall/stats", p.handle(p.stats))
-	mux.HandleFunc("GET /recall/upc", p.handle(p.upc))
-	mux.HandleFunc("GET /recall/vin", p.handle(p.vin))
-	mux.HandleFunc("GET /recall/{record_id}", p.handle(p.record))
-	return mux
-}
-
-func (p *blevePeer) handle(fn func(*http.Request) ([]byte, int, error)) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		b, code, err := fn(r)
-		if err != nil {
-			writeDetail(w, code, err)
-			return
-		}
-		writeBody(w, b)
-	}
-}
+func (p *blevePeer) routes() http.Handler { return peerRoutes(p) }
 
 // record reads the record through the index (a document id query), as a
 // Bleve deployment that keeps its bodies beside the index would.

@@ -294,6 +294,40 @@ func serveHTTP(ctx context.Context, addr string, h http.Handler, log *slog.Logge
 }
 
 // writeBody writes a JSON body with status 200.
+// queryPeer is a peer's answers to the query classes, each returning the
+// JSON body, or the status and error of a refusal.
+type queryPeer interface {
+	search(*http.Request) ([]byte, int, error)
+	stats(*http.Request) ([]byte, int, error)
+	upc(*http.Request) ([]byte, int, error)
+	vin(*http.Request) ([]byte, int, error)
+	record(*http.Request) ([]byte, int, error)
+}
+
+// peerRoutes serves a peer's answers on rappel's paths, with /ready for the
+// harness.
+func peerRoutes(p queryPeer) http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /ready", func(w http.ResponseWriter, r *http.Request) { writeBody(w, []byte(`{"status":"ready"}`)) })
+	mux.HandleFunc("GET /recall", handlePeer(p.search))
+	mux.HandleFunc("GET /recall/stats", handlePeer(p.stats))
+	mux.HandleFunc("GET /recall/upc", handlePeer(p.upc))
+	mux.HandleFunc("GET /recall/vin", handlePeer(p.vin))
+	mux.HandleFunc("GET /recall/{record_id}", handlePeer(p.record))
+	return mux
+}
+
+func handlePeer(fn func(*http.Request) ([]byte, int, error)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		b, code, err := fn(r)
+		if err != nil {
+			writeDetail(w, code, err)
+			return
+		}
+		writeBody(w, b)
+	}
+}
+
 func writeBody(w http.ResponseWriter, b []byte) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Length", strconv.Itoa(len(b)))

@@ -152,27 +152,7 @@ type pgPeer struct {
 	now  func() time.Time
 }
 
-func (p *pgPeer) routes() http.Handler {
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /ready", func(w http.ResponseWriter, r *http.Request) { writeBody(w, []byte(`{"status":"ready"}`)) })
-	mux.HandleFunc("GET /recall", p.handle(p.search))
-	mux.HandleFunc("GET /recall/stats", p.handle(p.stats))
-	mux.HandleFunc("GET /recall/upc", p.handle(p.upc))
-	mux.HandleFunc("GET /recall/vin", p.handle(p.vin))
-	mux.HandleFunc("GET /recall/{record_id}", p.handle(p.record))
-	return mux
-}
-
-func (p *pgPeer) handle(fn func(*http.Request) ([]byte, int, error)) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		b, code, err := fn(r)
-		if err != nil {
-			writeDetail(w, code, err)
-			return
-		}
-		writeBody(w, b)
-	}
-}
+func (p *pgPeer) routes() http.Handler { return peerRoutes(p) }
 
 func (p *pgPeer) record(r *http.Request) ([]byte, int, error) {
 	var body string
