@@ -116,21 +116,25 @@ func (c *ServeCommand) Validate() error {
 	return c.Upstream.validate()
 }
 
-func (c *ServeCommand) logger() *slog.Logger {
+// logger returns the node's logger and a function that writes out what it
+// still buffers (logs.go), to call last.
+func (c *ServeCommand) logger() (*slog.Logger, func()) {
 	if c.Logger != nil {
-		return c.Logger
+		return c.Logger, func() {}
 	}
+	out := newLogWriter(os.Stderr)
 	if c.LogFormat == "json" {
-		return slog.New(slog.NewJSONHandler(os.Stderr, nil))
+		return slog.New(slog.NewJSONHandler(out, nil)), func() { _ = out.Close() }
 	}
-	return slog.New(slog.NewTextHandler(os.Stderr, nil))
+	return slog.New(slog.NewTextHandler(out, nil)), func() { _ = out.Close() }
 }
 
 // Run opens the store (loading the bundle into it when it is empty), builds
 // the read index and serves until ctx is done, then shuts down gracefully:
 // see ListenConfig.serve and the order below.
 func (c *ServeCommand) Run(ctx context.Context) error {
-	log := c.logger()
+	log, flushLog := c.logger()
+	defer flushLog()
 	// Tracing starts first, so that loading the bundle is traced too, and
 	// is flushed last, after the alert outbox's flush.
 	tel, err := StartTelemetry(ctx, log)
