@@ -177,6 +177,19 @@ func (s *system) stop() error {
 	return errors.Join(errs...)
 }
 
+// readGoBench puts the output of the Go benchmarks (-go-bench) into res;
+// with -from-json it adds them to an earlier run's figures.
+func (h *Harness) readGoBench(res *Results) {
+	if h.GoBench == "" {
+		return
+	}
+	b, err := os.ReadFile(h.GoBench)
+	if err != nil {
+		res.Notes = append(res.Notes, fmt.Sprintf("the Go benchmarks' output %s could not be read: %v", h.GoBench, err))
+	}
+	res.GoBench = string(b)
+}
+
 // Run runs everything and writes the report.
 func (h *Harness) Run(ctx context.Context) error {
 	if h.FromJSON != "" {
@@ -188,6 +201,7 @@ func (h *Harness) Run(ctx context.Context) error {
 		if err := json.Unmarshal(b, &res); err != nil {
 			return fmt.Errorf("decoding results: %w", err)
 		}
+		h.readGoBench(&res)
 		return h.render(&res)
 	}
 	res := &Results{Command: strings.TrimSpace("go run ./cmd/rappel-bench run " + strings.Join(h.args, " ")), Started: time.Now().UTC(), Quick: h.Quick, Rounds: h.Rounds, WrkDur: h.WrkDur, LatDur: h.LatDur, Conns: h.Conns}
@@ -291,13 +305,7 @@ func (h *Harness) Run(ctx context.Context) error {
 		res.Notes = append(res.Notes, fmt.Sprintf("warm start-up could not be measured: %v", err))
 	}
 	h.scaleCurve(ctx, rappelBin, res)
-	if h.GoBench != "" {
-		b, err := os.ReadFile(h.GoBench)
-		if err != nil {
-			res.Notes = append(res.Notes, fmt.Sprintf("the Go benchmarks' output %s could not be read: %v", h.GoBench, err))
-		}
-		res.GoBench = string(b)
-	}
+	h.readGoBench(res)
 	res.Finished = time.Now().UTC()
 	return h.write(res)
 }
