@@ -33,9 +33,13 @@ bin/rappel: bundle/data/manifest.json $(DOCS) $(EMBEDDED) $(ALLSRC) go.mod go.su
 
 plugins: $(WASM)
 
+# A plugin's SHA-256 names its code (the bundle records which plugin made
+# each record, and a new SHA means normalizing everything again), so the
+# build must not stamp the commit into it: -buildvcs=false. plugintest.Build
+# uses the same flags.
 bundle/data/plugins/%.wasm: $(DOMAIN) $(PLUGSRC)
 	@mkdir -p $(@D)
-	GOOS=wasip1 GOARCH=wasm $(GO) build -trimpath -o $@ ./plugins/$*/wasm
+	GOOS=wasip1 GOARCH=wasm CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=false -o $@ ./plugins/$*/wasm
 
 corpus: $(CORPUS)/manifest.json
 
