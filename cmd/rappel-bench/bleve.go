@@ -302,17 +302,9 @@ func (p *blevePeer) lookup(ctx context.Context, field, key string, vehicleOnly b
 }
 
 func (p *blevePeer) upc(r *http.Request) ([]byte, int, error) {
-	u := r.URL.Query().Get("upc")
-	g, err := rappel.ParseGTIN(u)
-	if err != nil {
-		return nil, http.StatusBadRequest, fmt.Errorf("parsing upc: %w", err)
-	}
-	res, err := p.lookup(r.Context(), "gtin", string(g), false, "")
-	if err != nil {
-		return nil, http.StatusInternalServerError, err
-	}
-	b, err := json.Marshal(map[string]any{"upc": u, "digits": rappel.StripBarcode(u), "gtin": string(g), "results": res})
-	return b, http.StatusInternalServerError, err
+	return upcAnswer(r, func(ctx context.Context, gtin string) ([]lookupResult, error) {
+		return p.lookup(ctx, "gtin", gtin, false, "")
+	})
 }
 
 func (p *blevePeer) vin(r *http.Request) ([]byte, int, error) {

@@ -328,6 +328,22 @@ func handlePeer(fn func(*http.Request) ([]byte, int, error)) http.HandlerFunc {
 	}
 }
 
+// upcAnswer answers GET /recall/upc as rappel does, with lookup finding the
+// recalls of a GTIN-14 in the peer's store.
+func upcAnswer(r *http.Request, lookup func(ctx context.Context, gtin string) ([]lookupResult, error)) ([]byte, int, error) {
+	u := r.URL.Query().Get("upc")
+	g, err := rappel.ParseGTIN(u)
+	if err != nil {
+		return nil, http.StatusBadRequest, fmt.Errorf("parsing upc: %w", err)
+	}
+	res, err := lookup(r.Context(), string(g))
+	if err != nil {
+		return nil, http.StatusInternalServerError, err
+	}
+	b, err := json.Marshal(map[string]any{"upc": u, "digits": rappel.StripBarcode(u), "gtin": string(g), "results": res})
+	return b, http.StatusInternalServerError, err
+}
+
 func writeBody(w http.ResponseWriter, b []byte) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Length", strconv.Itoa(len(b)))

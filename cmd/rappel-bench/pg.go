@@ -311,17 +311,9 @@ func (p *pgPeer) lookup(ctx context.Context, table, col, key, extra, match strin
 }
 
 func (p *pgPeer) upc(r *http.Request) ([]byte, int, error) {
-	u := r.URL.Query().Get("upc")
-	g, err := rappel.ParseGTIN(u)
-	if err != nil {
-		return nil, http.StatusBadRequest, fmt.Errorf("parsing upc: %w", err)
-	}
-	res, err := p.lookup(r.Context(), "upcs", "gtin", string(g), "", "")
-	if err != nil {
-		return nil, http.StatusInternalServerError, err
-	}
-	b, err := json.Marshal(map[string]any{"upc": u, "digits": rappel.StripBarcode(u), "gtin": string(g), "results": res})
-	return b, http.StatusInternalServerError, err
+	return upcAnswer(r, func(ctx context.Context, gtin string) ([]lookupResult, error) {
+		return p.lookup(ctx, "upcs", "gtin", gtin, "", "")
+	})
 }
 
 func (p *pgPeer) vin(r *http.Request) ([]byte, int, error) {

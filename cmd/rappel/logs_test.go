@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"strings"
 	"sync"
@@ -9,27 +8,9 @@ import (
 	"time"
 )
 
-// syncBuffer is a bytes.Buffer safe for the flush goroutine and the test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 func TestLogWriter(t *testing.T) {
 	t.Run("Buffers", func(t *testing.T) {
-		out := &syncBuffer{}
+		out := &syncWriter{}
 		l := newLogWriterEvery(out, time.Hour)
 		fmt.Fprintln(l, "one line")
 		if got := out.String(); got != "" {
@@ -41,7 +22,7 @@ func TestLogWriter(t *testing.T) {
 		}
 	})
 	t.Run("FlushesPeriodically", func(t *testing.T) {
-		out := &syncBuffer{}
+		out := &syncWriter{}
 		l := newLogWriter(out)
 		defer l.Close()
 		fmt.Fprintln(l, "one line")
@@ -54,7 +35,7 @@ func TestLogWriter(t *testing.T) {
 		}
 	})
 	t.Run("CloseWritesTheRest", func(t *testing.T) {
-		out := &syncBuffer{}
+		out := &syncWriter{}
 		l := newLogWriter(out)
 		var wg sync.WaitGroup
 		for i := range 8 {

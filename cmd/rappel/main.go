@@ -84,9 +84,10 @@ func run(ctx context.Context, args []string) error {
 	return fmt.Errorf("unknown command %q; the commands are serve, bundle, plugin and keys", args[0])
 }
 
-// parseFlags fills every flag of fs not given in args from RAPPEL_<FLAG>,
-// then parses args, so that the command line wins over the environment.
-func parseFlags(fs *flag.FlagSet, args []string) error {
+// flagsFromEnv sets every flag of fs from RAPPEL_<FLAG> where that is set,
+// upper case with dashes as underscores; parsing the command line after it
+// lets a flag given there win.
+func flagsFromEnv(fs *flag.FlagSet) error {
 	var err error
 	fs.VisitAll(func(f *flag.Flag) {
 		name := "RAPPEL_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
@@ -96,7 +97,13 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 			}
 		}
 	})
-	if err != nil {
+	return err
+}
+
+// parseFlags fills every flag of fs not given in args from RAPPEL_<FLAG>,
+// then parses args, so that the command line wins over the environment.
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	if err := flagsFromEnv(fs); err != nil {
 		return err
 	}
 	if err := fs.Parse(args); err != nil {

@@ -88,16 +88,7 @@ func (c *PluginTestCommand) ParseFlags(args []string) error {
 	fs.StringVar(&c.Stop, "stop", c.Stop, "how a runaway run is stopped: `kill` (a child process, as the server does), check (in process, wazero's deadline checks) or none (trusted)")
 	fs.StringVar(&c.CacheDir, "cache-dir", c.CacheDir, "`directory` for compiled modules (default: a temporary one)")
 	// As parseFlags does, but the module may come between flags.
-	var err error
-	fs.VisitAll(func(f *flag.Flag) {
-		name := "RAPPEL_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
-		if v, ok := os.LookupEnv(name); ok && err == nil {
-			if serr := f.Value.Set(v); serr != nil {
-				err = fmt.Errorf("environment %s=%q: %w", name, v, serr)
-			}
-		}
-	})
-	if err != nil {
+	if err := flagsFromEnv(fs); err != nil {
 		return err
 	}
 	if err := fs.Parse(args); err != nil {
