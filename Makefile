@@ -3,10 +3,20 @@
 
 GO       ?= go
 SEED     ?= 1
-DATE     ?= $(shell date -u +%F)
+# The synthetic corpus's reference date: recalls are dated up to this day.
+# It is pinned here, not taken from the calendar, so that the bundle (and
+# every golden file derived from it) changes only when someone moves it.
+DATE     ?= 2026-11-25
 ADDR     ?= 127.0.0.1:8080
-DATA_DIR ?= build/data
+# The same data dir as every rappel command's default, so that a key issued
+# with `bin/rappel keys add` is the one `make run` serves.
+DATA_DIR ?= data
 DEV_KEY  ?= rappel-dev-key
+# Development e-mails (confirmations and alerts) are written here as .eml
+# files instead of being sent.
+MAIL_DIR ?= build/mail
+# What building needs; `make prereqs` checks it first and says what is missing.
+GO_MIN   := 1.26.8
 
 PLUGINS  := hcdump vrdb detail
 WASM     := $(PLUGINS:%=bundle/data/plugins/%.wasm)
@@ -22,11 +32,20 @@ DOCS       := $(DOCS_FILES:%=edge/docs/assets/%)
 # Embedded files written by hand, which the binary must be rebuilt for too.
 EMBEDDED   := edge/openapi.json edge/docs/index.html edge/docs/docs.js
 
-.PHONY: all build bundle plugins corpus docs run test fuzz bench clean
+.PHONY: all build bundle plugins corpus docs run test fuzz bench clean prereqs
 
 all: build
 
-build: bin/rappel
+# prereqs fails at once, with a sentence, when a tool the build needs is
+# missing or too old, instead of minutes later in the middle of a step.
+prereqs:
+	@command -v $(GO) >/dev/null || { echo "make: Go $(GO_MIN) or newer is needed and '$(GO)' is not on PATH; install it from https://go.dev/dl/"; exit 1; }
+	@v=$$($(GO) env GOVERSION | sed 's/^go//'); \
+	if [ "$$(printf '%s\n%s\n' "$(GO_MIN)" "$$v" | sort -V | head -1)" != "$(GO_MIN)" ]; then \
+		echo "make: Go $(GO_MIN) or newer is needed; '$(GO)' is $$v"; exit 1; fi
+	@command -v npm >/dev/null || { echo "make: npm is needed (it installs the pinned Swagger UI files the /docs page embeds); install Node.js and npm, e.g. apt-get install npm"; exit 1; }
+
+build: prereqs bin/rappel
 
 bin/rappel: bundle/data/manifest.json $(DOCS) $(EMBEDDED) $(ALLSRC) go.mod go.sum
 	$(GO) build -trimpath -o $@ ./cmd/rappel
@@ -43,10 +62,12 @@ bundle/data/plugins/%.wasm: $(DOMAIN) $(PLUGSRC)
 
 corpus: $(CORPUS)/manifest.json
 
+# Corpora of other seeds or dates are removed, so that they don't pile up.
 $(CORPUS)/manifest.json: $(DOMAIN) $(SYNTHSRC)
+	@for d in build/corpus-*; do [ "$$d" = "$(CORPUS)" ] || rm -rf "$$d"; done
 	$(GO) run ./cmd/rappel-synth -out $(CORPUS) -seed $(SEED) -date $(DATE)
 
-bundle: bundle/data/manifest.json
+bundle: prereqs bundle/data/manifest.json
 
 # The page at /docs embeds Swagger UI from the npm package pinned in
 # edge/docs/package-lock.json: `npm ci` installs exactly that version (its
@@ -67,12 +88,12 @@ edge/docs/assets/%: $(DOCS_NPM)/package.json
 bundle/data/manifest.json: $(WASM) $(CORPUS)/manifest.json $(DOMAIN) bundle/bundle.go cmd/rappel/bundle.go $(wildcard feeds/*.go)
 	$(GO) run ./cmd/rappel bundle -corpus $(CORPUS) -plugins bundle/data/plugins -out bundle/data -cache-dir build/wazero-cache
 
+# The server logs "serving" once it answers; e-mails land in $(MAIL_DIR).
 run: build
-	@echo "Serving on http://$(ADDR) — development API key: $(DEV_KEY)"
-	@echo "  curl -H 'x-gateway-key: $(DEV_KEY)' http://$(ADDR)/recall/tc-2019123"
-	bin/rappel serve --addr $(ADDR) --data-dir $(DATA_DIR) --api-keys $(DEV_KEY)
+	@echo "Starting on http://$(ADDR) with the development API key $(DEV_KEY); e-mails go to $(MAIL_DIR)/"
+	bin/rappel serve --addr $(ADDR) --data-dir $(DATA_DIR) --api-keys $(DEV_KEY) --mail-dir $(MAIL_DIR) --public-url http://$(ADDR)
 
-test: bundle docs
+test: prereqs bundle docs
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt would change: $$unformatted"; exit 1; fi
 	$(GO) vet ./...
@@ -89,7 +110,7 @@ fuzz:
 # a short indicative run.
 BENCH_FLAGS ?=
 
-bench: bundle docs
+bench: prereqs bundle docs
 	@mkdir -p build/bench
 	$(GO) test -run='^$$' -bench=. -benchmem ./... > build/bench/go-bench.txt 2>&1; \
 	status=$$?; cat build/bench/go-bench.txt; exit $$status
