@@ -98,23 +98,29 @@ test: prereqs bundle docs
 	if [ -n "$$unformatted" ]; then echo "gofmt would change: $$unformatted"; exit 1; fi
 	$(GO) vet ./...
 	RAPPEL_TEST_BUNDLE=1 $(GO) test -count=1 ./...
+	cd cmd/rappel-bench && $(GO) vet ./... && $(GO) test -count=1 ./...
 
 fuzz:
 	$(GO) test -run='^$$' -fuzz=FuzzParseGTIN -fuzztime=30s .
 
 # `make bench` runs the Go benchmarks, then the side-by-side comparison of
-# cmd/rappel-bench (rappel, a bare net/http handler, PostgreSQL, Bleve; wrk
-# and PostgreSQL come from Debian, installed when missing), and rewrites the
-# section of BENCHMARKS.md between its bench markers. The Go benchmarks'
+# cmd/rappel-bench (rappel, a bare net/http handler, PostgreSQL, Bleve), and
+# rewrites the section of BENCHMARKS.md between its bench markers. The
+# harness is a Go module of its own, run from its directory; it needs wrk and
+# PostgreSQL from Debian, which are installed here when missing and make runs
+# as root (the harness itself only says what to install). The Go benchmarks'
 # output is kept whole in build/bench/go-bench.txt. BENCH_FLAGS=-quick makes
-# a short indicative run.
+# a short indicative run; paths in BENCH_FLAGS are relative to
+# cmd/rappel-bench.
 BENCH_FLAGS ?=
 
 bench: prereqs bundle docs
+	cd cmd/rappel-bench && { $(GO) run . check $(BENCH_FLAGS) || { [ "$$(id -u)" = 0 ] \
+		&& apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends wrk postgresql; }; }
 	@mkdir -p build/bench
 	$(GO) test -run='^$$' -bench=. -benchmem ./... > build/bench/go-bench.txt 2>&1; \
 	status=$$?; cat build/bench/go-bench.txt; exit $$status
-	$(GO) run ./cmd/rappel-bench run -go-bench build/bench/go-bench.txt $(BENCH_FLAGS)
+	cd cmd/rappel-bench && $(GO) run . run -go-bench ../../build/bench/go-bench.txt $(BENCH_FLAGS)
 
 clean:
 	rm -rf bin build edge/docs/node_modules $(DOCS) bundle/data/records.ndjson.zst bundle/data/manifest.json bundle/data/plugins bundle/data/partials bundle/data/raw

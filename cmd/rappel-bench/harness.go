@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/rappel-ca/rappel/bundle"
+	"github.com/rappel-ca/rappel/kv/postgres/pgtest"
 )
 
 // Harness runs the comparison. NewHarness sets the defaults of a full run.
@@ -34,11 +35,11 @@ type Harness struct {
 	Systems   []string // which systems to run, of rappel, bare, postgres, bleve
 	Scales    []float64
 	Startups  int
-	WorkDir   string
-	Out       string // the Markdown file to rewrite between the markers
+	WorkDir   string // by default build/bench in Repo
+	Out       string // the Markdown file to rewrite between the markers; by default Repo's BENCHMARKS.md
 	GoBench   string // file holding `go test -bench` output to include
 	FromJSON  string // an earlier run's results.json to render, measuring nothing
-	Repo      string // the module root, for building rappel
+	Repo      string // the rappel module's root, for building rappel; by default the one above the working directory
 
 	Stdout, Stderr io.Writer
 	args           []string // as given, for the report
@@ -54,8 +55,7 @@ func NewHarness() *Harness {
 	return &Harness{
 		Rounds: 5, WrkDur: 2 * time.Second, LatDur: 2 * time.Second, Conns: 16, MaxRate: 1000, MinSample: 30,
 		ServerCPU: "0", LoadCPU: "1", Systems: AllSystems, Scales: []float64{1, 200000.0 / 41000, 1000000.0 / 41000},
-		Startups: 3, WorkDir: "build/bench", Out: "BENCHMARKS.md", Repo: ".",
-		Stdout: os.Stdout, Stderr: os.Stderr,
+		Startups: 3, Stdout: os.Stdout, Stderr: os.Stderr,
 	}
 }
 
@@ -75,10 +75,10 @@ func (h *Harness) ParseFlags(args []string) error {
 	systems := fs.String("systems", strings.Join(h.Systems, ","), "comma-separated `systems` to run")
 	scales := fs.String("scales", "", "comma-separated data set `sizes` as multiples of the bundle (default 1,4.88,24.39: 41k, 200k, 1M records; 1 in -quick)")
 	fs.IntVar(&h.Startups, "startups", h.Startups, "start-up measurements of each kind")
-	fs.StringVar(&h.WorkDir, "work", h.WorkDir, "`directory` for binaries, data dirs and logs")
-	fs.StringVar(&h.Out, "out", h.Out, "Markdown `file` whose section between <!-- bench:begin --> and <!-- bench:end --> is rewritten; empty to print it")
+	fs.StringVar(&h.WorkDir, "work", h.WorkDir, "`directory` for binaries, data dirs and logs (default build/bench in -repo)")
+	fs.StringVar(&h.Out, "out", h.Out, "Markdown `file` whose section between <!-- bench:begin --> and <!-- bench:end --> is rewritten; empty to print it (default BENCHMARKS.md in -repo)")
 	fs.StringVar(&h.GoBench, "go-bench", h.GoBench, "`file` of `go test -bench` output to include")
-	fs.StringVar(&h.Repo, "repo", h.Repo, "`directory` of the rappel module")
+	fs.StringVar(&h.Repo, "repo", h.Repo, "`directory` of the rappel module (default: the nearest directory above the working directory whose go.mod is rappel's)")
 	fs.StringVar(&h.FromJSON, "from-json", "", "render the results.json of an earlier run into -out instead of measuring")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -89,6 +89,19 @@ func (h *Harness) ParseFlags(args []string) error {
 	h.args = args
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	if h.Repo == "" {
+		repo, err := findRepo(".")
+		if err != nil {
+			return err
+		}
+		h.Repo = repo
+	}
+	if !given["work"] {
+		h.WorkDir = filepath.Join(h.Repo, "build", "bench")
+	}
+	if !given["out"] {
+		h.Out = filepath.Join(h.Repo, "BENCHMARKS.md")
+	}
 	if h.Quick {
 		for name, set := range map[string]func(){
 			"rounds":           func() { h.Rounds = 1 },
@@ -143,7 +156,7 @@ type system struct {
 	Base  string            // http://host:port
 	URI   map[string]string // class name → request URI
 	procs []*proc
-	pg    *pgCluster
+	pg    *pgtest.Cluster
 	setup time.Duration // exec to ready, loading and indexing included
 	// Err is why the system could not run, when it could not.
 	Err error
@@ -158,7 +171,8 @@ func (s *system) memKB() int64 {
 		total += rss
 	}
 	if s.pg != nil {
-		for _, pid := range s.pg.PIDs() {
+		pid := s.pg.PID()
+		for _, pid := range append([]int{pid}, childPIDs(pid)...) {
 			total += pssKB(pid)
 		}
 	}
@@ -171,7 +185,7 @@ func (s *system) stop() error {
 		errs = append(errs, s.procs[i].Stop())
 	}
 	if s.pg != nil {
-		errs = append(errs, s.pg.Stop(), os.RemoveAll(s.pg.Dir))
+		errs = append(errs, s.pg.Stop())
 		s.pg = nil
 	}
 	return errors.Join(errs...)
@@ -204,22 +218,16 @@ func (h *Harness) Run(ctx context.Context) error {
 		h.readGoBench(&res)
 		return h.render(&res)
 	}
-	res := &Results{Command: strings.TrimSpace("go run ./cmd/rappel-bench run " + strings.Join(h.args, " ")), Started: time.Now().UTC(), Quick: h.Quick, Rounds: h.Rounds, WrkDur: h.WrkDur, LatDur: h.LatDur, Conns: h.Conns}
+	if err := h.checkTools(); err != nil {
+		return err
+	}
+	res := &Results{Command: strings.TrimSpace("cd cmd/rappel-bench && go run . run " + strings.Join(h.args, " ")), Started: time.Now().UTC(), Quick: h.Quick, Rounds: h.Rounds, WrkDur: h.WrkDur, LatDur: h.LatDur, Conns: h.Conns}
 	if err := h.pin(res); err != nil {
 		return err
 	}
 	os.RemoveAll(filepath.Join(h.WorkDir, "logs")) // the last run's; rappel's access log alone is hundreds of MB
 	if err := os.MkdirAll(filepath.Join(h.WorkDir, "logs"), 0o755); err != nil {
 		return fmt.Errorf("creating work dir: %w", err)
-	}
-	if _, err := exec.LookPath("wrk"); err != nil {
-		if os.Geteuid() != 0 {
-			return errors.New("wrk is not installed; install it with `apt-get install -y wrk`")
-		}
-		h.logf("installing wrk with apt-get")
-		if err := aptInstall(ctx, h.Stderr, "wrk"); err != nil {
-			return err
-		}
 	}
 	res.Env = readEnv(h.Repo)
 	rappelBin, err := h.buildRappel(ctx)
@@ -493,26 +501,12 @@ func (h *Harness) startPeer(ctx context.Context, name, self string, bodies Bodie
 		}
 		argv = []string{self, "bare", "-bodies", file, "-addr", addr}
 	case "postgres":
-		bin, err := findPGBin(ctx, h.Stderr)
+		pg, err := pgtest.Start(pgtest.Options{Settings: pgSettings, CPU: h.ServerCPU, Log: h.logFile("postgres")})
 		if err != nil {
-			return nil, err
-		}
-		dir, err := os.MkdirTemp("", "rappel-bench-pg-")
-		if err != nil {
-			return nil, fmt.Errorf("creating postgres dir: %w", err)
-		}
-		os.Chmod(dir, 0o755)
-		pgAddr, err := freeAddr()
-		if err != nil {
-			return nil, err
-		}
-		_, port, _ := strings.Cut(pgAddr, ":")
-		s.pg = &pgCluster{Bin: bin, Dir: dir, CPU: h.ServerCPU, Log: h.logFile("postgres")}
-		s.pg.Port, _ = strconv.Atoi(port)
-		if err := s.pg.Start(ctx); err != nil {
 			return s, err
 		}
-		argv = []string{self, "pg", "-dsn", s.pg.DSN(), "-addr", addr}
+		s.pg = pg
+		argv = []string{self, "pg", "-dsn", pg.URL("postgres"), "-addr", addr}
 		timeout = 30 * time.Minute
 	case "bleve":
 		dir := filepath.Join(h.WorkDir, "bleve-index")
@@ -539,4 +533,57 @@ func (h *Harness) startPeer(ctx context.Context, name, self string, bodies Bodie
 func embeddedManifest() bundle.Manifest {
 	m, _ := bundle.ReadManifest(bundle.Embedded())
 	return m
+}
+
+// findRepo returns the nearest directory at or above dir whose go.mod
+// declares the rappel module: the harness runs from its own module, inside
+// rappel's.
+func findRepo(dir string) (string, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	for d := abs; ; d = filepath.Dir(d) {
+		if b, err := os.ReadFile(filepath.Join(d, "go.mod")); err == nil && modulePath(b) == rappelModule {
+			return d, nil
+		}
+		if filepath.Dir(d) == d {
+			return "", fmt.Errorf("no directory at or above %s holds the go.mod of %s; run from inside the rappel repository or give -repo", abs, rappelModule)
+		}
+	}
+}
+
+const rappelModule = "github.com/rappel-ca/rappel"
+
+// modulePath is the path on a go.mod's module line, or "".
+func modulePath(gomod []byte) string {
+	for _, line := range strings.Split(string(gomod), "\n") {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "module "); ok {
+			return strings.Trim(strings.TrimSpace(rest), `"`)
+		}
+	}
+	return ""
+}
+
+// checkTools fails at once, before anything is built or started, when a
+// program the run needs is missing: wrk always, PostgreSQL's server for the
+// postgres system. The harness installs nothing itself; `make bench`
+// installs both from Debian when it runs as root.
+func (h *Harness) checkTools() error {
+	var missing, why []string
+	if _, err := exec.LookPath("wrk"); err != nil {
+		missing = append(missing, "wrk")
+		why = append(why, "wrk is not on PATH")
+	}
+	if contains(h.Systems, "postgres") {
+		if _, err := pgtest.BinDir(); err != nil {
+			missing = append(missing, "postgresql")
+			why = append(why, err.Error())
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%s; install what is missing from Debian with `apt-get install %s` (make bench does so when run as root)",
+		strings.Join(why, ", and "), strings.Join(missing, " "))
 }

@@ -4,6 +4,7 @@
 // <!-- bench:end -->.
 //
 //	rappel-bench run  [-quick] [-rounds N] [-out BENCHMARKS.md] ...
+//	rappel-bench check [run's flags]
 //	rappel-bench bare  -bodies FILE -addr HOST:PORT
 //	rappel-bench pg    -dsn URL -addr HOST:PORT
 //	rappel-bench bleve -index DIR -addr HOST:PORT
@@ -18,7 +19,8 @@
 //   - bare: the physical limit, a net/http handler serving from a map the
 //     exact bytes rappel answered for each request of the query set;
 //   - postgres: Debian's PostgreSQL, initialised in a temporary directory
-//     and started on a loopback port, holding the same records with a
+//     and started on a loopback port by the tests' launcher
+//     (kv/postgres/pgtest), holding the same records with a
 //     tsvector (English and French configurations with unaccent), GIN and
 //     B-tree indexes, behind a minimal Go HTTP server (pgx) answering the
 //     same query set with the same JSON shape;
@@ -28,6 +30,13 @@
 // open-loop client sending at a constant rate and timing each request from
 // when it was due, so that a stall shows in p99 instead of hiding it
 // (coordinated omission). Every figure is the median over the rounds.
+//
+// The harness installs nothing: run and check fail at once, naming the
+// Debian packages to install, when wrk or PostgreSQL is missing (`make
+// bench` installs them when it runs as root). The harness is a module of
+// its own, so that Bleve and the rest of what only it needs stay out of
+// rappel's go.mod; it runs from its directory, `go run . run`, and finds
+// the rappel repository above it.
 //
 // The bare, pg and bleve subcommands are those servers; the harness starts
 // them as processes of this same binary.
@@ -60,6 +69,7 @@ const usage = `usage: rappel-bench <command> [flags]
 
 commands:
   run     run the side-by-side benchmarks and write BENCHMARKS.md
+  check   fail, naming the Debian packages to install, when wrk or PostgreSQL is missing (takes run's flags)
   bare    serve recorded response bodies from a map (the physical limit)
   pg      serve the query set from PostgreSQL
   bleve   serve the query set from a Bleve index
@@ -79,6 +89,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		return h.Run(ctx)
+	case "check":
+		h := NewHarness()
+		h.Stdout, h.Stderr = stdout, stderr
+		if err := h.ParseFlags(args[1:]); err != nil {
+			return err
+		}
+		return h.checkTools()
 	case "bare":
 		return runBare(ctx, args[1:], stderr)
 	case "pg":

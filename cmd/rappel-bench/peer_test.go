@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -19,6 +18,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/rappel-ca/rappel"
+	"github.com/rappel-ca/rappel/kv/postgres/pgtest"
 )
 
 // peerRecords are a few records covering every class of the query set.
@@ -55,43 +55,24 @@ func peerBodies(t *testing.T, recs []*rappel.Record) map[string][]byte {
 	return bodies
 }
 
-// peerServers returns the peers to run the contract tests against: Bleve
-// always; PostgreSQL when RAPPEL_BENCH_PG=1 (it starts a real server,
-// which takes seconds and Debian's postgresql package).
-func peerServers(t *testing.T) map[string]*httptest.Server {
-	t.Helper()
-	out := map[string]*httptest.Server{"bleve": newTestBleve(t)}
-	if os.Getenv("RAPPEL_BENCH_PG") == "1" {
-		out["postgres"] = newTestPG(t)
+// TestMain stops pgtest's PostgreSQL server, when a test started one.
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+// eachPeer runs test against each peer, in a subtest that starts it: Bleve,
+// and PostgreSQL on pgtest's server (that subtest skips when PostgreSQL is
+// not installed, and fails then under RAPPEL_CI).
+func eachPeer(t *testing.T, test func(*testing.T, *httptest.Server)) {
+	for name, start := range map[string]func(*testing.T) *httptest.Server{"bleve": newTestBleve, "postgres": newTestPG} {
+		t.Run(name, func(t *testing.T) { test(t, start(t)) })
 	}
-	return out
 }
 
-// newTestPG starts PostgreSQL in a temporary directory, loads peerRecords
-// with the real schema and serves them.
+// newTestPG loads peerRecords with the real schema into a new database on
+// pgtest's server and serves them.
 func newTestPG(t *testing.T) *httptest.Server {
 	t.Helper()
 	ctx := context.Background()
-	bin, err := findPGBin(ctx, io.Discard)
-	if err != nil {
-		t.Skip(err)
-	}
-	dir, err := os.MkdirTemp("", "rappel-bench-pg-test-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	os.Chmod(dir, 0o755) // the server runs as postgres when the test runs as root
-	addr, err := freeAddr()
-	if err != nil {
-		t.Fatal(err)
-	}
-	port, _ := strconv.Atoi(addr[strings.LastIndex(addr, ":")+1:])
-	c := &pgCluster{Bin: bin, Dir: dir, Port: port, Log: io.Discard}
-	if err := c.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Stop(); os.RemoveAll(dir) })
-	pool, err := pgxpool.New(ctx, c.DSN())
+	pool, err := pgxpool.New(ctx, pgtest.DSN(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,9 +137,7 @@ func ids(p testPage) []string {
 // TestPeer_Search runs the query set's shapes through each peer's HTTP
 // handler and index: each must match what rappel's semantics give.
 func TestPeer_Search(t *testing.T) {
-	for name, srv := range peerServers(t) {
-		t.Run(name, func(t *testing.T) { testSearch(t, srv) })
-	}
+	eachPeer(t, testSearch)
 }
 
 func testSearch(t *testing.T, srv *httptest.Server) {
@@ -192,9 +171,7 @@ func testSearch(t *testing.T, srv *httptest.Server) {
 }
 
 func TestPeer_Cursor(t *testing.T) {
-	for name, srv := range peerServers(t) {
-		t.Run(name, func(t *testing.T) { testCursor(t, srv) })
-	}
+	eachPeer(t, testCursor)
 }
 
 func testCursor(t *testing.T, srv *httptest.Server) {
@@ -220,9 +197,7 @@ func testCursor(t *testing.T, srv *httptest.Server) {
 }
 
 func TestPeer_Lookups(t *testing.T) {
-	for name, srv := range peerServers(t) {
-		t.Run(name, func(t *testing.T) { testLookups(t, srv) })
-	}
+	eachPeer(t, testLookups)
 }
 
 func testLookups(t *testing.T, srv *httptest.Server) {

@@ -41,6 +41,13 @@ var pgSchema = []string{
 	`CREATE TABLE vehicles (vkey text NOT NULL, record_id text NOT NULL REFERENCES records)`,
 }
 
+// pgSettings are the server's settings beyond pgtest's (which turn fsync
+// off: the data are throwaway, and reads do not depend on it): Debian's
+// defaults but for a larger shared_buffers (the whole data set fits), no
+// JIT (it slows short queries) and no parallel workers (the server has one
+// core).
+var pgSettings = []string{"shared_buffers=512MB", "work_mem=32MB", "jit=off", "max_parallel_workers_per_gather=0"}
+
 // pgIndexes are built after the load, as one would for a bulk load.
 var pgIndexes = []string{
 	`UPDATE records SET tsv = to_tsvector('rappel_en', en) || to_tsvector('rappel_fr', fr)`,
