@@ -11,4 +11,10 @@
 // matcher and the sender; matched marks per record id make each new recall
 // matched once, and claims with leases make one node send each alert and
 // let another take over the rows of a node that died.
+//
+// A Runner runs them on a node: it serves subscriptions, and matches and
+// sends on a timer and as soon as a refresh reports new records (it is a
+// rappel.ChangeListener). For development, a mail dir takes the SMTP
+// server's place: every e-mail becomes an .eml file and its links are
+// logged, through the same sender.
 package alerts

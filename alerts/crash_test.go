@@ -43,7 +43,7 @@ func TestHelperProcess(t *testing.T) {
 		os.Exit(2)
 	}
 	m := NewMatcher()
-	m.Subscriptions, m.Outbox, m.Records, m.Build, m.Logger = st, st, st, buildMatcher, st.Logger
+	m.Subscriptions, m.Outbox, m.Records, m.Logger = st, st, st, st.Logger
 	if _, err := m.Match(ctx, 1, crashIDs); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)

@@ -55,7 +55,7 @@ func newFleetNode(tb testing.TB, dsn, name string, smtp *smtptest.Server, now fu
 	n.svc = NewService(n.shared)
 	n.svc.Now, n.svc.Logger = now, quiet
 	n.m = NewMatcher()
-	n.m.Subscriptions, n.m.Outbox, n.m.Records, n.m.Build, n.m.Now, n.m.Logger = n.shared, n.shared, n.local, buildMatcher, now, quiet
+	n.m.Subscriptions, n.m.Outbox, n.m.Records, n.m.Now, n.m.Logger = n.shared, n.shared, n.local, now, quiet
 	n.snd = NewSender()
 	n.snd.Outbox, n.snd.Subscriptions, n.snd.Records, n.snd.Now, n.snd.Logger = n.shared, n.shared, n.local, now, quiet
 	n.snd.Node, n.snd.Timeout = name, 5*time.Second

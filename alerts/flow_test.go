@@ -60,7 +60,7 @@ func newPipeline(tb testing.TB, st *kv.Store, smtp *smtptest.Server) *pipeline {
 	p.svc = NewService(st)
 	p.svc.Now, p.svc.Logger, p.svc.Confirmations = p.clock.Now, quiet, p.confs
 	p.m = NewMatcher()
-	p.m.Subscriptions, p.m.Outbox, p.m.Records, p.m.Build, p.m.Now, p.m.Logger = st, st, st, buildMatcher, p.clock.Now, quiet
+	p.m.Subscriptions, p.m.Outbox, p.m.Records, p.m.Now, p.m.Logger = st, st, st, p.clock.Now, quiet
 	p.snd = NewSender()
 	p.snd.Outbox, p.snd.Subscriptions, p.snd.Records, p.snd.Now, p.snd.Logger = st, st, st, p.clock.Now, quiet
 	p.snd.Addr, p.snd.From, p.snd.PublicURL = smtp.Addr, "alerts@rappel.example.ca", "https://rappel.example.ca"
@@ -69,6 +69,21 @@ func newPipeline(tb testing.TB, st *kv.Store, smtp *smtptest.Server) *pipeline {
 }
 
 func ptr(s string) *string { return &s }
+
+// queueOne subscribes email, active at once, and matches a new recall
+// (hc-1) for it: one digest due.
+func (p *pipeline) queueOne(tb testing.TB, email string) {
+	tb.Helper()
+	ctx := context.Background()
+	p.svc.RequireConfirm = false
+	if _, err := p.svc.Subscribe(ctx, &rappel.SubscribeRequest{Email: ptr(email)}); err != nil {
+		tb.Fatal(err)
+	}
+	p.st.PutRecords(ctx, []*rappel.Record{newRecord("hc-1", "Cookies")})
+	if n, err := p.m.Match(ctx, 1, []string{"hc-1"}); n != 1 || err != nil {
+		tb.Fatalf("Match = %d, %v", n, err)
+	}
+}
 
 var unsubLink = regexp.MustCompile(`<https://rappel\.example\.ca/recall/alerts/unsubscribe\?token=([A-Za-z0-9_-]{22})>`)
 
@@ -204,18 +219,25 @@ func TestSender_SendConfirmation(t *testing.T) {
 	if len(msgs) != 1 {
 		t.Fatalf("%d messages", len(msgs))
 	}
-	msg, err := mail.ReadMessage(strings.NewReader(msgs[0].Data))
+	if r, err := p.svc.Confirm(ctx, confirmToken(t, msgs[0].Data), "ua"); err != nil || r.Status != rappel.SubActive {
+		t.Fatalf("Confirm = %+v, %v", r, err)
+	}
+}
+
+// confirmToken returns the token of the confirmation link in the e-mail
+// data (quoted-printable, as the sender writes it).
+func confirmToken(tb testing.TB, data string) string {
+	tb.Helper()
+	msg, err := mail.ReadMessage(strings.NewReader(data))
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	body, _ := io.ReadAll(quotedprintable.NewReader(msg.Body))
 	tok := regexp.MustCompile(`/recall/alerts/confirm\?token=([A-Za-z0-9_-]{22})`).FindStringSubmatch(string(body))
 	if tok == nil {
-		t.Fatalf("no link in\n%s", msgs[0].Data)
+		tb.Fatalf("no confirmation link in\n%s", data)
 	}
-	if r, err := p.svc.Confirm(ctx, tok[1], "ua"); err != nil || r.Status != rappel.SubActive {
-		t.Fatalf("Confirm = %+v, %v", r, err)
-	}
+	return tok[1]
 }
 
 func TestSender_Auth(t *testing.T) {
@@ -223,10 +245,7 @@ func TestSender_Auth(t *testing.T) {
 	srv := smtptest.MustStart(t)
 	p := newPipeline(t, MustStore(t), srv)
 	p.snd.User, p.snd.Password = "rappel", "secret"
-	p.svc.RequireConfirm = false
-	p.svc.Subscribe(ctx, &rappel.SubscribeRequest{Email: ptr("ana@example.ca")})
-	p.st.PutRecords(ctx, []*rappel.Record{newRecord("hc-1", "Cookies")})
-	p.m.Match(ctx, 1, []string{"hc-1"})
+	p.queueOne(t, "ana@example.ca")
 	if n, err := p.snd.SendDue(ctx); n != 1 || err != nil {
 		t.Fatalf("SendDue = %d, %v", n, err)
 	}

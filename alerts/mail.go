@@ -45,7 +45,7 @@ func (mailData) DoLabel() string     { return "What to do / Que faire:" }
 // RFC 2369 and RFC 8058 and a Message-ID derived from the outbox keys.
 func (s *Sender) compose(sub *rappel.Subscription, d *digest, recs []*rappel.Record, token string) (*mail.Msg, error) {
 	base := strings.TrimRight(s.PublicURL, "/")
-	unsub := base + "/recall/alerts/unsubscribe?token=" + url.QueryEscape(token)
+	unsub := unsubscribeURL(base, token)
 	langs := []string{rappel.LangEN, rappel.LangFR}
 	if sub.Lang != "" {
 		langs = []string{sub.Lang}
@@ -161,15 +161,21 @@ func (s *Sender) SendConfirmation(ctx context.Context, sub *rappel.Subscription,
 		return fmt.Errorf("setting To: %w", err)
 	}
 	m.Subject("Confirm your recall alerts / Confirmez vos alertes de rappel")
-	unsub := base + "/recall/alerts/unsubscribe?token=" + url.QueryEscape(unsubscribeToken)
+	unsub := unsubscribeURL(base, unsubscribeToken)
 	m.SetGenHeader(mail.HeaderListUnsubscribe, "<"+unsub+">")
 	m.SetGenHeader(mail.HeaderListUnsubscribePost, "List-Unsubscribe=One-Click")
 	m.SetGenHeader("Auto-Submitted", "auto-generated")
 	m.SetBodyString(mail.TypeTextPlain, txt.String())
-	if err := s.dialAndSend(ctx, m); err != nil {
+	if err := s.deliver(ctx, m, "confirm", link, "unsubscribe", unsub); err != nil {
 		return fmt.Errorf("sending confirmation: %w", err)
 	}
 	return nil
+}
+
+// unsubscribeURL is the one-click unsubscribe link of token under the
+// public URL base.
+func unsubscribeURL(base, token string) string {
+	return strings.TrimRight(base, "/") + "/recall/alerts/unsubscribe?token=" + url.QueryEscape(token)
 }
 
 // messageID derives a digest's Message-ID from its outbox keys, the

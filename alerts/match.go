@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rappel-ca/rappel"
+	"github.com/rappel-ca/rappel/kv/index"
 )
 
 // Matcher turns a refresh's new recalls into outbox rows: one per active
@@ -25,15 +26,24 @@ type Matcher struct {
 	Records interface {
 		Record(ctx context.Context, id string) (*rappel.Record, error)
 	}
-	// Build indexes the new recalls with GET /recall's engine (cmd wires
-	// index.Build). Required.
+	// Build indexes the new recalls with GET /recall's engine; NewMatcher
+	// sets buildIndex, kv/index's.
 	Build  func(recs []*rappel.Record) (rappel.RecordMatcher, error)
 	Now    func() time.Time
 	Logger *slog.Logger
 }
 
-// NewMatcher returns a Matcher with the real clock and default logger.
-func NewMatcher() *Matcher { return &Matcher{Now: time.Now, Logger: slog.Default()} }
+// NewMatcher returns a Matcher with GET /recall's engine, the real clock
+// and the default logger.
+func NewMatcher() *Matcher { return &Matcher{Build: buildIndex, Now: time.Now, Logger: slog.Default()} }
+
+// buildIndex indexes recs with kv/index, the engine of GET /recall, so
+// that a saved search matches what the same search on the API returns.
+// The index takes a copy: it may reorder the slice it is given, and Match
+// keeps recs in its order.
+func buildIndex(recs []*rappel.Record) (rappel.RecordMatcher, error) {
+	return index.Build(slices.Clone(recs), rappel.DatasetInfo{})
+}
 
 // Drain matches every unacknowledged batch of src, oldest first, and
 // acknowledges each once its rows are durable. A crash between the two

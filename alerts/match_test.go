@@ -14,7 +14,6 @@ import (
 
 	"github.com/rappel-ca/rappel"
 	"github.com/rappel-ca/rappel/kv"
-	"github.com/rappel-ca/rappel/kv/index"
 )
 
 var words = []string{"listeria", "salmonella", "peanut", "cheese", "airbag", "brake", "toy", "choking", "battery", "fire",
@@ -95,10 +94,6 @@ func genSubs(rng *rand.Rand, n int) []*rappel.Subscription {
 	return subs
 }
 
-func buildMatcher(recs []*rappel.Record) (rappel.RecordMatcher, error) {
-	return index.Build(slices.Clone(recs), rappel.DatasetInfo{})
-}
-
 // TestSubIndex_Match checks the indexed matcher against the plain
 // definition: GET /recall's search, q and filters, on a snapshot of the
 // new recalls, for each subscription.
@@ -106,7 +101,7 @@ func TestSubIndex_Match(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	recs := genRecords(rng, 300, 1)
 	subs := genSubs(rng, 2000)
-	rm, err := buildMatcher(recs)
+	rm, err := buildIndex(recs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +137,7 @@ func TestSubIndex_OnePerAddress(t *testing.T) {
 		{ID: "a", Email: "x@example.ca", Status: rappel.SubActive},
 		{ID: "b", Email: "X@example.ca", Status: rappel.SubActive},
 	}
-	rm, _ := buildMatcher(recs)
+	rm, _ := buildIndex(recs)
 	got, _ := newSubIndex(subs).match(context.Background(), rm, recs)
 	if len(got) != 10 {
 		t.Fatalf("got %d pairs, want 10", len(got))
@@ -188,7 +183,7 @@ func TestMatcher_Match(t *testing.T) {
 		}
 	}
 	m := NewMatcher()
-	m.Subscriptions, m.Outbox, m.Records, m.Build = st, st, st, buildMatcher
+	m.Subscriptions, m.Outbox, m.Records = st, st, st
 	m.Logger = slog.New(slog.DiscardHandler)
 	n, err := m.Match(ctx, 7, []string{"hc-1", "tc-2", "hc-gone"})
 	if err != nil || n != 2 {
@@ -222,7 +217,7 @@ func BenchmarkSubIndex_Match(b *testing.B) {
 	b.ResetTimer()
 	var n int
 	for b.Loop() {
-		rm, err := buildMatcher(recs)
+		rm, err := buildIndex(recs)
 		if err != nil {
 			b.Fatal(err)
 		}

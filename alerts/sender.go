@@ -17,12 +17,13 @@ import (
 	"github.com/rappel-ca/rappel"
 )
 
-// Sender drains the outbox over SMTP: one digest e-mail per subscription
-// and batch of new recalls, retried with backoff on temporary failures,
-// recorded as failed on permanent ones. A row becomes sent only after the
-// server accepted its message, so a crash loses nothing; a crash after the
-// server accepted a message and before the rows were marked sends it again
-// (with the same Message-ID), the one duplicate SMTP allows.
+// Sender drains the outbox over SMTP (or into a directory, see MailDir):
+// one digest e-mail per subscription and batch of new recalls, retried
+// with backoff on temporary failures, recorded as failed on permanent
+// ones. A row becomes sent only after the server accepted its message, so
+// a crash loses nothing; a crash after the server accepted a message and
+// before the rows were marked sends it again (with the same Message-ID),
+// the one duplicate SMTP allows.
 //
 // Senders on several nodes may drain one shared outbox: each claims rows
 // for Lease before sending them (Outbox.ClaimAlerts), so one node sends
@@ -37,6 +38,11 @@ type Sender struct {
 	// Addr is the SMTP server's host:port; User and Password, when set,
 	// authenticate (AUTH PLAIN, over STARTTLS when the server offers it).
 	Addr, User, Password string
+	// MailDir, when set, takes the SMTP server's place for development:
+	// each e-mail is written whole into this directory as an .eml file and
+	// its links are logged (see writeMailFile). Everything else, from the
+	// outbox's states to the Message-IDs and headers, is as with SMTP.
+	MailDir string
 	// From is the sender address; FromName names it.
 	From, FromName string
 	// PublicURL is the base of the links in e-mails, such as
@@ -240,7 +246,7 @@ func (s *Sender) send(ctx context.Context, d *digest) (bool, error) {
 	if err != nil {
 		return false, s.finish(ctx, d, rappel.AlertFailed, err.Error(), now)
 	}
-	err = s.dialAndSend(ctx, msg)
+	err = s.deliver(ctx, msg, "unsubscribe", unsubscribeURL(s.PublicURL, token))
 	switch {
 	case err == nil:
 		if s.accepted != nil {
@@ -285,9 +291,14 @@ func (s *Sender) backoff(attempts int) time.Duration {
 	return min(d, s.MaxBackoff)
 }
 
-// isTemporary reports whether a send may succeed later: a 4xx reply, or
-// no conversation at all (server down, timeout).
+// isTemporary reports whether a send may succeed later: a 4xx reply, no
+// conversation at all (server down, timeout), or a file the mail dir could
+// not take (a full disk, a directory not writable yet).
 func isTemporary(err error) bool {
+	var fe *mailFileError
+	if errors.As(err, &fe) {
+		return true
+	}
 	var se *mail.SendError
 	if errors.As(err, &se) {
 		if c := se.ErrorCode(); c >= 400 && c < 500 {
@@ -305,6 +316,15 @@ func isNet(err error) bool {
 	var ne net.Error
 	var oe *net.OpError
 	return errors.As(err, &ne) || errors.As(err, &oe) || errors.Is(err, context.DeadlineExceeded)
+}
+
+// deliver hands msg to the SMTP server, or writes it into MailDir with
+// links (pairs of a name and a URL, for the log) when that is set.
+func (s *Sender) deliver(ctx context.Context, msg *mail.Msg, links ...string) error {
+	if s.MailDir != "" {
+		return s.writeMailFile(msg, links)
+	}
+	return s.dialAndSend(ctx, msg)
 }
 
 func (s *Sender) dialAndSend(ctx context.Context, msg *mail.Msg) (err error) {

@@ -101,6 +101,7 @@ var cacheDir = sync.OnceValue(func() string {
 })
 
 func TestMain(m *testing.M) {
+	plugintest.ServeChild()
 	code := m.Run()
 	os.RemoveAll(cacheDir())
 	os.Exit(code)

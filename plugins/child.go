@@ -18,16 +18,28 @@ import (
 	"github.com/tetratelabs/wazero/sys"
 )
 
-// A run in a child process: the parent starts Host.Command with childEnv
-// set, writes a childJob line, the module's bytes and the input as a tar
-// stream to its stdin, and reads the guest's stdout and stderr from its
+// A run in a child process: the parent starts Host.Command (by default
+// this executable with ChildCommand as its argument, whose main calls
+// RunChild), writes a childJob line, the module's bytes and the input as a
+// tar stream to its stdin, and reads the guest's stdout and stderr from its
 // stdout and stderr. The child writes one childStatus line to file
 // descriptor 3 when the guest ends. The parent kills the child at the
 // deadline, past the output cap, or past the memory cap; a child that ends
 // without a status was killed or crashed.
+//
+// Nothing happens when the package is imported: a program serves runs only
+// where its main calls RunChild, so no variable in the environment can turn
+// a process that merely imports plugins into a child.
 
-// childEnv names the environment variable that makes a process a child;
-// its value is the ABI version, so that a child from another build refuses.
+// ChildCommand is the argument the default Host.Command gives this
+// executable: a program that runs plugins in children (rappel's hidden
+// "rappel plugin-child") calls RunChild when it sees it.
+const ChildCommand = "plugin-child"
+
+// childEnv is the only variable of a child's environment: it marks the
+// process as a Host's child (its value is the ABI version of the parent),
+// so that a child that did not call RunChild and opens a host of its own
+// fails at once instead of starting children in turn (see Host.Open).
 const childEnv = "RAPPEL_PLUGIN_CHILD"
 
 // childJob is the first line a child reads.
@@ -159,13 +171,22 @@ func watchMemory(pid int, limit int64, stop <-chan struct{}, over chan<- bool, k
 	}
 }
 
-// ServeChild serves one run as a Host's child: it reads the job, the module
-// and the input from stdin, runs the guest with its stdout and stderr as
-// the guest's, and writes how the guest ended to status. It returns the
-// process's exit code, 0 when a status was written. The guest is compiled
-// without deadline checks (the parent kills this process at the deadline)
-// and with the parent's compilation cache, where the parent left it.
-func ServeChild(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, status io.Writer) int {
+// RunChild serves one run as a Host's child on this process's stdin,
+// stdout, stderr and file descriptor 3, and returns the process's exit
+// code: 0 once the guest's end was reported. The main of a program started
+// as Host.Command calls it and exits with its result. A job from a parent
+// speaking another ABI version (another build) is refused: the status says
+// so and the guest is not run.
+func RunChild(ctx context.Context) int {
+	return serveChildOn(ctx, os.Stdin, os.Stdout, os.Stderr, os.NewFile(3, "status"))
+}
+
+// serveChildOn reads the job, the module and the input from stdin, runs
+// the guest with stdout and stderr as the guest's, and writes how the
+// guest ended to status. The guest is compiled without deadline checks
+// (the parent kills this process at the deadline) and with the parent's
+// compilation cache, where the parent left it.
+func serveChildOn(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, status io.Writer) int {
 	st := serveChild(ctx, stdin, stdout, stderr)
 	b, _ := json.Marshal(st)
 	if _, err := status.Write(append(b, '\n')); err != nil {
@@ -219,15 +240,4 @@ func serveChild(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) 
 		return childStatus{ExitCode: int(exit.ExitCode())}
 	}
 	return childStatus{Error: err.Error()}
-}
-
-// init makes any program that imports this package serve as a Host's child
-// when started as one, before its main (or its tests) begins: the rappel
-// binary and test binaries alike, with nothing to wire. The environment
-// variable is set only by Host for the processes it starts.
-func init() {
-	if os.Getenv(childEnv) == "" {
-		return
-	}
-	os.Exit(ServeChild(context.Background(), os.Stdin, os.Stdout, os.Stderr, os.NewFile(3, "status")))
 }

@@ -42,9 +42,11 @@ type Host struct {
 	// RATIONALE.md).
 	InProcess bool
 	// Command starts the child process of a run that is interruptible and
-	// not InProcess; nil runs this executable again. The child is told by
-	// its environment to serve one run (see ServeChild), which any program
-	// importing this package does before its main or tests start.
+	// not InProcess: a program whose main calls RunChild. nil runs this
+	// executable again with ChildCommand as its only argument, as rappel
+	// does ("rappel plugin-child"); a test binary serves it from TestMain
+	// (plugintest.ServeChild), and another program may point Command at
+	// rappel or at any command that ends in RunChild.
 	Command []string
 	// MaxChildMemory caps a child's resident memory, in bytes; the child is
 	// killed past it. 0 allows twice the guest memory limit and twice the
@@ -140,7 +142,13 @@ func (h *Host) openChild() error {
 		if err != nil {
 			return fmt.Errorf("finding this executable to run plugins in: %w", err)
 		}
-		h.childCmd = []string{exe, "plugin", "run"}
+		h.childCmd = []string{exe, ChildCommand}
+	}
+	if v, ok := os.LookupEnv(childEnv); ok {
+		// This process is itself a child whose main did not call
+		// RunChild: starting children of its own would repeat that at
+		// every level.
+		return fmt.Errorf("this process was started as a plugin child (%s=%s) but did not serve the run: its main must call plugins.RunChild when its first argument is %q", childEnv, v, ChildCommand)
 	}
 	if h.CacheDir == "" {
 		dir, err := os.MkdirTemp("", "rappel-plugins-")

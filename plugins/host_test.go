@@ -2,8 +2,12 @@ package plugins_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -14,6 +18,13 @@ import (
 )
 
 const guests = "./plugins/testdata/guests/"
+
+// TestMain serves a plugin run when the host started this test binary as
+// its child (the default Host.Command: this executable, plugin-child).
+func TestMain(m *testing.M) {
+	plugintest.ServeChild()
+	os.Exit(m.Run())
+}
 
 // MustOpenHost returns an open host with the defaults (runs in child
 // processes) and a short timeout, closed at cleanup. configure, when given,
@@ -219,4 +230,56 @@ func TestHost_Load_NotWasm(t *testing.T) {
 	if _, err := h.Load(context.Background(), "bad", []byte("\x00asm garbage")); err == nil {
 		t.Fatal("loaded garbage as a module")
 	}
+}
+
+// envImportProbe makes TestImport_ChildEnvIgnored the child it starts.
+const envImportProbe = "RAPPEL_TEST_IMPORT_PROBE"
+
+// TestImport_ChildEnvIgnored starts this test binary, which imports
+// plugins, with the environment variable that once made any such program
+// serve a plugin run (and exit) before its main: the binary must run its
+// tests as usual, and a host it opens must refuse to start children of its
+// own rather than nest.
+func TestImport_ChildEnvIgnored(t *testing.T) {
+	if os.Getenv(envImportProbe) != "" {
+		err := plugins.NewHost().Open(context.Background())
+		if err == nil || !strings.Contains(err.Error(), "plugins.RunChild") {
+			t.Fatalf("a host opened in a marked child: %v", err)
+		}
+		fmt.Println("imported without serving")
+		return
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestImport_ChildEnvIgnored$", "-test.v")
+	cmd.Env = append(os.Environ(), "RAPPEL_PLUGIN_CHILD="+plugins.ABIVersion, envImportProbe+"=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "imported without serving") || !strings.Contains(string(out), "--- PASS") {
+		t.Fatalf("the binary did not run its test: %v\n%s", err, out)
+	}
+}
+
+// TestHost_Command runs children through Host.Command: a command that
+// reaches RunChild by another road serves runs as the default does, and a
+// command that cannot start is named in the error.
+func TestHost_Command(t *testing.T) {
+	t.Run("Wrapper", func(t *testing.T) {
+		// A shell that execs this binary as the child: the environment
+		// the host gives children has no PATH, hence /bin/sh.
+		h := MustOpenHost(t, func(h *plugins.Host) {
+			h.Command = []string{"/bin/sh", "-c", `exec "$0" ` + plugins.ChildCommand, os.Args[0]}
+		})
+		p := mustLoad(t, h, "probe", guests+"probe")
+		res, err := p.Run(context.Background(), fstest.MapFS{"input.txt": {Data: []byte("hello")}})
+		if err != nil || len(res.Records) != 1 || res.Records[0].RecordID != "probe-2" {
+			t.Fatalf("run through a wrapper: %v, %+v", err, res)
+		}
+	})
+	t.Run("Missing", func(t *testing.T) {
+		missing := filepath.Join(t.TempDir(), "no-such-rappel")
+		h := MustOpenHost(t, func(h *plugins.Host) { h.Command = []string{missing, plugins.ChildCommand} })
+		p := mustLoad(t, h, "probe", guests+"probe")
+		_, err := p.Run(context.Background(), fstest.MapFS{})
+		if err == nil || !strings.Contains(err.Error(), missing) {
+			t.Fatalf("err = %v, want the missing command named", err)
+		}
+	})
 }

@@ -6,9 +6,10 @@
 // read-only at /in, no network, no host file system, no environment, a
 // memory page limit, an output size cap and a deadline that stops a runaway
 // guest. By default a run happens in a child process (this executable
-// again, which serves it before its main starts; see ServeChild) that is
-// killed at the deadline; RATIONALE.md says why. The module writes records
-// as JSON lines on stdout and problems as JSON lines on stderr; see ABI.md
+// again, as "rappel plugin-child", whose main calls RunChild) that is
+// killed at the deadline; RATIONALE.md says why. Importing the package
+// does nothing by itself. The module writes records as JSON lines on
+// stdout and problems as JSON lines on stderr; see ABI.md
 // for the contract an integrator implements.
 //
 // Judge validates a run's records as the host does before accepting them.

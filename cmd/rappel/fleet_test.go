@@ -33,8 +33,13 @@ import (
 	"github.com/rappel-ca/rappel/plugins/plugintest"
 )
 
-// TestMain stops the PostgreSQL server the fleet tests start (pgtest).
-func TestMain(m *testing.M) { pgtest.Main(m) }
+// TestMain serves the plugin runs of live feeds when this binary is their
+// child process, and stops the PostgreSQL server the fleet tests start
+// (pgtest).
+func TestMain(m *testing.M) {
+	plugintest.ServeChild()
+	pgtest.Main(m)
+}
 
 // fleetEnv is what the nodes of a test fleet share: the database, the
 // agencies' feeds (a local upstream serving the samples) and the bundle.

@@ -19,6 +19,8 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+
+	"github.com/rappel-ca/rappel/plugins"
 )
 
 func main() {
@@ -77,6 +79,8 @@ func run(ctx context.Context, args []string) error {
 		return c.Run(ctx)
 	case "plugin":
 		return runPlugin(ctx, args[1:])
+	case plugins.ChildCommand: // hidden: a plugin host runs each plugin in "rappel plugin-child"
+		os.Exit(plugins.RunChild(ctx))
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(os.Stdout, usage)
 		return nil

@@ -27,8 +27,7 @@ the server would activate it. "rappel plugin test -h" lists the flags.
 `
 
 // runPlugin dispatches the plugin subcommands. (The child processes that
-// run plugins for a Host never get here: package plugins serves them before
-// main starts.)
+// run plugins for a Host are the hidden "rappel plugin-child", in run.)
 func runPlugin(ctx context.Context, args []string) error {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "-help" || args[0] == "--help" {
 		fmt.Fprint(os.Stderr, pluginUsage)
@@ -41,8 +40,6 @@ func runPlugin(ctx context.Context, args []string) error {
 			return err
 		}
 		return c.Run(ctx)
-	case "run":
-		return errors.New("plugin run is started by the server to run one plugin; it is not for use by hand")
 	}
 	return fmt.Errorf("unknown plugin command %q; the command is test", args[0])
 }

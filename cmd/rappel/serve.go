@@ -113,6 +113,9 @@ func (c *ServeCommand) Validate() error {
 	if err := c.Listen.validate(); err != nil {
 		return err
 	}
+	if err := c.Alerts.Validate(); err != nil {
+		return err
+	}
 	return c.Upstream.validate()
 }
 
@@ -189,7 +192,15 @@ func (c *ServeCommand) Run(ctx context.Context) error {
 		return err
 	}
 	defer stopMetrics()
-	stopAlerts := c.Alerts.start(ctx, store, shared.Shared, srv, log)
+	alertRunner, err := c.Alerts.start(ctx, store, shared.Shared, srv, log)
+	if err != nil {
+		return err
+	}
+	stopAlerts := func() {
+		if err := alertRunner.Close(); err != nil {
+			log.Error("flushing alert outbox", "error", err)
+		}
+	}
 	live, err := c.Upstream.start(ctx, c.Feeds == "on", c.DataDir, c.bundleFS(), store, catalog, index.Options{CursorKey: key}, srv, log)
 	if err != nil {
 		stopAlerts()

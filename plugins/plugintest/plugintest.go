@@ -1,8 +1,10 @@
 // Package plugintest builds plugin modules for tests, so that tests run the
-// real .wasm through the real host rather than a stand-in.
+// real .wasm through the real host rather than a stand-in, and lets a test
+// binary serve as the host's child process (ServeChild).
 package plugintest
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,7 +12,20 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/rappel-ca/rappel/plugins"
 )
+
+// ServeChild serves one plugin run and exits when this test binary was
+// started as a Host's child (its first argument is plugins.ChildCommand, as
+// the Host's default command gives it); otherwise it returns at once. Call
+// it first in the TestMain of a package whose tests run plugins in child
+// processes: it is what rappel's main does for "rappel plugin-child".
+func ServeChild() {
+	if len(os.Args) > 1 && os.Args[1] == plugins.ChildCommand {
+		os.Exit(plugins.RunChild(context.Background()))
+	}
+}
 
 var (
 	mu    sync.Mutex

@@ -1,0 +1,241 @@
+package alerts
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/rappel-ca/rappel"
+)
+
+// Store keeps subscriptions and the outbox: a node's own store, or the
+// database a fleet of nodes shares.
+type Store interface {
+	rappel.SubscriptionStore
+	rappel.Outbox
+}
+
+// RecordSource is a node's own store as the alerts read it: each
+// refresh's new recalls, and the records they name.
+type RecordSource interface {
+	rappel.NewRecallsSource
+	Record(ctx context.Context, id string) (*rappel.Record, error)
+}
+
+// DefaultFlushTimeout bounds the last pass at Close when
+// Config.FlushTimeout is zero.
+const DefaultFlushTimeout = 10 * time.Second
+
+// Config is a node's alert settings, as rappel serve's flags give them.
+type Config struct {
+	// Confirm asks for double opt-in (Service.RequireConfirm); false when
+	// the integrator collects consent.
+	Confirm bool
+	// SMTPAddr is the SMTP server's host:port; SMTPUser and SMTPPassword,
+	// when set, authenticate.
+	SMTPAddr, SMTPUser, SMTPPassword string
+	// MailDir, instead of an SMTP server, receives every e-mail as a file
+	// (Sender.MailDir), for development. With neither, alerts stay in the
+	// outbox and confirmation e-mails are not sent.
+	MailDir string
+	// SMTPFrom is the sender address, required with SMTPAddr; with
+	// MailDir it defaults to DevFrom. PublicURL is the base of the links in
+	// e-mails.
+	SMTPFrom, PublicURL string
+	// Interval is the time between two passes, each matching the new
+	// recalls and sending what is due. DataChanged starts one at once.
+	Interval time.Duration
+	// FlushTimeout bounds the last pass, at Close; 0 is
+	// DefaultFlushTimeout.
+	FlushTimeout time.Duration
+	// Node names this process in outbox claims, and RecordWait is
+	// Sender.RecordWait: both are for nodes sharing an outbox; empty
+	// values keep the Sender's defaults.
+	Node       string
+	RecordWait time.Duration
+	// Lease and SMTPTimeout, when set, replace the sender's claim lease
+	// (2 minutes) and SMTP timeout (30 s); the lease must exceed the
+	// timeout. Tests shorten both to see a dead node's claim recovered.
+	Lease, SMTPTimeout time.Duration
+}
+
+// DevFrom is the sender address of e-mails written to a mail dir when
+// none is given: trying alerts locally needs no address of one's own.
+const DevFrom = "alerts@localhost"
+
+// Validate reports the first setting that cannot work, naming its flag.
+func (c *Config) Validate() error {
+	switch {
+	case c.SMTPAddr != "" && c.MailDir != "":
+		return errors.New("--smtp-addr and --mail-dir are both set; give one: the SMTP server that sends e-mails, or the directory that receives them as files (development)")
+	case c.SMTPAddr != "" && c.SMTPFrom == "":
+		// Every e-mail would be refused for its From header.
+		return errors.New("--smtp-from is empty; give the sender address of alert e-mails, such as alerts@rappel.example.ca")
+	case c.Interval <= 0:
+		return fmt.Errorf("--alerts-interval is %s; give a positive duration such as 30s", c.Interval)
+	case c.FlushTimeout < 0:
+		return fmt.Errorf("the alerts' flush timeout is %s; give a positive duration, or 0 for %s", c.FlushTimeout, DefaultFlushTimeout)
+	}
+	return nil
+}
+
+// Runner runs a node's alerts: it serves subscriptions (Service), and in a
+// loop matches each refresh's new recalls against them (Matcher) and sends
+// the outbox and the confirmation e-mails (Sender), every Interval and as
+// soon as DataChanged says records changed, so that a new recall is
+// matched right after the refresh that brought it rather than at the next
+// tick.
+//
+// Subscriptions and the outbox live in the Store (the fleet's, in fleet
+// mode); the new recalls and the records always come from the node's own
+// store. In a fleet every node runs a Runner: the outbox's matched marks
+// and claims make each alert go out once, from the node whose claim holds
+// it.
+type Runner struct {
+	// Service is the rappel.Alerts the edge serves.
+	Service *Service
+	Matcher *Matcher
+	// Sender is nil when Config names neither an SMTP server nor a mail
+	// dir: alerts then wait in the outbox.
+	Sender *Sender
+
+	records      RecordSource
+	interval     time.Duration
+	flushTimeout time.Duration
+	log          *slog.Logger
+
+	wake chan struct{} // one pending wake-up at most
+
+	mu     sync.Mutex
+	ctx    context.Context // Open's, for the last pass
+	cancel context.CancelFunc
+	done   chan struct{}
+	// passes counts the loop's finished passes, for tests.
+	passes int
+}
+
+var _ rappel.ChangeListener = (*Runner)(nil)
+
+// NewRunner builds the service, matcher and sender of cfg on store and
+// records; Open starts the loop.
+func NewRunner(cfg Config, store Store, records RecordSource, log *slog.Logger) (*Runner, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if log == nil {
+		log = slog.Default()
+	}
+	r := &Runner{records: records, interval: cfg.Interval, flushTimeout: cfg.FlushTimeout, log: log, wake: make(chan struct{}, 1)}
+	if r.flushTimeout == 0 {
+		r.flushTimeout = DefaultFlushTimeout
+	}
+	r.Service = NewService(store)
+	r.Service.RequireConfirm, r.Service.Logger = cfg.Confirm, log
+	r.Matcher = NewMatcher()
+	r.Matcher.Subscriptions, r.Matcher.Outbox, r.Matcher.Records, r.Matcher.Logger = store, store, records, log
+	if cfg.SMTPAddr == "" && cfg.MailDir == "" {
+		return r, nil
+	}
+	s := NewSender()
+	s.Outbox, s.Subscriptions, s.Records, s.Logger = store, store, records, log
+	s.Addr, s.User, s.Password, s.MailDir = cfg.SMTPAddr, cfg.SMTPUser, cfg.SMTPPassword, cfg.MailDir
+	s.From, s.PublicURL, s.RecordWait = cfg.SMTPFrom, cfg.PublicURL, cfg.RecordWait
+	if s.From == "" {
+		s.From = DevFrom // MailDir: Validate requires it with SMTP
+	}
+	if cfg.Node != "" {
+		s.Node = cfg.Node
+	}
+	if cfg.Lease > 0 {
+		s.Lease = cfg.Lease
+	}
+	if cfg.SMTPTimeout > 0 {
+		s.Timeout = cfg.SMTPTimeout
+	}
+	r.Sender = s
+	r.Service.Confirmations = s
+	return r, nil
+}
+
+// Open starts the loop: a pass at once (batches left by a previous run),
+// then one every Interval or on DataChanged, until ctx ends or Close.
+func (r *Runner) Open(ctx context.Context) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.done != nil {
+		return errors.New("alerts: the runner is open already")
+	}
+	loopCtx, cancel := context.WithCancel(ctx)
+	r.ctx, r.cancel, r.done = ctx, cancel, make(chan struct{})
+	go r.loop(loopCtx, r.done)
+	return nil
+}
+
+func (r *Runner) loop(ctx context.Context, done chan<- struct{}) {
+	defer close(done)
+	t := time.NewTicker(r.interval)
+	defer t.Stop()
+	for {
+		if err := r.pass(ctx); err != nil && ctx.Err() == nil {
+			r.log.Error("alerts pass", "error", err)
+		}
+		r.mu.Lock()
+		r.passes++
+		r.mu.Unlock()
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-r.wake:
+		}
+	}
+}
+
+// DataChanged wakes the loop for a pass at once when records changed: the
+// refresh that called it may have brought new recalls. It does not wait
+// for the pass, so that a refresh is not held up by an SMTP server.
+func (r *Runner) DataChanged(_ context.Context, records bool) error {
+	if records {
+		select {
+		case r.wake <- struct{}{}:
+		default: // a pass is due already
+		}
+	}
+	return nil
+}
+
+// Close stops the loop, waits for it, then runs one last pass within the
+// flush timeout, so that alerts already due are sent before the store
+// closes rather than at the next start. It returns that pass's error.
+func (r *Runner) Close() error {
+	r.mu.Lock()
+	ctx, cancel, done := r.ctx, r.cancel, r.done
+	r.ctx, r.cancel, r.done = nil, nil, nil
+	r.mu.Unlock()
+	if done == nil {
+		return nil
+	}
+	cancel()
+	<-done
+	fctx, cancelFlush := context.WithTimeout(context.WithoutCancel(ctx), r.flushTimeout)
+	defer cancelFlush()
+	return r.pass(fctx)
+}
+
+// pass matches the new recalls, then sends what is due.
+func (r *Runner) pass(ctx context.Context) error {
+	err := r.Matcher.Drain(ctx, r.records)
+	if err != nil {
+		err = fmt.Errorf("matching new recalls: %w", err)
+	}
+	if r.Sender != nil {
+		// SendDue's errors name what failed (claiming, sending, recording).
+		if _, serr := r.Sender.SendDue(ctx); serr != nil {
+			err = errors.Join(err, serr)
+		}
+	}
+	return err
+}

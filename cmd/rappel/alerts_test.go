@@ -1,0 +1,81 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/rappel-ca/rappel"
+	"github.com/rappel-ca/rappel/kv"
+)
+
+// TestServe_MailDir tries subscribing with --mail-dir as a developer
+// would, with no SMTP server: the confirmation e-mail is a file in the
+// directory, and its link, followed over HTTP, confirms the subscription.
+func TestServe_MailDir(t *testing.T) {
+	dir, dataDir := filepath.Join(t.TempDir(), "mail"), t.TempDir()
+	c := NewServeCommand()
+	if err := c.ParseFlags([]string{"--data-dir", dataDir, "--api-keys", "test-key", "--mail-dir", dir, "--alerts-interval", "1h"}); err != nil {
+		t.Fatal(err)
+	}
+	c.Bundle = MustTinyBundle(t)
+	base, stop := serve(t, c)
+	defer stop()
+
+	code, _, body := call(t, "POST", base+"/recall/alerts/subscribe", "test-key", `{"email":"ana@example.ca","q":"toys","lang":"en"}`)
+	var sub rappel.SubscribeResult
+	if json.Unmarshal([]byte(body), &sub); code != 200 || sub.Status != rappel.SubPending {
+		t.Fatalf("subscribing: %d %s", code, body)
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ents) != 1 || !strings.HasSuffix(ents[0].Name(), ".eml") {
+		t.Fatalf("mail dir holds %v, want one .eml file", ents)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, ents[0].Name()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The link is under --public-url (its default); the path is this
+	// server's.
+	link := regexp.MustCompile(`http://127\.0\.0\.1:8080(/recall/alerts/confirm\?token=[A-Za-z0-9_-]{22})`).FindStringSubmatch(decodedBody(t, string(data)))
+	if link == nil {
+		t.Fatalf("no confirmation link in\n%s", data)
+	}
+	if code, _, body := call(t, "GET", base+link[1], "", ""); code != 200 || !strings.Contains(body, `"status":"subscribed"`) {
+		t.Fatalf("following the link: %d %s", code, body)
+	}
+	// The store holds the subscription active, with the consent of the
+	// link followed.
+	stop()
+	st := kv.NewStore(filepath.Join(dataDir, "pebble"))
+	if err := st.Open(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	var subs []*rappel.Subscription
+	st.ForEachSubscription(context.Background(), func(s *rappel.Subscription) error { subs = append(subs, s); return nil })
+	if len(subs) != 1 || subs[0].Status != rappel.SubActive || subs[0].Consent == nil || subs[0].Consent.Method != rappel.ConsentDoubleOptIn {
+		t.Fatalf("subscriptions after confirming: %+v", subs)
+	}
+}
+
+// TestServeCommand_MailDirFlag: --mail-dir is read from RAPPEL_MAIL_DIR
+// too, and refused next to --smtp-addr.
+func TestServeCommand_MailDirFlag(t *testing.T) {
+	t.Setenv("RAPPEL_MAIL_DIR", "/tmp/rappel-mail")
+	c := NewServeCommand()
+	if err := c.ParseFlags(nil); err != nil || c.Alerts.MailDir != "/tmp/rappel-mail" {
+		t.Fatalf("ParseFlags = %v, mail dir %q", err, c.Alerts.MailDir)
+	}
+	err := NewServeCommand().ParseFlags([]string{"--smtp-addr", "127.0.0.1:25", "--smtp-from", "alerts@rappel.example.ca"})
+	if err == nil || !strings.Contains(err.Error(), "--smtp-addr and --mail-dir are both set") {
+		t.Fatalf("--smtp-addr with RAPPEL_MAIL_DIR: %v", err)
+	}
+}
