@@ -23,7 +23,16 @@ ENV CGO_ENABLED=0
 # SEED and DATE pin the generated corpus; DATE defaults to the build day.
 ARG SEED=1
 ARG DATE=
+# What `rappel version`, /health and rappel_build_info report. The context
+# holds no .git (.dockerignore), so pass them:
+#   docker build --build-arg VERSION=$(git describe --tags --always --dirty) \
+#     --build-arg COMMIT=$(git rev-parse HEAD) -t rappel .
+# Unset, the binary says dev and unknown; BUILD_DATE defaults to now.
+ARG VERSION=
+ARG COMMIT=
+ARG BUILD_DATE=
 RUN make build SEED="$SEED" ${DATE:+DATE="$DATE"} \
+	${VERSION:+VERSION="$VERSION"} ${COMMIT:+COMMIT="$COMMIT"} ${BUILD_DATE:+BUILD_DATE="$BUILD_DATE"} \
 	&& mkdir -p /out/data \
 	&& cp bin/rappel /out/rappel
 

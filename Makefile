@@ -32,6 +32,18 @@ DOCS       := $(DOCS_FILES:%=edge/docs/assets/%)
 # Embedded files written by hand, which the binary must be rebuilt for too.
 EMBEDDED   := edge/openapi.json edge/docs/index.html edge/docs/docs.js
 
+# What `rappel version`, GET /health and rappel_build_info report, stamped
+# into internal/buildinfo at link time. A checkout without git history (a
+# source archive) takes its version from a VERSION file, or says dev;
+# override any of them: make build VERSION=v1.4.0. Stamping needs no
+# version control data of the toolchain, so it works under
+# GOFLAGS=-buildvcs=false too.
+VERSION    ?= $(shell git describe --tags --always --dirty 2>/dev/null || cat VERSION 2>/dev/null || echo dev)
+COMMIT     ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+BUILD_DATE ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
+BUILDINFO  := github.com/rappel-ca/rappel/internal/buildinfo
+LDFLAGS     = -X '$(BUILDINFO).version=$(VERSION)' -X '$(BUILDINFO).commit=$(COMMIT)' -X '$(BUILDINFO).date=$(BUILD_DATE)'
+
 .PHONY: all build bundle plugins corpus docs run test fuzz bench clean prereqs
 
 all: build
@@ -48,7 +60,7 @@ prereqs:
 build: prereqs bin/rappel
 
 bin/rappel: bundle/data/manifest.json $(DOCS) $(EMBEDDED) $(ALLSRC) go.mod go.sum
-	$(GO) build -trimpath -o $@ ./cmd/rappel
+	$(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $@ ./cmd/rappel
 
 plugins: $(WASM)
 

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/rappel-ca/rappel"
+	"github.com/rappel-ca/rappel/internal/buildinfo"
 )
 
 // health is the body of GET /health (DECISIONS.md, GET /health).
@@ -18,6 +19,9 @@ type health struct {
 	// staleness, records, rejected records and active plugin; empty when
 	// the node runs no feeds, never null.
 	Feeds []rappel.FeedState `json:"feeds"`
+	// Build says which binary answers, so that a rollout can be followed
+	// node by node from the load balancer's side.
+	Build buildinfo.Info `json:"build"`
 }
 
 // health answers 200 while the node can answer from the data it holds, and
@@ -33,7 +37,7 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) error {
 			"No recall data is loaded yet, so this node cannot answer; retry shortly or use another node.")
 	}
 	info := snap.Info()
-	h := health{Status: "ok", Records: snap.Len(), DatasetSource: info.Source, Feeds: s.feeds()}
+	h := health{Status: "ok", Records: snap.Len(), DatasetSource: info.Source, Feeds: s.feeds(), Build: s.Build}
 	if !info.UpdatedAt.IsZero() {
 		h.DatasetUpdatedAt = info.UpdatedAt.UTC().Format(time.RFC3339)
 	}

@@ -64,6 +64,7 @@ func (s *Server) initMetrics() *metrics {
 		m.registry.MustRegister(
 			m.duration,
 			m.limited,
+			s.buildInfoGauge(),
 			&feedCollector{s: s},
 			collectors.NewGoCollector(),
 			collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
@@ -77,6 +78,22 @@ func (s *Server) initMetrics() *metrics {
 		}
 	})
 	return m
+}
+
+// buildInfoGauge is rappel_build_info: always 1, the build in its labels,
+// the usual Prometheus way to join a version to any other series
+// (`* on(instance) group_left(version) rappel_build_info`).
+func (s *Server) buildInfoGauge() prometheus.Collector {
+	return prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "rappel_build_info",
+		Help: "Always 1; the labels say which build of rappel the node runs.",
+		ConstLabels: prometheus.Labels{
+			"version":    s.Build.Version,
+			"commit":     s.Build.Commit,
+			"build_date": s.Build.BuildDate,
+			"go_version": s.Build.GoVersion,
+		},
+	}, func() float64 { return 1 })
 }
 
 // outboxDepth reads OutboxDepth for a scrape; a failure reads as NaN, which

@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/rappel-ca/rappel"
+	"github.com/rappel-ca/rappel/internal/buildinfo"
 )
 
 // Server serves the recall API. Set its fields before calling Handler or
@@ -59,6 +60,10 @@ type Server struct {
 	// OutboxDepth, when set, counts the alert e-mails waiting to be sent,
 	// for the rappel_alert_outbox_pending metric.
 	OutboxDepth func(ctx context.Context) (int, error)
+	// Build is the binary's version, commit, build date and Go version,
+	// shown in GET /health and as the rappel_build_info metric; NewServer
+	// sets the running binary's.
+	Build buildinfo.Info
 
 	// metrics is the Prometheus registry behind GET /metrics (metrics.go).
 	metrics metrics
@@ -83,6 +88,7 @@ func NewServer() *Server {
 		Logger:      slog.Default(),
 		Now:         time.Now,
 		QueryBudget: DefaultQueryBudget,
+		Build:       buildinfo.Read(),
 	}
 }
 

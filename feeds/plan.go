@@ -36,10 +36,12 @@ type timings struct {
 	normalized                        int // raw records normalized
 }
 
+// LogValue logs the steps as durations, not strings, so that a JSON log
+// writes them as seconds like every other duration.
 func (t timings) LogValue() slog.Value {
-	r := func(d time.Duration) string { return d.Round(time.Millisecond).String() }
-	return slog.GroupValue(slog.String("fetch", r(t.fetch)), slog.String("normalize", r(t.normalize)),
-		slog.Int("normalized", t.normalized), slog.String("assemble", r(t.assemble)), slog.String("write", r(t.write)))
+	r := func(key string, d time.Duration) slog.Attr { return slog.Duration(key, d.Round(time.Millisecond)) }
+	return slog.GroupValue(r("fetch", t.fetch), r("normalize", t.normalize),
+		slog.Int("normalized", t.normalized), r("assemble", t.assemble), r("write", t.write))
 }
 
 // planDocs fetches a source's documents, conditionally, and splits them

@@ -28,6 +28,7 @@ type BundleCommand struct {
 	Out        string
 	CacheDir   string
 	BuiltAt    string
+	LogLevel   slog.Level
 }
 
 // NewBundleCommand returns a BundleCommand with its defaults, the paths the
@@ -43,13 +44,19 @@ func NewBundleCommand() *BundleCommand {
 
 // ParseFlags reads the command line and environment into c.
 func (c *BundleCommand) ParseFlags(args []string) error {
+	return parseFlags(c.flagSet(), args)
+}
+
+// flagSet defines bundle's flags on c's fields.
+func (c *BundleCommand) flagSet() *flag.FlagSet {
 	fs := flag.NewFlagSet("rappel bundle", flag.ContinueOnError)
 	fs.StringVar(&c.Corpus, "corpus", c.Corpus, "`directory` holding the corpus (hc/, tc/, detail/)")
 	fs.StringVar(&c.PluginsDir, "plugins", c.PluginsDir, "`directory` holding <source>.wasm for every source")
 	fs.StringVar(&c.Out, "out", c.Out, "`directory` to write records.ndjson.zst and manifest.json to")
 	fs.StringVar(&c.CacheDir, "cache-dir", c.CacheDir, "`directory` for compiled plugins")
 	fs.StringVar(&c.BuiltAt, "built-at", c.BuiltAt, "RFC 3339 `time` to stamp as fetched_at (default now)")
-	return parseFlags(fs, args)
+	fs.Var(levelFlag{&c.LogLevel}, "log-level", "least `level` the plugin host logs: debug, info, warn or error")
+	return fs
 }
 
 // sourceDirs maps each shipped source to its corpus sub-directory, which
@@ -72,7 +79,7 @@ func (c *BundleCommand) Run(ctx context.Context) error {
 	// deadline checks that make an untrusted guest stoppable but slow.
 	host.Interruptible = false
 	host.Timeout = 0
-	host.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	host.Logger = newLogger(os.Stderr, "text", c.LogLevel)
 	if err := host.Open(ctx); err != nil {
 		return err
 	}

@@ -56,17 +56,11 @@ const keysUsage = `Usage:
 func (c *KeysCommand) ParseFlags(args []string) error {
 	if len(args) == 0 {
 		fmt.Fprint(os.Stderr, keysUsage)
-		return flag.ErrHelp
+		return errUsage
 	}
 	c.Action, args = args[0], args[1:]
-	fs := flag.NewFlagSet("rappel keys "+c.Action, flag.ContinueOnError)
-	fs.StringVar(&c.DataDir, "data-dir", c.DataDir, "`directory` of the server's data; the keys live in its keys/ database")
-	fs.StringVar(&c.SharedStore, "shared-store", c.SharedStore, "`URL` (postgres://…) of the fleet's shared store, which then holds the keys instead of the data dir")
 	switch c.Action {
-	case "add":
-		fs.StringVar(&c.Plan, "plan", c.Plan, "`plan` of the new key: "+strings.Join(planNames(), " or "))
-		fs.StringVar(&c.Label, "label", c.Label, "`text` saying whose key it is (shown by list)")
-	case "list":
+	case "add", "list":
 	case "revoke":
 		// The ID comes first, flags after it: rappel keys revoke ID --data-dir DIR.
 		if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
@@ -78,10 +72,22 @@ func (c *KeysCommand) ParseFlags(args []string) error {
 	default:
 		return fmt.Errorf("unknown keys action %q; the actions are add, list and revoke", c.Action)
 	}
-	if err := parseFlags(fs, args); err != nil {
+	if err := parseFlags(c.flagSet(), args); err != nil {
 		return err
 	}
 	return c.Validate()
+}
+
+// flagSet defines the flags of c.Action on c's fields.
+func (c *KeysCommand) flagSet() *flag.FlagSet {
+	fs := flag.NewFlagSet("rappel keys "+c.Action, flag.ContinueOnError)
+	fs.StringVar(&c.DataDir, "data-dir", c.DataDir, "`directory` of the server's data; the keys live in its keys/ database")
+	fs.StringVar(&c.SharedStore, "shared-store", c.SharedStore, "`URL` (postgres://…) of the fleet's shared store, which then holds the keys instead of the data dir")
+	if c.Action == "add" {
+		fs.StringVar(&c.Plan, "plan", c.Plan, "`plan` of the new key: "+strings.Join(planNames(), " or "))
+		fs.StringVar(&c.Label, "label", c.Label, "`text` saying whose key it is (shown by list)")
+	}
+	return fs
 }
 
 // planNames lists the plans a key can be given, sorted.

@@ -4,10 +4,12 @@
 //	rappel bundle  normalize a corpus through the plugins into a data bundle
 //	rappel plugin test  show what the server would make of a plugin
 //	rappel keys    add, list and revoke API keys
+//	rappel version print the version, commit, build date and Go version
 //
 // Every flag can also be set from the environment as RAPPEL_<FLAG>, upper
 // case with dashes as underscores (RAPPEL_DATA_DIR); a flag on the command
-// line wins.
+// line wins. -h, -help or --help after any command lists its flags with
+// their variables (flags.go).
 package main
 
 import (
@@ -15,9 +17,9 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 
 	"github.com/rappel-ca/rappel/plugins"
@@ -30,12 +32,26 @@ func main() {
 	// restoring the default handling then lets a second one end the
 	// process at once.
 	context.AfterFunc(ctx, stop)
-	if err := run(ctx, os.Args[1:]); err != nil {
-		if !errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(os.Stderr, "rappel:", err)
-		}
-		os.Exit(2)
+	os.Exit(exitCode(run(ctx, os.Args[1:]), os.Stderr))
+}
+
+// errUsage is run's error when it printed the usage to stderr because the
+// command line named no command (or no keys or plugin action): exit 2
+// with nothing more to say.
+var errUsage = errors.New("usage: a command or action is missing")
+
+// exitCode is the process's exit status for run's error, which it prints
+// to stderr when there is something to say: 0 for none and for the help
+// asked for (flag.ErrHelp: printed to stdout already), 2 for any other,
+// usage errors included.
+func exitCode(err error, stderr io.Writer) int {
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp):
+		return 0
+	case !errors.Is(err, errUsage):
+		fmt.Fprintln(stderr, "rappel:", err)
 	}
+	return 2
 }
 
 const usage = `rappel is the Canadian Product and Vehicle Recall API edge node.
@@ -49,6 +65,7 @@ Usage:
 	                        issue an API key (printed once)
 	rappel keys list        list the keys (never the keys themselves)
 	rappel keys revoke ID   revoke a key; a running server refuses it within seconds
+	rappel version          print the version, commit, build date and Go version
 
 Run "rappel <command> -h" for a command's flags.
 `
@@ -56,7 +73,7 @@ Run "rappel <command> -h" for a command's flags.
 func run(ctx context.Context, args []string) error {
 	if len(args) == 0 {
 		fmt.Fprint(os.Stderr, usage)
-		return flag.ErrHelp
+		return errUsage
 	}
 	switch args[0] {
 	case "serve":
@@ -81,40 +98,20 @@ func run(ctx context.Context, args []string) error {
 		return runPlugin(ctx, args[1:])
 	case plugins.ChildCommand: // hidden: a plugin host runs each plugin in "rappel plugin-child"
 		os.Exit(plugins.RunChild(ctx))
+	case "version", "-version", "--version":
+		return runVersion(args[1:], os.Stdout)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(os.Stdout, usage)
 		return nil
 	}
-	return fmt.Errorf("unknown command %q; the commands are serve, bundle, plugin and keys", args[0])
+	return fmt.Errorf("unknown command %q; the commands are serve, bundle, plugin, keys and version", args[0])
 }
 
-// flagsFromEnv sets every flag of fs from RAPPEL_<FLAG> where that is set,
-// upper case with dashes as underscores; parsing the command line after it
-// lets a flag given there win.
-func flagsFromEnv(fs *flag.FlagSet) error {
-	var err error
-	fs.VisitAll(func(f *flag.Flag) {
-		name := "RAPPEL_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
-		if v, ok := os.LookupEnv(name); ok && err == nil {
-			if serr := f.Value.Set(v); serr != nil {
-				err = fmt.Errorf("environment %s=%q: %w", name, v, serr)
-			}
-		}
-	})
-	return err
-}
-
-// parseFlags fills every flag of fs not given in args from RAPPEL_<FLAG>,
-// then parses args, so that the command line wins over the environment.
-func parseFlags(fs *flag.FlagSet, args []string) error {
-	if err := flagsFromEnv(fs); err != nil {
-		return err
-	}
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
-	}
-	return nil
+// commandFlagSets returns the flags of every command, for telling a
+// RAPPEL_ variable meant for another command from a misspelt one
+// (unknownEnv).
+func commandFlagSets() []*flag.FlagSet {
+	keys := NewKeysCommand()
+	keys.Action = "add" // the flags of list and revoke, and more
+	return []*flag.FlagSet{NewServeCommand().flagSet(), NewBundleCommand().flagSet(), keys.flagSet(), NewPluginTestCommand().flagSet()}
 }

@@ -29,11 +29,14 @@ the server would activate it. "rappel plugin test -h" lists the flags.
 // runPlugin dispatches the plugin subcommands. (The child processes that
 // run plugins for a Host are the hidden "rappel plugin-child", in run.)
 func runPlugin(ctx context.Context, args []string) error {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "-help" || args[0] == "--help" {
+	if len(args) == 0 {
 		fmt.Fprint(os.Stderr, pluginUsage)
-		return flag.ErrHelp
+		return errUsage
 	}
 	switch args[0] {
+	case "-h", "-help", "--help", "help":
+		fmt.Fprint(os.Stdout, pluginUsage)
+		return flag.ErrHelp
 	case "test":
 		c := NewPluginTestCommand()
 		if err := c.ParseFlags(args[1:]); err != nil {
@@ -75,25 +78,17 @@ func NewPluginTestCommand() *PluginTestCommand {
 // ParseFlags reads the command line and environment into c. The module may
 // come before or after the flags.
 func (c *PluginTestCommand) ParseFlags(args []string) error {
-	fs := flag.NewFlagSet("rappel plugin test", flag.ContinueOnError)
-	fs.StringVar(&c.Source, "source", c.Source, "source `name` the plugin normalizes (default: the module's file name, hcdump for hcdump.wasm)")
-	fs.StringVar(&c.Input, "input", c.Input, "`file or directory` the plugin sees under /in (a directory's contents, or the one file)")
-	fs.BoolVar(&c.JSON, "json", c.JSON, "print the verdict as JSON, with every problem")
-	fs.StringVar(&c.Against, "against", c.Against, "`plugin` to compare with on the same input: bundled, none, or a .wasm file")
-	fs.Float64Var(&c.MaxLoss, "max-loss", c.MaxLoss, "`share` of the compared plugin's records the candidate may lose")
-	fs.DurationVar(&c.Timeout, "timeout", c.Timeout, "`time` a run may take before it is stopped")
-	fs.StringVar(&c.Stop, "stop", c.Stop, "how a runaway run is stopped: `kill` (a child process, as the server does), check (in process, wazero's deadline checks) or none (trusted)")
-	fs.StringVar(&c.CacheDir, "cache-dir", c.CacheDir, "`directory` for compiled modules (default: a temporary one)")
+	fs := c.flagSet()
 	// As parseFlags does, but the module may come between flags.
 	if err := flagsFromEnv(fs); err != nil {
 		return err
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseArgs(fs, args); err != nil {
 		return err
 	}
 	if rest := fs.Args(); len(rest) > 0 {
 		c.Wasm = rest[0]
-		if err := fs.Parse(rest[1:]); err != nil {
+		if err := parseArgs(fs, rest[1:]); err != nil {
 			return err
 		}
 		if fs.NArg() > 0 {
@@ -104,6 +99,20 @@ func (c *PluginTestCommand) ParseFlags(args []string) error {
 		c.Source = strings.TrimSuffix(filepath.Base(c.Wasm), ".wasm")
 	}
 	return c.Validate()
+}
+
+// flagSet defines plugin test's flags on c's fields.
+func (c *PluginTestCommand) flagSet() *flag.FlagSet {
+	fs := flag.NewFlagSet("rappel plugin test", flag.ContinueOnError)
+	fs.StringVar(&c.Source, "source", c.Source, "source `name` the plugin normalizes (default: the module's file name, hcdump for hcdump.wasm)")
+	fs.StringVar(&c.Input, "input", c.Input, "`file or directory` the plugin sees under /in (a directory's contents, or the one file)")
+	fs.BoolVar(&c.JSON, "json", c.JSON, "print the verdict as JSON, with every problem")
+	fs.StringVar(&c.Against, "against", c.Against, "`plugin` to compare with on the same input: bundled, none, or a .wasm file")
+	fs.Float64Var(&c.MaxLoss, "max-loss", c.MaxLoss, "`share` of the compared plugin's records the candidate may lose")
+	fs.DurationVar(&c.Timeout, "timeout", c.Timeout, "`time` a run may take before it is stopped")
+	fs.StringVar(&c.Stop, "stop", c.Stop, "how a runaway run is stopped: `kill` (a child process, as the server does), check (in process, wazero's deadline checks) or none (trusted)")
+	fs.StringVar(&c.CacheDir, "cache-dir", c.CacheDir, "`directory` for compiled modules (default: a temporary one)")
+	return fs
 }
 
 // Validate reports the first setting that cannot work.

@@ -20,6 +20,7 @@ import (
 	"github.com/rappel-ca/rappel"
 	"github.com/rappel-ca/rappel/bundle"
 	"github.com/rappel-ca/rappel/edge"
+	"github.com/rappel-ca/rappel/internal/buildinfo"
 	"github.com/rappel-ca/rappel/kv"
 	"github.com/rappel-ca/rappel/kv/index"
 )
@@ -32,6 +33,7 @@ type ServeCommand struct {
 	Feeds       string
 	GatewayHost string
 	LogFormat   string
+	LogLevel    slog.Level
 	CursorKey   string
 	QueryBudget time.Duration
 	// SharedStore is the fleet's database URL (postgres://…): keys,
@@ -67,13 +69,22 @@ func NewServeCommand() *ServeCommand {
 
 // ParseFlags reads the command line and environment into c.
 func (c *ServeCommand) ParseFlags(args []string) error {
+	if err := parseFlags(c.flagSet(), args); err != nil {
+		return err
+	}
+	return c.Validate()
+}
+
+// flagSet defines serve's flags on c's fields.
+func (c *ServeCommand) flagSet() *flag.FlagSet {
 	fs := flag.NewFlagSet("rappel serve", flag.ContinueOnError)
 	fs.StringVar(&c.Addr, "addr", c.Addr, "`host:port` to listen on")
 	fs.StringVar(&c.DataDir, "data-dir", c.DataDir, "`directory` for the Pebble store and caches; created if missing")
 	fs.StringVar(&c.APIKeys, "api-keys", c.APIKeys, "comma-separated API `keys` accepted in x-gateway-key (development)")
 	fs.StringVar(&c.Feeds, "feeds", c.Feeds, "`on` to refresh from the agencies' feeds, off to serve the stored data only")
 	fs.StringVar(&c.GatewayHost, "gateway-host", c.GatewayHost, "when set, requests must carry this x-gateway-host")
-	fs.StringVar(&c.LogFormat, "log-format", c.LogFormat, "log `format`: text or json")
+	fs.StringVar(&c.LogFormat, "log-format", c.LogFormat, "log `format`: text, or json (durations in seconds there)")
+	fs.Var(levelFlag{&c.LogLevel}, "log-level", "least `level` logged: debug, info, warn or error")
 	fs.DurationVar(&c.QueryBudget, "query-budget", c.QueryBudget, "`time` a search may take before it answers 504")
 	fs.StringVar(&c.CursorKey, "cursor-key", c.CursorKey, "hex `key` (32+ bytes) signing search cursors; nodes behind one load balancer must share it (default: generated once into the data dir)")
 	fs.StringVar(&c.SharedStore, "shared-store", c.SharedStore, "`URL` (postgres://…) of the PostgreSQL or CockroachDB database a fleet of nodes shares keys, quotas, subscriptions and the alert outbox through; empty keeps them in the data dir")
@@ -82,10 +93,7 @@ func (c *ServeCommand) ParseFlags(args []string) error {
 	c.Upstream.register(fs)
 	c.Listen.register(fs)
 	c.Telemetry.register(fs)
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	return c.Validate()
+	return fs
 }
 
 // Validate reports the first setting that cannot work.
@@ -126,10 +134,10 @@ func (c *ServeCommand) logger() (*slog.Logger, func()) {
 		return c.Logger, func() {}
 	}
 	out := newLogWriter(os.Stderr)
-	if c.LogFormat == "json" {
-		return slog.New(slog.NewJSONHandler(out, nil)), func() { _ = out.Close() }
-	}
-	return slog.New(slog.NewTextHandler(out, nil)), func() { _ = out.Close() }
+	log := newLogger(out, c.LogFormat, c.LogLevel)
+	b := buildinfo.Read()
+	log.Info("starting rappel", "version", b.Version, "commit", b.Commit, "build_date", b.BuildDate, "go_version", b.GoVersion)
+	return log, func() { _ = out.Close() }
 }
 
 // Run opens the store (loading the bundle into it when it is empty), builds
