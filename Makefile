@@ -105,7 +105,18 @@ run: build
 	@echo "Starting on http://$(ADDR) with the development API key $(DEV_KEY); e-mails go to $(MAIL_DIR)/"
 	bin/rappel serve --addr $(ADDR) --data-dir $(DATA_DIR) --api-keys $(DEV_KEY) --mail-dir $(MAIL_DIR) --public-url http://$(ADDR)
 
-test: prereqs bundle docs
+# Redocly CLI, pinned in tools/redocly/package-lock.json, lints
+# edge/openapi.json with the rules of redocly.yaml; `npm ci` installs exactly
+# that version, without install scripts. It needs no network once installed:
+# its telemetry and update check are off.
+REDOCLY := tools/redocly/node_modules/.bin/redocly
+
+$(REDOCLY): tools/redocly/package.json tools/redocly/package-lock.json
+	cd tools/redocly && npm ci --ignore-scripts --no-audit --no-fund
+	@touch $@
+
+test: prereqs bundle docs $(REDOCLY)
+	REDOCLY_TELEMETRY=off REDOCLY_SUPPRESS_UPDATE_NOTICE=true $(REDOCLY) lint
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt would change: $$unformatted"; exit 1; fi
 	$(GO) vet ./...
@@ -135,4 +146,4 @@ bench: prereqs bundle docs
 	cd cmd/rappel-bench && $(GO) run . run -go-bench ../../build/bench/go-bench.txt $(BENCH_FLAGS)
 
 clean:
-	rm -rf bin build edge/docs/node_modules $(DOCS) bundle/data/records.ndjson.zst bundle/data/manifest.json bundle/data/plugins bundle/data/partials bundle/data/raw
+	rm -rf bin build edge/docs/node_modules tools/redocly/node_modules $(DOCS) bundle/data/records.ndjson.zst bundle/data/manifest.json bundle/data/plugins bundle/data/partials bundle/data/raw

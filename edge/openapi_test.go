@@ -1,6 +1,7 @@
 package edge
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -15,22 +16,54 @@ import (
 	"testing"
 	"time"
 
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
 	"github.com/rappel-ca/rappel"
 	"github.com/rappel-ca/rappel/alerts"
 )
 
-// openAPI is the parsed document with helpers to follow its $refs.
+// docURL names openapi.json for the JSON Schema compiler, which identifies
+// every document by an absolute URL. The .invalid domain (RFC 2606) cannot
+// be reached: the compiler has no loader for https anyway, so nothing is
+// ever fetched.
+const docURL = "https://rappel.invalid/openapi.json"
+
+// openAPI is the parsed document, with helpers to follow its $refs, and a
+// JSON Schema compiler that holds it, to validate values against the
+// schemas at its locations.
 type openAPI struct {
-	root map[string]any
+	root    map[string]any
+	schemas *jsonschema.Compiler
 }
 
+// mustOpenAPI parses the embedded document. Its numbers are json.Number,
+// as the validator reads them.
 func mustOpenAPI(tb testing.TB) *openAPI {
 	tb.Helper()
-	var root map[string]any
-	if err := json.Unmarshal(openAPIDoc, &root); err != nil {
-		tb.Fatalf("openapi.json is not JSON: %v", err)
+	root := mustJSONObject(tb, "openapi.json", openAPIDoc)
+	c := jsonschema.NewCompiler()
+	// A Schema Object of OpenAPI 3.1 is JSON Schema 2020-12 plus a few
+	// annotations (example, xml, ...) that validation ignores. Formats are
+	// asserted: the handlers promise dates, times and URIs that parse.
+	c.DefaultDraft(jsonschema.Draft2020)
+	c.AssertFormat()
+	if err := c.AddResource(docURL, root); err != nil {
+		tb.Fatal(err)
 	}
-	return &openAPI{root: root}
+	return &openAPI{root: root, schemas: c}
+}
+
+func mustJSONObject(tb testing.TB, what string, b []byte) map[string]any {
+	tb.Helper()
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
+	if err != nil {
+		tb.Fatalf("%s is not JSON: %v", what, err)
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		tb.Fatalf("%s is not a JSON object", what)
+	}
+	return m
 }
 
 // pointer resolves a local JSON pointer such as #/components/schemas/Record.
@@ -52,22 +85,64 @@ func (d *openAPI) pointer(ref string) (any, error) {
 	return v, nil
 }
 
+// ptrToken escapes one token of a JSON pointer.
+func ptrToken(tok string) string {
+	return strings.NewReplacer("~", "~0", "/", "~1").Replace(tok)
+}
+
 // deref follows v's $ref, if it has one, repeatedly.
 func (d *openAPI) deref(tb testing.TB, v any) map[string]any {
+	tb.Helper()
+	m, _ := d.follow(tb, v, "")
+	return m
+}
+
+// follow is deref that also tells the location it ends at, loc if v has no
+// $ref.
+func (d *openAPI) follow(tb testing.TB, v any, loc string) (map[string]any, string) {
 	tb.Helper()
 	for range 10 {
 		m, _ := v.(map[string]any)
 		ref, ok := m["$ref"].(string)
 		if !ok {
-			return m
+			return m, loc
 		}
 		var err error
 		if v, err = d.pointer(ref); err != nil {
 			tb.Fatal(err)
 		}
+		loc = ref
 	}
-	tb.Fatalf("$ref chain too long at %v", v)
-	return nil
+	tb.Fatalf("$ref chain too long at %s", loc)
+	return nil, ""
+}
+
+// resolve returns the object at a location of the document given by
+// tokens, following every $ref on the way, and the location it is really
+// at, where the schema compiler finds it.
+func (d *openAPI) resolve(tb testing.TB, tokens ...string) (map[string]any, string) {
+	tb.Helper()
+	var v any = d.root
+	loc := "#"
+	for _, tok := range tokens {
+		m, at := d.follow(tb, v, loc)
+		if v = m[tok]; v == nil {
+			tb.Fatalf("%s has no %q", at, tok)
+		}
+		loc = at + "/" + ptrToken(tok)
+	}
+	return d.follow(tb, v, loc)
+}
+
+// validate checks v, decoded by jsonschema.UnmarshalJSON, against the
+// schema at loc, a location in the document (#/components/schemas/Record).
+func (d *openAPI) validate(tb testing.TB, loc string, v any) error {
+	tb.Helper()
+	sch, err := d.schemas.Compile(docURL + loc)
+	if err != nil {
+		tb.Fatalf("the schema at %s does not compile: %v", loc, err)
+	}
+	return sch.Validate(v)
 }
 
 // operations returns every operation of the document by "METHOD /path".
@@ -127,6 +202,12 @@ func TestOpenAPI_Document(t *testing.T) {
 		t.Errorf("openAPIInfo = %+v", openAPIInfo)
 	}
 
+	t.Run("MetaSchema", func(t *testing.T) {
+		if err := mustMetaSchema(t, true).Validate(d.root); err != nil {
+			t.Errorf("openapi.json is not a valid OpenAPI 3.1 document:\n%v", err)
+		}
+	})
+
 	t.Run("RefsResolve", func(t *testing.T) {
 		var refs int
 		var walk func(v any, at string)
@@ -140,7 +221,7 @@ func TestOpenAPI_Document(t *testing.T) {
 					}
 				}
 				for k, c := range v {
-					walk(c, at+"/"+k)
+					walk(c, at+"/"+ptrToken(k))
 				}
 			case []any:
 				for i, c := range v {
@@ -155,22 +236,33 @@ func TestOpenAPI_Document(t *testing.T) {
 	})
 
 	t.Run("Examples", func(t *testing.T) {
-		// Every example next to a schema validates against it.
+		// Every example validates against its schema: that of the
+		// parameter, header or media type it sits in (example, or the
+		// values of examples), or the named schema that holds it.
 		var n int
+		check := func(schemaLoc, exampleLoc string, ex any) {
+			n++
+			if err := d.validate(t, schemaLoc, ex); err != nil {
+				t.Errorf("the example at %s does not match its schema:\n%v", exampleLoc, err)
+			}
+		}
 		var walk func(v any, at string)
 		walk = func(v any, at string) {
 			switch v := v.(type) {
 			case map[string]any:
-				ex, hasEx := v["example"]
-				schema, hasSchema := v["schema"]
-				if hasEx && hasSchema {
-					n++
-					for _, e := range d.validate(schema, ex, at) {
-						t.Errorf("example: %s", e)
+				if _, hasSchema := v["schema"]; hasSchema {
+					if ex, ok := v["example"]; ok {
+						check(at+"/schema", at+"/example", ex)
+					}
+					examples, _ := v["examples"].(map[string]any)
+					for name, e := range examples {
+						if ex, ok := d.deref(t, e)["value"]; ok {
+							check(at+"/schema", at+"/examples/"+ptrToken(name), ex)
+						}
 					}
 				}
 				for k, c := range v {
-					walk(c, at+"/"+k)
+					walk(c, at+"/"+ptrToken(k))
 				}
 			case []any:
 				for i, c := range v {
@@ -179,7 +271,13 @@ func TestOpenAPI_Document(t *testing.T) {
 			}
 		}
 		walk(d.root, "#")
-		if n < 8 {
+		for name, s := range d.root["components"].(map[string]any)["schemas"].(map[string]any) {
+			if ex, ok := s.(map[string]any)["example"]; ok {
+				loc := "#/components/schemas/" + ptrToken(name)
+				check(loc, loc+"/example", ex)
+			}
+		}
+		if n < 10 {
 			t.Errorf("only %d examples checked", n)
 		}
 	})
@@ -418,20 +516,32 @@ func TestOpenAPI_Responses(t *testing.T) {
 	run(docCase{"GET", "/recall/alerts/unsubscribe?token=" + unsub, "", nil, 200})
 	run(docCase{"POST", "/recall/alerts/unsubscribe?token=" + unsub, "List-Unsubscribe=One-Click", nil, 200})
 
-	// The errors every path can give are documented once, as components.
-	for _, c := range []struct {
-		docCase
-		component string
-	}{
-		{docCase{"DELETE", "/recall", "", key, 405}, "MethodNotAllowed"},
-		{docCase{"GET", "/nowhere", "", nil, 404}, "NotFound"},
-	} {
-		resp, body := docRequest(t, base, c.docCase)
-		if resp.StatusCode != c.status {
-			t.Fatalf("%s %s: status %d, want %d", c.method, c.target, resp.StatusCode, c.status)
-		}
-		comp := d.deref(t, map[string]any{"$ref": "#/components/responses/" + c.component})
-		d.checkBody(t, c.method+" "+c.target, comp, resp, body)
+	// An unknown path is a 404, documented once as a component.
+	notFound := docCase{"GET", "/nowhere", "", nil, 404}
+	resp, body := docRequest(t, base, notFound)
+	if resp.StatusCode != notFound.status {
+		t.Fatalf("GET /nowhere: status %d, want 404", resp.StatusCode)
+	}
+	comp, loc := d.resolve(t, "components", "responses", "NotFound")
+	d.checkBody(t, "GET /nowhere", comp, loc, resp, body)
+
+	// A known path asked with a method it does not answer is a 405 with
+	// Allow, on any path. OpenAPI has no place for the responses of the
+	// methods a path lacks, so the document's description says it, and the
+	// body is an Error like every other.
+	resp, body = docRequest(t, base, docCase{"DELETE", "/recall", "", key, 405})
+	if resp.StatusCode != http.StatusMethodNotAllowed || resp.Header.Get("Allow") == "" {
+		t.Fatalf("DELETE /recall: status %d, Allow %q, want 405 and the methods", resp.StatusCode, resp.Header.Get("Allow"))
+	}
+	if desc, _ := d.root["info"].(map[string]any)["description"].(string); !strings.Contains(desc, "405 with `Allow`") {
+		t.Errorf("the description does not tell of the 405 with Allow")
+	}
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(body))
+	if err != nil {
+		t.Fatalf("DELETE /recall: body is not JSON: %v", err)
+	}
+	if err := d.validate(t, "#/components/schemas/Error", v); err != nil {
+		t.Errorf("DELETE /recall: the body is not an Error:\n%v", err)
 	}
 }
 
@@ -481,19 +591,16 @@ func TestOpenAPI_FullRecord(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got map[string]any
-	if err := json.Unmarshal(b, &got); err != nil {
-		t.Fatal(err)
-	}
+	got := mustJSONObject(t, "the record", b)
 	d := mustOpenAPI(t)
-	props := d.deref(t, map[string]any{"$ref": "#/components/schemas/Record"})["properties"].(map[string]any)
-	for name := range props {
+	record, loc := d.resolve(t, "components", "schemas", "Record")
+	for name := range record["properties"].(map[string]any) {
 		if _, ok := got[name]; !ok {
 			t.Errorf("fullRecord lacks %s", name)
 		}
 	}
-	if errs := d.validate(map[string]any{"$ref": "#/components/schemas/Record"}, got, "$"); len(errs) > 0 {
-		t.Errorf("fullRecord does not match the Record schema:\n%s", strings.Join(errs, "\n"))
+	if err := d.validate(t, loc, got); err != nil {
+		t.Errorf("fullRecord does not match the Record schema:\n%v", err)
 	}
 }
 
@@ -531,23 +638,25 @@ func (d *openAPI) checkResponse(tb testing.TB, c docCase, resp *http.Response, b
 	tb.Helper()
 	what := c.method + " " + c.target
 	r, _ := http.NewRequest(c.method, c.target, nil)
-	var op map[string]any
-	for key, o := range d.operations(tb) {
+	var op, opPath string
+	for key := range d.operations(tb) {
 		m, p, _ := strings.Cut(key, " ")
-		if m == c.method && pathMatches(p, r.URL.Path) && (op == nil || !strings.Contains(p, "{")) {
-			op = o
+		if m == c.method && pathMatches(p, r.URL.Path) && (op == "" || !strings.Contains(p, "{")) {
+			op, opPath = strings.ToLower(m), p
 		}
 	}
-	if op == nil {
+	if op == "" {
 		tb.Fatalf("%s: no operation documented", what)
 	}
-	doc, ok := op["responses"].(map[string]any)[fmt.Sprint(resp.StatusCode)]
-	if !ok {
+	status := fmt.Sprint(resp.StatusCode)
+	responses, _ := d.resolve(tb, "paths", opPath, op, "responses")
+	if _, ok := responses[status]; !ok {
 		tb.Fatalf("%s: status %d is not documented", what, resp.StatusCode)
 	}
-	d.checkBody(tb, what, d.deref(tb, doc), resp, body)
+	doc, loc := d.resolve(tb, "paths", opPath, op, "responses", status)
+	d.checkBody(tb, what, doc, loc, resp, body)
 	// The headers a response documents are sent.
-	headers, _ := d.deref(tb, doc)["headers"].(map[string]any)
+	headers, _ := doc["headers"].(map[string]any)
 	for name := range headers {
 		if resp.Header.Get(name) == "" {
 			tb.Errorf("%s: %d has no %s header, which the document promises", what, resp.StatusCode, name)
@@ -577,201 +686,23 @@ func pathMatches(template, path string) bool {
 	return len(ts) == len(ps)
 }
 
-// checkBody checks the content type of resp against the documented
-// response, and a JSON body against its schema.
-func (d *openAPI) checkBody(tb testing.TB, what string, doc map[string]any, resp *http.Response, body []byte) {
+// checkBody checks the content type of resp against doc, the response
+// documented at loc, and a JSON body against its schema.
+func (d *openAPI) checkBody(tb testing.TB, what string, doc map[string]any, loc string, resp *http.Response, body []byte) {
 	tb.Helper()
 	ct, _, _ := strings.Cut(resp.Header.Get("Content-Type"), ";")
 	content, _ := doc["content"].(map[string]any)
-	media, ok := content[ct].(map[string]any)
-	if !ok {
+	if _, ok := content[ct]; !ok {
 		tb.Fatalf("%s: Content-Type %q is not documented (%v)", what, ct, slices.Collect(maps.Keys(content)))
 	}
 	if ct != "application/json" {
 		return
 	}
-	var v any
-	if err := json.Unmarshal(body, &v); err != nil {
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(body))
+	if err != nil {
 		tb.Fatalf("%s: body is not JSON: %v", what, err)
 	}
-	if errs := d.validate(media["schema"], v, "$"); len(errs) > 0 {
-		tb.Errorf("%s: the body does not match the document:\n%s\nbody: %.600s", what, strings.Join(errs, "\n"), body)
+	if err := d.validate(tb, loc+"/content/"+ptrToken(ct)+"/schema", v); err != nil {
+		tb.Errorf("%s: the body does not match the document:\n%v\nbody: %.600s", what, err, body)
 	}
-}
-
-// validate checks v against a JSON Schema of the document, for the
-// keywords the document uses, and returns every mismatch with where it is.
-func (d *openAPI) validate(schema, v any, at string) []string {
-	sm, ok := schema.(map[string]any)
-	if !ok {
-		return nil // true, or a missing schema: anything goes
-	}
-	if ref, ok := sm["$ref"].(string); ok {
-		target, err := d.pointer(ref)
-		if err != nil {
-			return []string{at + ": " + err.Error()}
-		}
-		return d.validate(target, v, at)
-	}
-	var errs []string
-	fail := func(format string, args ...any) { errs = append(errs, at+": "+fmt.Sprintf(format, args...)) }
-	if t, ok := sm["type"]; ok && !typeMatches(t, v) {
-		fail("%s is not of type %v", short(v), t)
-		return errs
-	}
-	if c, ok := sm["const"]; ok && c != v {
-		fail("%s is not %v", short(v), c)
-	}
-	if e, ok := sm["enum"].([]any); ok && !slices.Contains(e, v) {
-		fail("%s is not one of %v", short(v), e)
-	}
-	for _, key := range []string{"anyOf", "oneOf"} {
-		alts, ok := sm[key].([]any)
-		if !ok {
-			continue
-		}
-		matched := 0
-		for _, alt := range alts {
-			if len(d.validate(alt, v, at)) == 0 {
-				matched++
-			}
-		}
-		if matched == 0 || (key == "oneOf" && matched > 1) {
-			fail("%s matches %d of the %s alternatives", short(v), matched, key)
-		}
-	}
-	switch v := v.(type) {
-	case string:
-		errs = append(errs, d.validateString(sm, v, at)...)
-	case float64:
-		if m, ok := sm["minimum"].(float64); ok && v < m {
-			fail("%v is below the minimum %v", v, m)
-		}
-		if m, ok := sm["maximum"].(float64); ok && v > m {
-			fail("%v is above the maximum %v", v, m)
-		}
-	case []any:
-		if m, ok := sm["minItems"].(float64); ok && float64(len(v)) < m {
-			fail("%d items, fewer than %v", len(v), m)
-		}
-		for i, item := range v {
-			errs = append(errs, d.validate(sm["items"], item, fmt.Sprintf("%s[%d]", at, i))...)
-		}
-	case map[string]any:
-		errs = append(errs, d.validateObject(sm, v, at)...)
-	}
-	return errs
-}
-
-func (d *openAPI) validateString(sm map[string]any, v, at string) []string {
-	var errs []string
-	fail := func(format string, args ...any) { errs = append(errs, at+": "+fmt.Sprintf(format, args...)) }
-	if m, ok := sm["minLength"].(float64); ok && float64(len([]rune(v))) < m {
-		fail("%q is shorter than %v", v, m)
-	}
-	if m, ok := sm["maxLength"].(float64); ok && float64(len([]rune(v))) > m {
-		fail("%q is longer than %v", v, m)
-	}
-	if p, ok := sm["pattern"].(string); ok && !regexp.MustCompile(p).MatchString(v) {
-		fail("%q does not match %s", v, p)
-	}
-	switch sm["format"] {
-	case "date":
-		if !rappel.ValidDate(v) {
-			fail("%q is not a date", v)
-		}
-	case "date-time":
-		if _, err := time.Parse(time.RFC3339, v); err != nil {
-			fail("%q is not an RFC 3339 time", v)
-		}
-	case "uri":
-		if !strings.Contains(v, ":") {
-			fail("%q is not a URI", v)
-		}
-	}
-	return errs
-}
-
-func (d *openAPI) validateObject(sm map[string]any, v map[string]any, at string) []string {
-	var errs []string
-	for _, r := range asSlice(sm["required"]) {
-		if _, ok := v[r.(string)]; !ok {
-			errs = append(errs, fmt.Sprintf("%s: required %q is missing", at, r))
-		}
-	}
-	props, _ := sm["properties"].(map[string]any)
-	patterns, _ := sm["patternProperties"].(map[string]any)
-	for _, k := range slices.Sorted(maps.Keys(v)) {
-		sub := at + "." + k
-		if ps, ok := props[k]; ok {
-			errs = append(errs, d.validate(ps, v[k], sub)...)
-			continue
-		}
-		matched := false
-		for p, ps := range patterns {
-			if regexp.MustCompile(p).MatchString(k) {
-				matched = true
-				errs = append(errs, d.validate(ps, v[k], sub)...)
-			}
-		}
-		if matched {
-			continue
-		}
-		switch ap := sm["additionalProperties"].(type) {
-		case bool:
-			if !ap {
-				errs = append(errs, fmt.Sprintf("%s: %q is not documented", at, k))
-			}
-		case map[string]any:
-			errs = append(errs, d.validate(ap, v[k], sub)...)
-		}
-	}
-	return errs
-}
-
-// typeMatches reports whether v, decoded by encoding/json, is of the JSON
-// Schema type t: a name or a list of names.
-func typeMatches(t, v any) bool {
-	for _, name := range asSlice(t) {
-		var ok bool
-		switch name {
-		case "null":
-			ok = v == nil
-		case "boolean":
-			_, ok = v.(bool)
-		case "string":
-			_, ok = v.(string)
-		case "number":
-			_, ok = v.(float64)
-		case "integer":
-			f, isNum := v.(float64)
-			ok = isNum && f == float64(int64(f))
-		case "array":
-			_, ok = v.([]any)
-		case "object":
-			_, ok = v.(map[string]any)
-		}
-		if ok {
-			return true
-		}
-	}
-	return false
-}
-
-func asSlice(v any) []any {
-	switch v := v.(type) {
-	case []any:
-		return v
-	case nil:
-		return nil
-	}
-	return []any{v}
-}
-
-func short(v any) string {
-	b, _ := json.Marshal(v)
-	if len(b) > 80 {
-		return string(b[:80]) + "…"
-	}
-	return string(b)
 }

@@ -4,51 +4,29 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
-	"testing/fstest"
 	"time"
 
-	"github.com/cockroachdb/pebble/v2/vfs"
-	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/codes"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/rappel-ca/rappel"
 	"github.com/rappel-ca/rappel/alerts"
-	"github.com/rappel-ca/rappel/alerts/smtptest"
-	"github.com/rappel-ca/rappel/feeds"
-	"github.com/rappel-ca/rappel/kv"
-	"github.com/rappel-ca/rappel/plugins"
-	"github.com/rappel-ca/rappel/plugins/plugintest"
+	"github.com/rappel-ca/rappel/internal/spantest"
 )
 
-var (
-	tracingOnce     sync.Once
-	tracingProvider *sdktrace.TracerProvider
-	tracingExporter *tracetest.InMemoryExporter
-)
-
-// mustTracing returns the test binary's one SDK provider, exporting
-// synchronously to memory, installed as the global provider as cmd/rappel
-// does. It is shared: the packages' tracers follow the first global
-// provider only, so tests tell their spans apart by trace id.
+// mustTracing returns the test binary's one SDK provider, exporting to
+// memory, installed as the global provider as cmd/rappel does: the index's
+// spans follow it. It is shared, so tests tell their spans apart by trace.
 func mustTracing(tb testing.TB) (*sdktrace.TracerProvider, *tracetest.InMemoryExporter) {
 	tb.Helper()
-	tracingOnce.Do(func() {
-		tracingExporter = tracetest.NewInMemoryExporter()
-		tracingProvider = sdktrace.NewTracerProvider(sdktrace.WithSyncer(tracingExporter))
-		otel.SetTracerProvider(tracingProvider)
-	})
-	return tracingProvider, tracingExporter
+	return spantest.Global()
 }
 
 // waitSpans returns the exported spans of the trace holding a span for
@@ -75,19 +53,10 @@ func waitSpans(tb testing.TB, exp *tracetest.InMemoryExporter, match func(tracet
 	return nil
 }
 
-func attrOf(s tracetest.SpanStub, key string) (attribute.Value, bool) {
-	for _, a := range s.Attributes {
-		if string(a.Key) == key {
-			return a.Value, true
-		}
-	}
-	return attribute.Value{}, false
-}
-
 func hasAttr(key, value string) func(tracetest.SpanStub) bool {
 	return func(s tracetest.SpanStub) bool {
-		v, ok := attrOf(s, key)
-		return ok && v.Emit() == value
+		v := spantest.Attr(s, key)
+		return v.Type() != attribute.INVALID && v.Emit() == value
 	}
 }
 
@@ -128,20 +97,20 @@ func TestTracing_ServerSpans(t *testing.T) {
 		if srv.SpanKind != trace.SpanKindServer {
 			t.Errorf("server span kind = %v", srv.SpanKind)
 		}
-		if v, _ := attrOf(srv, "http.route"); v.AsString() != "/recall" {
+		if v := spantest.Attr(srv, "http.route"); v.AsString() != "/recall" {
 			t.Errorf("http.route = %q, want /recall", v.AsString())
 		}
-		if v, _ := attrOf(srv, "http.response.status_code"); v.AsInt64() != 200 {
+		if v := spantest.Attr(srv, "http.response.status_code"); v.AsInt64() != 200 {
 			t.Errorf("http.response.status_code = %d, want 200", v.AsInt64())
 		}
 		q := spanNamed(t, spans, "index.Search")
 		if q.Parent.SpanID() != srv.SpanContext.SpanID() {
 			t.Errorf("index.Search's parent is %s, want the server span %s", q.Parent.SpanID(), srv.SpanContext.SpanID())
 		}
-		if v, _ := attrOf(q, "rappel.search.count"); v.AsInt64() != 1 {
+		if v := spantest.Attr(q, "rappel.search.count"); v.AsInt64() != 1 {
 			t.Errorf("rappel.search.count = %d, want 1 (one cheddar)", v.AsInt64())
 		}
-		if _, ok := attrOf(q, "rappel.search.q"); ok {
+		if spantest.Attr(q, "rappel.search.q").Type() != attribute.INVALID {
 			t.Error("the index span carries the query's words")
 		}
 	})
@@ -195,7 +164,7 @@ func TestTracing_Off(t *testing.T) {
 	fetch(t, tbase+"/health", map[string]string{"X-Request-Id": "trace-off-2"})
 	waitSpans(t, exp, hasAttr("http.request.id", "trace-off-2"))
 	for _, sp := range exp.GetSpans() {
-		if v, ok := attrOf(sp, "http.request.id"); ok && v.AsString() == "trace-off-1" {
+		if spantest.Attr(sp, "http.request.id").AsString() == "trace-off-1" {
 			t.Fatalf("span %q for a request to a server without tracing", sp.Name)
 		}
 	}
@@ -210,14 +179,7 @@ func TestTracing_NoSecrets(t *testing.T) {
 	const adminKey = "adm_secret_93f1c2"
 	const email = "secret.subscriber@example.org"
 
-	st := kv.NewStore("alerts")
-	st.FS = vfs.NewMem()
-	st.Logger = slog.New(slog.DiscardHandler)
-	if err := st.Open(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	svc := alerts.NewService(st)
+	svc := alerts.NewService(mustStore(t, testRecords()))
 	svc.RequireConfirm = true
 	svc.Now = stepClock()
 	cc := &confirmCatcher{}
@@ -265,21 +227,7 @@ func TestTracing_NoSecrets(t *testing.T) {
 	var n int
 	for _, sp := range exp.GetSpans() {
 		n++
-		var texts []string
-		texts = append(texts, sp.Name, sp.Status.Description)
-		for _, a := range sp.Attributes {
-			texts = append(texts, string(a.Key), a.Value.Emit())
-		}
-		for _, e := range sp.Events {
-			texts = append(texts, e.Name)
-			for _, a := range e.Attributes {
-				texts = append(texts, string(a.Key), a.Value.Emit())
-			}
-		}
-		for _, a := range sp.Resource.Attributes() {
-			texts = append(texts, a.Value.Emit())
-		}
-		for _, txt := range texts {
+		for _, txt := range spantest.Texts(sp) {
 			for _, sec := range secrets {
 				if strings.Contains(txt, sec) {
 					t.Errorf("span %q holds the secret %q in %q", sp.Name, sec, txt)
@@ -299,190 +247,37 @@ func TestTracing_NoSecrets(t *testing.T) {
 	}
 }
 
-// TestTracing_PluginAndPebble runs a real plugin and a real Pebble write
-// under a parent span and finds their child spans.
-func TestTracing_PluginAndPebble(t *testing.T) {
-	tp, exp := mustTracing(t)
-	ctx, root := tp.Tracer("test").Start(context.Background(), "test-root")
+// spanMailer is the alerts service's confirmation mailer in
+// TestTracing_AlertsContext: it starts a span from the context it is handed,
+// as alerts.Sender does for each SMTP send.
+type spanMailer struct{ tracer trace.Tracer }
 
-	st := kv.NewStore(t.TempDir())
-	st.Logger = slog.New(slog.DiscardHandler)
-	if err := st.Open(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	if err := st.PutRecords(ctx, testRecords()); err != nil {
-		t.Fatal(err)
-	}
-
-	h := plugins.NewHost()
-	h.InProcess = true
-	h.Timeout = time.Minute
-	h.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	if err := h.Open(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { h.Close(context.Background()) })
-	p, err := h.Load(ctx, "probe", plugintest.Build(t, "./plugins/testdata/guests/probe"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := p.Run(ctx, fstest.MapFS{"input.txt": {Data: []byte("hello")}}); err != nil {
-		t.Fatal(err)
-	}
-	root.End()
-
-	spans := waitSpans(t, exp, func(s tracetest.SpanStub) bool { return s.SpanContext.SpanID() == root.SpanContext().SpanID() })
-	w := spanNamed(t, spans, "kv.PutRecords")
-	if w.Parent.SpanID() != root.SpanContext().SpanID() {
-		t.Error("kv.PutRecords is not a child of the caller's span")
-	}
-	if v, _ := attrOf(w, "rappel.kv.batch_ops"); v.AsInt64() < int64(len(testRecords())) {
-		t.Errorf("rappel.kv.batch_ops = %d, want at least one per record", v.AsInt64())
-	}
-	run := spanNamed(t, spans, "plugins.Run")
-	if run.Parent.SpanID() != root.SpanContext().SpanID() {
-		t.Error("plugins.Run is not a child of the caller's span")
-	}
-	if v, _ := attrOf(run, "rappel.plugin.name"); v.AsString() != "probe" {
-		t.Errorf("rappel.plugin.name = %q", v.AsString())
-	}
-	if v, _ := attrOf(run, "rappel.plugin.version"); v.AsString() != p.SHA256 {
-		t.Errorf("rappel.plugin.version = %q, want the module's SHA-256 %s", v.AsString(), p.SHA256)
-	}
-	if v, _ := attrOf(run, "rappel.plugin.records"); v.AsInt64() != 1 {
-		t.Errorf("rappel.plugin.records = %d, want 1", v.AsInt64())
-	}
+func (m spanMailer) SendConfirmation(ctx context.Context, _ *rappel.Subscription, _, _ string) error {
+	_, span := m.tracer.Start(ctx, "test.SendConfirmation")
+	span.End()
+	return nil
 }
 
-// TestTracing_SMTPSend subscribes through a traced server whose alerts
-// send real confirmation e-mails to an SMTP server: each send is a child
-// span of the request, and a refusal quoting the address leaves it out of
-// the span and the logs.
-func TestTracing_SMTPSend(t *testing.T) {
+// TestTracing_AlertsContext subscribes through a traced server: the
+// context the handler hands the alerts service carries the request's
+// server span, so that the service's own spans (an SMTP send, which the
+// alerts package's tests check) are children of the request.
+func TestTracing_AlertsContext(t *testing.T) {
 	tp, exp := mustTracing(t)
-	st := kv.NewStore("smtp")
-	st.FS = vfs.NewMem()
-	st.Logger = slog.New(slog.DiscardHandler)
-	if err := st.Open(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	smtp := smtptest.MustStart(t)
-	logs := &syncBuffer{}
-	logger := slog.New(slog.NewJSONHandler(logs, nil))
-	snd := alerts.NewSender()
-	snd.Outbox, snd.Subscriptions, snd.Records, snd.Logger = st, st, st, logger
-	snd.Addr, snd.From, snd.PublicURL, snd.Timeout = smtp.Addr, "alerts@rappel.example.ca", "http://rappel.example.ca", 5*time.Second
-	svc := alerts.NewService(st)
-	svc.RequireConfirm, svc.Logger, svc.Confirmations = true, logger, snd
+	svc := alerts.NewService(mustStore(t, testRecords()))
+	svc.Logger, svc.Now = slog.New(slog.DiscardHandler), stepClock()
+	svc.Confirmations = spanMailer{tp.Tracer("test")}
 	s, _ := MustServer(t, MustCatalog(t, testRecords()))
 	s.Alerts, s.TracerProvider = svc, tp
 	base := MustHTTP(t, s.Handler()).URL
 
-	subscribe := func(email, id string) tracetest.SpanStubs {
-		t.Helper()
-		hdr := map[string]string{"x-gateway-key": testKey, "Content-Type": "application/json", "X-Request-Id": id}
-		if code, body, _ := do(t, http.MethodPost, base+"/recall/alerts/subscribe", `{"email":"`+email+`"}`, hdr); code != http.StatusOK {
-			t.Fatalf("subscribe: %d %s", code, body)
-		}
-		spans := waitSpans(t, exp, hasAttr("http.request.id", id))
-		srv := spanNamed(t, spans, "POST /recall/alerts/subscribe")
-		send := spanNamed(t, spans, "alerts.SMTPSend")
-		if send.Parent.SpanID() != srv.SpanContext.SpanID() || send.SpanKind != trace.SpanKindClient {
-			t.Errorf("alerts.SMTPSend: parent %s kind %v, want a client child of the request", send.Parent.SpanID(), send.SpanKind)
-		}
-		return spans
+	hdr := map[string]string{"x-gateway-key": testKey, "Content-Type": "application/json", "X-Request-Id": "alerts-ctx"}
+	if code, body, _ := do(t, http.MethodPost, base+"/recall/alerts/subscribe", `{"email":"context@example.org"}`, hdr); code != http.StatusOK {
+		t.Fatalf("subscribe: %d %s", code, body)
 	}
-
-	ok := subscribe("first.subscriber@example.org", "smtp-ok")
-	if n := len(smtp.Messages()); n != 1 {
-		t.Fatalf("%d e-mails, want the confirmation", n)
-	}
-	if sp := spanNamed(t, ok, "alerts.SMTPSend"); sp.Status.Code == codes.Error {
-		t.Errorf("a delivered e-mail's span has status %v", sp.Status)
-	}
-
-	const refused = "refused.subscriber@example.org"
-	smtp.SetDataReply("554 5.7.1 <" + refused + ">: recipient refused")
-	bad := subscribe(refused, "smtp-refused")
-	sp := spanNamed(t, bad, "alerts.SMTPSend")
-	if sp.Status.Code != codes.Error || !strings.Contains(sp.Status.Description, "recipient refused") {
-		t.Errorf("refused send's status = %+v, want an error quoting the reply", sp.Status)
-	}
-	for _, s := range append(ok, bad...) {
-		texts := []string{s.Name, s.Status.Description}
-		for _, a := range s.Attributes {
-			texts = append(texts, a.Value.Emit())
-		}
-		for _, e := range s.Events {
-			for _, a := range e.Attributes {
-				texts = append(texts, a.Value.Emit())
-			}
-		}
-		for _, txt := range texts {
-			if strings.Contains(txt, "@example.org") {
-				t.Errorf("span %q holds an address: %q", s.Name, txt)
-			}
-		}
-	}
-	if l := logs.String(); strings.Contains(l, "@example.org") || !strings.Contains(l, "recipient refused") {
-		t.Errorf("logs hold an address, or not the refusal:\n%s", l)
-	}
-}
-
-// TestTracing_FeedFetch fetches from a real upstream with a token in the
-// URL's query: the fetch span names the URL without it, also on failure.
-func TestTracing_FeedFetch(t *testing.T) {
-	tp, exp := mustTracing(t)
-	up := MustHTTP(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/gone" {
-			http.Error(w, "gone", http.StatusGone)
-			return
-		}
-		io.WriteString(w, `{"recalls":[]}`)
-	}))
-	const token = "feedtoken_5a9e"
-	f := feeds.NewFetcher()
-	f.Retries, f.Logger = 0, slog.New(slog.DiscardHandler)
-	ctx, root := tp.Tracer("test").Start(context.Background(), "test-fetch")
-	if _, err := f.Get(ctx, up.URL+"/recalls.json?token="+token, rappel.FileState{}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.Get(ctx, "http://user:"+token+"@"+strings.TrimPrefix(up.URL, "http://")+"/gone?token="+token, rappel.FileState{}); err == nil {
-		t.Fatal("a 410 was not an error")
-	}
-	root.End()
-	spans := waitSpans(t, exp, func(s tracetest.SpanStub) bool { return s.SpanContext.SpanID() == root.SpanContext().SpanID() })
-	var fetches []tracetest.SpanStub
-	for _, s := range spans {
-		if s.Name == "feeds.Fetch" {
-			fetches = append(fetches, s)
-		}
-	}
-	if len(fetches) != 2 {
-		t.Fatalf("%d feeds.Fetch spans, want 2", len(fetches))
-	}
-	if v, _ := attrOf(fetches[0], "url.full"); v.AsString() != up.URL+"/recalls.json" {
-		t.Errorf("url.full = %q, want the URL without its query", v.AsString())
-	}
-	if fetches[1].Status.Code != codes.Error || !strings.Contains(fetches[1].Status.Description, "410") {
-		t.Errorf("failed fetch's status = %+v", fetches[1].Status)
-	}
-	for _, s := range fetches {
-		texts := []string{s.Status.Description}
-		for _, a := range s.Attributes {
-			texts = append(texts, a.Value.Emit())
-		}
-		for _, e := range s.Events {
-			for _, a := range e.Attributes {
-				texts = append(texts, a.Value.Emit())
-			}
-		}
-		for _, txt := range texts {
-			if strings.Contains(txt, token) {
-				t.Errorf("fetch span holds the token: %q", txt)
-			}
-		}
+	spans := waitSpans(t, exp, hasAttr("http.request.id", "alerts-ctx"))
+	srv := spanNamed(t, spans, "POST /recall/alerts/subscribe")
+	if send := spanNamed(t, spans, "test.SendConfirmation"); send.Parent.SpanID() != srv.SpanContext.SpanID() {
+		t.Errorf("the mailer's span has parent %s, want the request's server span %s", send.Parent.SpanID(), srv.SpanContext.SpanID())
 	}
 }
