@@ -137,13 +137,13 @@ func (v VIN) CheckDigitRequired() bool {
 }
 
 // checkDigitRequired reports whether a VIN whose first two characters are
-// a and b must carry a right check digit. The United States (49 CFR 565)
-// and Canada (which adopts that rule) require one of every VIN they
-// assign: ISO 3780 gives North America the region codes 1 to 5 (1, 4 and 5
-// the United States, 2 Canada, 3 Mexico and Central America), and in 2019
-// SAE moved 7F-70 from New Zealand to the United States (Tesla, Rivian).
-// Elsewhere ISO 3779 makes position 9 the manufacturer's: European and
-// Russian makers often put a letter or a plain digit there.
+// a and b must carry a right check digit: one assigned in North America,
+// where the rule (49 CFR 565, which Canada follows) makes position 9 a
+// check digit. ISO 3780 gives North America the region codes 1 to 5 (1, 4
+// and 5 the United States, 2 Canada, 3 Mexico and Central America), and in
+// 2019 SAE moved 7F-70 from New Zealand to the United States (Tesla,
+// Rivian). Elsewhere ISO 3779 leaves position 9 to the manufacturer:
+// European and Russian makers often put a letter or a plain digit there.
 func checkDigitRequired(a, b byte) bool {
 	switch {
 	case a >= '1' && a <= '5':
