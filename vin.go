@@ -7,8 +7,9 @@ import (
 )
 
 // VIN is a validated 17-character Vehicle Identification Number: upper case,
-// without spaces or dashes, with a right check digit. Only ParseVIN makes
-// one; Decode still copes with any string converted to VIN.
+// without spaces or dashes, with a right check digit wherever the check
+// digit is mandatory (see ParseVIN). Only ParseVIN makes one; a VINDecoder
+// still copes with any string converted to VIN.
 type VIN string
 
 // VINError says why a VIN was refused, in a sentence a client can act on.
@@ -41,9 +42,12 @@ func vinChar(c byte) bool {
 }
 
 // ParseVIN upper-cases s, removes spaces and dashes, and checks that what is
-// left is 17 characters of A-H, J-N, P, R-Z and 0-9 whose check digit
-// (position 9) is right. Errors are *VINError. A VIN given already in its
-// canonical form is returned without allocating.
+// left is 17 characters of A-H, J-N, P, R-Z and 0-9. The check digit
+// (position 9) must be right when the VIN was assigned in North America
+// (see CheckDigitRequired); elsewhere ISO 3779 leaves position 9 to the
+// manufacturer, so a VIN whose check digit does not add up is accepted and
+// CheckDigitValid tells the caller. Errors are *VINError. A VIN given
+// already in its canonical form is returned without allocating.
 func ParseVIN(s string) (VIN, error) {
 	var buf [vinLen]byte
 	n, canonical := 0, true
@@ -77,7 +81,7 @@ func ParseVIN(s string) (VIN, error) {
 	case n != vinLen:
 		return "", &VINError{Reason: fmt.Sprintf("the VIN has %d characters but a VIN has exactly 17 (spaces and dashes aside); check for a missing or extra character", n)}
 	}
-	if want := vinCheckDigit(buf[:]); buf[8] != want {
+	if want := vinCheckDigit(buf[:]); buf[8] != want && checkDigitRequired(buf[0], buf[1]) {
 		return "", &VINError{Reason: fmt.Sprintf("the check digit of VIN %s (position 9) is %c but should be %c; one of its characters is probably mistyped", string(buf[:]), buf[8], want)}
 	}
 	if canonical {
@@ -97,7 +101,7 @@ func lookalike(c byte) byte {
 // vinCheckDigit is the check digit the 17 characters of b call for: the
 // weighted sum of their values modulo 11, 10 written as X. Characters that a
 // VIN may not hold count as 0.
-func vinCheckDigit(b []byte) byte {
+func vinCheckDigit[T ~string | ~[]byte](b T) byte {
 	sum := 0
 	for i := 0; i < vinLen && i < len(b); i++ {
 		sum += int(vinValue[b[i]]) * vinWeight[i]
@@ -115,12 +119,44 @@ func VINCheckDigit(vin string) byte {
 	if len(vin) != vinLen {
 		return 0
 	}
-	return vinCheckDigit([]byte(vin))
+	return vinCheckDigit(vin)
 }
 
-// Decoded is what a VIN tells about the vehicle. A part that cannot be
+// CheckDigitValid reports whether position 9 of v holds the check digit its
+// other characters call for. It is false for a VIN that is not 17
+// characters long.
+func (v VIN) CheckDigitValid() bool {
+	return len(v) == vinLen && v[8] == vinCheckDigit(v)
+}
+
+// CheckDigitRequired reports whether v was assigned where the check digit
+// is mandatory: North America (see checkDigitRequired). It is false for a
+// VIN that is not 17 characters long.
+func (v VIN) CheckDigitRequired() bool {
+	return len(v) == vinLen && checkDigitRequired(v[0], v[1])
+}
+
+// checkDigitRequired reports whether a VIN whose first two characters are
+// a and b must carry a right check digit: one assigned in North America,
+// where the rule (49 CFR 565, which Canada follows) makes position 9 a
+// check digit. ISO 3780 gives North America the region codes 1 to 5 (1, 4
+// and 5 the United States, 2 Canada, 3 Mexico and Central America), and in
+// 2019 SAE moved 7F-70 from New Zealand to the United States (Tesla,
+// Rivian). Elsewhere ISO 3779 leaves position 9 to the manufacturer:
+// European and Russian makers often put a letter or a plain digit there.
+func checkDigitRequired(a, b byte) bool {
+	switch {
+	case a >= '1' && a <= '5':
+		return true
+	case a == '7':
+		return b >= 'F' && b <= 'Z' || b >= '0' && b <= '9'
+	}
+	return false
+}
+
+// DecodedVIN is what a VIN tells about the vehicle. A part that cannot be
 // decoded is empty (the string fields) or 0 (Year).
-type Decoded struct {
+type DecodedVIN struct {
 	Make         string // as Transport Canada writes it, e.g. FORD, MERCEDES-BENZ
 	Model        string // as Transport Canada writes it, e.g. F-150, CR-V
 	Year         int    // model year
@@ -129,71 +165,10 @@ type Decoded struct {
 	Country      string // country of manufacture, from positions 1-2
 }
 
-// Decode decodes v as of now; see DecodeAt.
-func (v VIN) Decode() Decoded { return v.DecodeAt(time.Now()) }
-
-// DecodeAt decodes v: the make and manufacturer from the WMI, the country
-// from its first two characters, the model year from position 10 (never
-// more than a year after now), and the model from the manufacturer's VDS
-// patterns where they are known. It never panics, whatever v holds.
-func (v VIN) DecodeAt(now time.Time) Decoded {
-	if len(v) != vinLen {
-		return Decoded{}
-	}
-	s := string(v)
-	d := Decoded{WMI: s[:3], Country: vinCountry(s[0], s[1])}
-	w := lookupWMI(s)
-	if w != nil {
-		d.WMI, d.Make, d.Manufacturer = w.wmi, w.make, w.mfr
-		if w.country != "" {
-			d.Country = w.country
-		}
-	}
-	d.Year = vinModelYear(s, w.kindOf(), now)
-	if w != nil {
-		if mk, model := decodeModel(w, s, d.Year); mk != "" || model != "" {
-			if mk != "" {
-				d.Make = mk
-			}
-			d.Model = model
-		}
-	}
-	return d
-}
-
-// yearCode maps the position-10 character to its model year in the
-// 1980-2009 cycle; 0 means the character is not a year code (I, O, Q, U, Z
-// and 0 are never used there).
-var yearCode = [256]int16{
-	'A': 1980, 'B': 1981, 'C': 1982, 'D': 1983, 'E': 1984, 'F': 1985, 'G': 1986, 'H': 1987,
-	'J': 1988, 'K': 1989, 'L': 1990, 'M': 1991, 'N': 1992, 'P': 1993, 'R': 1994, 'S': 1995,
-	'T': 1996, 'V': 1997, 'W': 1998, 'X': 1999, 'Y': 2000,
-	'1': 2001, '2': 2002, '3': 2003, '4': 2004, '5': 2005, '6': 2006, '7': 2007, '8': 2008, '9': 2009,
-}
-
-// vinModelYear reads the model year from position 10. The code repeats every
-// 30 years. For light vehicles (passenger cars, and trucks and MPVs of
-// 10,000 lb GVWR or less) NHTSA's rule (49 CFR 565.15) makes position 7
-// choose: a digit there means 1980-2009, a letter 2010-2039 (Ford, GM and
-// Ram follow the convention on their heavier vehicles too). Other vehicles
-// (heavy trucks, buses, motorcycles, trailers, unknown WMIs) get the later
-// cycle, which is wrong for a heavy truck or motorcycle built before 1996. Either way a year more than one year after now is
-// refused in favour of the other cycle, since no such vehicle exists yet.
-func vinModelYear(s string, k vehicleKind, now time.Time) int {
-	early := int(yearCode[s[9]])
-	if early == 0 {
-		return 0
-	}
-	late, limit := early+30, now.Year()+1
-	first, second := late, early
-	if k == kindLight && s[6] >= '0' && s[6] <= '9' {
-		first, second = early, late
-	}
-	if first <= limit {
-		return first
-	}
-	if second <= limit {
-		return second
-	}
-	return 0
+// VINDecoder tells what a VIN says about its vehicle. Decode decodes v as
+// of now, since a model year more than a year ahead of now does not exist
+// yet; it never panics and never fails, whatever v holds (any string
+// converted to VIN): what it cannot decode it leaves empty.
+type VINDecoder interface {
+	Decode(v VIN, now time.Time) DecodedVIN
 }

@@ -7,22 +7,37 @@ import (
 	"net/http"
 
 	"github.com/rappel-ca/rappel"
+	"github.com/rappel-ca/rappel/vindecode"
 )
 
-// How a VIN lookup matched its results (DECISIONS.md, GET /recall/vin).
+// How a VIN lookup matched its results (see the README, GET /recall/vin).
 const (
 	matchMakeModelYear = "make_model_year"
 	matchMakeYear      = "make_year"
 )
 
+// What the check_digit of a VIN lookup says: position 9 holds the check
+// digit, or it does not and the VIN was assigned outside North America,
+// where the check digit is not mandatory (a North American VIN with a
+// wrong one is refused).
+const (
+	checkDigitValid       = "valid"
+	checkDigitNotVerified = "not_verified"
+)
+
+// vinDecoder decodes the VINs of GET /recall/vin.
+var vinDecoder rappel.VINDecoder = vindecode.Decoder{}
+
 // vinResults is the body of GET /recall/vin: the VIN as decoded (upper
-// case, without spaces or dashes), what it tells, and the vehicle recalls
-// covering that vehicle, newest first.
+// case, without spaces or dashes), whether its check digit was verified,
+// what it tells, and the vehicle recalls covering that vehicle, newest
+// first.
 type vinResults struct {
-	VIN     string     `json:"vin"`
-	Decoded vinDecoded `json:"decoded"`
-	Count   int        `json:"count"`
-	Results []found    `json:"results"`
+	VIN        string     `json:"vin"`
+	CheckDigit string     `json:"check_digit"`
+	Decoded    vinDecoded `json:"decoded"`
+	Count      int        `json:"count"`
+	Results    []found    `json:"results"`
 }
 
 // vinDecoded holds the parts of a VIN that could be decoded; the others
@@ -60,8 +75,11 @@ func (s *Server) getByVIN(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	d := vin.DecodeAt(s.Now())
-	res := vinResults{VIN: string(vin), Decoded: vinDecoded{Make: orNull(d.Make), Model: orNull(d.Model)}}
+	d := vinDecoder.Decode(vin, s.Now())
+	res := vinResults{VIN: string(vin), CheckDigit: checkDigitValid, Decoded: vinDecoded{Make: orNull(d.Make), Model: orNull(d.Model)}}
+	if !vin.CheckDigitValid() {
+		res.CheckDigit = checkDigitNotVerified
+	}
 	if d.Year != 0 {
 		res.Decoded.Year = &d.Year
 	}
@@ -79,7 +97,7 @@ func (s *Server) getByVIN(w http.ResponseWriter, r *http.Request) error {
 
 // vehicleRecalls finds the vehicle recalls of the make, model and year of
 // d, falling back to the make and year.
-func (s *Server) vehicleRecalls(r *http.Request, look rappel.Lookup, d rappel.Decoded, lang string) ([]found, error) {
+func (s *Server) vehicleRecalls(r *http.Request, look rappel.Lookup, d rappel.DecodedVIN, lang string) ([]found, error) {
 	if d.Make == "" || d.Year == 0 {
 		return []found{}, nil
 	}

@@ -17,21 +17,38 @@ import (
 const (
 	camryVIN  = "4T1BB3EK5AU118081" // TOYOTA CAMRY 2010
 	sonataVIN = "5NPEB4AC9DH571382" // HYUNDAI SONATA 2013: no recall names the model
-	nissanVIN = "1N6SD16S6NC347945" // NISSAN 1992, a model the decoder does not know
+	pickupVIN = "1N6SD16S6NC347945" // NISSAN PICKUP 1992
 )
 
-func (e *lookupEnv) vin(tb testing.TB, vin string, more ...string) foundBody {
+// nissanVIN is made up: a Nissan of 1992 (JN1, year N) whose VDS names no
+// model the decoder knows.
+const nissanVIN = "JN1HZ14S6NX000001"
+
+// ladaVIN is made up: an AvtoVAZ Lada (XTA, Russia) of 2018 whose position
+// 9 is no check digit, as ISO 3779 allows outside North America.
+const ladaVIN = "XTAGFL120JY000001"
+
+func (e *lookupEnv) vin(tb testing.TB, vin string, more ...string) vinBody {
 	tb.Helper()
 	v := url.Values{"vin": {vin}}
 	for i := 0; i+1 < len(more); i += 2 {
 		v.Set(more[i], more[i+1])
 	}
-	var b foundBody
+	var b vinBody
 	e.ok(tb, "/recall/vin?"+v.Encode(), &b)
 	if b.Count != len(b.Results) || b.Results == nil {
 		tb.Errorf("vin %q: count %d, results %v", vin, b.Count, b.Results)
 	}
+	if b.CheckDigit != "valid" && b.CheckDigit != "not_verified" {
+		tb.Errorf("vin %q: check_digit %q", vin, b.CheckDigit)
+	}
 	return b
+}
+
+// vinBody is a GET /recall/vin body, loosely decoded.
+type vinBody struct {
+	foundBody
+	CheckDigit string `json:"check_digit"`
 }
 
 // withVINCheck returns vin with its check digit (position 9) made right.
@@ -39,7 +56,7 @@ func withVINCheck(vin string) string {
 	return vin[:8] + string(rappel.VINCheckDigit(vin)) + vin[9:]
 }
 
-func decodedString(b foundBody) string {
+func decodedString(b vinBody) string {
 	s := func(p *string) string {
 		if p == nil {
 			return "null"
@@ -61,7 +78,7 @@ func TestVIN(t *testing.T) {
 			b := e.vin(t, form)
 			// tc-2026901 (2026-09-14) then tc-2025902 (2025-03-02); not the
 			// consumer product naming a Toyota Camry, nor the Corolla.
-			if b.VIN != camryVIN || decodedString(b) != "TOYOTA/CAMRY/2010" ||
+			if b.VIN != camryVIN || b.CheckDigit != "valid" || decodedString(b) != "TOYOTA/CAMRY/2010" ||
 				!slices.Equal(b.ids(), []string{"tc-2026901", "tc-2025902"}) {
 				t.Fatalf("vin %q: %+v", form, b)
 			}
@@ -90,6 +107,12 @@ func TestVIN(t *testing.T) {
 			t.Errorf("%+v", r)
 		}
 	})
+	t.Run("MakeModelYearOld", func(t *testing.T) {
+		b := e.vin(t, pickupVIN, "lang", "fr")
+		if decodedString(b) != "NISSAN/PICKUP/1992" || !slices.Equal(b.ids(), []string{"tc-1993904"}) || b.Results[0].Match != "make_model_year" {
+			t.Errorf("%+v", b)
+		}
+	})
 	t.Run("NoHit", func(t *testing.T) {
 		b := e.vin(t, "2C3CCACG6CH275007") // CHRYSLER 300 2012
 		if decodedString(b) != "CHRYSLER/300/2012" || b.Count != 0 {
@@ -110,12 +133,40 @@ func TestVIN(t *testing.T) {
 		}
 	})
 
+	// Outside North America position 9 need not be a check digit: the VIN
+	// is accepted and the answer says the check digit was not verified;
+	// one that adds up is valid wherever the VIN comes from.
+	t.Run("CheckDigitNotVerified", func(t *testing.T) {
+		for _, form := range []string{ladaVIN, strings.ToLower(ladaVIN), "XTA-GFL120-JY000001"} {
+			b := e.vin(t, form)
+			if b.VIN != ladaVIN || b.CheckDigit != "not_verified" || decodedString(b) != "LADA/VESTA/2018" || b.Count != 0 {
+				t.Errorf("vin %q: %+v", form, b)
+			}
+		}
+		fixed := withVINCheck(ladaVIN)
+		if b := e.vin(t, fixed); b.VIN != fixed || b.CheckDigit != "valid" || decodedString(b) != "LADA/VESTA/2018" {
+			t.Errorf("vin %q: %+v", fixed, b)
+		}
+		// Europe (Z in position 9, as Volkswagen writes it there), Japan
+		// and Korea alike.
+		for _, vin := range []string{"WVWZZZ1KZ6W000001", "JHMCM82603A004352", "KMHDU41BX9U000001"} {
+			if b := e.vin(t, vin); b.CheckDigit != "not_verified" || b.Decoded.Make == nil {
+				t.Errorf("vin %q: %+v, want a make and check_digit not_verified", vin, b)
+			}
+		}
+	})
+
 	t.Run("Invalid", func(t *testing.T) {
 		bad := camryVIN[:8] + "9" + camryVIN[9:]
 		for _, tc := range []struct{ vin, says string }{
 			{camryVIN[:16], "has 16 characters but a VIN has exactly 17"},
 			{camryVIN + "1", "has 18 characters"},
 			{bad, "check digit of VIN " + bad + " (position 9) is 9 but should be 5"},
+			// North America (1-5, and 7F-70 in the United States) keeps
+			// the check digit mandatory.
+			{"2HGCM82643A004352", "check digit of VIN 2HGCM82643A004352 (position 9) is 4 but should be"},
+			{"3VWCM82643A004352", "(position 9) is 4 but should be"},
+			{"7SAYGDEE0NF000001", "(position 9) is 0 but should be"},
 			{"4T1BB3EK5AU11808I", "letter I at position 17"},
 			{"4T1BB3EK5OU118081", "letter O at position 10"},
 			{"4T1BB3EK5AU1180_1", "'_' at position 16"},

@@ -15,6 +15,7 @@ import (
 
 	"github.com/rappel-ca/rappel"
 	"github.com/rappel-ca/rappel/bundle"
+	"github.com/rappel-ca/rappel/vindecode"
 )
 
 // peerSearch is GET /recall as the peers understand it: the parameters the
@@ -172,7 +173,7 @@ func vinKeys(vin string) (full, makeYear string, err error) {
 	if err != nil {
 		return "", "", fmt.Errorf("parsing vin: %w", err)
 	}
-	d := v.Decode()
+	d := vindecode.Decoder{}.Decode(v, time.Now())
 	if d.Make == "" || d.Year == 0 {
 		return "", "", nil
 	}

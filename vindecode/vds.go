@@ -1,10 +1,8 @@
-package rappel
+package vindecode
 
 import "strings"
 
-// vdsRow is one brand or model pattern of a manufacturer's vehicle
-// descriptor section. The tables (vin_models_*.go) are data, not code: each
-// rule names the WMIs it applies to, a pattern over positions 4-8, an
+// vdsRule is one row of a VDS table: a pattern over positions 4-8, an
 // optional model-year range, and what a match means.
 //
 // The pattern has one element per position starting at position 4: a
@@ -12,21 +10,13 @@ import "strings"
 // "[^G]"). Positions the pattern does not reach match anything.
 //
 // A rule with a model names the model, and the brand too when make is set;
-// the first model rule that matches wins. A rule without a model only names
-// the brand of a WMI that brands share; it must come before the model rules
-// of that WMI.
-type vdsRow struct {
-	wmis     string // space separated
-	vds      string // pattern over positions 4-8
-	from, to int    // model years, inclusive; 0 leaves that end open
-	make     string // brand, for WMIs that brands share; "" keeps the WMI's make
-	model    string // as Transport Canada writes it
-}
-
-// vdsRule is a vdsRow compiled for matching.
+// the first model rule that matches wins. A rule without a model names only
+// the brand of a WMI that brands share.
 type vdsRule struct {
-	vdsRow
-	mask [5]uint64
+	mask     [5]uint64 // one bit per VIN character, per position 4-8
+	from, to int       // model years, inclusive; 0 leaves that end open
+	make     string    // brand, for WMIs that brands share; "" keeps the WMI's make
+	model    string    // as Transport Canada writes it
 }
 
 // vinIndex maps a VIN character to a bit number for the pattern masks, -1
@@ -50,8 +40,7 @@ var vinIndex = func() (t [256]int8) {
 const anyChar = uint64(1)<<36 - 1
 
 // compileVDS turns a pattern into one mask per position 4-8; ok is false
-// when the pattern is malformed, so that a bad table row never matches
-// (TestVINRules reports it) rather than panicking in a request.
+// when the pattern is malformed.
 func compileVDS(p string) (m [5]uint64, ok bool) {
 	for i := range m {
 		m[i] = anyChar
@@ -134,52 +123,4 @@ func (r *vdsRule) match(s string, year int) bool {
 		return true
 	}
 	return year != 0 && (r.from == 0 || year >= r.from) && (r.to == 0 || year <= r.to)
-}
-
-// ruleTables lists every table, in the order their rules are tried.
-var ruleTables = [][]vdsRow{
-	fcaBrandRules, nissanBrandRules, hyundaiBrandRules, mazdaBrandRules,
-	fordRules, gmRules, fcaRules, teslaRules,
-	toyotaRules, hondaRules, nissanRules, hyundaiKiaRules, mazdaRules, subaruRules,
-	vwRules, bmwRules, mercedesRules, motorcycleRules,
-}
-
-// attachRules compiles the rules and hangs each on the WMIs it names.
-// Called from loadWMIs, which holds the sync.Once.
-func attachRules() {
-	for _, table := range ruleTables {
-		for _, row := range table {
-			m, ok := compileVDS(row.vds)
-			if !ok {
-				continue
-			}
-			for _, code := range strings.Fields(row.wmis) {
-				if e := wmi3[code]; e != nil {
-					e.rules = append(e.rules, vdsRule{row, m})
-				}
-			}
-		}
-	}
-}
-
-// decodeModel applies w's rules to the VIN s of model year year and returns
-// the brand (if a rule names one) and the model (if a rule knows it).
-func decodeModel(w *wmiEntry, s string, year int) (mk, model string) {
-	for i := range w.rules {
-		r := &w.rules[i]
-		if !r.match(s, year) {
-			continue
-		}
-		if r.model == "" {
-			if mk == "" {
-				mk = r.make
-			}
-			continue
-		}
-		if r.make != "" {
-			mk = r.make
-		}
-		return mk, r.model
-	}
-	return mk, ""
 }
