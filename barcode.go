@@ -41,7 +41,7 @@ func ParseGTIN(s string) (GTIN, error) {
 	}
 	for _, r := range d {
 		if r < '0' || r > '9' {
-			return "", &BarcodeError{Reason: fmt.Sprintf("the barcode may hold only digits, spaces and dashes, not %q", r), WantCheck: -1}
+			return "", &BarcodeError{Reason: fmt.Sprintf("the barcode may hold only digits, spaces and dashes, not %s", Quote(string(r))), WantCheck: -1}
 		}
 	}
 	switch len(d) {
@@ -57,7 +57,7 @@ func ParseGTIN(s string) (GTIN, error) {
 				// Neither reading holds; a UPC-E is the likelier, since
 				// GS1 keeps EAN-8 codes starting with 0 or 1 for
 				// restricted use.
-				return "", &BarcodeError{Reason: fmt.Sprintf("the check digit of %s is %d but should be %d if it is a UPC-E, or %d if it is an EAN-8", d, got, upce, ean), WantCheck: upce}
+				return "", &BarcodeError{Reason: fmt.Sprintf("the check digit of %s is %d but should be %d if it is a UPC-E, or %d if it is an EAN-8", Quote(d), got, upce, ean), WantCheck: upce}
 			}
 		}
 		return fromFull(d)
@@ -72,7 +72,7 @@ func fromFull(d string) (GTIN, error) {
 	body := d[:len(d)-1]
 	want := checkDigit(body)
 	if got := int(d[len(d)-1] - '0'); got != want {
-		return "", &BarcodeError{Reason: fmt.Sprintf("the check digit of %s is %d but should be %d", d, got, want), WantCheck: want}
+		return "", &BarcodeError{Reason: fmt.Sprintf("the check digit of %s is %d but should be %d", Quote(d), got, want), WantCheck: want}
 	}
 	return GTIN(strings.Repeat("0", 14-len(d)) + d), nil
 }
@@ -84,7 +84,7 @@ func fromUPCE(d string) (GTIN, error) {
 	want := checkDigit(a)
 	if d[7] != '?' {
 		if got := int(d[7] - '0'); got != want {
-			return "", &BarcodeError{Reason: fmt.Sprintf("the check digit of UPC-E %s is %d but should be %d", d, got, want), WantCheck: want}
+			return "", &BarcodeError{Reason: fmt.Sprintf("the check digit of UPC-E %s is %d but should be %d", Quote(d), got, want), WantCheck: want}
 		}
 	}
 	return GTIN("00" + a + string(rune('0'+want))), nil

@@ -55,11 +55,6 @@ func Errorf(code, format string, args ...any) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
 }
 
-// Invalids returns a 422 *Error holding items.
-func Invalids(items ...Invalid) *Error {
-	return &Error{Code: EINVALID, Items: items}
-}
-
 // ErrorCode returns the code of the first *Error in err's chain, EINTERNAL for
 // any other error, and "" for nil.
 func ErrorCode(err error) string {

@@ -35,23 +35,28 @@ const (
 	MaxQueryTerms = 32
 )
 
-// QueryError says what is wrong with a q, in a sentence, with the pydantic
-// type of the matching 422 item.
+// QueryError says what is wrong with a q, as a Reason about q. TooLong
+// marks a q over MaxQueryBytes, a string_too_long item rather than a
+// value_error.
 type QueryError struct {
-	Type string // value_error or string_too_long
-	Msg  string
+	Reason
+	TooLong bool
 }
 
-func (e *QueryError) Error() string { return e.Msg }
+func (e *QueryError) Error() string { return "q " + e.Reason.String() }
 
-// Item returns the 422 item for the error, at loc (for example
-// ["query", "q"] or ["body", "q"]), echoing input.
-func (e *QueryError) Item(input string, loc ...any) Invalid {
-	it := Invalid{Type: e.Type, Loc: loc, Msg: e.Msg, Input: input}
-	if e.Type == "string_too_long" {
-		it.Ctx = map[string]any{"max_length": MaxQueryBytes}
+// Item returns the 422 item for the error at loc (QueryLoc("q") or
+// BodyLoc("q")), echoing input.
+func (e *QueryError) Item(loc []any, input string) Invalid {
+	if e.TooLong {
+		return InvalidTooLong(loc, input, len(input), MaxQueryBytes)
 	}
-	return it
+	return InvalidValue(loc, input, e.Reason)
+}
+
+// queryError returns a *QueryError of problem and fix.
+func queryError(problem, fix string) *QueryError {
+	return &QueryError{Reason: Reason{Problem: problem, Fix: fix}}
 }
 
 // ParseQuery reads the q language: words separated by spaces are AND-ed;
@@ -62,10 +67,11 @@ func (e *QueryError) Item(input string, loc ...any) Invalid {
 // character, more than MaxQueryTerms terms or more than MaxQueryBytes bytes.
 func ParseQuery(q string) (*Query, error) {
 	if len(q) > MaxQueryBytes {
-		return nil, &QueryError{"string_too_long", fmt.Sprintf("q is %d bytes long; keep it to %d bytes or fewer.", len(q), MaxQueryBytes)}
+		return nil, &QueryError{TooLong: true, Reason: Reason{
+			Problem: fmt.Sprintf("is %d bytes long", len(q)), Fix: fmt.Sprintf("keep it to %d bytes or fewer", MaxQueryBytes)}}
 	}
 	if !utf8.ValidString(q) {
-		return nil, &QueryError{"value_error", "q is not valid UTF-8 text; send it percent-encoded as UTF-8."}
+		return nil, queryError("is not valid UTF-8 text", "send it percent-encoded as UTF-8")
 	}
 	items, err := scanQuery(q)
 	if err != nil {
@@ -91,7 +97,7 @@ func scanQuery(q string) ([]queryItem, error) {
 			pos += size
 			continue
 		case unicode.IsControl(r) || r == 0:
-			return nil, &QueryError{"value_error", fmt.Sprintf("q holds a control character (U+%04X) at byte %d; remove it.", r, pos)}
+			return nil, queryError(fmt.Sprintf("holds a control character (U+%04X) at byte %d", r, pos), "remove it")
 		}
 		exclude := false
 		if r == '-' {
@@ -104,7 +110,7 @@ func scanQuery(q string) ([]queryItem, error) {
 		if pos < len(q) && q[pos] == '"' {
 			end := strings.IndexByte(q[pos+1:], '"')
 			if end < 0 {
-				return nil, &QueryError{"value_error", fmt.Sprintf("q has an unclosed double quote at byte %d; add the closing quote or remove it.", pos)}
+				return nil, queryError(fmt.Sprintf("has an unclosed double quote at byte %d", pos), "add the closing quote or remove it")
 			}
 			text := q[pos+1 : pos+1+end]
 			pos += end + 2
@@ -136,7 +142,7 @@ func scanQuery(q string) ([]queryItem, error) {
 	return items, nil
 }
 
-const orUsage = `OR must stand between two words or phrases, as in "listeria OR salmonella".`
+const orUsage = "put OR between two words or phrases, as in 'listeria OR salmonella'"
 
 func groupQuery(items []queryItem) (*Query, error) {
 	if len(items) == 0 {
@@ -147,16 +153,16 @@ func groupQuery(items []queryItem) (*Query, error) {
 	for i := 0; i < len(items); i++ {
 		it := items[i]
 		if it.or {
-			return nil, &QueryError{"value_error", "q starts a clause with OR; " + orUsage}
+			return nil, queryError("starts a clause with OR", orUsage)
 		}
 		c := Clause{Terms: []Term{it.term}, Exclude: it.exclude}
 		for i+1 < len(items) && items[i+1].or {
 			if i+2 >= len(items) || items[i+2].or {
-				return nil, &QueryError{"value_error", "q ends with OR or repeats it; " + orUsage}
+				return nil, queryError("ends with OR or repeats it", orUsage)
 			}
 			next := items[i+2]
 			if c.Exclude || next.exclude {
-				return nil, &QueryError{"value_error", `q combines an excluded term with OR; exclude each term on its own, as in "recall -peanut -milk".`}
+				return nil, queryError("combines an excluded term with OR", "exclude each term on its own, as in 'recall -peanut -milk'")
 			}
 			c.Terms = append(c.Terms, next.term)
 			i += 2
@@ -165,7 +171,7 @@ func groupQuery(items []queryItem) (*Query, error) {
 		q.Clauses = append(q.Clauses, c)
 	}
 	if terms > MaxQueryTerms {
-		return nil, &QueryError{"value_error", fmt.Sprintf("q has %d terms; use at most %d.", terms, MaxQueryTerms)}
+		return nil, queryError(fmt.Sprintf("has %d terms", terms), fmt.Sprintf("use at most %d", MaxQueryTerms))
 	}
 	return &q, nil
 }

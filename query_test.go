@@ -48,13 +48,15 @@ func TestParseQuery_Errors(t *testing.T) {
 	} {
 		_, err := ParseQuery(in)
 		qe, ok := err.(*QueryError)
-		if !ok || !strings.Contains(qe.Msg, want) {
+		if !ok || !strings.Contains(qe.Error(), want) {
 			t.Errorf("ParseQuery(%q) = %v; want a QueryError mentioning %q", in, err, want)
 		}
 	}
-	_, err := ParseQuery(strings.Repeat("x", 600))
-	it := err.(*QueryError).Item("xx", "query", "q")
-	if it.Type != "string_too_long" || it.Ctx["max_length"] != MaxQueryBytes {
+	long := strings.Repeat("x", 600)
+	_, err := ParseQuery(long)
+	it := err.(*QueryError).Item(QueryLoc("q"), long)
+	if it.Type != ItemTooLong || it.Ctx["max_length"] != MaxQueryBytes || it.Input != Clip(long) ||
+		it.Msg != "Query parameter 'q' is 600 bytes long; keep it to 512 bytes or fewer." {
 		t.Errorf("item = %+v", it)
 	}
 }

@@ -57,8 +57,9 @@ type Page struct {
 }
 
 // Searcher answers searches. Search returns an *Error: EBADREQUEST for a
-// cursor that is malformed, tampered with or from another search, or for
-// sort_by=relevance without q; ETIMEOUT when ctx ends first.
+// cursor that is malformed, tampered with or from another search, or for a
+// search Search.Check refuses; EINVALID carrying an *UnknownError for a
+// category no record has; ETIMEOUT when ctx ends first.
 type Searcher interface {
 	Search(ctx context.Context, s *Search) (*Page, error)
 }

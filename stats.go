@@ -91,14 +91,12 @@ type StatsSource interface {
 	Stats(ctx context.Context, q *StatsQuery) (*Stats, error)
 }
 
-// PeriodError says why a period was refused. Suggestion is the nearest
-// valid period, or "" when nothing is near.
-type PeriodError struct {
-	Reason     string
-	Suggestion string
-}
+// PeriodError says why a period was refused, as a Reason about the
+// period; its Suggestion is the nearest valid period, "" when nothing is
+// near.
+type PeriodError struct{ Reason }
 
-func (e *PeriodError) Error() string { return e.Reason }
+func (e *PeriodError) Error() string { return "period " + e.Reason.String() }
 
 // periodUnits maps every accepted unit spelling to its length in days and
 // its short form, in the order suggestions prefer them.
@@ -120,7 +118,14 @@ var periodUnitNames = func() []string {
 	return names
 }()
 
-const periodForm = "a period is a whole number and a unit, d, w, mo or y (or day, week, month, year spelled out), as in 30d, 2w, 6mo or 1y, or 'all'"
+// periodForm is the fix of a period that is not a number and a unit.
+const periodForm = "give a whole number and a unit, d, w, mo or y (or day, week, month, year spelled out), as in '30d', '2w', '6mo' or '1y', or 'all'"
+
+// periodTooLong is the error of a period longer than MaxPeriodDays.
+func periodTooLong(s string) *PeriodError {
+	return &PeriodError{Reason{Problem: fmt.Sprintf("is %s, longer than %d years", Quote(s), MaxPeriodDays/365),
+		Fix: "ask for 'all' to count every record", Suggestion: "all"}}
+}
 
 // ParsePeriod reads a period of GET /recall/stats: a positive whole number
 // and a unit, d/day(s), w/week(s), mo/month(s) or y/yr(s)/year(s), with
@@ -133,7 +138,7 @@ func ParsePeriod(s string) (days int, all bool, err error) {
 		return 0, true, nil
 	}
 	if t == "" {
-		return 0, false, &PeriodError{Reason: "the period is empty; " + periodForm, Suggestion: "30d"}
+		return 0, false, &PeriodError{Reason{Problem: "is empty", Fix: periodForm, Suggestion: "30d"}}
 	}
 	i := 0
 	for i < len(t) && t[i] >= '0' && t[i] <= '9' {
@@ -145,10 +150,11 @@ func ParsePeriod(s string) (days int, all bool, err error) {
 	}
 	n, convErr := strconv.Atoi(num)
 	if convErr != nil || n > MaxPeriodDays {
-		return 0, false, &PeriodError{Reason: fmt.Sprintf("the period %s is longer than %d years; ask for 'all' to count every record", clipPeriod(s), MaxPeriodDays/365), Suggestion: "all"}
+		return 0, false, periodTooLong(s)
 	}
 	if unit == "" {
-		return 0, false, &PeriodError{Reason: fmt.Sprintf("the period %s has no unit; %s", clipPeriod(s), periodForm), Suggestion: validPeriod(strconv.Itoa(max(n, 1)) + "d")}
+		return 0, false, &PeriodError{Reason{Problem: fmt.Sprintf("is %s, which has no unit", Quote(s)), Fix: periodForm,
+			Suggestion: validPeriod(strconv.Itoa(max(n, 1)) + "d")}}
 	}
 	u := -1
 	for j, pu := range periodUnits {
@@ -158,9 +164,10 @@ func ParsePeriod(s string) (days int, all bool, err error) {
 		}
 	}
 	if u < 0 {
-		e := &PeriodError{Reason: fmt.Sprintf("the period %s has the unit %s; the units are d, w, mo and y, or day, week, month and year spelled out, as in 30d, 2w, 6mo or 1y", clipPeriod(s), clipPeriod(unit))}
+		e := &PeriodError{Reason{Problem: fmt.Sprintf("is %s, whose unit %s is unknown", Quote(s), Quote(unit)),
+			Fix: "use d, w, mo or y (or day, week, month, year spelled out), as in '30d', '2w', '6mo' or '1y'"}}
 		if strings.HasPrefix(unit, ".") || strings.HasPrefix(unit, ",") {
-			e.Reason = fmt.Sprintf("the period %s is not a whole number; %s", clipPeriod(s), periodForm)
+			e.Problem, e.Fix = fmt.Sprintf("is %s, not a whole number", Quote(s)), periodForm
 		} else if near, ok := Nearest(unit, periodUnitNames); ok {
 			e.Suggestion = validPeriod(strconv.Itoa(max(n, 1)) + unitShort(near))
 		}
@@ -169,9 +176,10 @@ func ParsePeriod(s string) (days int, all bool, err error) {
 	pu := periodUnits[u]
 	switch {
 	case n == 0:
-		return 0, false, &PeriodError{Reason: fmt.Sprintf("the period %s holds no day; give at least 1%s", clipPeriod(s), pu.short), Suggestion: "1" + pu.short}
+		return 0, false, &PeriodError{Reason{Problem: fmt.Sprintf("is %s, which holds no day", Quote(s)),
+			Fix: "give at least " + Quote("1"+pu.short), Suggestion: "1" + pu.short}}
 	case n > MaxPeriodDays/pu.days:
-		return 0, false, &PeriodError{Reason: fmt.Sprintf("the period %s is longer than %d years; ask for 'all' to count every record", clipPeriod(s), MaxPeriodDays/365), Suggestion: "all"}
+		return 0, false, periodTooLong(s)
 	}
 	return n * pu.days, false, nil
 }
@@ -179,12 +187,13 @@ func ParsePeriod(s string) (days int, all bool, err error) {
 // noNumber is the error of a period that does not start with a digit: a
 // unit alone, a negative number, or a word.
 func noNumber(t string) *PeriodError {
-	e := &PeriodError{Reason: fmt.Sprintf("the period %s does not start with a number; %s", clipPeriod(t), periodForm)}
+	e := &PeriodError{Reason{Problem: fmt.Sprintf("is %s, which does not start with a number", Quote(t)), Fix: periodForm}}
 	rest := strings.TrimLeft(t, "+- ")
 	switch {
 	case t[0] == '-' || t[0] == '+':
 		if t[0] == '-' {
-			e.Reason = fmt.Sprintf("the period %s is negative; periods count back from today, so give a positive number; %s", clipPeriod(t), periodForm)
+			e.Problem = fmt.Sprintf("is %s, which is negative", Quote(t))
+			e.Fix = "give a positive number, as periods count back from today"
 		}
 		if _, _, err := ParsePeriod(rest); err == nil {
 			e.Suggestion = strings.ReplaceAll(rest, " ", "")
@@ -216,15 +225,6 @@ func unitShort(name string) string {
 		}
 	}
 	return "d"
-}
-
-// clipPeriod quotes a client's period for a message, cut short when long.
-func clipPeriod(s string) string {
-	const maxLen = 40
-	if len(s) > maxLen {
-		s = strings.ToValidUTF8(s[:maxLen], "") + "…"
-	}
-	return "'" + s + "'"
 }
 
 // PeriodStart is the first day of a period of days ending today: the

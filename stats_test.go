@@ -63,8 +63,8 @@ func TestParsePeriod(t *testing.T) {
 				t.Errorf("ParsePeriod(%q) = %v, want a *PeriodError", tc.in, err)
 				continue
 			}
-			if pe.Suggestion != tc.suggestion || !strings.Contains(pe.Reason, tc.says) {
-				t.Errorf("ParsePeriod(%q): reason %q, suggestion %q; want a reason saying %q, suggestion %q", tc.in, pe.Reason, pe.Suggestion, tc.says, tc.suggestion)
+			if pe.Suggestion != tc.suggestion || !strings.Contains(pe.Problem, tc.says) {
+				t.Errorf("ParsePeriod(%q): problem %q, suggestion %q; want a problem saying %q, suggestion %q", tc.in, pe.Problem, pe.Suggestion, tc.says, tc.suggestion)
 			}
 			if pe.Suggestion != "" {
 				if _, _, err := ParsePeriod(pe.Suggestion); err != nil {
@@ -85,11 +85,11 @@ func FuzzParsePeriod(f *testing.F) {
 		days, all, err := ParsePeriod(s)
 		if err != nil {
 			var pe *PeriodError
-			if !errors.As(err, &pe) || pe.Reason == "" {
+			if !errors.As(err, &pe) || pe.Problem == "" || pe.Fix == "" {
 				t.Fatalf("ParsePeriod(%q) = %v: not a *PeriodError with a reason", s, err)
 			}
-			if !utf8.ValidString(pe.Reason) && utf8.ValidString(s) {
-				t.Fatalf("ParsePeriod(%q): reason %q is not UTF-8", s, pe.Reason)
+			if !utf8.ValidString(pe.Problem) && utf8.ValidString(s) {
+				t.Fatalf("ParsePeriod(%q): problem %q is not UTF-8", s, pe.Problem)
 			}
 			if pe.Suggestion != "" {
 				if _, _, err := ParsePeriod(pe.Suggestion); err != nil {

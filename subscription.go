@@ -138,7 +138,7 @@ type SubscriptionStore interface {
 
 // Validate checks req as the subscribe endpoint does and returns the
 // subscription's address, language and search, or a 422 *Error listing
-// every problem, at loc ["body", field].
+// every problem, at loc BodyLoc(field).
 func (req *SubscribeRequest) Validate() (email, lang string, s AlertSearch, err error) {
 	var items []Invalid
 	str := func(field string, p *string, max int) string {
@@ -153,20 +153,20 @@ func (req *SubscribeRequest) Validate() (email, lang string, s AlertSearch, err 
 		return v
 	}
 	if req.Email == nil {
-		items = append(items, Invalid{Type: "missing", Loc: []any{"body", "email"}, Msg: "Field required: send the e-mail address to alert."})
+		items = append(items, InvalidMissing(BodyLoc("email"), "send the e-mail address to alert"))
 	} else if e := str("email", req.Email, MaxEmailBytes); e != "" || *req.Email == "" {
 		if addr, ok := mailbox(e); ok {
 			email = addr
 		} else {
-			items = append(items, Invalid{Type: "value_error", Loc: []any{"body", "email"}, Input: clipInput(*req.Email),
-				Msg: "value is not a valid e-mail address: send one mailbox such as name@example.ca, without a display name."})
+			items = append(items, InvalidValue(BodyLoc("email"), *req.Email, Reason{Problem: "is not a valid e-mail address",
+				Fix: "send one mailbox such as 'name@example.ca', without a display name"}))
 		}
 	}
 	s.Q = strings.TrimSpace(str("q", req.Q, MaxQueryBytes))
 	if s.Q != "" {
 		if _, qerr := ParseQuery(s.Q); qerr != nil {
 			if qe, ok := qerr.(*QueryError); ok {
-				items = append(items, qe.Item(s.Q, "body", "q"))
+				items = append(items, qe.Item(BodyLoc("q"), s.Q))
 			}
 		}
 	}
@@ -175,12 +175,7 @@ func (req *SubscribeRequest) Validate() (email, lang string, s AlertSearch, err 
 		if x == "" || v.Has(x) {
 			return x
 		}
-		it := Invalid{Type: "enum", Loc: []any{"body", field}, Input: clipInput(x), Ctx: map[string]any{"expected": v.String()},
-			Msg: fmt.Sprintf("%s must be one of %s.", field, v)}
-		if near, ok := Nearest(x, v); ok {
-			it.Msg = fmt.Sprintf("%s must be one of %s; did you mean '%s'?", field, v, near)
-		}
-		items = append(items, it)
+		items = append(items, InvalidEnum(BodyLoc(field), x, v))
 		return ""
 	}
 	s.Agency = vocab("agency", req.Agency, Agencies)
@@ -196,22 +191,20 @@ func (req *SubscribeRequest) Validate() (email, lang string, s AlertSearch, err 
 
 // checkText refuses over-long values and CR, LF, NUL and other control
 // characters, which could otherwise reach mail headers.
-func checkText(field, v string, max int) (Invalid, bool) {
-	loc := []any{"body", field}
+func checkText(field, v string, max int) (it Invalid, bad bool) {
+	loc := BodyLoc(field)
 	if len(v) > max {
-		return Invalid{Type: "string_too_long", Loc: loc, Input: clipInput(v), Ctx: map[string]any{"max_length": max},
-			Msg: fmt.Sprintf("%s is %d bytes long; keep it to %d bytes or fewer.", field, len(v), max)}, true
+		return InvalidTooLong(loc, v, len(v), max), true
 	}
 	if !utf8.ValidString(v) {
-		return Invalid{Type: "value_error", Loc: loc, Msg: field + " is not valid UTF-8 text."}, true
+		return InvalidValue(loc, nil, Reason{Problem: "is not valid UTF-8 text", Fix: "send it encoded as UTF-8"}), true
 	}
 	for i, r := range v {
 		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || r == 0x2028 || r == 0x2029 {
-			return Invalid{Type: "value_error", Loc: loc, Input: clipInput(v),
-				Msg: fmt.Sprintf("%s holds a control character (U+%04X) at byte %d; remove it.", field, r, i)}, true
+			return InvalidValue(loc, v, Reason{Problem: fmt.Sprintf("holds a control character (U+%04X) at byte %d", r, i), Fix: "remove it"}), true
 		}
 	}
-	return Invalid{}, false
+	return it, false
 }
 
 // mailbox accepts one bare address local@domain, with a dotted domain, and
@@ -231,17 +224,6 @@ func mailbox(s string) (string, bool) {
 		return "", false
 	}
 	return local + "@" + strings.ToLower(domain), true
-}
-
-func clipInput(s string) string {
-	if len(s) <= 100 {
-		return s
-	}
-	i := 100
-	for i > 0 && !utf8.RuneStart(s[i]) {
-		i--
-	}
-	return s[:i] + "…"
 }
 
 // RecordMatcher evaluates a search over a fixed set of records, with the

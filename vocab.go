@@ -73,7 +73,9 @@ func Nearest(s string, candidates []string) (string, bool) {
 			best, bestD = c, d
 		}
 	}
-	return best, bestD*3 <= max(len(ls), len(best))
+	// editDistance reads 256 bytes of each string at most: so do the
+	// lengths it is weighed against, or a long input would look near.
+	return best, bestD*3 <= max(min(len(ls), 256), min(len(best), 256))
 }
 
 // editDistance is the optimal-string-alignment distance between a and b, in

@@ -1,6 +1,9 @@
 package rappel
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestNearest(t *testing.T) {
 	params := []string{"q", "category", "recall_type", "recall_agency", "hazard_class", "lang", "limit", "offset"}
@@ -14,6 +17,7 @@ func TestNearest(t *testing.T) {
 		{"hazard", "hazard_class", true},
 		{"limt", "limit", true},
 		{"zzzzzzzz", "", false},
+		{strings.Repeat("é", 400), "", false},
 	} {
 		got, ok := Nearest(tc.in, params)
 		if ok != tc.ok || (ok && got != tc.want) {

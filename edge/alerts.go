@@ -28,6 +28,16 @@ func (s *Server) alerts() (rappel.Alerts, error) {
 	return s.Alerts, nil
 }
 
+// subscribed is the body of a subscribe answer. token is the name the
+// contract gives the unsubscribe token; unsubscribe_token, the same value,
+// names it for what it is, since the confirmation token travels only in
+// the e-mail.
+type subscribed struct {
+	Status           string `json:"status"`
+	Token            string `json:"token"`
+	UnsubscribeToken string `json:"unsubscribe_token"`
+}
+
 // subscribe answers POST /recall/alerts/subscribe.
 func (s *Server) subscribe(w http.ResponseWriter, r *http.Request) error {
 	if err := paramsOf(w).err(); err != nil {
@@ -46,29 +56,31 @@ func (s *Server) subscribe(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return s.writeValue(w, r, res)
+	return s.writeValue(w, r, subscribed{Status: res.Status, Token: res.Token, UnsubscribeToken: res.Token})
 }
 
 // decodeSubscribe reads the body as a JSON object of nullable strings,
 // reporting malformed JSON, unknown fields and non-string values as 422
-// items at ["body", ...].
+// items at ["body", ...]. The values themselves are checked by
+// SubscribeRequest.Validate.
 func decodeSubscribe(r *http.Request) (*rappel.SubscribeRequest, error) {
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxSubscribeBody+1))
 	if err != nil {
-		return nil, rappel.Errorf(rappel.EBADREQUEST, "The request body could not be read; send it again.")
+		return nil, rappel.BadRequest("the request body could not be read", "send it again")
 	}
 	if len(body) > maxSubscribeBody {
-		return nil, rappel.Invalids(rappel.Invalid{Type: "string_too_long", Loc: []any{"body"},
-			Msg: fmt.Sprintf("The body is longer than %d bytes.", maxSubscribeBody), Ctx: map[string]any{"max_length": maxSubscribeBody}})
+		return nil, rappel.Invalids(rappel.InvalidTooLong(rappel.BodyLoc(""), "", -1, maxSubscribeBody))
 	}
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(body, &raw); err != nil || raw == nil {
-		msg := "JSON decode error: send a JSON object such as {\"email\": \"name@example.ca\"}."
+		why := rappel.Reason{Problem: "is not a JSON object", Fix: subscribeExample}
 		var se *json.SyntaxError
-		if errors.As(err, &se) {
-			msg = fmt.Sprintf("JSON decode error at byte %d: %s.", se.Offset, se.Error())
+		if len(bytes.TrimSpace(body)) == 0 {
+			why.Problem = "is empty"
+		} else if errors.As(err, &se) {
+			why.Problem = fmt.Sprintf("is not valid JSON: %s, at byte %d", se.Error(), se.Offset)
 		}
-		return nil, rappel.Invalids(rappel.Invalid{Type: "json_invalid", Loc: []any{"body"}, Msg: msg})
+		return nil, rappel.Invalids(rappel.InvalidJSON(rappel.BodyLoc(""), why))
 	}
 	var items []rappel.Invalid
 	names := make([]string, 0, len(raw))
@@ -82,15 +94,12 @@ func decodeSubscribe(r *http.Request) (*rappel.SubscribeRequest, error) {
 	for _, k := range names {
 		p, ok := dst[k]
 		if !ok {
-			msg := fmt.Sprintf("Extra inputs are not permitted: %s is not a field of this body; its fields are %s.", quote(k), strings.Join(subscribeFields, ", "))
-			if near, ok := rappel.Nearest(k, subscribeFields); ok {
-				msg = fmt.Sprintf("Extra inputs are not permitted: %s is not a field of this body; did you mean '%s'?", quote(k), near)
-			}
-			items = append(items, rappel.Invalid{Type: "extra_forbidden", Loc: []any{"body", clip(k)}, Msg: msg})
+			items = append(items, rappel.InvalidExtra(rappel.BodyLoc(k), nil, subscribeFields))
 			continue
 		}
 		if err := json.Unmarshal(raw[k], p); err != nil {
-			items = append(items, rappel.Invalid{Type: "value_error", Loc: []any{"body", k}, Msg: k + " must be a string or null."})
+			items = append(items, rappel.InvalidValue(rappel.BodyLoc(k), nil,
+				rappel.Reason{Problem: "is not a string", Fix: "send a string, or null to leave it out"}))
 		}
 	}
 	if len(items) > 0 {
@@ -98,6 +107,9 @@ func decodeSubscribe(r *http.Request) (*rappel.SubscribeRequest, error) {
 	}
 	return req, nil
 }
+
+// subscribeExample is the fix of a body that is not a JSON object.
+const subscribeExample = `send a JSON object such as '{"email": "name@example.ca", "q": "cheese listeria"}'`
 
 // confirm answers GET /recall/alerts/confirm?token=….
 func (s *Server) confirm(w http.ResponseWriter, r *http.Request) error {

@@ -63,20 +63,20 @@ func barcodeInvalid(p *params, v string, err error) {
 	if !errors.As(err, &be) {
 		be = &rappel.BarcodeError{Reason: err.Error(), WantCheck: -1}
 	}
-	msg := "Query parameter 'upc' is not a valid barcode: " + be.Reason
-	var ctx map[string]any
+	r := rappel.Reason{Problem: "is not a valid barcode: " + be.Reason}
 	switch digits := rappel.StripBarcode(v); {
 	case be.WantCheck >= 0:
-		msg += fmt.Sprintf("; check the digits against the package: if only the last one is mistyped, the code is %s.", digits[:len(digits)-1]+strconv.Itoa(be.WantCheck))
-		ctx = map[string]any{"check_digit": be.WantCheck}
+		r.Fix = "check the digits against the package: if only the last one is mistyped, the code is " +
+			quote(digits[:len(digits)-1]+strconv.Itoa(be.WantCheck))
+		r.Ctx = map[string]any{"check_digit": be.WantCheck}
 	case digits == "":
-		msg += "; send the digits printed under the bars."
+		r.Fix = "send the digits printed under the bars"
 	case !allDigits(digits):
-		msg += "; send only the digits printed under the bars."
+		r.Fix = "send only the digits printed under the bars"
 	default:
-		msg += "; check for a missing or extra digit."
+		r.Fix = "check for a missing or extra digit"
 	}
-	p.add("value_error", "upc", v, msg, ctx)
+	p.invalid(rappel.InvalidValue(rappel.QueryLoc("upc"), v, r))
 }
 
 func allDigits(s string) bool {

@@ -136,7 +136,7 @@ func TestBarcode(t *testing.T) {
 			items := e.invalid(t, "/recall/upc?"+url.Values{"upc": {tc.form}}.Encode())
 			it := items[0]
 			if it.Type != "value_error" || it.Loc[1] != "upc" || it.Input != tc.form || it.Ctx["check_digit"] != float64(tc.check) ||
-				!strings.Contains(it.Msg, fmt.Sprintf("should be %d", tc.check)) || !strings.Contains(it.Msg, "the code is "+tc.fixed+".") {
+				!strings.Contains(it.Msg, fmt.Sprintf("should be %d", tc.check)) || !strings.Contains(it.Msg, "the code is '"+tc.fixed+"'.") {
 				t.Errorf("upc %q: %+v; want the right check digit %d named, and %s", tc.form, it, tc.check, tc.fixed)
 			}
 		}
@@ -151,10 +151,10 @@ func TestBarcode(t *testing.T) {
 			{"upc=041798001459041798", "value_error", "missing or extra digit"},
 			{"upc=", "value_error", "empty"},
 			{"upc=%20-%20", "value_error", "empty"},
-			{"", "missing", "Query parameter 'upc' is required."},
+			{"", "missing", "Query parameter 'upc' is required; send the barcode"},
 			{"upc=96385074&upc=96385074", "value_error", "given 2 times"},
 			{"upc=96385074&lang=de", "enum", "'en' or 'fr'"},
-			{"barcode=96385074", "extra_forbidden", "Unknown query parameter 'barcode'"},
+			{"barcode=96385074", "extra_forbidden", "Query parameter 'barcode' is unknown; use 'upc' or 'lang'."},
 		} {
 			items := e.invalid(t, "/recall/upc?"+tc.query)
 			if it := items[0]; it.Type != tc.typ || !strings.Contains(it.Msg, tc.says) {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"unicode/utf8"
 
 	"github.com/rappel-ca/rappel"
 )
@@ -102,22 +101,8 @@ type panicError struct {
 
 func (e *panicError) Error() string { return fmt.Sprintf("panic: %v", e.value) }
 
-// maxEcho bounds what a message repeats of a client's input, so that a long
-// path or value cannot make an error response large.
-const maxEcho = 100
+// clip and quote are rappel.Clip and rappel.Quote, which every message of
+// this package shows client input with.
+func clip(s string) string { return rappel.Clip(s) }
 
-// clip shortens s to at most maxEcho bytes, on a rune boundary, marking the
-// cut with an ellipsis.
-func clip(s string) string {
-	if len(s) <= maxEcho {
-		return s
-	}
-	i := maxEcho
-	for i > 0 && !utf8.RuneStart(s[i]) {
-		i--
-	}
-	return s[:i] + "…"
-}
-
-// quote returns clip(s) in single quotes, as messages show values.
-func quote(s string) string { return "'" + clip(s) + "'" }
+func quote(s string) string { return rappel.Quote(s) }

@@ -7,11 +7,14 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"testing"
+
+	"github.com/rappel-ca/rappel"
 )
 
 // FuzzHandler sends arbitrary methods, paths and query strings through the
-// whole handler: the answer is never a 500, every 200 is JSON, and every
-// other answer is JSON with a detail.
+// whole handler: the answer is never a 500, every 200 is JSON, every other
+// answer is JSON with a detail, and the items of a 422 are shaped as
+// rappel's constructors shape them.
 func FuzzHandler(f *testing.F) {
 	s, _ := MustServer(f, MustCatalog(f, testRecords()))
 	s.Logger = discardLogger()
@@ -85,6 +88,17 @@ func FuzzHandler(f *testing.F) {
 		}
 		if w.Code != http.StatusOK && body["detail"] == nil {
 			t.Fatalf("%s %q: %d without detail: %s", r.Method, target, w.Code, w.Body)
+		}
+		if w.Code == http.StatusUnprocessableEntity {
+			var items []rappel.Invalid
+			if err := json.Unmarshal(body["detail"], &items); err != nil || len(items) == 0 {
+				t.Fatalf("%s %q: 422 without items: %s", r.Method, target, w.Body)
+			}
+			for _, it := range items {
+				for _, p := range itemProblems(it, false) {
+					t.Errorf("%s %q: %s: %+v", r.Method, target, p, it)
+				}
+			}
 		}
 	})
 }

@@ -184,8 +184,11 @@ func (d *openAPI) params(tb testing.TB, path string, op map[string]any, in strin
 }
 
 // docPath is the document's path of a route pattern: a {name...} wildcard
-// is a plain path parameter there.
-func docPath(pattern string) string { return strings.ReplaceAll(pattern, "...}", "}") }
+// is a plain path parameter there, and {$} (the end of "/" alone) is not
+// written.
+func docPath(pattern string) string {
+	return strings.ReplaceAll(strings.TrimSuffix(pattern, "{$}"), "...}", "}")
+}
 
 var wildcard = regexp.MustCompile(`\{([a-z_]+)(\.\.\.)?\}`)
 
@@ -460,6 +463,9 @@ func TestOpenAPI_Responses(t *testing.T) {
 		return body
 	}
 	cases := []docCase{
+		{"GET", "/", "", nil, 200},
+		{"GET", "/", "", html, 200},
+		{"GET", "/?x=1", "", nil, 422},
 		{"GET", "/health", "", nil, 200},
 		{"GET", "/health?verbose=1", "", nil, 422},
 		{"GET", "/livez", "", nil, 200},

@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/rappel-ca/rappel"
 )
@@ -54,19 +53,17 @@ func parseParams(raw string, allowed []string) (params, error) {
 			continue
 		}
 		if strings.Contains(pair, ";") {
-			return p, rappel.Errorf(rappel.EBADREQUEST,
-				"The query string holds a ';': separate parameters with '&', and write a ';' in a value as %%3B.")
+			return p, rappel.BadRequest("the query string holds a ';'",
+				"separate parameters with '&', and write a ';' in a value as '%3B'")
 		}
 		if len(p.list) == maxParams {
-			return p, rappel.Errorf(rappel.EBADREQUEST,
-				"The query string has more than %d parameters; send fewer.", maxParams)
+			return p, rappel.BadRequest(fmt.Sprintf("the query string has more than %d parameters", maxParams), "send fewer")
 		}
 		k, v, _ := strings.Cut(pair, "=")
 		name, err1 := url.QueryUnescape(k)
 		value, err2 := url.QueryUnescape(v)
 		if err1 != nil || err2 != nil {
-			return p, rappel.Errorf(rappel.EBADREQUEST,
-				"The query string has a bad %%-escape in %s; write a '%%' as %%25.", quote(pair))
+			return p, rappel.BadRequest("the query string has a bad %-escape in "+quote(pair), "write a '%' as '%25'")
 		}
 		p.list = append(p.list, param{name, value})
 	}
@@ -82,25 +79,13 @@ func (p *params) checkNames() {
 			continue // reported at its first occurrence
 		}
 		if !slices.Contains(p.allowed, q.name) {
-			p.add("extra_forbidden", q.name, q.value, p.unknownMsg(q.name), nil)
+			p.invalid(rappel.InvalidExtra(rappel.QueryLoc(q.name), q.value, p.allowed))
 			continue
 		}
 		if vs := p.values(q.name); len(vs) > 1 {
-			p.add("value_error", q.name, vs, fmt.Sprintf(
-				"Query parameter %s was given %d times; give it once.", quote(q.name), len(vs)), nil)
+			p.invalid(rappel.InvalidRepeated(rappel.QueryLoc(q.name), vs))
 		}
 	}
-}
-
-func (p *params) unknownMsg(name string) string {
-	msg := "Unknown query parameter " + quote(name)
-	if len(p.allowed) == 0 {
-		return msg + "; this path takes no query parameters."
-	}
-	if near, ok := rappel.Nearest(name, p.allowed); ok {
-		return msg + "; did you mean " + quote(near) + "?"
-	}
-	return msg + "; this path takes " + quoteList(p.allowed, "and") + "."
 }
 
 // values returns every value given for name.
@@ -112,13 +97,6 @@ func (p *params) values(name string) []string {
 		}
 	}
 	return vs
-}
-
-// add records a validation item for the parameter name.
-func (p *params) add(typ, name string, input any, msg string, ctx map[string]any) {
-	p.items = append(p.items, rappel.Invalid{
-		Type: typ, Loc: []any{"query", name}, Msg: msg, Input: input, Ctx: ctx,
-	})
 }
 
 // str returns the value of name and whether it was given once. A name given
@@ -137,14 +115,27 @@ func (p *params) str(name string) (string, bool) {
 	return v, n == 1
 }
 
-// required returns the value of name, recording a "missing" item when it
-// was not given.
+// required returns the value of name, recording a "missing" item, which
+// says what to send (wanted), when it was not given.
 func (p *params) required(name string) string {
 	v, ok := p.str(name)
 	if !ok && len(p.values(name)) == 0 {
-		p.add("missing", name, nil, "Query parameter "+quote(name)+" is required.", nil)
+		fix := "add it to the query string"
+		if w, ok := wanted[name]; ok {
+			fix = "send " + w
+		}
+		p.invalid(rappel.InvalidMissing(rappel.QueryLoc(name), fix))
 	}
 	return v
+}
+
+// wanted says what the required query parameters hold, for the message of
+// a missing one.
+var wanted = map[string]string{
+	"upc":   "the barcode printed under the bars, as in 'upc=0 62639 31285 4'",
+	"vin":   "the vehicle's 17-character VIN, as in 'vin=1HGCM82633A004352'",
+	"id":    "the recall_id of a recall, as GET /recall lists them",
+	"token": "the token of the e-mailed link, copied whole",
 }
 
 // enum returns the value of name, or "" when absent, recording an "enum"
@@ -154,14 +145,7 @@ func (p *params) enum(name string, vocab rappel.Vocabulary) string {
 	if !ok || vocab.Has(v) {
 		return v
 	}
-	expected := quoteList(vocab, "or")
-	msg := "Query parameter " + quote(name) + " should be " + expected + ", not " + quote(v)
-	if near, ok := rappel.Nearest(v, vocab); ok {
-		msg += "; did you mean " + quote(near) + "?"
-	} else {
-		msg += "."
-	}
-	p.add("enum", name, v, msg, map[string]any{"expected": expected})
+	p.invalid(rappel.InvalidEnum(rappel.QueryLoc(name), v, vocab))
 	return ""
 }
 
@@ -183,13 +167,11 @@ func (p *params) int(name string, lo, hi, def int) int {
 	}
 	switch {
 	case err != nil:
-		p.add("int_parsing", name, v, "Query parameter "+quote(name)+" should be a whole number, not "+quote(v)+".", nil)
+		p.invalid(rappel.InvalidInt(rappel.QueryLoc(name), v))
 	case n < lo:
-		p.add("greater_than_equal", name, v, fmt.Sprintf(
-			"Query parameter %s should be at least %d, not %s.", quote(name), lo, quote(v)), map[string]any{"ge": lo})
+		p.invalid(rappel.InvalidMin(rappel.QueryLoc(name), v, lo))
 	case n > hi:
-		p.add("less_than_equal", name, v, fmt.Sprintf(
-			"Query parameter %s should be at most %d, not %s.", quote(name), hi, quote(v)), map[string]any{"le": hi})
+		p.invalid(rappel.InvalidMax(rappel.QueryLoc(name), v, hi))
 	default:
 		return n
 	}
@@ -203,31 +185,8 @@ func (p *params) date(name string) string {
 	if !ok || rappel.ValidDate(v) {
 		return v
 	}
-	why := "it is not written YYYY-MM-DD"
-	if dateShaped(v) {
-		why = "there is no such day"
-	}
-	p.add("date_from_datetime_parsing", name, v,
-		"Query parameter "+quote(name)+" should be a date written YYYY-MM-DD, not "+quote(v)+": "+why+".",
-		map[string]any{"error": why})
+	p.invalid(rappel.InvalidDate(rappel.QueryLoc(name), v))
 	return ""
-}
-
-// dateShaped reports whether s is written dddd-dd-dd.
-func dateShaped(s string) bool {
-	if len(s) != len(time.DateOnly) {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if i == 4 || i == 7 {
-			if s[i] != '-' {
-				return false
-			}
-		} else if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
 }
 
 // oneOf returns the name under which a parameter known by several names
@@ -244,9 +203,9 @@ func (p *params) oneOf(names ...string) string {
 			given = q.name
 			continue
 		}
-		p.add("value_error", q.name, q.value, fmt.Sprintf(
-			"Query parameters %s and %s name the same filter; give only one of them (%s is the usual name).",
-			quote(given), quote(q.name), quote(names[0])), nil)
+		p.invalid(rappel.InvalidValue(rappel.QueryLoc(q.name), q.value, rappel.Reason{
+			Problem: "sets the same filter as " + quote(given),
+			Fix:     "give only one of them (" + quote(names[0]) + " is the usual name)"}))
 		return ""
 	}
 	if given == "" {
@@ -255,7 +214,7 @@ func (p *params) oneOf(names ...string) string {
 	return given
 }
 
-// invalid records an item built elsewhere, such as a q's parse error.
+// invalid records an item, built by one of rappel's Invalid constructors.
 func (p *params) invalid(it rappel.Invalid) { p.items = append(p.items, it) }
 
 // err returns one 422 holding every item recorded so far, or nil.
@@ -264,21 +223,4 @@ func (p *params) err() error {
 		return nil
 	}
 	return rappel.Invalids(p.items...)
-}
-
-// quoteList writes values the way pydantic's enum messages do:
-// 'a', 'b' or 'c'.
-func quoteList(values []string, conj string) string {
-	var b strings.Builder
-	for i, v := range values {
-		switch {
-		case i == 0:
-		case i == len(values)-1:
-			b.WriteString(" " + conj + " ")
-		default:
-			b.WriteString(", ")
-		}
-		b.WriteString(quote(v))
-	}
-	return b.String()
 }

@@ -41,9 +41,9 @@ func TestParams(t *testing.T) {
 		{query: "q=caf%C3%A9&&limit=+7", want: searched{q: "café", limit: 7}},
 		{query: "q=", want: searched{limit: 100}},
 		{query: "recal_type=food", want: searched{limit: 100},
-			items: []string{"extra_forbidden@recal_type: Unknown query parameter 'recal_type'; did you mean 'recall_type'?"}},
+			items: []string{"extra_forbidden@recal_type: Query parameter 'recal_type' is unknown; did you mean 'recall_type'?"}},
 		{query: "sort=date", want: searched{limit: 100},
-			items: []string{"extra_forbidden@sort: Unknown query parameter 'sort'; this path takes 'q', 'recall_type', 'limit', 'offset', 'issued_after' and 'lang'."}},
+			items: []string{"extra_forbidden@sort: Query parameter 'sort' is unknown; use 'q', 'recall_type', 'limit', 'offset', 'issued_after' or 'lang'."}},
 		{query: "limit=1&limit=2&limit=3", want: searched{limit: 100},
 			items: []string{"value_error@limit: Query parameter 'limit' was given 3 times; give it once."}},
 		{query: "recall_type=fod", want: searched{limit: 100},
@@ -105,7 +105,7 @@ func TestParams_Ctx(t *testing.T) {
 	p, _ := parseParams("limit=0&lang=EN", searchParams)
 	_, err := readSearch(&p)
 	b, _ := json.Marshal(err.(*rappel.Error).Items)
-	for _, want := range []string{`"ctx":{"ge":1}`, `"ctx":{"expected":"'en' or 'fr'"}`, `"input":"EN"`, `"input":"0"`} {
+	for _, want := range []string{`"ctx":{"ge":1}`, `"ctx":{"expected":"'en' or 'fr'","suggestion":"en"}`, `"input":"EN"`, `"input":"0"`} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("%s lacks %s", b, want)
 		}

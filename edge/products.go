@@ -30,7 +30,7 @@ func (s *Server) getProducts(w http.ResponseWriter, r *http.Request) error {
 	p := paramsOf(w)
 	id := strings.TrimSpace(p.required("id"))
 	if v, ok := p.str("id"); ok && id == "" {
-		p.add("value_error", "id", v, "Query parameter 'id' is empty; give the recall_id of a recall, as GET /recall lists them.", nil)
+		p.invalid(rappel.InvalidValue(rappel.QueryLoc("id"), v, rappel.Reason{Problem: "is empty", Fix: "give the recall_id of a recall, as GET /recall lists them"}))
 	}
 	if err := p.err(); err != nil {
 		return err

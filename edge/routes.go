@@ -2,6 +2,7 @@ package edge
 
 import (
 	"fmt"
+	"html/template"
 	"net/http"
 	"path"
 	"slices"
@@ -37,6 +38,8 @@ var get = []string{http.MethodGet}
 // entry here and writing its handler.
 func (s *Server) routes() []route {
 	return []route{
+		// Where people land first: pointers to the description.
+		{methods: get, pattern: rootPattern, public: true, handle: s.root},
 		{methods: get, pattern: "/health", public: true, handle: s.health},
 		{methods: get, pattern: "/livez", public: true, handle: s.livez},
 		{methods: get, pattern: "/readyz", public: true, handle: s.readyz},
@@ -86,10 +89,11 @@ func (s *Server) router(routes []route) http.Handler {
 		e := byPattern[p]
 		ms := e.methods()
 		e.allow = strings.Join(ms, ", ")
+		e.path = strings.TrimSuffix(p, "{$}")
 		mux.Handle(p, e)
 		for _, m := range ms {
 			if m != http.MethodHead {
-				paths = append(paths, m+" "+p)
+				paths = append(paths, m+" "+e.path)
 			}
 		}
 	}
@@ -107,6 +111,32 @@ func (s *Server) router(routes []route) http.Handler {
 		}
 		mux.ServeHTTP(w, r)
 	})
+}
+
+// rootPattern matches the path "/" alone; "/" itself is the catch-all.
+const rootPattern = "/{$}"
+
+// rootBody is the JSON answer of GET /.
+var rootBody = []byte(`{"name":"Canadian Product and Vehicle Recall API","docs":"/docs","openapi":"/openapi.json"}`)
+
+// rootPage is the answer of GET / to a browser.
+var rootPage = template.Must(template.New("root").Parse(pageHead +
+	`<h1>Canadian Product and Vehicle Recall API</h1>` +
+	`<p>Read the documentation at <a href="/docs">/docs</a>, or the OpenAPI description at <a href="/openapi.json">/openapi.json</a>.</p>` +
+	`<h1 lang="fr">API des rappels de produits et de véhicules au Canada</h1>` +
+	`<p lang="fr">Lisez la documentation à <a href="/docs">/docs</a>, ou la description OpenAPI à <a href="/openapi.json">/openapi.json</a>.</p></body></html>`))
+
+// root answers GET / with where the API describes itself: JSON naming
+// /docs and /openapi.json, or, to a browser, a page linking to them.
+func (s *Server) root(w http.ResponseWriter, r *http.Request) error {
+	if err := paramsOf(w).err(); err != nil {
+		return err
+	}
+	if wantsHTML(r) {
+		return writeHTMLPage(w, r, rootPage, nil)
+	}
+	writeJSON(w, r, http.StatusOK, rootBody)
+	return nil
 }
 
 // cleanPath is ServeMux's canonical form of a path: rooted, no empty, "."
@@ -133,6 +163,7 @@ type endpoint struct {
 	s      *Server
 	routes []route
 	allow  string // the Allow header of a 405
+	path   string // the pattern as messages show it: "/" for "/{$}"
 }
 
 func (e *endpoint) add(rt route) {
@@ -178,7 +209,7 @@ func (e *endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if rt == nil {
 		w.Header().Set("Allow", e.allow)
 		e.s.fail(w, r, rappel.Errorf(rappel.EMETHOD,
-			"Method %s is not allowed on %s; use %s.", clip(r.Method), r.Pattern, e.allow))
+			"Method %s is not allowed on %s; use %s.", clip(r.Method), e.path, e.allow))
 		return
 	}
 	if err := e.s.serve(rt, w, r); err != nil {

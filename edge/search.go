@@ -40,6 +40,9 @@ var (
 // writes the page, splicing the results' bytes as the snapshot encoded them.
 func (s *Server) searchRecalls(w http.ResponseWriter, r *http.Request) error {
 	q, err := searchOf(paramsOf(w))
+	if err == nil {
+		err = q.Check()
+	}
 	if err != nil {
 		return err
 	}
@@ -56,6 +59,12 @@ func (s *Server) searchRecalls(w http.ResponseWriter, r *http.Request) error {
 		*buf = page.Results[:0] // keep the larger buffer for the next request
 	}
 	if err != nil {
+		var ue *rappel.UnknownError
+		if errors.As(err, &ue) {
+			// A category no record has: the searcher names it, the
+			// request says where it was.
+			return rappel.Invalids(rappel.InvalidValue(rappel.QueryLoc(ue.Field), ue.Value, ue.Reason()))
+		}
 		if rappel.ErrorCode(err) == rappel.EINTERNAL && errors.Is(err, context.DeadlineExceeded) {
 			// A searcher that let the context's error through: still the
 			// client's 504, not a 500.
@@ -77,10 +86,11 @@ const maxPooledPage = 2 << 20
 
 const timeoutMessage = "The query took longer than its time budget; narrow it with a date range (issued_after, issued_before), a filter or more specific words."
 
-// searchOf validates GET /recall's parameters into a rappel.Search. The
-// 400s (offset above 9500, cursor with sort_by=value or with offset, a bad
-// cursor, relevance without q, sort_by=closing) are the searcher's to
-// decide; they need no knowledge of the request's shape beyond the Search.
+// searchOf validates GET /recall's parameters into a rappel.Search, one
+// by one. The checks across them that are 400s (offset above 9500, cursor
+// with sort_by=value or with offset, relevance without q, sort_by=closing)
+// are the Search's own (Search.Check); a bad cursor and an unknown category
+// only the searcher can tell.
 func searchOf(p *params) (*rappel.Search, error) {
 	q := &rappel.Search{
 		RecallType:  p.enum("recall_type", rappel.RecallTypes),
@@ -98,7 +108,7 @@ func searchOf(p *params) (*rappel.Search, error) {
 		var qe *rappel.QueryError
 		switch {
 		case errors.As(err, &qe):
-			p.invalid(qe.Item(v, "query", "q"))
+			p.invalid(qe.Item(rappel.QueryLoc("q"), v))
 		case err != nil:
 			return nil, fmt.Errorf("parsing q: %w", err)
 		}
@@ -131,9 +141,9 @@ func readDates(p *params) (after, before string) {
 		before = p.date(beforeName)
 	}
 	if after != "" && before != "" && after > before { // YYYY-MM-DD compares as text
-		p.add("value_error", afterName, after, fmt.Sprintf(
-			"Query parameter %s (%s) is later than %s (%s), so no recall can match; swap the two dates.",
-			quote(afterName), after, quote(beforeName), before), nil)
+		p.invalid(rappel.InvalidValue(rappel.QueryLoc(afterName), after, rappel.Reason{
+			Problem: "is " + quote(after) + ", later than " + quote(beforeName) + ", which is " + quote(before) + ", so no recall can match",
+			Fix:     "swap the two dates"}))
 	}
 	return after, before
 }

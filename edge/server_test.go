@@ -58,7 +58,7 @@ func TestServer_Handler(t *testing.T) {
 		{name: "HealthHead", method: "HEAD", target: "/health", status: 200, body: ""},
 		{name: "HealthEmpty", server: "empty", target: "/health", status: 503, has: []string{"No recall data is loaded yet"}},
 		{name: "HealthUnknownParam", target: "/health?verbose=1", status: 422,
-			has: []string{item("extra_forbidden", "verbose", "Unknown query parameter 'verbose'; this path takes no query parameters.")}},
+			has: []string{item("extra_forbidden", "verbose", "Query parameter 'verbose' is unknown; remove it, as this path takes no query parameters.")}},
 
 		{name: "Record", target: "/recall/hc-73841", status: 200, body: snapBytes("hc-73841", ""), langs: []string{"en", "fr"}},
 		{name: "RecordEN", target: "/recall/hc-73841?lang=en", status: 200, body: snapBytes("hc-73841", "en"), langs: []string{"en"}},
@@ -70,13 +70,16 @@ func TestServer_Handler(t *testing.T) {
 		{name: "RecordNotFoundEscaped", target: "/recall/a%2Fb", status: 404, has: []string{"record_id 'a/b'"}},
 
 		{name: "UnknownPath", target: "/recals", status: 404,
-			body: `{"detail":"There is no path '/recals' in this API; its paths are GET /health, GET /livez, GET /readyz, GET /recall, GET /recall/stats, GET /recall/products, GET /recall/upc, GET /recall/vin, GET /recall/{record_id}, POST /recall/alerts/subscribe, GET /recall/alerts/confirm, GET /recall/alerts/unsubscribe, POST /recall/alerts/unsubscribe, POST /admin/refresh, GET /metrics, GET /openapi.json, GET /docs, GET /docs/{file...}."}`},
+			body: `{"detail":"There is no path '/recals' in this API; its paths are GET /, GET /health, GET /livez, GET /readyz, GET /recall, GET /recall/stats, GET /recall/products, GET /recall/upc, GET /recall/vin, GET /recall/{record_id}, POST /recall/alerts/subscribe, GET /recall/alerts/confirm, GET /recall/alerts/unsubscribe, POST /recall/alerts/unsubscribe, POST /admin/refresh, GET /metrics, GET /openapi.json, GET /docs, GET /docs/{file...}."}`},
 		{name: "UnknownPathNoKey", target: "/nope", header: map[string]string{"X-Gateway-Key": ""}, status: 404},
 		{name: "UnknownSubpath", target: "/recall/hc-73841/products", status: 404},
 		{name: "UncleanPath", target: "//health", status: 404, has: []string{"'//health'"}},
 		{name: "DotPath", target: "/recall/../health", status: 404},
 		{name: "TrailingSlash", target: "/health/", status: 404},
-		{name: "Root", target: "/", status: 404},
+		{name: "Root", target: "/", status: 200,
+			body: `{"name":"Canadian Product and Vehicle Recall API","docs":"/docs","openapi":"/openapi.json"}`},
+		{name: "RootPost", method: "POST", target: "/", status: 405, allow: "GET, HEAD",
+			body: `{"detail":"Method POST is not allowed on /; use GET, HEAD."}`},
 
 		{name: "MethodPost", method: "POST", target: "/health", status: 405, allow: "GET, HEAD",
 			body: `{"detail":"Method POST is not allowed on /health; use GET, HEAD."}`},
@@ -97,14 +100,14 @@ func TestServer_Handler(t *testing.T) {
 		{name: "HostPublic", server: "gated", target: "/health", status: 200},
 
 		{name: "UnknownParam", target: "/recall/hc-73841?lamg=en", status: 422,
-			body: `{"detail":[` + item("extra_forbidden", "lamg", "Unknown query parameter 'lamg'; did you mean 'lang'?") + `,"input":"en"}]}`},
+			body: `{"detail":[` + item("extra_forbidden", "lamg", "Query parameter 'lamg' is unknown; did you mean 'lang'?") + `,"input":"en"}]}`},
 		{name: "UnknownParamFar", target: "/recall/hc-73841?zzz=1", status: 422,
-			has: []string{"Unknown query parameter 'zzz'; this path takes 'lang'."}},
+			has: []string{"Query parameter 'zzz' is unknown; use 'lang'."}},
 		{name: "DuplicateParam", target: "/recall/hc-73841?lang=en&lang=fr", status: 422,
 			body: `{"detail":[` + item("value_error", "lang", "Query parameter 'lang' was given 2 times; give it once.") + `,"input":["en","fr"]}]}`},
 		{name: "BadLang", target: "/recall/hc-73841?lang=EN", status: 422,
 			body: `{"detail":[` + item("enum", "lang", "Query parameter 'lang' should be 'en' or 'fr', not 'EN'; did you mean 'en'?") +
-				`,"input":"EN","ctx":{"expected":"'en' or 'fr'"}}]}`},
+				`,"input":"EN","ctx":{"expected":"'en' or 'fr'","suggestion":"en"}}]}`},
 		{name: "BadLangFar", target: "/recall/hc-73841?lang=de", status: 422,
 			has: []string{"should be 'en' or 'fr', not 'de'.\""}},
 		{name: "EmptyLang", target: "/recall/hc-73841?lang=", status: 422, has: []string{`"type":"enum"`}},
@@ -225,7 +228,7 @@ func TestServer_Routes(t *testing.T) {
 		return resp.StatusCode, string(b)
 	}
 	for _, rt := range s.routes() {
-		path := rt.pattern
+		path := strings.TrimSuffix(rt.pattern, "{$}")
 		for strings.Contains(path, "{") {
 			i, j := strings.Index(path, "{"), strings.Index(path, "}")
 			path = path[:i] + "x" + path[j+1:]

@@ -50,7 +50,8 @@ func (s *Server) getStats(w http.ResponseWriter, r *http.Request) error {
 }
 
 // readGroupBy returns group_by, rappel.DefaultGroupBy when absent,
-// recording an item naming the nearest field when it is not one.
+// recording an item naming the nearest field when it is not one, or what
+// to do instead for a number or a date.
 func readGroupBy(p *params) string {
 	v, ok := p.str("group_by")
 	if !ok {
@@ -59,24 +60,14 @@ func readGroupBy(p *params) string {
 	if rappel.StatsGroupFields.Has(v) {
 		return v
 	}
-	msg := "Query parameter 'group_by' should be a field to group by, not " + quote(v)
-	var ctx map[string]any
-	switch near, ok := rappel.Nearest(v, rappel.StatsGroupFields); {
+	fix := ""
+	switch {
 	case rappel.StatsSumFields.Has(v):
-		msg += ": " + quote(v) + " is a number, which sum_field adds up; send sum_field=" + v + " and group by a field such as 'recall_type'."
+		fix = "send sum_field=" + v + " to add it up, and group by a field such as 'recall_type'"
 	case slices.Contains(dateFields, v):
-		msg += ": group by 'year' or 'month' of event_date instead."
-	case ok:
-		msg += "; did you mean " + quote(near) + "?"
-		ctx = map[string]any{"suggestion": near}
-	default:
-		msg += "; group by " + quoteList(rappel.StatsGroupFields, "or") + "."
+		fix = "group by 'year' or 'month' of event_date instead"
 	}
-	if ctx == nil {
-		ctx = map[string]any{}
-	}
-	ctx["expected"] = quoteList(rappel.StatsGroupFields, "or")
-	p.add("enum", "group_by", v, msg, ctx)
+	p.invalid(rappel.InvalidEnumOf(rappel.QueryLoc("group_by"), v, rappel.StatsGroupFields, "a field to group by", fix))
 	return ""
 }
 
@@ -88,17 +79,8 @@ func readPeriod(p *params) (days int, all bool) {
 		return rappel.DefaultPeriodDays, false
 	}
 	days, all, err := rappel.ParsePeriod(v)
-	var pe *rappel.PeriodError
-	if errors.As(err, &pe) {
-		msg := "Query parameter 'period' is not a period: " + pe.Reason
-		var ctx map[string]any
-		if pe.Suggestion != "" {
-			msg += "; did you mean " + quote(pe.Suggestion) + "?"
-			ctx = map[string]any{"suggestion": pe.Suggestion}
-		} else {
-			msg += "."
-		}
-		p.add("value_error", "period", v, msg, ctx)
+	if pe := (*rappel.PeriodError)(nil); errors.As(err, &pe) {
+		p.invalid(rappel.InvalidValue(rappel.QueryLoc("period"), v, pe.Reason))
 	}
 	return days, all
 }
@@ -110,12 +92,7 @@ func readSumField(p *params) string {
 	if !ok || rappel.StatsSumFields.Has(v) {
 		return v
 	}
-	near := rappel.StatsSumFields[0]
-	if n, ok := rappel.Nearest(v, rappel.StatsSumFields); ok {
-		near = n
-	}
-	msg := "Query parameter 'sum_field' should name a numeric field, and " + quote(v) + " is not one; did you mean " + quote(near) + "?"
-	p.add("enum", "sum_field", v, msg, map[string]any{"expected": quoteList(rappel.StatsSumFields, "or"), "suggestion": near})
+	p.invalid(rappel.InvalidEnumOf(rappel.QueryLoc("sum_field"), v, rappel.StatsSumFields, "a numeric field", ""))
 	return ""
 }
 

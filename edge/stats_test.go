@@ -281,7 +281,7 @@ func TestStats(t *testing.T) {
 			query, loc, typ string
 			says            []string
 		}{
-			{"period=30x", "period", "value_error", []string{"'30x' has the unit 'x'", "30d, 2w, 6mo or 1y"}},
+			{"period=30x", "period", "value_error", []string{"'30x', whose unit 'x' is unknown", "'30d', '2w', '6mo' or '1y'"}},
 			{"period=30dys", "period", "value_error", []string{"did you mean '30d'?"}},
 			{"period=6m", "period", "value_error", []string{"did you mean '6mo'?"}},
 			{"period=-7d", "period", "value_error", []string{"negative", "did you mean '7d'?"}},
@@ -294,13 +294,13 @@ func TestStats(t *testing.T) {
 			{"group_by=Vehicle_Make", "group_by", "enum", []string{"did you mean 'vehicle_make'?"}},
 			{"group_by=units_affected", "group_by", "enum", []string{"sum_field=units_affected"}},
 			{"group_by=event_date", "group_by", "enum", []string{"'year' or 'month'"}},
-			{"group_by=zzzzzz", "group_by", "enum", []string{"group by 'recall_type', 'agency'", "'year' or 'month'."}},
+			{"group_by=zzzzzz", "group_by", "enum", []string{"use 'recall_type', 'agency'", "'year' or 'month'."}},
 			{"sum_field=units", "sum_field", "enum", []string{"did you mean 'units_affected'?"}},
-			{"sum_field=units_sold", "sum_field", "enum", []string{"'units_sold' is not one", "did you mean 'units_affected'?"}},
+			{"sum_field=units_sold", "sum_field", "enum", []string{"not 'units_sold'", "did you mean 'units_affected'?"}},
 			{"sum_field=recall_type", "sum_field", "enum", []string{"did you mean 'units_affected'?"}},
 			{"group_by=year&group_by=month", "group_by", "value_error", []string{"given 2 times"}},
 			{"groupby=year", "groupby", "extra_forbidden", []string{"did you mean 'group_by'?"}},
-			{"recall_type=food", "recall_type", "extra_forbidden", []string{"Unknown query parameter 'recall_type'"}},
+			{"recall_type=food", "recall_type", "extra_forbidden", []string{"Query parameter 'recall_type' is unknown"}},
 		} {
 			items := e.invalid(t, "/recall/stats?"+tc.query)
 			it := items[0]

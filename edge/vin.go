@@ -65,7 +65,7 @@ func (s *Server) getByVIN(w http.ResponseWriter, r *http.Request) error {
 			if errors.As(err, &ve) {
 				reason = ve.Reason
 			}
-			p.add("value_error", "vin", v, "Query parameter 'vin' is not a valid VIN: "+reason+".", nil)
+			p.invalid(rappel.InvalidValue(rappel.QueryLoc("vin"), v, rappel.Reason{Problem: "is not a valid VIN: " + reason}))
 		}
 	}
 	if err := p.err(); err != nil {

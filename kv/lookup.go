@@ -151,11 +151,7 @@ func (s *Store) RecordIDsByRecallID(ctx context.Context, recallID string) ([]str
 // *rappel.Error with code EINVALID.
 func (s *Store) RecordIDsByIndex(ctx context.Context, field, value string) ([]string, error) {
 	if !slices.Contains(IndexFields, field) {
-		msg := fmt.Sprintf("%q is not an indexed field; the indexed fields are %s.", field, strings.Join(IndexFields, ", "))
-		if near, ok := rappel.Nearest(field, IndexFields); ok {
-			msg = fmt.Sprintf("%q is not an indexed field; did you mean %q?", field, near)
-		}
-		return nil, &rappel.Error{Code: rappel.EINVALID, Message: msg}
+		return nil, rappel.Unknown("indexed field", field, rappel.Suggest(field, IndexFields), "use "+rappel.QuoteList(IndexFields, "or"))
 	}
 	return s.scanIDs(ctx, indexKeyPrefix(field, indexValue(value)), 0)
 }

@@ -131,7 +131,7 @@ func TestStore_RecordIDsBy(t *testing.T) {
 		if code := rappel.ErrorCode(err); code != rappel.EINVALID {
 			t.Fatalf("unknown field: %v, code %q", err, code)
 		}
-		if msg := rappel.ErrorMessage(err); msg != `"agnecy" is not an indexed field; did you mean "agency"?` {
+		if msg := rappel.ErrorMessage(err); msg != "Unknown indexed field 'agnecy'; did you mean 'agency'?" {
 			t.Errorf("message %q", msg)
 		}
 	})

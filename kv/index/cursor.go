@@ -82,10 +82,7 @@ var errCursorFormat = errors.New("malformed")
 // decodeCursor checks a client's cursor and returns it, or a 400 *Error
 // saying what is wrong and what to do.
 func (s *Snapshot) decodeCursor(raw string, q *rappel.Search, relevance bool) (cursor, error) {
-	bad := func(why string) error {
-		return rappel.Errorf(rappel.EBADREQUEST,
-			"The cursor %s; pass back the next_cursor of the previous page unchanged, with the same q, filters and sort, or drop cursor to start again.", why)
-	}
+	bad := func(why string) error { return rappel.BadCursor(why) }
 	if len(raw) > 512 || strings.ContainsAny(raw, "+/=") {
 		return cursor{}, bad("is not one this API issued")
 	}

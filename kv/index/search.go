@@ -21,7 +21,7 @@ func timeoutError() error {
 // Search answers a GET /recall request from the snapshot.
 func (s *Snapshot) Search(ctx context.Context, q *rappel.Search) (*rappel.Page, error) {
 	sortBy := sortOf(q)
-	if err := checkSearch(q, sortBy); err != nil {
+	if err := q.Check(); err != nil {
 		return nil, err
 	}
 	match, err := s.match(ctx, q)
@@ -66,23 +66,6 @@ func (s *Snapshot) Search(ctx context.Context, q *rappel.Search) (*rappel.Page, 
 	}
 	page.Results, page.N = s.appendDocs(q.Buf, docs, q.Lang), len(docs)
 	return page, nil
-}
-
-// checkSearch refuses the combinations DECISIONS.md makes 400s.
-func checkSearch(q *rappel.Search, sortBy string) error {
-	switch {
-	case sortBy == rappel.SortClosing:
-		return rappel.Errorf(rappel.EBADREQUEST, "sort_by=closing does not apply to recalls, which have no closing date; sort by date, published, value or relevance.")
-	case sortBy == rappel.SortRelevance && q.Query == nil:
-		return rappel.Errorf(rappel.EBADREQUEST, "sort_by=relevance ranks records by how well they match q; send a q, or sort by date, published or value.")
-	case q.Cursor != "" && sortBy == rappel.SortValue:
-		return rappel.Errorf(rappel.EBADREQUEST, "cursor cannot be combined with sort_by=value; page a value-sorted search with offset, or sort by date or published to use cursors.")
-	case q.Cursor != "" && q.Offset > 0:
-		return rappel.Errorf(rappel.EBADREQUEST, "Send either cursor or offset, not both: a cursor already says where the page starts.")
-	case q.Offset > rappel.MaxOffset:
-		return rappel.Errorf(rappel.EBADREQUEST, "offset %d is above %d; to page deeper, pass the next_cursor of each page as cursor.", q.Offset, rappel.MaxOffset)
-	}
-	return nil
 }
 
 // match returns the documents matching q's text, filters and dates. The
@@ -181,17 +164,10 @@ func (s *Snapshot) dateRange(after, before string) *roaring.Bitmap {
 	return bm
 }
 
+// unknownCategory is the error of a category no record has, naming the
+// nearest one that some record has.
 func (s *Snapshot) unknownCategory(c string) error {
-	if len(c) > 100 {
-		c = c[:100] + "…"
-	}
-	it := rappel.Invalid{Type: "value_error", Loc: []any{"query", "category"}, Input: c,
-		Msg: "No recall has the category '" + c + "'."}
-	if near, ok := rappel.Nearest(CategoryKey(c), s.categories); ok {
-		it.Msg += " Did you mean '" + near + "'?"
-		it.Ctx = map[string]any{"suggestion": near}
-	}
-	return rappel.Invalids(it)
+	return rappel.Unknown("category", c, rappel.Suggest(CategoryKey(c), s.categories), "list the categories with GET /recall/stats?group_by=category")
 }
 
 // pageInOrder returns up to limit+1 matching documents in ok's order,

@@ -3,6 +3,7 @@ package index
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -181,9 +182,14 @@ func TestSnapshot_Search_Dates(t *testing.T) {
 func TestSnapshot_Search_UnknownCategory(t *testing.T) {
 	s := mustBuild(t, corpus(20))
 	_, err := s.Search(context.Background(), &rappel.Search{Category: "Dary"})
-	var e *rappel.Error
-	if rappel.ErrorCode(err) != rappel.EINVALID || !strings.Contains(err.Error(), "did you mean 'dairy'") && !strings.Contains(fmt.Sprint(err.(*rappel.Error).Items), "dairy") {
-		t.Fatalf("err = %v (%T %v)", err, err, e)
+	// The index names the category and the nearest one, not where in a
+	// request it came from: the edge places it.
+	var ue *rappel.UnknownError
+	if rappel.ErrorCode(err) != rappel.EINVALID || !errors.As(err, &ue) || ue.Field != "category" || ue.Value != "Dary" || ue.Nearest != "dairy" {
+		t.Fatalf("err = %v (%T)", err, err)
+	}
+	if msg := rappel.ErrorMessage(err); msg != "Unknown category 'Dary'; did you mean 'dairy'?" {
+		t.Errorf("message %q", msg)
 	}
 }
 

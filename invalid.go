@@ -1,0 +1,429 @@
+package rappel
+
+import (
+	"fmt"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Client-facing validation is worded here, and only here: every 422 item
+// and every 400 sentence is built by a function of this file, so that they
+// all read alike. A message names what it is about (Subject), says what is
+// wrong, then how to fix it, and shows every value, name and suggestion the
+// same way (Quote). The edge decides where in a request a problem is (the
+// loc); the other packages return the domain errors below, which carry no
+// location.
+
+// MaxEcho bounds what a message or an item repeats of a client's input, so
+// that a long value cannot make an error response large.
+const MaxEcho = 100
+
+// Clip shortens s to at most MaxEcho bytes, on a rune boundary, marking the
+// cut with an ellipsis. Invalid UTF-8 becomes U+FFFD first, as JSON would
+// write it: what a message shows is what the client reads, and clipping
+// again changes nothing.
+func Clip(s string) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	if len(s) <= MaxEcho {
+		return s
+	}
+	i := MaxEcho
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i] + "…"
+}
+
+// Quote is how every message shows a value, a name or a suggestion:
+// clipped, in single quotes.
+func Quote(s string) string { return "'" + Clip(s) + "'" }
+
+// QuoteList quotes values and joins them as a sentence does, with conj
+// ("and", "or") before the last: 'a', 'b' or 'c'.
+func QuoteList(values []string, conj string) string {
+	var b strings.Builder
+	for i, v := range values {
+		switch {
+		case i == 0:
+		case i == len(values)-1:
+			b.WriteString(" " + conj + " ")
+		default:
+			b.WriteString(", ")
+		}
+		b.WriteString(Quote(v))
+	}
+	return b.String()
+}
+
+// Invalids returns a 422 *Error holding items, each built by one of the
+// Invalid constructors below.
+func Invalids(items ...Invalid) *Error {
+	return &Error{Code: EINVALID, Items: items}
+}
+
+// Suggest returns the candidate to suggest for s, "" when none is near
+// enough (see Nearest).
+func Suggest(s string, candidates []string) string {
+	if near, ok := Nearest(s, candidates); ok {
+		return near
+	}
+	return ""
+}
+
+// Types of 422 items, named as pydantic v2 names them. They are the closed
+// list ItemTypes: each constructor below sets one.
+const (
+	ItemMissing  = "missing"
+	ItemExtra    = "extra_forbidden"
+	ItemEnum     = "enum"
+	ItemInt      = "int_parsing"
+	ItemTooSmall = "greater_than_equal"
+	ItemTooLarge = "less_than_equal"
+	ItemDate     = "date_from_datetime_parsing"
+	ItemTooLong  = "string_too_long"
+	ItemJSON     = "json_invalid"
+	ItemValue    = "value_error"
+)
+
+// ItemTypes lists every type a 422 item may have.
+var ItemTypes = Vocabulary{ItemMissing, ItemExtra, ItemEnum, ItemInt, ItemTooSmall, ItemTooLarge, ItemDate, ItemTooLong, ItemJSON, ItemValue}
+
+// The parts of a request an item's loc starts with.
+const (
+	InQuery = "query"
+	InPath  = "path"
+	InBody  = "body"
+)
+
+// QueryLoc is the loc of the query parameter name.
+func QueryLoc(name string) []any { return []any{InQuery, Clip(name)} }
+
+// PathLoc is the loc of the path parameter name.
+func PathLoc(name string) []any { return []any{InPath, Clip(name)} }
+
+// BodyLoc is the loc of a field of the body, or of the whole body when
+// field is "".
+func BodyLoc(field string) []any {
+	if field == "" {
+		return []any{InBody}
+	}
+	return []any{InBody, Clip(field)}
+}
+
+// Subject names what loc points at, as a message starts: "Query parameter
+// 'lang'", "Path parameter 'record_id'", "Body field 'email'", "The body".
+func Subject(loc []any) string {
+	if len(loc) == 0 {
+		return "The request"
+	}
+	parts := make([]string, len(loc)-1)
+	for i, p := range loc[1:] {
+		parts[i] = fmt.Sprint(p)
+	}
+	name := Quote(strings.Join(parts, "."))
+	switch {
+	case loc[0] == InBody && len(loc) == 1:
+		return "The body"
+	case loc[0] == InBody:
+		return "Body field " + name
+	case loc[0] == InQuery:
+		return "Query parameter " + name
+	case loc[0] == InPath:
+		return "Path parameter " + name
+	}
+	return "Input " + name
+}
+
+// Reason says why a value was refused, in the parts a message is made of.
+// Problem is a predicate on the value, read after the subject ("is empty",
+// "has an unclosed double quote at byte 3"); Fix says what to do instead,
+// starting with a verb ("add the closing quote or remove it"), "" when the
+// problem says it already; Suggestion is the nearest valid value, "" when
+// none is near; Ctx holds facts for the item's ctx (the right check
+// digit). Parsers of client input return their errors as Reasons, without
+// knowing where in a request the value came from.
+type Reason struct {
+	Problem, Fix, Suggestion string
+	Ctx                      map[string]any
+}
+
+// sentence writes the reason about subject: "<subject> <problem>; <fix>",
+// then "; did you mean '<suggestion>'?" or a period.
+func (r Reason) sentence(subject string) string {
+	var b strings.Builder
+	b.WriteString(subject)
+	if r.Problem != "" {
+		b.WriteString(" " + r.Problem)
+	}
+	if r.Fix != "" {
+		b.WriteString("; " + r.Fix)
+	}
+	if r.Suggestion != "" {
+		b.WriteString("; did you mean " + Quote(r.Suggestion) + "?")
+	} else {
+		b.WriteString(".")
+	}
+	return b.String()
+}
+
+// String is the reason as a clause without its subject, for errors
+// outside a request: "is empty; give a period".
+func (r Reason) String() string {
+	return strings.TrimSuffix(strings.TrimPrefix(r.sentence(""), " "), ".")
+}
+
+// item builds an item at loc, clipping a string input (or each of a list's).
+func item(typ string, loc []any, input any, msg string, ctx map[string]any) Invalid {
+	switch v := input.(type) {
+	case string:
+		input = Clip(v)
+	case []string:
+		clipped := make([]string, len(v))
+		for i, s := range v {
+			clipped[i] = Clip(s)
+		}
+		input = clipped
+	}
+	return Invalid{Type: typ, Loc: loc, Msg: msg, Input: input, Ctx: ctx}
+}
+
+// withReason returns ctx holding the reason's suggestion and facts, if
+// any.
+func withReason(ctx map[string]any, r Reason) map[string]any {
+	if r.Suggestion == "" && len(r.Ctx) == 0 {
+		return ctx
+	}
+	if ctx == nil {
+		ctx = make(map[string]any, len(r.Ctx)+1)
+	}
+	for k, v := range r.Ctx {
+		ctx[k] = v
+	}
+	if r.Suggestion != "" {
+		ctx["suggestion"] = r.Suggestion
+	}
+	return ctx
+}
+
+// InvalidMissing is the item of a required parameter or field that was not
+// given; fix says what to send ("send the e-mail address to alert").
+func InvalidMissing(loc []any, fix string) Invalid {
+	return item(ItemMissing, loc, nil, Reason{Problem: "is required", Fix: fix}.sentence(Subject(loc)), nil)
+}
+
+// InvalidExtra is the item of a parameter or field that is not one of
+// allowed: it names the nearest allowed name, or lists them all.
+func InvalidExtra(loc []any, input any, allowed []string) Invalid {
+	name := fmt.Sprint(loc[len(loc)-1])
+	r := Reason{Problem: "is unknown", Suggestion: Suggest(name, allowed)}
+	switch {
+	case len(allowed) == 0 && loc[0] == InQuery:
+		r.Fix = "remove it, as this path takes no query parameters"
+	case len(allowed) == 0:
+		r.Fix = "remove it"
+	case r.Suggestion == "":
+		r.Fix = "use " + QuoteList(allowed, "or")
+	}
+	return item(ItemExtra, loc, input, r.sentence(Subject(loc)), nil)
+}
+
+// InvalidRepeated is the item of a parameter given more than once.
+func InvalidRepeated(loc []any, values []string) Invalid {
+	r := Reason{Problem: fmt.Sprintf("was given %d times", len(values)), Fix: "give it once"}
+	return item(ItemValue, loc, values, r.sentence(Subject(loc)), nil)
+}
+
+// InvalidEnum is the item of a value outside the closed list allowed. The
+// message lists allowed and names the nearest value; ctx holds both.
+func InvalidEnum(loc []any, input string, allowed []string) Invalid {
+	return InvalidEnumOf(loc, input, allowed, "", "")
+}
+
+// InvalidEnumOf is InvalidEnum for a list too long to spell out in the
+// message: what describes it instead ("a field to group by"). fix, when
+// set, replaces the suggestion, for a value that is a known mistake (a
+// number where a field to group by is expected). Without a near value or a
+// fix, the message lists allowed; a list of one value always suggests it.
+func InvalidEnumOf(loc []any, input string, allowed []string, what, fix string) Invalid {
+	list := QuoteList(allowed, "or")
+	r := Reason{Fix: fix}
+	if what == "" {
+		what = list
+	}
+	r.Problem = "should be " + what + ", not " + Quote(input)
+	if fix == "" {
+		r.Suggestion = Suggest(input, allowed)
+		switch {
+		case r.Suggestion == "" && len(allowed) == 1:
+			r.Suggestion = allowed[0]
+		case r.Suggestion == "" && what != list:
+			r.Fix = "use " + list
+		}
+	}
+	ctx := withReason(map[string]any{"expected": list}, r)
+	return item(ItemEnum, loc, input, r.sentence(Subject(loc)), ctx)
+}
+
+// InvalidInt is the item of a value that is not a whole number.
+func InvalidInt(loc []any, input string) Invalid {
+	r := Reason{Problem: "should be a whole number, not " + Quote(input)}
+	return item(ItemInt, loc, input, r.sentence(Subject(loc)), nil)
+}
+
+// InvalidMin is the item of a number below min.
+func InvalidMin(loc []any, input string, min int) Invalid {
+	r := Reason{Problem: fmt.Sprintf("should be at least %d, not %s", min, Quote(input))}
+	return item(ItemTooSmall, loc, input, r.sentence(Subject(loc)), map[string]any{"ge": min})
+}
+
+// InvalidMax is the item of a number above max.
+func InvalidMax(loc []any, input string, max int) Invalid {
+	r := Reason{Problem: fmt.Sprintf("should be at most %d, not %s", max, Quote(input))}
+	return item(ItemTooLarge, loc, input, r.sentence(Subject(loc)), map[string]any{"le": max})
+}
+
+// InvalidDate is the item of a value that is not a YYYY-MM-DD calendar
+// date, saying whether it is not written so or names no day.
+func InvalidDate(loc []any, input string) Invalid {
+	why := "it is not written YYYY-MM-DD"
+	if dateShaped(input) {
+		why = "there is no such day"
+	}
+	r := Reason{Problem: "should be a date written YYYY-MM-DD, not " + Quote(input) + ": " + why}
+	return item(ItemDate, loc, input, r.sentence(Subject(loc)), map[string]any{"error": why})
+}
+
+// dateShaped reports whether s is written dddd-dd-dd.
+func dateShaped(s string) bool {
+	if len(s) != len(time.DateOnly) {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if i == 4 || i == 7 {
+			if s[i] != '-' {
+				return false
+			}
+		} else if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// InvalidTooLong is the item of a text longer than max bytes. size is its
+// length in bytes, or -1 when only "longer than max" is known (a body read
+// no further than that); input is echoed, clipped, when not "".
+func InvalidTooLong(loc []any, input string, size, max int) Invalid {
+	r := Reason{Problem: fmt.Sprintf("is %d bytes long", size), Fix: fmt.Sprintf("keep it to %d bytes or fewer", max)}
+	if size < 0 {
+		r.Problem = fmt.Sprintf("is longer than %d bytes", max)
+	}
+	var in any
+	if input != "" {
+		in = input
+	}
+	return item(ItemTooLong, loc, in, r.sentence(Subject(loc)), map[string]any{"max_length": max})
+}
+
+// InvalidJSON is the item of a body that is not the JSON it should be.
+func InvalidJSON(loc []any, r Reason) Invalid {
+	return item(ItemJSON, loc, nil, r.sentence(Subject(loc)), nil)
+}
+
+// InvalidValue is the item of a value refused for r: a parser's reason (a
+// q, a period, a barcode, a VIN) or a check across values (a date range).
+// input is echoed, clipped.
+func InvalidValue(loc []any, input any, r Reason) Invalid {
+	return item(ItemValue, loc, input, r.sentence(Subject(loc)), withReason(nil, r))
+}
+
+// UnknownError says that a value matches nothing the data holds, such as
+// a category no recall has. It names the field, not a place in a request:
+// the edge turns it into an item at the field's place (Reason). Nearest is
+// the closest value that would match, "" when none is close; Fix says what
+// to do when nothing is near.
+type UnknownError struct {
+	Field, Value, Nearest, Fix string
+}
+
+func (e *UnknownError) Error() string {
+	return "unknown " + e.Field + " " + Quote(e.Value)
+}
+
+// Reason words the error for an item at the field's place in a request.
+func (e *UnknownError) Reason() Reason {
+	r := Reason{Problem: "is " + Quote(e.Value) + ", an unknown " + e.Field, Suggestion: e.Nearest}
+	if e.Nearest == "" {
+		r.Fix = e.Fix
+	}
+	return r
+}
+
+// Unknown returns the 422 *Error of a value of field that matches nothing;
+// its cause is the *UnknownError the edge places in the request.
+func Unknown(field, value, nearest, fix string) *Error {
+	ue := &UnknownError{Field: field, Value: value, Nearest: nearest, Fix: fix}
+	r := ue.Reason()
+	r.Problem = ""
+	return &Error{Code: EINVALID, Message: r.sentence("Unknown " + field + " " + Quote(value)), Err: ue}
+}
+
+// BadRequest returns a 400 whose message is problem, capitalized, then
+// fix: what the client sent that cannot be served as asked, and what to
+// send instead. Values in either are written with Quote.
+func BadRequest(problem, fix string) *Error {
+	r, size := utf8.DecodeRuneInString(problem)
+	msg := string(unicode.ToUpper(r)) + problem[size:] + "; " + fix + "."
+	return &Error{Code: EBADREQUEST, Message: msg}
+}
+
+// BadCursor is the 400 of a cursor that cannot continue the search; why
+// says what is wrong with it ("is not one this API issued").
+func BadCursor(why string) *Error {
+	return BadRequest("query parameter 'cursor' "+why,
+		"pass back the next_cursor of the previous page unchanged, with the same q, filters and sort, or drop cursor to start again")
+}
+
+// Check refuses the searches that are valid parameter by parameter but
+// cannot be served together (400s): sort_by=closing, relevance without q,
+// a cursor with sort_by=value or with an offset, an offset above
+// MaxOffset.
+func (q *Search) Check() error {
+	sortBy := q.SortBy
+	if sortBy == "" {
+		sortBy = SortDate
+	}
+	// others lists the sorts to use instead of except: those that apply,
+	// relevance only with a q.
+	others := func(except string) string {
+		var keys []string
+		for _, k := range SortKeys {
+			if k != except && k != SortClosing && (k != SortRelevance || q.Query != nil) {
+				keys = append(keys, k)
+			}
+		}
+		return QuoteList(keys, "or")
+	}
+	switch {
+	case sortBy == SortClosing:
+		return BadRequest("query parameter 'sort_by' is 'closing', which does not apply to recalls: they have no closing date",
+			"sort by "+others(SortClosing))
+	case sortBy == SortRelevance && q.Query == nil:
+		return BadRequest("query parameter 'sort_by' is 'relevance', which ranks records by how well they match q, and there is no q",
+			"send a q, or sort by "+others(SortRelevance))
+	case q.Cursor != "" && sortBy == SortValue:
+		return BadRequest("query parameter 'cursor' cannot page a search sorted by 'value'",
+			"page it with 'offset', or sort by 'date' or 'published' to use cursors")
+	case q.Cursor != "" && q.Offset > 0:
+		return BadRequest("query parameters 'cursor' and 'offset' were both given",
+			"send only one: a cursor already says where the page starts")
+	case q.Offset > MaxOffset:
+		// Not the number itself: one too large for an int reads as
+		// the largest int.
+		return BadRequest(fmt.Sprintf("query parameter 'offset' is above %d", MaxOffset),
+			"pass the next_cursor of each page as 'cursor' to page deeper")
+	}
+	return nil
+}
