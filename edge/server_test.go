@@ -2,6 +2,7 @@ package edge
 
 import (
 	"encoding/json"
+	"github.com/rappel-ca/rappel/internal/buildinfo"
 	"io"
 	"net/http"
 	"strings"
@@ -22,6 +23,8 @@ type decoded struct {
 func TestServer_Handler(t *testing.T) {
 	catalog := MustCatalog(t, testRecords())
 	main, _ := MustServer(t, catalog)
+	// A fixed build, so that /health's body is known to the byte.
+	main.Build = buildinfo.Info{Version: "v1.2.3", Commit: "abc123", BuildDate: "2026-01-02T03:04:05Z", GoVersion: "go1.26.8"}
 	empty, _ := MustServer(t, &index.Catalog{})
 	gated, _ := MustServer(t, catalog)
 	gated.GatewayHost = "recalls.example.ca"
@@ -54,7 +57,7 @@ func TestServer_Handler(t *testing.T) {
 		langs  []string // the translations a record body holds
 	}{
 		{name: "Health", target: "/health", header: map[string]string{"X-Gateway-Key": ""}, status: 200,
-			body: `{"status":"ok","records":3,"dataset_updated_at":"2025-03-04T10:06:07Z","dataset_source":"bundle","feeds":[]}`},
+			body: `{"status":"ok","records":3,"dataset_updated_at":"2025-03-04T10:06:07Z","dataset_source":"bundle","feeds":[],"build":{"version":"v1.2.3","commit":"abc123","build_date":"2026-01-02T03:04:05Z","go_version":"go1.26.8"}}`},
 		{name: "HealthHead", method: "HEAD", target: "/health", status: 200, body: ""},
 		{name: "HealthEmpty", server: "empty", target: "/health", status: 503, has: []string{"No recall data is loaded yet"}},
 		{name: "HealthUnknownParam", target: "/health?verbose=1", status: 422,
