@@ -232,14 +232,8 @@ func TestTelemetryConfig_OutboxDepth(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	snap, err := index.Build(nil, rappel.DatasetInfo{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cat := &index.Catalog{}
-	cat.Swap(snap)
 	srv := edge.NewServer()
-	srv.Catalog = cat
+	srv.Catalog = &index.Catalog{} // an empty snapshot
 	srv.Logger = slog.New(slog.DiscardHandler)
 	ready := make(chan net.Addr, 1)
 	tc := TelemetryConfig{MetricsAddr: "127.0.0.1:0", MetricsReady: func(a net.Addr) { ready <- a }}
