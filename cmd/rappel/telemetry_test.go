@@ -199,7 +199,7 @@ func TestServe_Telemetry(t *testing.T) {
 	if len(idx) != 1 || string(idx[0].GetParentSpanId()) != string(srv[0].GetSpanId()) {
 		t.Errorf("index.Search = %v, want one child of GET /recall", idx)
 	}
-	if w, _ := recv.named("kv.Load"); len(w) != 1 {
+	if w, _ := recv.named("kv.Replace"); len(w) != 1 {
 		t.Errorf("no Pebble write span for the bundle's load among %q", recv.names())
 	}
 }
