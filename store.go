@@ -36,6 +36,11 @@ type DatasetInfo struct {
 	Source string `json:"source"`
 	// Records is the number of records stored.
 	Records int `json:"records"`
+	// Bundle names the data bundle the store was loaded from (its build
+	// time and a digest of its content), so that a node started with a
+	// new binary knows whether its data dir still holds that binary's
+	// bundle. Live refreshes keep it.
+	Bundle string `json:"bundle,omitempty"`
 }
 
 // Snapshot is an immutable in-memory view of every record, as served. A

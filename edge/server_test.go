@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/rappel-ca/rappel"
+	"github.com/rappel-ca/rappel/internal/buildinfo"
 	"github.com/rappel-ca/rappel/kv/index"
 )
 

@@ -96,21 +96,11 @@ func newBenchNode(b *testing.B, up *feedstest.Upstream, withBundle bool) *benchN
 	n.r.ActivePlugin = norm.Active
 	n.r.Logger = slog.New(slog.NewTextHandler(n.logs, nil))
 	n.r.Fetcher.Logger = slog.New(slog.DiscardHandler)
-	n.r.Changed = func(ctx context.Context, changed bool) error {
-		if !changed {
-			info, err := n.store.DatasetInfo(ctx)
-			if err != nil {
-				return err
-			}
-			n.catalog.Swap(n.catalog.Current().WithInfo(info))
-			return nil
-		}
-		return n.rebuild()
-	}
+	n.r.Listeners = []rappel.ChangeListener{n.catalog.Listener(n.store)}
 	if err := n.r.Open(n.ctx); err != nil {
 		b.Fatal(err)
 	}
-	if err := n.rebuild(); err != nil {
+	if err := n.catalog.Reload(n.ctx, n.store); err != nil {
 		b.Fatal(err)
 	}
 	srv := edge.NewServer()
@@ -121,52 +111,13 @@ func newBenchNode(b *testing.B, up *feedstest.Upstream, withBundle bool) *benchN
 	return n
 }
 
-// rebuild builds the read index from the store, as serve does.
-func (n *benchNode) rebuild() error {
-	info, err := n.store.DatasetInfo(n.ctx)
-	if err != nil {
-		return err
-	}
-	var recs []*rappel.Record
-	if err := n.store.ForEachRecord(n.ctx, func(r *rappel.Record) error {
-		recs = append(recs, r)
-		return nil
-	}); err != nil {
-		return err
-	}
-	snap, err := index.Build(recs, info)
-	if err != nil {
-		return err
-	}
-	n.catalog.Swap(snap)
-	return nil
-}
-
 // loadEmbedded loads the embedded bundle into an empty store, as serve
 // does on first start.
 func loadEmbedded(b *testing.B, store *kv.Store) {
-	src := bundle.Embedded()
-	m, err := bundle.ReadManifest(src)
-	if err != nil {
+	if _, err := bundle.ReadManifest(bundle.Embedded()); err != nil {
 		b.Skipf("no embedded bundle: %v", err)
 	}
-	var recs []*rappel.Record
-	if err := bundle.ReadRecords(src, func(r *rappel.Record) error { recs = append(recs, r); return nil }); err != nil {
-		b.Fatal(err)
-	}
-	parts := map[string][]*rappel.Record{}
-	raw := map[string][]rappel.RawRecord{}
-	var states []rappel.SourceState
-	for _, s := range rappel.SourcePrecedence {
-		if err := bundle.ReadPartials(src, s, func(r *rappel.Record) error { parts[s] = append(parts[s], r); return nil }); err != nil {
-			b.Fatal(err)
-		}
-		if err := bundle.ReadRaw(src, s, func(r rappel.RawRecord) error { raw[s] = append(raw[s], r); return nil }); err != nil {
-			b.Fatal(err)
-		}
-		states = append(states, rappel.SourceState{Feed: rappel.FeedState{Source: s, Records: len(parts[s])}, Plugin: m.Plugins[s]})
-	}
-	if err := store.Load(context.Background(), recs, parts, raw, states, rappel.DatasetInfo{UpdatedAt: m.BuiltAt, Source: "bundle", Records: len(recs)}); err != nil {
+	if err := bundle.Load(context.Background(), bundle.Embedded(), store, slog.New(slog.DiscardHandler)); err != nil {
 		b.Fatal(err)
 	}
 }

@@ -16,7 +16,9 @@
 // everything (partial records, raw records, assembled records and their
 // index keys, the source's state, the dataset info and the record_ids that
 // are new, for the alerts) is written in one durable batch by a
-// rappel.FeedStore. The caller then rebuilds the read index (Changed).
+// rappel.FeedStore. The refresher then tells its listeners
+// (rappel.ChangeListener: the read index, the alerts), which follow the
+// store on their own.
 //
 // A refresh that fails at any step writes nothing but the failure: the last
 // good data keeps serving and /health says what happened. A snapshot that

@@ -22,8 +22,9 @@ import (
 
 // Refresher keeps a store fresh from the upstream feeds: at every refresh it
 // fetches each source, normalizes what changed through the source's plugin
-// and applies the result in one durable write per source, then tells
-// Changed so that the read index is rebuilt. A source that fails keeps its
+// and applies the result in one durable write per source, then tells its
+// Listeners (the read index, the alerts) that the data changed. A source
+// that fails keeps its
 // last good data. Configure the exported fields, then Open; Run refreshes
 // on a schedule, Refresh and Trigger once.
 type Refresher struct {
@@ -54,17 +55,18 @@ type Refresher struct {
 	// next run would use, so that a refresh that fetched nothing new still
 	// normalizes everything again after a plugin was swapped.
 	ActivePlugin func(source string) string
-	// Changed, when set, is called after every refresh: rebuild is true
-	// when records changed since the read index was last rebuilt, false
-	// when only the dataset info moved. An error is logged, and the next
-	// refresh calls it again with rebuild true.
-	Changed func(ctx context.Context, rebuild bool) error
+	// Listeners are told after every refresh, in order, that the data
+	// changed: records is true when records changed since every listener
+	// last caught up, false when only the dataset info moved. Errors are
+	// logged and returned, and until every listener has caught up the
+	// next refresh tells them all again with records true.
+	Listeners []rappel.ChangeListener
 
 	Now    func() time.Time
 	Logger *slog.Logger
 
 	mu      sync.Mutex // serializes refreshes
-	dirty   bool       // records changed and Changed has not rebuilt yet
+	dirty   bool       // records changed and a listener has not caught up yet
 	smu     sync.RWMutex
 	states  map[string]rappel.FeedState
 	started time.Time
@@ -188,7 +190,7 @@ func (r *Refresher) Trigger(ctx context.Context) error {
 	}
 }
 
-// Refresh refreshes every source once, in order, then calls Changed. A
+// Refresh refreshes every source once, in order, then tells the Listeners. A
 // source that fails keeps its data and records the failure in its state;
 // the error returned joins every source's.
 func (r *Refresher) Refresh(ctx context.Context) (err error) {
@@ -210,16 +212,30 @@ func (r *Refresher) Refresh(ctx context.Context) (err error) {
 	if err := r.settleMergeProblems(rctx); err != nil {
 		errs = append(errs, fmt.Errorf("settling merge problems: %w", err))
 	}
-	if r.Changed != nil && ctx.Err() == nil {
-		if err := r.Changed(ctx, r.dirty); err != nil {
-			r.Logger.Error("rebuilding the read index after a refresh", "err", err)
+	if ctx.Err() == nil {
+		if err := r.tell(ctx); err != nil {
 			errs = append(errs, err)
-		} else {
-			r.dirty = false
 		}
 	}
 	r.Logger.Info("refresh done", "took", r.Now().Sub(start).Round(time.Millisecond), "failed", len(errs))
 	return errors.Join(errs...)
+}
+
+// tell tells every listener, in order, what the refresh changed, and keeps
+// the records marked as changed until every one of them has caught up.
+func (r *Refresher) tell(ctx context.Context) error {
+	var errs []error
+	for _, l := range r.Listeners {
+		if err := l.DataChanged(ctx, r.dirty); err != nil {
+			r.Logger.Error("telling a listener that the data changed", "listener", fmt.Sprintf("%T", l), "records", r.dirty, "err", err)
+			errs = append(errs, err)
+		}
+	}
+	if len(errs) > 0 {
+		return errors.Join(errs...)
+	}
+	r.dirty = false
+	return nil
 }
 
 // refreshSource refreshes one source and records the outcome in its state.

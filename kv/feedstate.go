@@ -131,39 +131,5 @@ func (s *Store) AckNewRecalls(ctx context.Context, seq uint64) error {
 // refuses a store that holds records, so that a crash during a first start
 // leaves either nothing or everything.
 func (s *Store) Load(ctx context.Context, recs []*rappel.Record, partials map[string][]*rappel.Record, raw map[string][]rappel.RawRecord, states []rappel.SourceState, info rappel.DatasetInfo) error {
-	if err := checkRecords(recs); err != nil {
-		return err
-	}
-	ctx, span := startWrite(ctx, "Load")
-	defer span.End()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.db == nil {
-		return errNotOpen
-	}
-	empty, err := s.empty()
-	if err != nil {
-		return err
-	}
-	if !empty {
-		return errors.New("loading records: the store already holds records")
-	}
-	b := s.db.NewBatch()
-	defer b.Close()
-	if err := s.addRecords(ctx, b, recs, nil); err != nil {
-		return fmt.Errorf("loading records: %w", err)
-	}
-	for _, st := range states {
-		c := &rappel.SourceChange{State: st, PutPartials: partials[st.Feed.Source], PutRaw: raw[st.Feed.Source]}
-		if err := checkSource(st.Feed.Source); err != nil {
-			return err
-		}
-		if err := s.addChange(ctx, b, c); err != nil {
-			return fmt.Errorf("loading partial records of %s: %w", st.Feed.Source, err)
-		}
-	}
-	if err := setJSON(b, datasetKey, info); err != nil {
-		return fmt.Errorf("encoding dataset info: %w", err)
-	}
-	return endWrite(span, b, commit(b, "loading records"))
+	return s.load(ctx, false, recs, partials, raw, states, info)
 }

@@ -311,7 +311,7 @@ func (s *Store) addChange(ctx context.Context, b *pebble.Batch, c *rappel.Source
 			return err
 		}
 	}
-	if err := s.addRecords(ctx, b, c.PutRecords, c.DeleteRecords); err != nil {
+	if err := s.addRecords(ctx, b, c.PutRecords, c.DeleteRecords, false); err != nil {
 		return err
 	}
 	if err := addRaw(b, source, c.PutRaw, c.DeleteRaw); err != nil {
@@ -332,7 +332,14 @@ func (s *Store) addChange(ctx context.Context, b *pebble.Batch, c *rappel.Source
 }
 
 // addRecords adds the writes of assembled records and their index keys.
-func (s *Store) addRecords(ctx context.Context, b *pebble.Batch, put []*rappel.Record, del []string) error {
+// With fresh set, nothing is stored under their keys (the store is empty,
+// or the batch cleared them): each record and index key is written as new,
+// without reading a stored version to compare with.
+func (s *Store) addRecords(ctx context.Context, b *pebble.Batch, put []*rappel.Record, del []string, fresh bool) error {
+	putRecord := s.putRecord
+	if fresh {
+		putRecord = putNewRecord
+	}
 	var val []byte
 	var err error
 	for _, r := range put {
@@ -342,7 +349,7 @@ func (s *Store) addRecords(ctx context.Context, b *pebble.Batch, put []*rappel.R
 		if val, err = encodeValue(val[:0], r); err != nil {
 			return fmt.Errorf("encoding record %q: %w", r.RecordID, err)
 		}
-		if err := s.putRecord(b, r, val); err != nil {
+		if err := putRecord(b, r, val); err != nil {
 			return fmt.Errorf("putting record %q: %w", r.RecordID, err)
 		}
 	}
@@ -393,4 +400,81 @@ func setJSON(b *pebble.Batch, key []byte, v any) error {
 		return err
 	}
 	return b.Set(key, val, nil)
+}
+
+// dataPrefixes are the keyspaces of the data Load writes and Replace
+// replaces: assembled records, their index keys, partial records, and the
+// feeds' states and raw records.
+var dataPrefixes = [][]byte{[]byte(recordPrefix), []byte(indexPrefix), []byte(partialPrefix), []byte(feedPrefix)}
+
+// Replace makes the store hold the data given and nothing else of its
+// kind, as Load would write it into an empty store, in one batch committed
+// with pebble.Sync: every assembled record and its index keys, every
+// source's partial records, raw records (index and data) and state are
+// deleted and the given ones written, and the dataset info replaced, so
+// that a crash leaves the old data or the new, never a mix. What is not
+// data stays: subscriptions, the alert outbox and its marks, request
+// counts and the schema version.
+func (s *Store) Replace(ctx context.Context, recs []*rappel.Record, partials map[string][]*rappel.Record, raw map[string][]rappel.RawRecord, states []rappel.SourceState, info rappel.DatasetInfo) error {
+	return s.load(ctx, true, recs, partials, raw, states, info)
+}
+
+// load is Load, or Replace when replace is set.
+func (s *Store) load(ctx context.Context, replace bool, recs []*rappel.Record, partials map[string][]*rappel.Record, raw map[string][]rappel.RawRecord, states []rappel.SourceState, info rappel.DatasetInfo) error {
+	if err := checkRecords(recs); err != nil {
+		return err
+	}
+	for _, st := range states {
+		if err := checkSource(st.Feed.Source); err != nil {
+			return err
+		}
+	}
+	name := "Load"
+	if replace {
+		name = "Replace"
+	}
+	ctx, span := startWrite(ctx, name)
+	defer span.End()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.db == nil {
+		return errNotOpen
+	}
+	b := s.db.NewBatch()
+	defer b.Close()
+	if replace {
+		// Within a batch, a write after a range deletion survives it: the
+		// deletions clear what was there, the writes below fill it again.
+		for _, p := range dataPrefixes {
+			if err := b.DeleteRange(p, prefixEnd(p), nil); err != nil {
+				return fmt.Errorf("replacing records: %w", err)
+			}
+		}
+	} else if empty, err := s.empty(); err != nil {
+		return err
+	} else if !empty {
+		return errors.New("loading records: the store already holds records")
+	}
+	if err := s.addRecords(ctx, b, recs, nil, true); err != nil {
+		return fmt.Errorf("loading records: %w", err)
+	}
+	for _, st := range states {
+		c := &rappel.SourceChange{State: st, PutPartials: partials[st.Feed.Source], PutRaw: raw[st.Feed.Source]}
+		if err := s.addChange(ctx, b, c); err != nil {
+			return fmt.Errorf("loading partial records of %s: %w", st.Feed.Source, err)
+		}
+	}
+	if err := setJSON(b, datasetKey, info); err != nil {
+		return fmt.Errorf("encoding dataset info: %w", err)
+	}
+	return endWrite(span, b, commit(b, "loading records"))
+}
+
+// putNewRecord adds to b the writes of r, encoded as val, and of all its
+// index keys, where nothing is stored for r.
+func putNewRecord(b *pebble.Batch, r *rappel.Record, val []byte) error {
+	if err := applyIndexDiff(b, nil, indexKeys(r)); err != nil {
+		return err
+	}
+	return b.Set(recordKey(r.RecordID), val, nil)
 }

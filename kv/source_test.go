@@ -1,6 +1,7 @@
 package kv
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"reflect"
@@ -261,5 +262,133 @@ func TestStore_NewRecalls(t *testing.T) {
 	c := &rappel.SourceChange{State: rappel.SourceState{Feed: rappel.FeedState{Source: "hcdump"}}, NewRecalls: &rappel.NewRecalls{RecordIDs: []string{"x-1"}}}
 	if err := s.ApplySource(ctx, c); err != nil || c.NewRecalls.Seq != 4 {
 		t.Fatalf("seq %d, %v; want 4", c.NewRecalls.Seq, err)
+	}
+}
+
+// allPairs returns every key and value of the store, as strings, for which
+// keep is true.
+func allPairs(tb testing.TB, s *Store, keep func(key []byte) bool) map[string]string {
+	tb.Helper()
+	out := map[string]string{}
+	for _, k := range allKeys(tb, s, "") {
+		if !keep(k) {
+			continue
+		}
+		v, closer, err := s.db.Get(k)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		out[string(k)] = string(v)
+		closer.Close()
+	}
+	return out
+}
+
+// isData reports whether key is data that Replace replaces.
+func isData(key []byte) bool {
+	if bytes.Equal(key, datasetKey) {
+		return true
+	}
+	for _, p := range dataPrefixes {
+		if bytes.HasPrefix(key, p) {
+			return true
+		}
+	}
+	return false
+}
+
+func TestStore_Replace(t *testing.T) {
+	ctx := context.Background()
+	type data struct {
+		recs   []*rappel.Record
+		parts  map[string][]*rappel.Record
+		raw    map[string][]rappel.RawRecord
+		states []rappel.SourceState
+		info   rappel.DatasetInfo
+	}
+	// old has records 0 to 5, partials and raw records (with data) of two
+	// sources; new keeps records 3 and 4 as they are, changes 5, drops 0
+	// to 2, adds 6 to 8, and has one source only, whose raw records carry
+	// no data.
+	old := data{
+		recs: makeRecords(6),
+		parts: map[string][]*rappel.Record{
+			"hcdump": {partial("hc-000001", "one"), partial("hc-000003", "three")},
+			"vrdb":   {partial("hc-000002", "two")},
+		},
+		raw: map[string][]rappel.RawRecord{
+			"hcdump": {raw("70001", "row one", "hc-000001"), raw("70003", "row three", "hc-000003")},
+			"vrdb":   {raw("2018001", "csv row", "hc-000002")},
+		},
+		states: []rappel.SourceState{
+			{Feed: rappel.FeedState{Source: "hcdump", Records: 2}, Plugin: "old-hcdump"},
+			{Feed: rappel.FeedState{Source: "vrdb", Records: 1}, Plugin: "old-vrdb"},
+		},
+		info: rappel.DatasetInfo{UpdatedAt: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), Source: "bundle", Records: 6, Bundle: "old"},
+	}
+	next := makeRecords(9)[3:]
+	next[2].Translations.EN.Title = "Product 5 recalled again"
+	rawNew := raw("70004", "row four", "hc-000004")
+	rawNew.Data = nil
+	new := data{
+		recs:   next,
+		parts:  map[string][]*rappel.Record{"hcdump": {partial("hc-000003", "three"), partial("hc-000004", "four")}},
+		raw:    map[string][]rappel.RawRecord{"hcdump": {rawNew}},
+		states: []rappel.SourceState{{Feed: rappel.FeedState{Source: "hcdump", Records: 2}, Plugin: "new-hcdump"}},
+		info:   rappel.DatasetInfo{UpdatedAt: time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC), Source: "bundle", Records: 6, Bundle: "new"},
+	}
+
+	s := MustOpenStore(t)
+	if err := s.Load(ctx, old.recs, old.parts, old.raw, old.states, old.info); err != nil {
+		t.Fatal(err)
+	}
+	// What is not data: request counts and a batch of new recalls.
+	if _, err := s.AddUsage(ctx, "2026-01", map[string]int64{"key1": 7}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.ApplySource(ctx, &rappel.SourceChange{State: old.states[0], NewRecalls: &rappel.NewRecalls{Source: "hcdump", RecordIDs: []string{"hc-000001"}}}); err != nil {
+		t.Fatal(err)
+	}
+	rest := allPairs(t, s, func(k []byte) bool { return !isData(k) })
+
+	if err := s.Replace(ctx, new.recs, new.parts, new.raw, new.states, new.info); err != nil {
+		t.Fatal(err)
+	}
+	MustReopen(t, s)
+
+	// The replaced store holds, as data, exactly what a fresh Load of the
+	// new data writes, and everything else as it was.
+	fresh := MustOpenStore(t)
+	if err := fresh.Load(ctx, new.recs, new.parts, new.raw, new.states, new.info); err != nil {
+		t.Fatal(err)
+	}
+	got, want := allPairs(t, s, isData), allPairs(t, fresh, isData)
+	if !reflect.DeepEqual(got, want) {
+		for k := range got {
+			if _, ok := want[k]; !ok {
+				t.Errorf("left over after the replace: %q", k)
+			}
+		}
+		for k, v := range want {
+			if got[k] != v {
+				t.Errorf("key %q after the replace = %q, want %q", k, got[k], v)
+			}
+		}
+	}
+	checkIndex(t, s)
+	if got := allPairs(t, s, func(k []byte) bool { return !isData(k) }); !reflect.DeepEqual(got, rest) {
+		t.Errorf("the replace changed what is not data:\n got %q\nwant %q", got, rest)
+	}
+	if r, err := s.Record(ctx, "hc-000005"); err != nil || r.Translations.EN.Title != "Product 5 recalled again" {
+		t.Errorf("hc-000005 = %+v, %v", r, err)
+	}
+	if _, err := s.Record(ctx, "hc-000000"); rappel.ErrorCode(err) != rappel.ENOTFOUND {
+		t.Errorf("hc-000000 after the replace: %v, want not found", err)
+	}
+	if st, _ := s.SourceStates(ctx); len(st) != 1 || st[0].Plugin != "new-hcdump" {
+		t.Errorf("states after the replace = %+v", st)
+	}
+	if r := mustRaw(t, s, "hcdump", true); len(r) != 1 || r[0].Key != "70004" || r[0].Data != nil {
+		t.Errorf("raw records after the replace = %+v, want 70004 without data", r)
 	}
 }

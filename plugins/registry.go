@@ -259,3 +259,37 @@ func (r *Registry) Status() []PluginStatus {
 	sort.Slice(out, func(i, j int) bool { return out[i].Source < out[j].Source })
 	return out
 }
+
+// Active returns the SHA-256 of source's running plugin; "" when it has
+// none.
+func (r *Registry) Active(source string) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if s := r.sources[source]; s != nil && s.active != nil {
+		return s.active.plugin.SHA256
+	}
+	return ""
+}
+
+// Pending returns the SHA-256 of the candidate plugin of source waiting for
+// a payload to be tried on (see Prime); "" when none waits.
+func (r *Registry) Pending(source string) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if s := r.sources[source]; s != nil && s.pending != nil {
+		return s.pending.plugin.SHA256
+	}
+	return ""
+}
+
+// Rejection says why the last candidate plugin of source was not
+// activated, with when, for /health; "" when none was refused.
+func (r *Registry) Rejection(source string) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s := r.sources[source]
+	if s == nil || s.rejected == "" {
+		return ""
+	}
+	return fmt.Sprintf("%s (%s): %s", s.rejected, s.rejectedAt.UTC().Format(time.RFC3339), s.rejectedReason)
+}

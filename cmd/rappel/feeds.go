@@ -8,7 +8,6 @@ import (
 	iofs "io/fs"
 	"log/slog"
 	"path/filepath"
-	"sync"
 	"time"
 
 	"github.com/rappel-ca/rappel"
@@ -16,7 +15,6 @@ import (
 	"github.com/rappel-ca/rappel/edge"
 	"github.com/rappel-ca/rappel/feeds"
 	"github.com/rappel-ca/rappel/kv"
-	"github.com/rappel-ca/rappel/kv/index"
 	"github.com/rappel-ca/rappel/plugins"
 )
 
@@ -88,218 +86,61 @@ func (c *FeedsConfig) sources() []*feeds.Source {
 	return []*feeds.Source{feeds.HCDump(c.HCDumpEN, c.HCDumpFR), feeds.VRDB(c.VRDB), feeds.Detail(c.Detail)}
 }
 
-// liveFeeds is the running feeds of a node: the plugin registry and the
-// refresher.
-type liveFeeds struct {
-	host      *plugins.Host
-	registry  *plugins.Registry
-	refresher *feeds.Refresher
-	stop      context.CancelFunc
-	wg        sync.WaitGroup
+// startFeeds wires the feeds into srv and starts them: /health lists every
+// source's state and, with --feeds on, POST /admin/refresh runs a refresh.
+// With --feeds on it opens the plugins (the bundled ones, and candidates
+// from --plugins-dir) and the live feeds, which refresh at start and then
+// every --refresh-interval and tell listeners after every refresh. stop
+// stops the feeds, waiting for the refresh under way, then the plugins.
+func (c *ServeCommand) startFeeds(ctx context.Context, store *kv.Store, listeners []rappel.ChangeListener, srv *edge.Server, log *slog.Logger) (stop func() error, err error) {
+	u := &c.Upstream
+	u.defaults()
+	live := &feeds.Live{
+		Store: store, Sources: u.sources(), Listeners: listeners, Off: c.Feeds != "on", Logger: log,
+		Interval: u.Interval, MaxRemoval: u.MaxRemoval, DetailRate: u.DetailRate,
+	}
+	closePlugins := func() error { return nil }
+	if !live.Off {
+		reg, closeReg, err := u.openPlugins(ctx, c.DataDir, c.bundleFS(), log)
+		if err != nil {
+			return nil, err
+		}
+		live.Plugins, closePlugins = reg, closeReg
+	}
+	if err := live.Open(ctx); err != nil {
+		return nil, errors.Join(err, closePlugins())
+	}
+	srv.AdminKey = u.AdminKey
+	srv.Feeds = live.States
+	if !live.Off {
+		srv.Refresh = live.Trigger
+	}
+	return func() error { return errors.Join(live.Close(), closePlugins()) }, nil
 }
 
-// start wires the feeds into srv: /health lists every source's state and,
-// when on, POST /admin/refresh runs a refresh. When on, it opens the plugin
-// host and registry (the bundled plugins, and candidates from PluginsDir)
-// and refreshes at start and then every Interval until ctx ends or Close,
-// which waits for the refresh under way.
-func (c *FeedsConfig) start(ctx context.Context, on bool, dataDir string, bundled iofs.FS, store *kv.Store, catalog *index.Catalog, opts index.Options, srv *edge.Server, log *slog.Logger) (*liveFeeds, error) {
-	c.defaults()
-	srv.AdminKey = c.AdminKey
-	if !on {
-		srv.Feeds = func() []rappel.FeedState { return storedStates(store, log) }
-		return &liveFeeds{}, nil
+// The live feeds run the plugins through the registry.
+var _ feeds.Plugins = (*plugins.Registry)(nil)
+
+// openPlugins opens the plugin host, its compiled modules cached in the data
+// dir, and the registry of the bundled plugins, watching PluginsDir for
+// candidates. closeAll closes both.
+func (c *FeedsConfig) openPlugins(ctx context.Context, dataDir string, bundled iofs.FS, log *slog.Logger) (reg *plugins.Registry, closeAll func() error, err error) {
+	host := plugins.NewHost()
+	host.CacheDir = filepath.Join(dataDir, "wazero-cache")
+	host.Logger = log
+	if err := host.Open(ctx); err != nil {
+		return nil, nil, err
 	}
-	ctx, stop := context.WithCancel(ctx)
-	lf := &liveFeeds{host: plugins.NewHost(), stop: stop}
-	lf.host.CacheDir = filepath.Join(dataDir, "wazero-cache")
-	lf.host.Logger = log
-	if err := lf.host.Open(ctx); err != nil {
-		return nil, err
-	}
+	closeHost := func() error { return host.Close(context.WithoutCancel(ctx)) }
 	mods, err := bundle.Plugins(bundled)
 	if err != nil {
-		lf.Close()
-		return nil, err
+		return nil, nil, errors.Join(err, closeHost())
 	}
-	lf.registry = plugins.NewRegistry(lf.host, mods)
-	lf.registry.Dir = c.PluginsDir
-	lf.registry.Logger = log
-	r := feeds.NewRefresher(store, lf.registry, c.sources()...)
-	lf.refresher = r
-	// A plugin activated at run time shows its effect at once: the
-	// refresh it triggers sees a new plugin and normalizes everything.
-	lf.registry.OnActivate = func(string, *rappel.Normalized) { r.Kick() }
-	if err := lf.registry.Open(ctx); err != nil {
-		lf.Close()
-		return nil, err
+	reg = plugins.NewRegistry(host, mods)
+	reg.Dir = c.PluginsDir
+	reg.Logger = log
+	if err := reg.Open(ctx); err != nil {
+		return nil, nil, errors.Join(err, reg.Close(), closeHost())
 	}
-	r.Interval, r.MaxRemoval, r.DetailRate = c.Interval, c.MaxRemoval, c.DetailRate
-	r.Logger = log.With("component", "feeds")
-	r.Fetcher.Logger = r.Logger
-	r.ActivePlugin = lf.activePlugin
-	r.Changed = func(ctx context.Context, changed bool) error {
-		if changed {
-			return rebuild(ctx, store, catalog, opts)
-		}
-		info, err := store.DatasetInfo(ctx)
-		if err != nil {
-			return err
-		}
-		catalog.Swap(catalog.Current().WithInfo(info))
-		return nil
-	}
-	if err := r.Open(ctx); err != nil {
-		lf.Close()
-		return nil, err
-	}
-	srv.Feeds = lf.states
-	srv.Refresh = r.Trigger
-	lf.wg.Add(2)
-	go func() {
-		defer lf.wg.Done()
-		_ = r.Run(ctx)
-	}()
-	go func() {
-		defer lf.wg.Done()
-		lf.primeCandidates(ctx, log)
-	}()
-	return lf, nil
-}
-
-// activePlugin is the SHA-256 of source's running plugin.
-func (lf *liveFeeds) activePlugin(source string) string {
-	for _, st := range lf.registry.Status() {
-		if st.Source == source {
-			return st.Active
-		}
-	}
-	return ""
-}
-
-// states is every source's state for /health, with why the last candidate
-// plugin was not activated, if it was not.
-func (lf *liveFeeds) states() []rappel.FeedState {
-	out := lf.refresher.States()
-	for _, ps := range lf.registry.Status() {
-		for i := range out {
-			if out[i].Source == ps.Source && ps.Rejected != "" {
-				out[i].PluginRejected = fmt.Sprintf("%s (%s): %s", ps.Rejected, ps.RejectedAt.UTC().Format(time.RFC3339), ps.RejectedReason)
-			}
-		}
-	}
-	return out
-}
-
-// primeCandidates gives a candidate plugin waiting for input the source's
-// last good payload, rebuilt from the store. The registry tries candidates
-// only on a payload given to Prime: a refresh normalizes only what changed
-// (often nothing, or a few records), and a candidate judged on those could
-// drop most of a source unnoticed. Running the active plugin on the whole
-// last good payload gives the registry both the payload and the baseline to
-// judge against.
-func (lf *liveFeeds) primeCandidates(ctx context.Context, log *slog.Logger) {
-	primed := map[string]bool{} // source/candidate
-	t := time.NewTicker(time.Second)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		for _, ps := range lf.registry.Status() {
-			if ps.Pending == "" || primed[ps.Source+"/"+ps.Pending] {
-				continue
-			}
-			primed[ps.Source+"/"+ps.Pending] = true
-			payload, err := lf.refresher.LastGood(ctx, ps.Source)
-			if err != nil {
-				log.Info("a candidate plugin waits for its source's first live refresh", "source", ps.Source, "err", err)
-				delete(primed, ps.Source+"/"+ps.Pending)
-				continue
-			}
-			if _, err := lf.registry.Prime(ctx, ps.Source, payload); err != nil {
-				log.Warn("running the active plugin on the last good payload for a candidate", "source", ps.Source, "err", err)
-			}
-			lf.registry.Scan(ctx)
-		}
-	}
-}
-
-// Close stops the feeds and waits for the refresh under way.
-func (lf *liveFeeds) Close() error {
-	if lf.stop != nil {
-		lf.stop()
-	}
-	lf.wg.Wait()
-	var errs []error
-	if lf.registry != nil {
-		errs = append(errs, lf.registry.Close())
-	}
-	if lf.host != nil {
-		errs = append(errs, lf.host.Close(context.Background()))
-	}
-	return errors.Join(errs...)
-}
-
-// storedStates is every source's state as stored, for /health when the
-// feeds are off.
-func storedStates(store *kv.Store, log *slog.Logger) []rappel.FeedState {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
-	states, err := store.SourceStates(ctx)
-	if err != nil {
-		log.Warn("reading feed states", "err", err)
-	}
-	out := make([]rappel.FeedState, 0, len(states))
-	for _, st := range states {
-		out = append(out, st.Feed)
-	}
-	return out
-}
-
-// loadBundle fills an empty store from the bundle in src: the assembled
-// records, each source's partial records, the raw records they came from
-// (keys and hashes), and a state that is not live (the bundled records are
-// provisional: a source's first live refresh replaces them), in one batch.
-func loadBundle(ctx context.Context, store *kv.Store, src iofs.FS, log *slog.Logger) error {
-	m, err := bundle.ReadManifest(src)
-	if err != nil {
-		return err
-	}
-	start := time.Now()
-	recs := make([]*rappel.Record, 0, m.Records)
-	if err := bundle.ReadRecords(src, func(r *rappel.Record) error {
-		recs = append(recs, r)
-		return nil
-	}); err != nil {
-		return err
-	}
-	parts := map[string][]*rappel.Record{}
-	raw := map[string][]rappel.RawRecord{}
-	var states []rappel.SourceState
-	for _, source := range rappel.SourcePrecedence {
-		if err := bundle.ReadPartials(src, source, func(r *rappel.Record) error {
-			parts[source] = append(parts[source], r)
-			return nil
-		}); err != nil {
-			return err
-		}
-		if err := bundle.ReadRaw(src, source, func(r rappel.RawRecord) error {
-			raw[source] = append(raw[source], r)
-			return nil
-		}); err != nil {
-			return err
-		}
-		st := rappel.SourceState{Feed: rappel.FeedState{Source: source, Records: len(parts[source])}, Plugin: m.Plugins[source]}
-		st.Feed.Plugin = st.Plugin
-		states = append(states, st)
-	}
-	info := rappel.DatasetInfo{UpdatedAt: m.BuiltAt, Source: "bundle", Records: len(recs)}
-	if err := store.Load(ctx, recs, parts, raw, states, info); err != nil {
-		return fmt.Errorf("loading bundle into store: %w", err)
-	}
-	log.Info("loaded bundle into empty store", "records", len(recs), "partials", m.Partials, "took", time.Since(start).Round(time.Millisecond))
-	return nil
+	return reg, func() error { return errors.Join(reg.Close(), closeHost()) }, nil
 }

@@ -59,6 +59,9 @@ type ListenConfig struct {
 	// HTTPAddr and HTTPSAddr: a test's ACME server must know the ports
 	// before the node starts.
 	httpLn, httpsLn net.Listener
+	// bound, when set, is called with the API listener's address once it
+	// is bound, before the data loads.
+	bound func(net.Addr)
 	// draining, when set, is called after /readyz turned 503 and before
 	// the listeners close.
 	draining func()
@@ -177,44 +180,87 @@ func loadRoots(path string) (*x509.CertPool, error) {
 	return pool, nil
 }
 
-// listen serves srv until ctx is done, then shuts down gracefully (see
-// serve). ready, when set, receives the address of the API's listener.
-func (c *ListenConfig) listen(ctx context.Context, addr, dataDir string, srv *edge.Server, ready func(net.Addr), log *slog.Logger) error {
-	c.defaults()
-	if len(c.domains()) > 0 {
-		return c.listenTLS(ctx, dataDir, srv, ready, log)
-	}
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return fmt.Errorf("listening on %s: %w", addr, err)
-	}
-	hs := srv.HTTPServer(addr)
-	log.Info("serving", "addr", ln.Addr().String())
-	if ready != nil {
-		ready(ln.Addr())
-	}
-	return c.serve(ctx, srv, log, []*http.Server{hs}, []net.Listener{ln})
+// bound is the API's listeners, bound before the data loads: the plain
+// HTTP one, or with TLS the HTTP and HTTPS ones.
+type bound struct {
+	addr            string // --addr, for plain HTTP
+	plain           net.Listener
+	httpLn, httpsLn net.Listener
 }
 
-// listenTLS serves the API over HTTPS on HTTPSAddr with certificates that
+// bind listens on --addr, or with --tls-domains on HTTPAddr and HTTPSAddr,
+// without serving yet: a port that is taken fails the start at once, before
+// the data loads, and connections made during the load wait in the
+// listener's backlog until the node serves.
+func (c *ListenConfig) bind(addr string) (*bound, error) {
+	c.defaults()
+	b := &bound{addr: addr}
+	var err error
+	if len(c.domains()) > 0 {
+		b.httpLn, b.httpsLn, err = c.listeners()
+	} else if b.plain, err = net.Listen("tcp", addr); err != nil {
+		err = listenError("--addr", addr, err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if c.bound != nil {
+		c.bound(b.api().Addr())
+	}
+	return b, nil
+}
+
+// api is the listener the API is served on.
+func (b *bound) api() net.Listener {
+	if b.plain != nil {
+		return b.plain
+	}
+	return b.httpsLn
+}
+
+// close closes the listeners; after serving they are closed already, and
+// closing again does nothing.
+func (b *bound) close() {
+	for _, ln := range []net.Listener{b.plain, b.httpLn, b.httpsLn} {
+		if ln != nil {
+			_ = ln.Close()
+		}
+	}
+}
+
+// listenError says which setting names a port that cannot be listened on.
+func listenError(flag, addr string, err error) error {
+	return fmt.Errorf("%s %s cannot be listened on (%w); stop what holds the port or give another %s", flag, addr, err, flag)
+}
+
+// listen serves srv on the bound listeners until ctx is done, then shuts
+// down gracefully (see serve). ready, when set, receives the address of
+// the API's listener once it serves.
+func (c *ListenConfig) listen(ctx context.Context, b *bound, dataDir string, srv *edge.Server, ready func(net.Addr), log *slog.Logger) error {
+	if b.plain == nil {
+		return c.listenTLS(ctx, b.httpLn, b.httpsLn, dataDir, srv, ready, log)
+	}
+	hs := srv.HTTPServer(b.addr)
+	log.Info("serving", "addr", b.plain.Addr().String())
+	if ready != nil {
+		ready(b.plain.Addr())
+	}
+	return c.serve(ctx, srv, log, []*http.Server{hs}, []net.Listener{b.plain})
+}
+
+// listenTLS serves the API over HTTPS on httpsLn with certificates that
 // certmagic obtains and renews for the domains, and serves ACME HTTP-01
-// challenges and redirects to HTTPS on HTTPAddr.
+// challenges and redirects to HTTPS on httpLn.
 //
 // Certificates are obtained in the background (ManageAsync): the listeners
 // open at once, a certificate already in storage is served at once, and a
 // CA that is down delays only the handshakes of names without one, which
 // certmagic retries with backoff and logs, rather than keeping the node
 // from starting.
-func (c *ListenConfig) listenTLS(ctx context.Context, dataDir string, srv *edge.Server, ready func(net.Addr), log *slog.Logger) error {
-	httpLn, httpsLn, err := c.listeners()
-	if err != nil {
-		return err
-	}
+func (c *ListenConfig) listenTLS(ctx context.Context, httpLn, httpsLn net.Listener, dataDir string, srv *edge.Server, ready func(net.Addr), log *slog.Logger) error {
 	domains := c.domains()
 	magic, iss, cache, err := c.certmagic(dataDir, httpLn.Addr(), httpsLn.Addr(), log)
 	if err != nil {
-		httpLn.Close()
-		httpsLn.Close()
 		return err
 	}
 	defer cache.Stop()
@@ -235,8 +281,6 @@ func (c *ListenConfig) listenTLS(ctx context.Context, dataDir string, srv *edge.
 		ErrorLog:          hs.ErrorLog,
 	}
 	if err := magic.ManageAsync(ctx, domains); err != nil {
-		httpLn.Close()
-		httpsLn.Close()
 		return fmt.Errorf("managing certificates for %s: %w", strings.Join(domains, ", "), err)
 	}
 	log.Info("serving", "addr", httpsLn.Addr().String(), "http_addr", httpLn.Addr().String(),
@@ -256,12 +300,12 @@ func (c *ListenConfig) listeners() (httpLn, httpsLn net.Listener, err error) {
 	}
 	httpLn, err = net.Listen("tcp", c.HTTPAddr)
 	if err != nil {
-		return nil, nil, fmt.Errorf("listening on %s: %w", c.HTTPAddr, err)
+		return nil, nil, listenError("--http-addr", c.HTTPAddr, err)
 	}
 	httpsLn, err = net.Listen("tcp", c.HTTPSAddr)
 	if err != nil {
 		httpLn.Close()
-		return nil, nil, fmt.Errorf("listening on %s: %w", c.HTTPSAddr, err)
+		return nil, nil, listenError("--https-addr", c.HTTPSAddr, err)
 	}
 	return httpLn, httpsLn, nil
 }

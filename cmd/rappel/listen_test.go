@@ -11,6 +11,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/json"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -26,6 +27,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -47,6 +49,12 @@ const testDomain = "rappel.test"
 // dataset without building the plugins or loading the embedded bundle.
 func MustTinyBundle(tb testing.TB) fs.FS {
 	tb.Helper()
+	return os.DirFS(tinyBundleDir(tb))
+}
+
+// tinyBundleDir writes MustTinyBundle's bundle and returns its directory.
+func tinyBundleDir(tb testing.TB) string {
+	tb.Helper()
 	dir := tb.TempDir()
 	recs := []*rappel.Record{{
 		RecordID: "hc-74012", RecallID: "74012", RecallType: rappel.TypeConsumerProduct,
@@ -61,7 +69,7 @@ func MustTinyBundle(tb testing.TB) fs.FS {
 	if err := bundle.Write(dir, recs, m); err != nil {
 		tb.Fatal(err)
 	}
-	return os.DirFS(dir)
+	return dir
 }
 
 // MustLoopbackDNS runs a DNS server over TCP (the ACME server's validation
@@ -481,6 +489,88 @@ func TestServe_GracefulShutdown(t *testing.T) {
 	}
 	if err := <-done; err != nil {
 		t.Errorf("serve: %v", err)
+	}
+}
+
+// TestServe_PortTaken starts a node on a port another process holds: it
+// fails at once with a sentence naming the setting, before the store opens
+// or the bundle loads.
+func TestServe_PortTaken(t *testing.T) {
+	taken, _ := mustListen(t)
+	defer taken.Close()
+	addr := taken.Addr().String()
+	for _, tc := range []struct {
+		name, flag string
+		args       []string
+	}{
+		{"HTTP", "--addr", []string{"--addr", addr}},
+		{"TLS", "--https-addr", []string{"--tls-domains", testDomain, "--http-addr", "127.0.0.1:0", "--https-addr", addr}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dataDir := t.TempDir()
+			c := NewServeCommand()
+			if err := c.ParseFlags(append([]string{"--data-dir", dataDir}, tc.args...)); err != nil {
+				t.Fatal(err)
+			}
+			c.Bundle = MustTinyBundle(t)
+			var logs *syncWriter
+			c.Logger, logs = logBuffer(t)
+			err := c.Run(context.Background())
+			if !errors.Is(err, syscall.EADDRINUSE) || !strings.Contains(err.Error(), tc.flag+" "+addr+" cannot be listened on") || !strings.Contains(err.Error(), "give another "+tc.flag) {
+				t.Fatalf("Run = %v, want a sentence saying %s %s is taken", err, tc.flag, addr)
+			}
+			if l := logs.String(); strings.Contains(l, "bundle") || strings.Contains(l, "dataset ready") {
+				t.Errorf("the data loaded before the taken port failed the start:\n%s", l)
+			}
+			if _, err := os.Stat(filepath.Join(dataDir, "pebble")); !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("the store was opened before the taken port failed the start: %v", err)
+			}
+		})
+	}
+}
+
+// TestServe_ServesAfterLoad sends a request as soon as the listener is
+// bound, before the data loads: the request waits in the listener's
+// backlog and is answered once the node serves, with the data loaded, and
+// the node says "serving" only after the dataset is ready.
+func TestServe_ServesAfterLoad(t *testing.T) {
+	c := NewServeCommand()
+	c.DataDir, c.Bundle = t.TempDir(), MustTinyBundle(t)
+	var logs *syncWriter
+	c.Logger, logs = logBuffer(t)
+	conns := make(chan net.Conn, 1)
+	c.Listen.bound = func(a net.Addr) {
+		// Called from Run, before the store opens.
+		if l := logs.String(); strings.Contains(l, "bundle") {
+			t.Errorf("the listener was bound after the data loaded:\n%s", l)
+		}
+		conn, err := net.Dial("tcp", a.String())
+		if err != nil {
+			t.Error(err)
+			close(conns)
+			return
+		}
+		fmt.Fprintf(conn, "GET /readyz HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n", a)
+		conns <- conn
+	}
+	serve(t, c)
+	conn, ok := <-conns
+	if !ok {
+		t.Fatal("no connection to the bound listener")
+	}
+	defer conn.Close()
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("the request sent during the load got no response: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("GET /readyz sent during the load = %d, want 200 once the node serves", resp.StatusCode)
+	}
+	l := logs.String()
+	loaded, ready, serving := strings.Index(l, "loaded bundle into empty store"), strings.Index(l, `msg="dataset ready"`), strings.Index(l, "msg=serving")
+	if loaded < 0 || ready < loaded || serving < ready {
+		t.Errorf("log order: bundle loaded at %d, dataset ready at %d, serving at %d; want them in that order:\n%s", loaded, ready, serving, l)
 	}
 }
 

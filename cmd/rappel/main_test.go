@@ -50,12 +50,15 @@ func MustBuildBundle(tb testing.TB) string {
 }
 
 // serve runs a ServeCommand until the test ends and returns its base URL.
+// Its logs are dropped unless c has a Logger.
 func serve(tb testing.TB, c *ServeCommand) (base string, stop func()) {
 	tb.Helper()
 	ready := make(chan net.Addr, 1)
 	c.Addr = "127.0.0.1:0"
 	c.Ready = func(a net.Addr) { ready <- a }
-	c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- c.Run(ctx) }()

@@ -13,7 +13,6 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"strings"
 	"time"
 
@@ -53,8 +52,8 @@ type ServeCommand struct {
 	// (--metrics-addr); telemetry.go.
 	Telemetry TelemetryConfig
 
-	// Bundle is the data loaded into an empty store; the embedded one by
-	// default.
+	// Bundle is the data bundle the store is loaded from (bundle.Load);
+	// the embedded one by default.
 	Bundle iofs.FS
 	// Ready, when set, receives the API listener's address once serving
 	// (the HTTPS one with --tls-domains).
@@ -140,9 +139,10 @@ func (c *ServeCommand) logger() (*slog.Logger, func()) {
 	return log, func() { _ = out.Close() }
 }
 
-// Run opens the store (loading the bundle into it when it is empty), builds
-// the read index and serves until ctx is done, then shuts down gracefully:
-// see ListenConfig.serve and the order below.
+// Run serves the API until ctx is done, then shuts down gracefully (see
+// ListenConfig.serve and the order below). The listeners bind first, then
+// the store opens and takes the bundle when it should (bundle.Load), the
+// read index loads, and everything is wired before the node serves.
 func (c *ServeCommand) Run(ctx context.Context) error {
 	log, flushLog := c.logger()
 	defer flushLog()
@@ -153,36 +153,29 @@ func (c *ServeCommand) Run(ctx context.Context) error {
 		return err
 	}
 	defer tel.close(log)
-	if err := os.MkdirAll(c.DataDir, 0o755); err != nil {
-		return fmt.Errorf("creating data dir: %w", err)
-	}
-	store := kv.NewStore(filepath.Join(c.DataDir, "pebble"))
-	store.Logger = log
-	if err := store.Open(ctx); err != nil {
-		return err
-	}
-	defer store.Close()
-
-	if err := c.loadBundleIfEmpty(ctx, store, log); err != nil {
-		return err
-	}
-	key, err := c.cursorKey()
+	// Binding before the data loads fails a taken port at once; requests
+	// made during the load wait in the backlog until the node serves.
+	lns, err := c.Listen.bind(c.Addr)
 	if err != nil {
 		return err
 	}
-	catalog := &index.Catalog{}
-	if err := rebuild(ctx, store, catalog, index.Options{CursorKey: key}); err != nil {
+	defer lns.close()
+	store, err := c.openStore(ctx, log)
+	if err != nil {
 		return err
 	}
-	snap := catalog.Snapshot()
-	log.Info("dataset ready", "records", snap.Len(), "updated_at", snap.Info().UpdatedAt, "source", snap.Info().Source)
+	defer store.Close()
+	if err := bundle.Load(ctx, c.bundleFS(), store, log); err != nil {
+		return err
+	}
+	catalog, err := c.readIndex(ctx, store, log)
+	if err != nil {
+		return err
+	}
+	// What follows the store after every refresh, in order.
+	listeners := []rappel.ChangeListener{catalog.Listener(store)}
 
-	srv := edge.NewServer()
-	srv.Catalog = catalog
-	srv.Lookup = store
-	srv.GatewayHost = c.GatewayHost
-	srv.QueryBudget = c.QueryBudget
-	srv.Logger = log
+	srv := c.server(catalog, store, log)
 	shared, closeShared, err := openNodeState(ctx, c.SharedStore, c.DataDir, store, log)
 	if err != nil {
 		return err
@@ -209,7 +202,10 @@ func (c *ServeCommand) Run(ctx context.Context) error {
 			log.Error("flushing alert outbox", "error", err)
 		}
 	}
-	live, err := c.Upstream.start(ctx, c.Feeds == "on", c.DataDir, c.bundleFS(), store, catalog, index.Options{CursorKey: key}, srv, log)
+	// A refresh tells the read index first, then the alert runner, which
+	// matches the new recalls at once.
+	listeners = append(listeners, alertRunner)
+	stopFeeds, err := c.startFeeds(ctx, store, listeners, srv, log)
 	if err != nil {
 		stopAlerts()
 		return err
@@ -217,9 +213,9 @@ func (c *ServeCommand) Run(ctx context.Context) error {
 	// Shutdown order: the listeners drain (listen returns once requests in
 	// flight are done), then the feeds stop, then the alert outbox is
 	// flushed, and the store, deferred above, closes last.
-	err = c.Listen.listen(ctx, c.Addr, c.DataDir, srv, c.Ready, log)
+	err = c.Listen.listen(ctx, lns, c.DataDir, srv, c.Ready, log)
 	log.Info("stopping feeds")
-	if cerr := live.Close(); cerr != nil {
+	if cerr := stopFeeds(); cerr != nil {
 		log.Error("stopping feeds", "error", cerr)
 	}
 	log.Info("flushing alert outbox")
@@ -227,13 +223,46 @@ func (c *ServeCommand) Run(ctx context.Context) error {
 	return err
 }
 
-// loadBundleIfEmpty fills an empty store from the bundle.
-func (c *ServeCommand) loadBundleIfEmpty(ctx context.Context, store *kv.Store, log *slog.Logger) error {
-	empty, err := store.Empty(ctx)
-	if err != nil || !empty {
-		return err
+// openStore opens the node's Pebble store in the data dir, creating both
+// when missing.
+func (c *ServeCommand) openStore(ctx context.Context, log *slog.Logger) (*kv.Store, error) {
+	if err := os.MkdirAll(c.DataDir, 0o755); err != nil {
+		return nil, fmt.Errorf("creating data dir: %w", err)
 	}
-	return loadBundle(ctx, store, c.bundleFS(), log)
+	store := kv.NewStore(filepath.Join(c.DataDir, "pebble"))
+	store.Logger = log
+	if err := store.Open(ctx); err != nil {
+		return nil, err
+	}
+	return store, nil
+}
+
+// readIndex loads the read index from the store, its cursors signed with
+// the node's cursor key.
+func (c *ServeCommand) readIndex(ctx context.Context, store *kv.Store, log *slog.Logger) (*index.Catalog, error) {
+	key, err := c.cursorKey()
+	if err != nil {
+		return nil, err
+	}
+	catalog := &index.Catalog{Options: index.Options{CursorKey: key}}
+	if err := catalog.Reload(ctx, store); err != nil {
+		return nil, err
+	}
+	snap := catalog.Current()
+	log.Info("dataset ready", "records", snap.Len(), "updated_at", snap.Info().UpdatedAt, "source", snap.Info().Source, "bundle", snap.Info().Bundle)
+	return catalog, nil
+}
+
+// server returns the API server over the catalog, with the store for
+// lookups by barcode and vehicle.
+func (c *ServeCommand) server(catalog *index.Catalog, store *kv.Store, log *slog.Logger) *edge.Server {
+	srv := edge.NewServer()
+	srv.Catalog = catalog
+	srv.Lookup = store
+	srv.GatewayHost = c.GatewayHost
+	srv.QueryBudget = c.QueryBudget
+	srv.Logger = log
+	return srv
 }
 
 // bundleFS is the bundle: Bundle, or the embedded one.
@@ -242,35 +271,6 @@ func (c *ServeCommand) bundleFS() iofs.FS {
 		return c.Bundle
 	}
 	return bundle.Embedded()
-}
-
-// rebuild reads every record from the store into a new snapshot and swaps
-// it into catalog.
-func rebuild(ctx context.Context, store rappel.RecordStore, catalog *index.Catalog, opts index.Options) error {
-	info, err := store.DatasetInfo(ctx)
-	if err != nil {
-		return err
-	}
-	var recs []*rappel.Record
-	if err := store.ForEachRecord(ctx, func(r *rappel.Record) error {
-		recs = append(recs, r)
-		return nil
-	}); err != nil {
-		return fmt.Errorf("reading records: %w", err)
-	}
-	snap, err := index.BuildOptions(recs, info, opts)
-	if err != nil {
-		return err
-	}
-	catalog.Swap(snap)
-	recs, snap = nil, nil
-	// A build allocates several times the snapshot it leaves (about a
-	// gigabyte for 41,000 records) and the old snapshot is garbage once its
-	// readers finish. Without this the runtime hands that memory back to
-	// the OS only slowly, and a node's resident size stays at its peak for
-	// minutes after every rebuild.
-	debug.FreeOSMemory()
-	return nil
 }
 
 // cursorKey returns the key that signs search cursors: --cursor-key, or a

@@ -199,7 +199,7 @@ func TestServe_Telemetry(t *testing.T) {
 	if len(idx) != 1 || string(idx[0].GetParentSpanId()) != string(srv[0].GetSpanId()) {
 		t.Errorf("index.Search = %v, want one child of GET /recall", idx)
 	}
-	if w, _ := recv.named("kv.Load"); len(w) != 1 {
+	if w, _ := recv.named("kv.Replace"); len(w) != 1 {
 		t.Errorf("no Pebble write span for the bundle's load among %q", recv.names())
 	}
 }
@@ -232,14 +232,8 @@ func TestTelemetryConfig_OutboxDepth(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	snap, err := index.Build(nil, rappel.DatasetInfo{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cat := &index.Catalog{}
-	cat.Swap(snap)
 	srv := edge.NewServer()
-	srv.Catalog = cat
+	srv.Catalog = &index.Catalog{} // an empty snapshot
 	srv.Logger = slog.New(slog.DiscardHandler)
 	ready := make(chan net.Addr, 1)
 	tc := TelemetryConfig{MetricsAddr: "127.0.0.1:0", MetricsReady: func(a net.Addr) { ready <- a }}

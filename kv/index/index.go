@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -240,9 +241,16 @@ func (s *Snapshot) Record(id string) (*rappel.Record, bool) {
 func (s *Snapshot) Categories() []string { return s.categories }
 
 // Catalog holds the current snapshot and swaps it atomically. It implements
-// rappel.Catalog. The zero value holds an empty snapshot.
+// rappel.Catalog. The zero value holds an empty snapshot; Reload fills it
+// from a store, and Listener keeps it in step with one (reload.go).
 type Catalog struct {
+	// Options tune the snapshots Reload builds.
+	Options Options
+
 	cur atomic.Pointer[Snapshot]
+	// reload serializes Reload and the info-only swaps of its listener, so
+	// that a slow build never swaps in an older view over a newer one.
+	reload sync.Mutex
 }
 
 var empty, _ = Build(nil, rappel.DatasetInfo{})

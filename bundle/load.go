@@ -1,0 +1,209 @@
+package bundle
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"io/fs"
+	"log/slog"
+	"path"
+	"time"
+
+	"github.com/rappel-ca/rappel"
+)
+
+// Store is what Load keeps a bundle in: kv.Store implements it.
+type Store interface {
+	// Empty reports whether the store holds no records.
+	Empty(ctx context.Context) (bool, error)
+	// DatasetInfo says where the stored data came from: Source "bundle"
+	// and the Bundle's Version, or the live feeds.
+	DatasetInfo(ctx context.Context) (rappel.DatasetInfo, error)
+	// Replace makes the store hold the given records, each source's
+	// partial records, raw records and state, and the dataset info, and
+	// none of the data it held before, in one durable write.
+	Replace(ctx context.Context, recs []*rappel.Record, partials map[string][]*rappel.Record, raw map[string][]rappel.RawRecord, states []rappel.SourceState, info rappel.DatasetInfo) error
+}
+
+// Load puts the bundle in src into store when the store should hold it,
+// and logs what it did and why:
+//
+//   - an empty store is filled with the bundle;
+//   - a store that holds this very bundle (its DatasetInfo.Bundle is the
+//     bundle's Version) is left alone;
+//   - a store loaded from an older bundle, and never refreshed live since
+//     (its DatasetInfo.Source is still "bundle"), has all its data
+//     replaced by this bundle's: a new binary brings its new bundle to a
+//     data dir that only ever held a bundle;
+//   - a store loaded from a newer bundle (an older binary started on the
+//     data dir) keeps it;
+//   - a store the live feeds have refreshed keeps its data, which came
+//     from the agencies and which the feeds keep fresh, while a bundle's
+//     records are provisional; the log says whether the bundle is older
+//     or newer than that data.
+//
+// A store loaded before bundles had a version records none: it holds this
+// bundle when its dataset time is the bundle's build time. A binary built
+// without a bundle (ErrEmpty) serves a store that holds data as it is.
+func Load(ctx context.Context, src fs.FS, store Store, log *slog.Logger) error {
+	empty, err := store.Empty(ctx)
+	if err != nil {
+		return err
+	}
+	info, err := store.DatasetInfo(ctx)
+	if err != nil {
+		return err
+	}
+	m, err := ReadManifest(src)
+	if errors.Is(err, ErrEmpty) && !empty {
+		log.Info("the binary holds no data bundle; serving the data dir's data", "source", info.Source, "updated_at", info.UpdatedAt)
+		return nil
+	} else if err != nil {
+		return err
+	}
+	if !empty && info.Source != "bundle" {
+		log.Info("keeping the data dir's "+sourceName(info)+" data; the binary's bundle is "+relative(m.BuiltAt, info.UpdatedAt)+" than it and is not loaded",
+			"data_updated_at", info.UpdatedAt, "bundle_built_at", m.BuiltAt)
+		return nil
+	}
+	version, err := Version(src)
+	if err != nil {
+		return err
+	}
+	if !empty {
+		switch {
+		case info.Bundle == version, info.Bundle == "" && info.UpdatedAt.Equal(m.BuiltAt):
+			log.Info("the data dir holds the binary's bundle", "bundle", version, "records", info.Records)
+			return nil
+		case info.UpdatedAt.After(m.BuiltAt):
+			log.Warn("the data dir holds a newer bundle than the binary's; keeping it", "data_dir_bundle", info.Bundle, "bundle", version)
+			return nil
+		}
+	}
+	start := time.Now()
+	n, err := replace(ctx, src, m, version, store)
+	if err != nil {
+		return err
+	}
+	took := time.Since(start).Round(time.Millisecond)
+	if empty {
+		log.Info("loaded bundle into empty store", "bundle", version, "records", n, "partials", m.Partials, "took", took)
+	} else {
+		log.Info("replaced the data dir's older bundle with the binary's", "data_dir_bundle", info.Bundle, "bundle", version, "records", n, "took", took)
+	}
+	return nil
+}
+
+// sourceName names where a store's data came from, for the log.
+func sourceName(info rappel.DatasetInfo) string {
+	if info.Source == "" {
+		return "stored"
+	}
+	return info.Source
+}
+
+// relative says whether a bundle built at built is older or newer than
+// data updated at updated.
+func relative(built, updated time.Time) string {
+	switch {
+	case built.Before(updated):
+		return "older"
+	case built.After(updated):
+		return "newer"
+	}
+	return "as old"
+}
+
+// replace reads the bundle in src: the assembled records, each source's
+// partial records, the raw records they came from (keys and hashes), and a
+// state per source that is not live (the bundled records are provisional:
+// a source's first live refresh replaces them), and makes them the store's
+// data in one write. It returns the number of records.
+func replace(ctx context.Context, src fs.FS, m Manifest, version string, store Store) (int, error) {
+	recs := make([]*rappel.Record, 0, m.Records)
+	if err := ReadRecords(src, func(r *rappel.Record) error {
+		recs = append(recs, r)
+		return nil
+	}); err != nil {
+		return 0, err
+	}
+	parts := map[string][]*rappel.Record{}
+	raw := map[string][]rappel.RawRecord{}
+	var states []rappel.SourceState
+	for _, source := range rappel.SourcePrecedence {
+		if err := ReadPartials(src, source, func(r *rappel.Record) error {
+			parts[source] = append(parts[source], r)
+			return nil
+		}); err != nil {
+			return 0, err
+		}
+		if err := ReadRaw(src, source, func(r rappel.RawRecord) error {
+			raw[source] = append(raw[source], r)
+			return nil
+		}); err != nil {
+			return 0, err
+		}
+		st := rappel.SourceState{Feed: rappel.FeedState{Source: source, Records: len(parts[source])}, Plugin: m.Plugins[source]}
+		st.Feed.Plugin = st.Plugin
+		states = append(states, st)
+	}
+	info := rappel.DatasetInfo{UpdatedAt: m.BuiltAt, Source: "bundle", Records: len(recs), Bundle: version}
+	if err := store.Replace(ctx, recs, parts, raw, states, info); err != nil {
+		return 0, fmt.Errorf("loading bundle into store: %w", err)
+	}
+	return len(recs), nil
+}
+
+// Version names the bundle in fsys: its build time and a digest of its
+// manifest and data files (records, partial records, raw records), as
+// "2026-11-25T15:37:15Z sha256:<32 hex digits>". Two bundles built at the
+// same time from different data have different versions; the plugins are
+// named in the manifest by their SHA-256, so they count too.
+func Version(fsys fs.FS) (string, error) {
+	m, err := ReadManifest(fsys)
+	if err != nil {
+		return "", err
+	}
+	names := []string{manifestFile, recordsFile}
+	for _, dir := range []string{partialsDir, rawDir} {
+		more, err := fs.Glob(fsys, path.Join(dir, "*.ndjson.zst"))
+		if err != nil {
+			return "", fmt.Errorf("naming the bundle's version: %w", err)
+		}
+		names = append(names, more...)
+	}
+	h := sha256.New()
+	for _, name := range names {
+		if err := hashFile(h, fsys, name); err != nil {
+			return "", fmt.Errorf("naming the bundle's version: %w", err)
+		}
+	}
+	return m.BuiltAt.UTC().Format(time.RFC3339) + " sha256:" + hex.EncodeToString(h.Sum(nil)[:16]), nil
+}
+
+// hashFile writes name, its length and its bytes into h, so that no two
+// sets of files hash alike by moving bytes from one file to the next. A
+// missing file is hashed as a name alone.
+func hashFile(h hash.Hash, fsys fs.FS, name string) error {
+	f, err := fsys.Open(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		_, _ = io.WriteString(h, name+"\x00-\x00")
+		return nil
+	} else if err != nil {
+		return err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	_, _ = io.WriteString(h, name+"\x00")
+	_ = binary.Write(h, binary.BigEndian, fi.Size())
+	_, err = io.Copy(h, f)
+	return err
+}

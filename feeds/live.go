@@ -1,0 +1,194 @@
+package feeds
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/rappel-ca/rappel"
+)
+
+// Plugins is what Live needs of the plugins that normalize the sources (a
+// plugins.Registry): their runs, and which plugin runs or waits per
+// source. It is an interface so that feeds depends on the domain alone.
+type Plugins interface {
+	rappel.Normalizer
+	// Active returns the SHA-256 of the plugin source's next run uses.
+	Active(source string) string
+	// Pending returns the SHA-256 of a candidate plugin of source waiting
+	// for a payload to be tried on; "" when none waits.
+	Pending(source string) string
+	// Prime runs source's active plugin on the source's whole last good
+	// payload, which a waiting candidate is then tried on and judged
+	// against.
+	Prime(ctx context.Context, source string, full fs.FS) (*rappel.Normalized, error)
+	// Rejection says why source's last candidate plugin was not
+	// activated; "" when none was refused.
+	Rejection(source string) string
+}
+
+// Live runs a node's live feeds: a Refresher of Sources into Store through
+// Plugins, refreshing at Open and every Interval and telling Listeners
+// after each refresh; a refresh as soon as a candidate plugin replaced a
+// source's plugin, so that its effect shows at once; and the priming of a
+// candidate plugin waiting for input with its source's last good payload.
+// With Off set it runs nothing: States reads the states earlier runs
+// stored. Configure the exported fields, then Open; Close stops it.
+type Live struct {
+	Store   rappel.FeedStore
+	Plugins Plugins
+	Sources []*Source
+	// Interval, MaxRemoval and DetailRate are the Refresher's.
+	Interval   time.Duration
+	MaxRemoval float64
+	DetailRate float64
+	// Listeners are told after every refresh (Refresher.Listeners).
+	Listeners []rappel.ChangeListener
+	// Off keeps the feeds from running.
+	Off    bool
+	Logger *slog.Logger
+
+	refresher *Refresher
+	stop      context.CancelFunc
+	wg        sync.WaitGroup
+}
+
+// pluginPoll is how often Live looks for a swapped plugin and a candidate
+// waiting for its payload.
+const pluginPoll = time.Second
+
+// Open reads every source's state and, unless Off, starts refreshing and
+// watching the plugins until ctx is done or Close.
+func (l *Live) Open(ctx context.Context) error {
+	if l.Logger == nil {
+		l.Logger = slog.Default()
+	}
+	if l.Off {
+		return nil
+	}
+	if l.Plugins == nil {
+		return errors.New("opening the live feeds: Plugins is required")
+	}
+	r := NewRefresher(l.Store, l.Plugins, l.Sources...)
+	r.Interval, r.MaxRemoval, r.DetailRate = l.Interval, l.MaxRemoval, l.DetailRate
+	r.Logger = l.Logger.With("component", "feeds")
+	r.Fetcher.Logger = r.Logger
+	r.ActivePlugin = l.Plugins.Active
+	r.Listeners = l.Listeners
+	if err := r.Open(ctx); err != nil {
+		return err
+	}
+	l.refresher = r
+	ctx, l.stop = context.WithCancel(ctx)
+	l.wg.Add(2)
+	go func() {
+		defer l.wg.Done()
+		_ = r.Run(ctx)
+	}()
+	go func() {
+		defer l.wg.Done()
+		l.watchPlugins(ctx)
+	}()
+	return nil
+}
+
+// Close stops the feeds and waits for the refresh under way. It is safe
+// after a failed Open, and with Off.
+func (l *Live) Close() error {
+	if l.stop != nil {
+		l.stop()
+	}
+	l.wg.Wait()
+	return nil
+}
+
+// Trigger runs a refresh now and waits for it (Refresher.Trigger).
+func (l *Live) Trigger(ctx context.Context) error {
+	if l.refresher == nil {
+		return errors.New("the live feeds are off")
+	}
+	return l.refresher.Trigger(ctx)
+}
+
+// States returns every source's state for /health: the refresher's, with
+// why a source's last candidate plugin was not activated; with Off, the
+// states stored by earlier runs.
+func (l *Live) States() []rappel.FeedState {
+	if l.refresher == nil {
+		return l.storedStates()
+	}
+	out := l.refresher.States()
+	for i := range out {
+		out[i].PluginRejected = l.Plugins.Rejection(out[i].Source)
+	}
+	return out
+}
+
+// storedStates reads every source's state from the store, within a second:
+// /health should answer even when the store is slow.
+func (l *Live) storedStates() []rappel.FeedState {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	states, err := l.Store.SourceStates(ctx)
+	if err != nil {
+		l.Logger.Warn("reading feed states", "err", err)
+	}
+	out := make([]rappel.FeedState, 0, len(states))
+	for _, st := range states {
+		out = append(out, st.Feed)
+	}
+	return out
+}
+
+// watchPlugins looks at every source's plugins every pluginPoll until ctx
+// is done: a source whose plugin changed (a candidate was activated) gets a
+// refresh now, which normalizes everything again with the new plugin; a
+// candidate waiting for input gets its source's last good payload.
+//
+// Candidates are tried only on a payload given to Prime: a refresh
+// normalizes only what changed (often nothing, or a few records), and a
+// candidate judged on those could drop most of a source unnoticed. Running
+// the active plugin on the whole last good payload, rebuilt from the store,
+// gives the plugins both the payload and the baseline to judge against.
+func (l *Live) watchPlugins(ctx context.Context) {
+	active := map[string]string{}
+	for _, s := range l.Sources {
+		active[s.Name] = l.Plugins.Active(s.Name)
+	}
+	primed := map[string]string{}  // source → the candidate it was primed for
+	waiting := map[string]string{} // source → the candidate logged as waiting
+	t := time.NewTicker(pluginPoll)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		for _, s := range l.Sources {
+			if a := l.Plugins.Active(s.Name); a != active[s.Name] {
+				active[s.Name] = a
+				l.refresher.Kick()
+			}
+			pending := l.Plugins.Pending(s.Name)
+			if pending == "" || primed[s.Name] == pending {
+				continue
+			}
+			payload, err := l.refresher.LastGood(ctx, s.Name)
+			if err != nil {
+				if waiting[s.Name] != pending {
+					waiting[s.Name] = pending
+					l.Logger.Info("a candidate plugin waits for its source's first live refresh", "source", s.Name, "err", err)
+				}
+				continue
+			}
+			primed[s.Name] = pending
+			if _, err := l.Plugins.Prime(ctx, s.Name, payload); err != nil && ctx.Err() == nil {
+				l.Logger.Warn("running the active plugin on the last good payload for a candidate", "source", s.Name, "err", err)
+			}
+		}
+	}
+}

@@ -1,0 +1,234 @@
+package feeds_test
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rappel-ca/rappel"
+	"github.com/rappel-ca/rappel/feeds"
+	"github.com/rappel-ca/rappel/kv/index"
+	"github.com/rappel-ca/rappel/plugins"
+	"github.com/rappel-ca/rappel/plugins/plugintest"
+)
+
+// told is a listener that keeps what it is told and fails when asked to,
+// beside the real read index.
+type told struct {
+	mu    sync.Mutex
+	calls []bool
+	fail  error
+}
+
+func (l *told) DataChanged(_ context.Context, records bool) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.calls = append(l.calls, records)
+	err := l.fail
+	l.fail = nil
+	return err
+}
+
+// take returns what the listener was told since the last take.
+func (l *told) take() []bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	c := l.calls
+	l.calls = nil
+	return c
+}
+
+// MustCatalog returns a read index loaded from the harness's store.
+func MustCatalog(t *testing.T, h *harness) *index.Catalog {
+	t.Helper()
+	c := &index.Catalog{}
+	if err := c.Reload(h.ctx, h.store); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// TestRefresher_Listeners refreshes through the real read index as a
+// listener: a new recall upstream is in the index's snapshot after the
+// refresh, with no one in between; a refresh that found nothing moves the
+// dataset's time only; a listener that fails is told again, with records
+// changed, until it catches up.
+func TestRefresher_Listeners(t *testing.T) {
+	h := newHarness(t)
+	h.loadBundle(nil, true)
+	catalog := MustCatalog(t, h)
+	other := &told{}
+	h.r.Listeners = []rappel.ChangeListener{catalog.Listener(h.store), other}
+	h.open()
+	h.mustRefresh()
+	if info := catalog.Current().Info(); info.Source != "feeds" || !info.UpdatedAt.Equal(h.now) {
+		t.Fatalf("the index's dataset after the first live refresh: %+v", info)
+	}
+	other.take()
+
+	t.Run("NewRecall", func(t *testing.T) {
+		if _, ok := catalog.Current().Record("hc-70009"); ok {
+			t.Fatal("hc-70009 is in the index before it is upstream")
+		}
+		addRow(h, newRowEN, newRowFR)
+		h.up.Set("/detail/en/70009.json", []byte(newDetailEN))
+		n := catalog.Current().Len()
+		h.mustRefresh()
+		snap := catalog.Current()
+		r, ok := snap.Record("hc-70009")
+		if !ok || !strings.Contains(r.Translations.EN.Title, "frozen peas") {
+			t.Fatalf("hc-70009 in the index after the refresh: %+v, %v", r, ok)
+		}
+		if snap.Len() != n+1 || !snap.Info().UpdatedAt.Equal(h.now) {
+			t.Errorf("index after the refresh: %d records, info %+v; want %d, updated now", snap.Len(), snap.Info(), n+1)
+		}
+		if got := other.take(); len(got) != 1 || !got[0] {
+			t.Errorf("the other listener was told %v, want [true]", got)
+		}
+	})
+	t.Run("NothingNew", func(t *testing.T) {
+		before := catalog.Current()
+		h.mustRefresh()
+		after := catalog.Current()
+		if !after.Info().UpdatedAt.Equal(h.now) || after.Len() != before.Len() {
+			t.Errorf("index after a refresh that found nothing: %d records, info %+v", after.Len(), after.Info())
+		}
+		if got := other.take(); len(got) != 1 || got[0] {
+			t.Errorf("the other listener was told %v, want [false]", got)
+		}
+	})
+	t.Run("ListenerFails", func(t *testing.T) {
+		other.fail = errors.New("the other listener is down")
+		replace(t, h, "/hc/recalls-en.json", `"Type II", "Last updated": null, "Archived": "0"}`, `"Type II", "Last updated": null, "Archived": "1"}`)
+		if err := h.refresh(); err == nil || !strings.Contains(err.Error(), "the other listener is down") {
+			t.Fatalf("refresh = %v, want the listener's error", err)
+		}
+		// The index, told first, caught up all the same.
+		if r, _ := catalog.Current().Record("hc-70003"); r == nil || r.Status != rappel.StatusArchived {
+			t.Errorf("hc-70003 in the index = %+v, want archived", r)
+		}
+		// Nothing changes upstream: the listeners are told records
+		// changed until both caught up, then no more.
+		h.mustRefresh()
+		h.mustRefresh()
+		if got := other.take(); len(got) != 3 || !got[0] || !got[1] || got[2] {
+			t.Errorf("the other listener was told %v, want [true true false]", got)
+		}
+	})
+}
+
+// TestLive runs the live feeds over a store loaded from a bundle, with the
+// real plugin registry and the real read index as a listener: the refresh
+// at start makes every source live, Trigger brings a new recall into the
+// index, a plugin dropped into the plugins dir replaces the running one
+// and shows in the index without a trigger, and a module that cannot run
+// is refused, as /health says.
+func TestLive(t *testing.T) {
+	h := newHarness(t)
+	h.loadBundle(nil, true)
+	catalog := MustCatalog(t, h)
+	mods := map[string][]byte{}
+	for source, pkg := range shipped {
+		mods[source] = plugintest.Build(t, pkg)
+	}
+	reg := plugins.NewRegistry(MustOpenHost(t), mods)
+	reg.Dir, reg.PollInterval, reg.Logger = t.TempDir(), 100*time.Millisecond, slog.New(slog.DiscardHandler)
+	if err := reg.Open(h.ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { reg.Close() })
+	live := &feeds.Live{
+		Store: h.store, Plugins: reg, Sources: h.r.Sources,
+		Interval: time.Hour, MaxRemoval: 0.2, DetailRate: 0,
+		Listeners: []rappel.ChangeListener{catalog.Listener(h.store)},
+		Logger:    slog.New(slog.DiscardHandler),
+	}
+	if err := live.Open(h.ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { live.Close() })
+
+	waitFor(t, "the refresh at start", func() bool { return catalog.Current().Info().Source == "feeds" })
+	for _, st := range live.States() {
+		if !st.Live || st.LastError != "" || st.Plugin != reg.Active(st.Source) {
+			t.Errorf("state after the refresh at start: %+v", st)
+		}
+	}
+
+	t.Run("Trigger", func(t *testing.T) {
+		addRow(h, newRowEN, newRowFR)
+		h.up.Set("/detail/en/70009.json", []byte(newDetailEN))
+		if err := live.Trigger(h.ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := catalog.Current().Record("hc-70009"); !ok {
+			t.Fatal("hc-70009 is not in the index after a triggered refresh")
+		}
+	})
+	t.Run("HotSwap", func(t *testing.T) {
+		r, _ := catalog.Current().Record("tc-2018123")
+		title := r.Translations.EN.Title
+		upper := plugintest.Build(t, guests+"upper")
+		if err := os.WriteFile(filepath.Join(reg.Dir, "hcdump.wasm"), upper, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "the new plugin's titles in the index", func() bool {
+			r, ok := catalog.Current().Record("tc-2018123")
+			return ok && r.Translations.EN.Title == strings.ToUpper(title)
+		})
+		if got := reg.Active("hcdump"); got != plugins.SHA256(upper) {
+			t.Errorf("hcdump's plugin = %s, want the candidate's", got)
+		}
+	})
+	t.Run("Refused", func(t *testing.T) {
+		if err := os.WriteFile(filepath.Join(reg.Dir, "vrdb.wasm"), []byte("not a module"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "the refusal in the states", func() bool {
+			for _, st := range live.States() {
+				if st.Source == "vrdb" && strings.Contains(st.PluginRejected, "not a usable module") {
+					return true
+				}
+			}
+			return false
+		})
+	})
+	t.Run("Off", func(t *testing.T) {
+		if err := live.Close(); err != nil {
+			t.Fatal(err)
+		}
+		off := &feeds.Live{Store: h.store, Off: true}
+		if err := off.Open(h.ctx); err != nil {
+			t.Fatal(err)
+		}
+		defer off.Close()
+		states := off.States()
+		if len(states) != 3 {
+			t.Fatalf("stored states = %+v, want the three sources'", states)
+		}
+		for _, st := range states {
+			if !st.Live || st.Records == 0 {
+				t.Errorf("stored state %+v, want the live refreshes'", st)
+			}
+		}
+		if err := off.Trigger(h.ctx); err == nil {
+			t.Error("Trigger with the feeds off refreshed")
+		}
+	})
+}
+
+// waitFor polls ok until it holds, or fails after a minute.
+func waitFor(tb testing.TB, what string, ok func() bool) {
+	tb.Helper()
+	for deadline := time.Now().Add(time.Minute); !ok(); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			tb.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
