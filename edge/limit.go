@@ -13,7 +13,7 @@ import (
 	"github.com/rappel-ca/rappel"
 )
 
-// Rate limits and quotas (DECISIONS.md, Authentication): every key of a
+// Rate limits and quotas (README, "Plans, keys and rate limits" and the API table): every key of a
 // plan has a token bucket (Plan.Rate, Plan.Burst) and a monthly count
 // (Plan.Monthly, calendar months in UTC). Both live in memory, in one
 // keyState per key ID updated with compare-and-swap, so that a request

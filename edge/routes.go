@@ -21,7 +21,7 @@ type route struct {
 	// example "/recall/{record_id}"; handlers read wildcards with
 	// r.PathValue.
 	pattern string
-	// public routes need no x-gateway-key (DECISIONS.md, Authentication).
+	// public routes need no x-gateway-key (README, "Plans, keys and rate limits" and the API table).
 	// The zero value requires a key.
 	public bool
 	// params are the query parameter names the route accepts; any other
@@ -57,7 +57,7 @@ func (s *Server) routes() []route {
 		{methods: []string{http.MethodPost}, pattern: "/admin/refresh", public: true, handle: s.adminRefresh},
 		{methods: get, pattern: "/metrics", public: true, handle: s.getMetrics},
 		// The API description (openapi.json, with its test) and the page
-		// rendering it: public, as DECISIONS.md says.
+		// rendering it: public, as the README says.
 		{methods: get, pattern: "/openapi.json", public: true, handle: s.openAPI},
 		{methods: get, pattern: "/docs", public: true, handle: s.docsPage},
 		{methods: get, pattern: "/docs/{file...}", public: true, handle: s.docsFile},

@@ -15,7 +15,7 @@ import (
 )
 
 // Names of GET /recall's date parameters, canonical name first, then its
-// aliases (recall-api-spec.md, GET /recall).
+// aliases (README, "Searching").
 var (
 	issuedAfterNames  = []string{"issued_after", "date_from", "date_after"}
 	issuedBeforeNames = []string{"issued_before", "date_to", "date_before"}
@@ -28,7 +28,7 @@ var recallParams = slices.Concat(
 	[]string{"sort_by", "sort_order", "limit", "offset", "cursor", "lang"})
 
 // Sort values a client may send besides closing, which is recognised only
-// to be refused with a 400 by the searcher (DECISIONS.md, GET /recall): a
+// to be refused with a 400 by the searcher (README, "Searching"): a
 // 422 should not suggest it.
 var (
 	sortKeys   = rappel.Vocabulary{rappel.SortDate, rappel.SortPublished, rappel.SortValue, rappel.SortRelevance}
