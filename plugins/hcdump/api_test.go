@@ -20,13 +20,15 @@ import (
 	"github.com/rappel-ca/rappel/plugins/plugintest"
 )
 
-// TestAPI_AllergenFromIssue runs the real hcdump and vrdb plugins (Wasm,
-// through the real host) over testdata/hc-shapes and testdata/tc, merges
-// their records as the bundle build does, indexes them and serves them
-// through the real edge router over HTTP. hc-72001's only allergen evidence
-// is its dump row's Issue, "Food - Allergen - Peanut" (it has no detail
-// document): /recall?allergen=peanut must find it. The dump's Transport
-// Canada rows must be one record each with the database's recall.
+// TestAPI_AllergenFromIssue runs the real plugins (Wasm, through the real
+// host) over testdata/detail-shapes, testdata/hc-shapes and testdata/tc,
+// merges their records as the bundle build does, indexes them and serves
+// them through the real edge router over HTTP. hc-72001's only allergen
+// evidence is its dump row's Issue, "Food - Allergen - Peanut" (it has no
+// detail document): /recall?allergen=peanut must find it. The dump's
+// Transport Canada rows must be one record each with the database's
+// recall, and an in-store code printed without its check digit must be
+// searchable.
 func TestAPI_AllergenFromIssue(t *testing.T) {
 	ctx := context.Background()
 	h := plugins.NewHost()
@@ -54,8 +56,8 @@ func TestAPI_AllergenFromIssue(t *testing.T) {
 		}
 		return v.Records
 	}
-	dump, tc := run("hcdump", "hc-shapes"), run("vrdb", "tc")
-	for _, r := range slices.Concat(dump, tc) {
+	det, dump, tc := run("detail", "detail-shapes"), run("hcdump", "hc-shapes"), run("vrdb", "tc")
+	for _, r := range slices.Concat(det, dump, tc) {
 		if r.RecordID == "hc-72001" && !slices.Equal(r.Allergens, []string{"peanut"}) {
 			t.Fatalf("the plugin gave hc-72001 the allergens %q, want peanut", r.Allergens)
 		}
@@ -63,7 +65,7 @@ func TestAPI_AllergenFromIssue(t *testing.T) {
 			t.Fatalf("%s has peanut too: the test would prove nothing", r.RecordID)
 		}
 	}
-	recs, problems := rappel.Assemble(time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC), dump, tc)
+	recs, problems := rappel.Assemble(time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC), det, dump, tc)
 	if len(problems) != 0 {
 		t.Fatalf("assembly problems: %+v", problems)
 	}
@@ -117,6 +119,9 @@ func TestAPI_AllergenFromIssue(t *testing.T) {
 		{"/recall?allergen=mustard", []string{"hc-72004"}}, // from a French-only row
 		{"/recall?category=Medical%20devices&recall_type=health_product", []string{"hc-72005"}},
 		{"/recall?q=2017500", []string{"tc-2017500"}},
+		{"/recall?q=%220235278%2000000%22", []string{"hc-71001"}}, // an in-store code without its check digit
+		{"/recall?q=0246810", []string{"hc-71002"}},
+		{"/recall?category=dairy", []string{"hc-72003", "hc-71001"}}, // 71001's Category joins Meat and poultry and Dairy
 	} {
 		t.Run(tc.target, func(t *testing.T) {
 			if got := get(t, tc.target).ids(); !slices.Equal(got, tc.want) {

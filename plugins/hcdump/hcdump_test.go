@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/rappel-ca/rappel"
+	"github.com/rappel-ca/rappel/plugins/detail"
 	"github.com/rappel-ca/rappel/plugins/guest/guesttest"
 	"github.com/rappel-ca/rappel/plugins/hcdump"
 	"github.com/rappel-ca/rappel/plugins/vrdb"
@@ -130,18 +131,20 @@ func TestNormalize_Shapes(t *testing.T) {
 	wantProblems(t, out.Problems, []rappel.Problem{
 		{RecordID: "hc-72010", Reason: `NID 72010 has the URL "javascript:void(0)" in recalls-en.json, which is no web address; it was left out.`},
 		{RecordID: "hc-72010", Reason: `NID 72010: the allergen "Lupin" of its Issue is not one of Milk, Peanuts,`},
-		{RecordID: "hc-72103", Reason: `NID 72103 (row 12 of recalls-en.json) was skipped: it is a Transport Canada notice but neither its URL "/en/node/72103" nor its title "Transport Canada Recall" names the recall number`},
+		{RecordID: "hc-72103", Reason: `NID 72103 (row 14 of recalls-en.json) was skipped: it is a Transport Canada notice but neither its URL "/en/node/72103" nor its title "Transport Canada Recall" names the recall number`},
 	})
 }
 
 // TestAssemble_TransportCanadaRows merges the dump's Transport Canada rows
-// of every shape with the vehicle database's sample, as the bundle build
-// and the feeds do: each recall is one record, whose dates and vehicles
-// come from the database and whose addresses come from the dump.
+// of every shape with the vehicle database's sample (and the shapes' detail
+// documents), as the bundle build and the feeds do: each recall is one
+// record, whose dates and vehicles come from the database and whose
+// addresses come from the dump.
 func TestAssemble_TransportCanadaRows(t *testing.T) {
+	det := guesttest.MustRun(t, os.DirFS("../../testdata/detail-shapes"), detail.Normalize)
 	dump := guesttest.MustRun(t, os.DirFS("../../testdata/hc-shapes"), hcdump.Normalize)
 	tc := guesttest.MustRun(t, os.DirFS("../../testdata/tc"), vrdb.Normalize)
-	recs, problems := rappel.Assemble(time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC), dump.Records, tc.Records)
+	recs, problems := rappel.Assemble(time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC), det.Records, dump.Records, tc.Records)
 	if len(problems) != 0 {
 		t.Errorf("assembly problems: %+v", problems)
 	}
