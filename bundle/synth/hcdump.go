@@ -241,6 +241,24 @@ var vehicleKinds = map[byte][3]string{
 	'W': {"Tire", "Pneu", "rappelé"},
 	'S': {"Child Car Seat", "Siège d'auto pour enfant", "rappelé"},
 	'E': {"Vehicle Equipment", "Équipement de véhicule", "rappelé"},
+	'U': {"Sport Utility Vehicle", "Véhicule utilitaire sport", "rappelé"},
+	'V': {"Minivan", "Minifourgonnette", "rappelée"},
+	'K': {"Chassis Cab", "Châssis-cabine", "rappelé"},
+	'3': {"Motor Tricycle", "Tricycle à moteur", "rappelé"},
+	'Y': {"Three-Wheeled Vehicle", "Véhicule à trois roues", "rappelé"},
+	'D': {"School Bus", "Autobus scolaire", "rappelé"},
+	'P': {"RV Trailer", "Caravane", "rappelée"},
+	'A': {"All-Terrain Vehicle", "Véhicule tout terrain", "rappelé"},
+	'X': {"Restricted-Use Vehicle", "Véhicule à usage restreint", "rappelé"},
+	'N': {"Snowmobile", "Motoneige", "rappelée"},
+}
+
+// vehicleKind returns what the dump calls the vehicles of category code.
+func vehicleKind(code byte) [3]string {
+	if k, ok := vehicleKinds[code]; ok {
+		return k
+	}
+	return [3]string{"Vehicle", "Véhicule", "rappelé"}
 }
 
 // tcRows writes a vehicle recall's rows in the Health Canada dump, as the
@@ -256,7 +274,7 @@ func (g *generator) tcRows(r *rand.Rand, e *entry, v *vehicleRecall, rn string) 
 		titleEN += " - " + v.mk.name
 		titleFR += " - " + v.mk.name
 	}
-	kind := vehicleKinds[v.cat.code]
+	kind := vehicleKind(v.cat.code)
 	sys := systems[v.def.sys]
 
 	var urlEN, urlFR string
