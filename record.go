@@ -82,12 +82,16 @@ type Translation struct {
 
 // Product is one element of a record's product_list. Name and UPC are always
 // present (UPC may be empty when the source printed none); UPC keeps the
-// source's printing, for example "0 41798 00145 9".
+// source's printing, for example "0 41798 00145 9". UPCPrefix holds, in
+// digits, the start every barcode of the product shares when the notice
+// lists only that ("Starting with 0235278"): items sold by weight carry
+// in-store codes whose last digits encode the price.
 type Product struct {
-	Name     string   `json:"name"`
-	UPC      string   `json:"upc"`
-	LotCodes []string `json:"lot_codes,omitempty"`
-	Size     string   `json:"size,omitempty"`
+	Name      string   `json:"name"`
+	UPC       string   `json:"upc"`
+	UPCPrefix string   `json:"upc_prefix,omitempty"`
+	LotCodes  []string `json:"lot_codes,omitempty"`
+	Size      string   `json:"size,omitempty"`
 }
 
 // VehicleModel is one element of affected_models: a make, model and model

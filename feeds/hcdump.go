@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net/url"
 	"strings"
 
 	"github.com/rappel-ca/rappel"
@@ -23,9 +22,11 @@ type hcdumpFormat struct{}
 
 // hcRow is what splitting reads of a dump row.
 type hcRow struct {
-	NID json.RawMessage `json:"NID"`
-	Org json.RawMessage `json:"Organization"`
-	URL json.RawMessage `json:"URL"`
+	NID     json.RawMessage `json:"NID"`
+	Org     json.RawMessage `json:"Organization"`
+	URL     json.RawMessage `json:"URL"`
+	Title   json.RawMessage `json:"Title"`
+	TitleFR json.RawMessage `json:"Titre"`
 }
 
 type hcGroup struct {
@@ -33,6 +34,7 @@ type hcGroup struct {
 	en, fr [][]byte
 	org    string
 	urls   []string
+	titles []string
 }
 
 func (hcdumpFormat) split(docs map[string][]byte) ([]rappel.RawRecord, error) {
@@ -60,6 +62,7 @@ func (hcdumpFormat) split(docs map[string][]byte) ([]rappel.RawRecord, error) {
 				g.org = jsonString(row.Org)
 			}
 			g.urls = append(g.urls, jsonString(row.URL))
+			g.titles = append(g.titles, jsonString(row.Title)+jsonString(row.TitleFR))
 		}
 	}
 	rows, err := jsonArray(hcFileEN, en)
@@ -96,32 +99,18 @@ func hcKey(raw []byte) (string, hcRow) {
 }
 
 // ids is the record the NID's rows become (testdata/FORMATS.md): a
-// Transport Canada notice is tc-<rn> from its URL, any other hc-<NID>.
+// Transport Canada notice is tc-<recall number>, the number its URLs or
+// titles name (as the normalizer reads it), any other hc-<NID>.
 func (g *hcGroup) ids() []string {
 	if strings.HasPrefix(g.key, anonymousPrefix) {
 		return nil
 	}
 	if strings.EqualFold(strings.TrimSpace(g.org), "TC") {
-		for _, u := range g.urls {
-			if rn := recallNumber(u); rn != "" {
-				return []string{"tc-" + rn}
-			}
+		if rn := rappel.TransportRecallNumber(append(g.urls, g.titles...)...); rn != "" {
+			return []string{"tc-" + rn}
 		}
 	}
 	return []string{"hc-" + g.key}
-}
-
-// recallNumber is the digits of a Transport Canada URL's rn= parameter.
-func recallNumber(raw string) string {
-	u, err := url.Parse(strings.TrimSpace(raw))
-	if err != nil {
-		return ""
-	}
-	rn := strings.TrimSpace(u.Query().Get("rn"))
-	if rn == "" || strings.Trim(rn, "0123456789") != "" {
-		return ""
-	}
-	return rn
 }
 
 // jsonString is the text of a JSON string or number, or "".

@@ -61,6 +61,9 @@ func (g *generator) document(r *rand.Rand, e *entry, p *profile, s subject, comp
 	}
 	if chance(r, richShare) {
 		d.catEN, d.catFR = []string{p.topEN, cmp.Or(s.classEN, s.catEN)}, []string{p.topFR, cmp.Or(s.classFR, s.catFR)}
+		if s.alsoEN != "" {
+			d.catEN, d.catFR = append(d.catEN, s.alsoEN), append(d.catFR, s.alsoFR)
+		}
 		d.products = g.products(r, e, p, s)
 	}
 	if chance(r, imageShare) {
@@ -149,7 +152,11 @@ func (g *generator) products(r *rand.Rand, e *entry, p *profile, s subject) []pr
 				pr.nameFR += " " + sz.fr
 			}
 		}
-		if chance(r, p.upcRate) {
+		switch {
+		case e.typ == typeFood && byWeight[s.catEN] && chance(r, inStoreShare):
+			pr.upc, pr.prefix = inStoreCode(r)
+			pr.sizeEN, pr.sizeFR = "variable", "variable"
+		case chance(r, p.upcRate):
 			pr.upc = upc(r)
 		}
 		if chance(r, 0.9) {
@@ -260,6 +267,10 @@ func (p *product) text(french bool) string {
 	line := func(k, v string) { sb.WriteString("<b>" + k + ":</b> " + htmlEscape(v) + "<BR/>") }
 	line(keys[0], name)
 	switch {
+	case p.prefix != "" && french:
+		line(keys[1], "Commençant par "+p.prefix)
+	case p.prefix != "":
+		line(keys[1], "Starting with "+p.prefix)
 	case p.upc != "":
 		line(keys[1], p.upc)
 	case len(p.nameEN)%2 == 0:

@@ -68,21 +68,43 @@ func (g *generator) notice(e *entry) output {
 
 	org := p.org
 	hasCategory := chance(r, categoryShare)
-	if e.typ == typeCannabis && chance(r, 0.1) {
+	switch {
+	case e.typ == typeCannabis && chance(r, 0.1):
 		// Some cannabis rows name no known organization; the normalizer
 		// falls back on their Category, so they always have one.
 		org, hasCategory = "Health Canada", true
+	case e.typ == typeHealth && chance(r, marketedShare):
+		org = orgMarketed
+	case (e.typ == typeHealth || e.typ == typeMedical) && chance(r, cpabShare):
+		org = orgCPAB
 	}
+	catEN, catFR := s.catEN, s.catFR
+	switch {
+	case org == orgCPAB && e.typ == typeMedical:
+		// The branch files advisories of every kind: its device notices
+		// say so in their Category, which is how the normalizer tells.
+		catEN, catFR, hasCategory = "Medical devices - "+catEN, "Instruments médicaux - "+catFR, true
+	case org != orgCPAB && hasCategory && chance(r, joinedShare):
+		if c, ok := secondCategory(r, e.typ, s.catEN); ok {
+			catEN, catFR = catEN+" - "+c[0], catFR+" - "+c[1]
+			s.alsoEN, s.alsoFR = c[0], c[1]
+		}
+	}
+	issueEN, issueFR := s.hazard.issueEN, s.hazard.issueFR
+	if e.typ == typeFood {
+		issueEN, issueFR = foodIssue(r, s.hazard)
+	}
+	class := recallClass(r, p)
 	var row dumpRow
 	row[colNID] = field{v: nid}
 	row[colTitle] = field{v: quirkTitle(r, titleEN)}
-	row[colURL] = field{v: urlEN}
+	row[colURL] = field{v: urlForm(r, urlEN, "en", nid)}
 	row[colOrganization] = field{v: org}
 	row[colProduct] = field{v: s.item.en, null: chance(r, nullProduct)}
-	row[colIssue] = field{v: quirkText(r, s.hazard.issueEN)}
+	row[colIssue] = field{v: quirkText(r, issueEN)}
 	row[colWhat] = field{v: quirkText(r, whatEN)}
-	row[colCategory] = field{v: s.catEN, null: !hasCategory}
-	row[colClass] = recallClass(r, p)
+	row[colCategory] = field{v: catEN, null: !hasCategory}
+	row[colClass] = class
 	row[colLastUpdated] = lastUpdated
 	row[colArchived] = field{v: g.archived(r, e.day)}
 
@@ -90,11 +112,15 @@ func (g *generator) notice(e *entry) output {
 	out.dumpEN = row.appendJSON(nil, &dumpKeysEN)
 	if e.hasFR {
 		row[colTitle].v = quirkTitle(r, titleFR)
-		row[colURL].v = urlFR
+		row[colURL].v = urlForm(r, urlFR, "fr", nid)
+		if org == "CFIA" {
+			row[colOrganization].v = "ACIA" // the one name the French file translates
+		}
 		row[colProduct].v = s.item.fr
-		row[colIssue].v = quirkText(r, s.hazard.issueFR)
+		row[colIssue].v = quirkText(r, issueFR)
 		row[colWhat].v = quirkText(r, whatFR)
-		row[colCategory].v = s.catFR
+		row[colCategory].v = catFR
+		row[colClass] = frenchClass(class)
 		out.dumpFR = row.appendJSON(nil, &dumpKeysFR)
 	}
 	if !e.hasDetail {

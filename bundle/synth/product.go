@@ -12,7 +12,8 @@ import (
 // product is one product panel of a detail document.
 type product struct {
 	nameEN, nameFR string
-	upc            string // as printed; "" when the product has none
+	upc            string // as printed; "" when the product has none (an in-store code may lack its check digit)
+	prefix         string // the start of the in-store codes of an item sold by weight
 	lots           []string
 	sizeEN, sizeFR string
 }
@@ -55,6 +56,40 @@ func upc(r *rand.Rand) string {
 		return code[:1] + " " + code[1:7] + " " + code[7:]
 	}
 	return code
+}
+
+// byWeight are the food categories whose items are also sold by weight,
+// labelled in the store with in-store codes.
+var byWeight = map[string]bool{
+	"Meat and poultry": true, "Dairy": true, "Fish and seafood": true, "Fruits and vegetables": true,
+	"Bakery products": true, "Prepared meals": true,
+}
+
+// inStoreShare is the share of the products of those categories that are
+// items sold by weight.
+const inStoreShare = 0.2
+
+// inStoreCode draws how a notice lists the barcode of an item sold by
+// weight. Such an item's in-store code is a UPC-A of number system 2 (an
+// EAN-13 starting 02): five digits of item, five of price, a check digit.
+// Since the price differs from package to package, the notice mostly lists
+// the start every code shares (prefix, "0235278"); sometimes one whole code
+// (upc); and sometimes a code printed with a zero price and no check digit,
+// which is no valid barcode (upc too, as printed).
+func inStoreCode(r *rand.Rand) (upc, prefix string) {
+	item := "02" + digits(r, 5)
+	switch pickWeighted(r, []int{60, 30, 10}) {
+	case 0:
+		return "", item
+	case 1:
+		body := item + digits(r, 5)
+		return body + strconv.Itoa(rappel.CheckDigit(body)), ""
+	}
+	for rappel.CheckDigit(item+"0000") == 0 {
+		// A zero check digit would make the code valid after all.
+		item = "02" + digits(r, 5)
+	}
+	return item + " 00000", ""
 }
 
 // digits returns n random decimal digits.

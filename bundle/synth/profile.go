@@ -128,7 +128,10 @@ type subject struct {
 	// classEN/classFR, when set, is the detail document's category after
 	// the type's top category; catEN/catFR otherwise.
 	classEN, classFR string
-	sizes            []size
+	// alsoEN/alsoFR is the second category of a notice filed under two,
+	// which its detail document lists too.
+	alsoEN, alsoFR string
+	sizes          []size
 }
 
 // allergenByName finds an allergen by its details name.

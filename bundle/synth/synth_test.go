@@ -179,14 +179,17 @@ func TestGenerate_Dumps(t *testing.T) {
 	for _, r := range c.csvRows {
 		recalls[r[0]] = true
 	}
-	rn := regexp.MustCompile(`^https://wwwapps\.tc\.gc\.ca/Saf-Sec-Sur/7/VRDB-BDRV/search-recherche/detail\.aspx\?lang=eng&rn=(\d+)$`)
+	title := regexp.MustCompile(`^Transport Canada Recall - (\d+)( - [A-Z][A-Z0-9 &'.-]*)?$`)
 	for _, row := range c.dumpEN {
 		if !isTC(row) {
 			continue
 		}
-		m := rn.FindStringSubmatch(*row["URL"])
-		if m == nil || !recalls[m[1]] {
-			t.Fatalf("TC row %s: URL %s names no recall of the CSV", *row["NID"], *row["URL"])
+		m := title.FindStringSubmatch(plain(*row["Title"]))
+		if m == nil || !recalls[m[1]] || rappel.TransportRecallNumber(*row["URL"], *row["Title"]) != m[1] {
+			t.Fatalf("TC row %s: title %q and URL %s name no recall of the CSV", *row["NID"], *row["Title"], *row["URL"])
+		}
+		if row["What you should do"] != nil {
+			t.Fatalf("TC row %s has a What you should do", *row["NID"])
 		}
 	}
 }
@@ -344,15 +347,32 @@ func TestGenerate_Documents(t *testing.T) {
 func TestGenerate_UPCs(t *testing.T) {
 	c, _ := mustCorpus(t)
 	line := regexp.MustCompile(`<b>(?:UPC|CUP):</b> ([^<]*)<BR/>`)
+	prefix := regexp.MustCompile(`^(?:Starting with|Commençant par) (02\d{5})$`)
+	noCheck := regexp.MustCompile(`^02\d{5} 00000$`)
 	forms := map[int]int{}
+	var prefixes, inStore, withoutCheck int
 	for name, b := range c.docBytes {
 		for _, m := range line.FindAllSubmatch(b, -1) {
 			code := string(m[1])
-			if code == "None" {
+			switch {
+			case code == "None":
+				continue
+			case prefix.MatchString(code):
+				prefixes++
+				continue
+			case noCheck.MatchString(code):
+				// An in-store code printed without its check digit.
+				if _, err := rappel.ParseGTIN(code); err == nil {
+					t.Fatalf("%s: in-store code %q is a valid barcode", name, code)
+				}
+				withoutCheck++
 				continue
 			}
 			if _, err := rappel.ParseGTIN(code); err != nil {
 				t.Fatalf("%s: UPC %q: %v", name, code, err)
+			}
+			if strings.HasPrefix(code, "02") && len(code) == 13 {
+				inStore++
 			}
 			forms[len(code)]++
 		}
@@ -362,6 +382,10 @@ func TestGenerate_UPCs(t *testing.T) {
 		if forms[n] == 0 {
 			t.Errorf("no UPC printed with %d characters: %v", n, forms)
 		}
+	}
+	t.Logf("in-store codes: %d prefixes, %d whole codes, %d without a check digit", prefixes, inStore, withoutCheck)
+	if prefixes == 0 || inStore == 0 || withoutCheck == 0 || prefixes < inStore || inStore < withoutCheck {
+		t.Errorf("in-store codes: %d prefixes, %d whole codes, %d without a check digit; want all, in that order of frequency", prefixes, inStore, withoutCheck)
 	}
 }
 
@@ -378,6 +402,12 @@ func TestGenerate_Counts(t *testing.T) {
 		case org == "TC":
 		case orgs[org] != "":
 			got[orgs[org]]++
+		case org == "Marketed health products":
+			got[rappel.TypeHealthProduct]++
+		case org == "Communications and Public Affairs Branch" && row["Category"] != nil && strings.HasPrefix(*row["Category"], "Medical devices - "):
+			got[rappel.TypeMedicalDevice]++
+		case org == "Communications and Public Affairs Branch":
+			got[rappel.TypeHealthProduct]++
 		case row["Category"] != nil && *row["Category"] == "Cannabis":
 			got[rappel.TypeCannabis]++
 		default:
@@ -495,7 +525,7 @@ func TestGenerate_Text(t *testing.T) {
 			for _, a := range strings.Split(m[1], ", ") {
 				names[a] = true
 				word := strings.ToLower(strings.TrimSuffix(strings.TrimSuffix(a, "s"), "nut"))
-				if !strings.Contains(strings.ToLower(title), word) || !strings.Contains(strings.ToLower(*row["Issue"]), word) {
+				if !strings.Contains(strings.ToLower(title), word) || !strings.Contains(strings.ToLower(plain(*row["Issue"])), word) {
 					t.Errorf("allergen %s is not named in %q / %q", a, title, *row["Issue"])
 				}
 			}

@@ -18,9 +18,10 @@ func TestNormalize(t *testing.T) {
 	guesttest.Check(t, out)
 }
 
-// TestNormalize_Bad runs testdata/bad/detail: bad UPCs are dropped from
-// their products, unknown allergens left out, bad dates left out, unreadable
-// documents skipped, each with a problem; everything else loads.
+// TestNormalize_Bad runs testdata/bad/detail: UPCs that are not digits are
+// dropped from their products, unknown allergens left out, bad dates left
+// out, unreadable documents skipped, each with a problem; digits with a
+// wrong check digit stay as a searchable code, and everything else loads.
 func TestNormalize_Bad(t *testing.T) {
 	out := guesttest.MustRun(t, os.DirFS("../../testdata/bad/detail"), detail.Normalize)
 	guesttest.Check(t, out)
@@ -37,9 +38,10 @@ func TestNormalize_Bad(t *testing.T) {
 	}
 	r := byID["hc-90001"]
 	if r == nil || r.RecallID != "90001" || len(r.ProductList) != 3 || r.ProductList[0].UPC != "0 41798 00145 9" ||
-		r.ProductList[1].UPC != "" || r.ProductList[2].UPC != "" || r.UPC != "" ||
-		strings.Join(r.Allergens, ",") != "peanut" || r.AlertType != "Food recall warning" {
-		t.Errorf("hc-90001 should keep its products without their bad UPCs, and peanut only: %+v", r)
+		r.ProductList[1].UPC != "" || strings.Join(r.ProductList[1].LotCodes, ",") != "0 41798 00145 8" ||
+		r.ProductList[2].UPC != "" || r.ProductList[2].LotCodes != nil || r.UPC != "" ||
+		strings.Join(r.Allergens, ",") != "peanut,sesame" || r.AlertType != "Food recall warning" {
+		t.Errorf("hc-90001 should keep its products without their bad UPCs, the one with digits as a code, and peanut and sesame only: %+v", r)
 	}
 	if r := byID["hc-90002"]; r == nil || r.EventDate != "" || r.RecallDate != "" || r.Translations.EN.Title != "Bad dates" {
 		t.Errorf("hc-90002 should load without dates: %+v", r)
@@ -54,10 +56,8 @@ func TestNormalize_Bad(t *testing.T) {
 	want := []rappel.Problem{
 		{Reason: "en/abc.json was skipped: a document is named after its notice's NID, a number."},
 		{RecordID: "hc-90001", Reason: `The allergen "Lupin" in en/90001.json is not one of Milk, Peanuts,`},
-		{RecordID: "hc-90001", Reason: `The allergen "Sesame seeds" in en/90001.json is not one of`},
 		{RecordID: "hc-90001", Reason: `(did you mean Peanuts?); it was left out.`},
 		{RecordID: "hc-90001", Reason: `The UPC "12345" in the details of en/90001.json was dropped: the barcode has 5 digits`},
-		{RecordID: "hc-90001", Reason: `The UPC "0 41798 00145 8" of product "Wrong check digit" (product_2) in en/90001.json was dropped: the check digit of 041798001458 is 8 but should be 9.`},
 		{RecordID: "hc-90001", Reason: `The UPC "0 41798 ABCDE 9" of product "Letters in the UPC" (product_3) in en/90001.json was dropped: the barcode may hold only digits`},
 		{RecordID: "hc-90002", Reason: "The start_date of en/90002.json, yesterday, is not a Unix time in seconds; event_date was left out."},
 		{RecordID: "hc-90002", Reason: "The date_published of en/90002.json, -5, is not a Unix time in seconds; recall_date was left out."},
@@ -118,9 +118,17 @@ func FuzzNormalize(f *testing.F) {
 		en, _ := os.ReadFile("../../testdata/bad/detail/en/" + nid + ".json")
 		f.Add(nid, en, []byte(nil))
 	}
+	shapesEN, _ := os.ReadFile("../../testdata/detail-shapes/en/71001.json")
+	shapesFR, _ := os.ReadFile("../../testdata/detail-shapes/fr/71001.json")
+	frOnly, _ := os.ReadFile("../../testdata/detail-shapes/fr/71002.json")
+	f.Add("71001", shapesEN, shapesFR)
+	f.Add("71002", []byte(nil), frOnly)
 	f.Add("x1", []byte(`{}`), []byte(`[]`))
 	f.Fuzz(func(t *testing.T, name string, en, fr []byte) {
-		fsys := fstest.MapFS{"en/" + name + ".json": {Data: en}}
+		fsys := fstest.MapFS{}
+		if en != nil {
+			fsys["en/"+name+".json"] = &fstest.MapFile{Data: en}
+		}
 		if fr != nil {
 			fsys["fr/"+name+".json"] = &fstest.MapFile{Data: fr}
 		}
@@ -143,7 +151,57 @@ func FuzzNormalize(f *testing.F) {
 						t.Fatalf("%s kept bad UPC %q", r.RecordID, p.UPC)
 					}
 				}
+				if p.UPCPrefix != "" && (len(p.UPCPrefix) > 13 || strings.Trim(p.UPCPrefix, "0123456789") != "") {
+					t.Fatalf("%s kept bad UPC prefix %q", r.RecordID, p.UPCPrefix)
+				}
 			}
 		}
 	})
+}
+
+// TestNormalize_Shapes runs testdata/detail-shapes, a notice for each way
+// Canadian notices print barcodes: spaced UPC-A and EAN-13, a prefix the
+// codes of items sold by weight start with, a whole in-store code starting
+// 02, an in-store code printed without its check digit, and a French-only
+// notice under the CUP header.
+func TestNormalize_Shapes(t *testing.T) {
+	out := guesttest.MustRun(t, os.DirFS("../../testdata/detail-shapes"), detail.Normalize)
+	guesttest.Golden(t, "../../testdata/golden/detail-shapes.json", out)
+	guesttest.Check(t, out)
+	if len(out.Records) != 2 {
+		t.Fatalf("got %d records, want 2", len(out.Records))
+	}
+	type want struct{ upc, prefix, lots string }
+	for i, tc := range []struct {
+		id    string
+		wants []want
+	}{
+		{"hc-71001", []want{
+			{upc: "0 55742 56277 4", lots: "BB 2024/06/30"},
+			{upc: "4 892742 010357"},
+			{prefix: "0235278", lots: "Packed on 2024-05-27"},
+			{prefix: "0281234"},
+			{upc: "0235278012992"},
+			{lots: "Packed on 2024-05-28|0235278 00000"},
+			{},
+		}},
+		{"hc-71002", []want{
+			{prefix: "0246810", lots: "Emballé le 2024-06-25"},
+			{lots: "0246810 00000"},
+		}},
+	} {
+		r := out.Records[i]
+		if r.RecordID != tc.id || len(r.ProductList) != len(tc.wants) {
+			t.Fatalf("record %d is %s with %d products, want %s with %d", i, r.RecordID, len(r.ProductList), tc.id, len(tc.wants))
+		}
+		for j, w := range tc.wants {
+			p := r.ProductList[j]
+			if p.UPC != w.upc || p.UPCPrefix != w.prefix || strings.Join(p.LotCodes, "|") != w.lots {
+				t.Errorf("%s product %d = %+v, want upc %q, upc_prefix %q, lot codes %q", tc.id, j+1, p, w.upc, w.prefix, w.lots)
+			}
+		}
+	}
+	if len(out.Problems) != 1 || !strings.Contains(out.Problems[0].Reason, `The UPC prefix "Starting with the store code" of product "Pâté – sold by weight" (product_7)`) {
+		t.Errorf("problems %+v, want one for the prefix without digits", out.Problems)
+	}
 }

@@ -99,7 +99,8 @@ func kindName(t reflect.Type) string {
 
 // record makes the notice's record, or returns nil when no document could
 // be read. Data fields come from the English document only, as the contract
-// says: the French one carries French text and, at most, the same dates.
+// says: the French one carries French text and, at most, the same dates,
+// and its products only when there is no English document.
 func (n *notice) record() *rappel.Record {
 	if len(n.docs) == 0 {
 		return nil
@@ -133,6 +134,10 @@ func (n *notice) record() *rappel.Record {
 		n.details(rec, en, file)
 		rec.ProductList = n.products(en, file)
 		rec.Images, rec.ImageURL = n.images(en, file)
+	} else if fr != nil {
+		// A notice with only its French document: its product table,
+		// under French headers (Produit, CUP), is the only one there is.
+		rec.ProductList = n.products(fr, n.files[rappel.LangFR])
 	}
 	return rec
 }

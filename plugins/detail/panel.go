@@ -158,32 +158,14 @@ func split(s, sep string) []string {
 	return out
 }
 
-// allergenNames maps the English allergen names the details use, lower
-// case, to the vocabulary; singulars, plurals and US spellings too, since
-// the names are typed by people.
-var allergenNames = map[string]string{
-	"milk": "milk", "peanuts": "peanut", "peanut": "peanut", "gluten": "gluten",
-	"egg": "egg", "eggs": "egg", "fish": "fish", "sesame": "sesame", "soy": "soy", "soya": "soy",
-	"sulphites": "sulphites", "sulphite": "sulphites", "sulfites": "sulphites", "sulfite": "sulphites",
-	"tree nuts": "tree_nut", "tree nut": "tree_nut", "tree_nut": "tree_nut", "wheat": "wheat",
-	"mustard": "mustard", "crustaceans": "crustacean", "crustacean": "crustacean", "shellfish": "shellfish",
-}
-
-// allergenList is what a problem offers for an unknown allergen name.
-var allergenList = []string{"Milk", "Peanuts", "Gluten", "Egg", "Fish", "Sesame", "Soy", "Sulphites", "Tree nuts", "Wheat", "Mustard", "Crustaceans", "Shellfish"}
-
 // allergens maps a ", " separated list of allergen names to the vocabulary,
 // in order, without repeats. An unknown name is reported and left out.
 func (n *notice) allergens(s, file string) []string {
 	var out []string
 	for _, name := range split(s, ",") {
-		a, ok := allergenNames[strings.ToLower(name)]
+		a, ok := guest.Allergen(name)
 		if !ok {
-			hint := ""
-			if near, ok := rappel.Nearest(name, allergenList); ok {
-				hint = fmt.Sprintf(" (did you mean %s?)", near)
-			}
-			n.problem("The allergen %q in %s is not one of %s%s; it was left out.", truncate(name), file, strings.Join(allergenList, ", "), hint)
+			n.problem("The allergen %q in %s %s; it was left out.", truncate(name), file, guest.NotAllergen(name))
 			continue
 		}
 		if !slices.Contains(out, a) {
@@ -249,13 +231,65 @@ func (n *notice) product(pp productPanel, file string) (rappel.Product, bool) {
 		return prod, false
 	}
 	if !isNone(upc) {
-		if _, err := rappel.ParseGTIN(upc); err != nil {
-			n.problem("The UPC %q of product %q (product_%d) in %s was dropped: %v.", truncate(upc), truncate(prod.Name), pp.n, file, err)
-		} else {
-			prod.UPC = upc // as printed; the GTIN is the index's business
-		}
+		n.productCode(&prod, upc, pp.n, file)
 	}
 	return prod, true
+}
+
+// productCode files a product's UPC value. A valid barcode is its upc, as
+// printed (the GTIN is the index's business). A prefix the codes of an item
+// sold by weight start with ("Starting with 0235278", "Commençant par
+// 0235278") is its upc_prefix, in digits. Digits that are no valid barcode
+// (a code printed without its check digit, or with a wrong one) are still
+// the notice's words for the product, which someone holding the package
+// may search for: they join its lot codes, the panel's "Lot or code", and
+// never its upc, which only a real barcode may be. Anything else is
+// reported and dropped.
+func (n *notice) productCode(prod *rappel.Product, upc string, panel int, file string) {
+	if rest, ok := cutPrefixWords(upc); ok {
+		digits := rappel.StripBarcode(rest)
+		if digits != "" && len(digits) < 14 && isDigits(digits) {
+			prod.UPCPrefix = digits
+			return
+		}
+		n.problem("The UPC prefix %q of product %q (product_%d) in %s was dropped: a prefix is 1 to 13 digits.", truncate(upc), truncate(prod.Name), panel, file)
+		return
+	}
+	_, err := rappel.ParseGTIN(upc)
+	switch digits := rappel.StripBarcode(upc); {
+	case err == nil:
+		prod.UPC = upc
+	case isDigits(digits) && len(digits) <= 20:
+		if !slices.Contains(prod.LotCodes, upc) {
+			prod.LotCodes = append(prod.LotCodes, upc)
+		}
+	default:
+		n.problem("The UPC %q of product %q (product_%d) in %s was dropped: %v.", truncate(upc), truncate(prod.Name), panel, file, err)
+	}
+}
+
+// prefixWords introduce a barcode prefix, lower case and without accents.
+var prefixWords = []string{
+	"starting with", "starts with", "beginning with", "begins with", "all codes starting with",
+	"commencant par", "commence par", "debutant par", "debute par", "tous les codes commencant par",
+}
+
+// cutPrefixWords returns what follows the words that introduce a barcode
+// prefix at the start of s, and whether there are such words.
+func cutPrefixWords(s string) (string, bool) {
+	fields := strings.Fields(s)
+	for _, w := range prefixWords {
+		n := len(strings.Fields(w))
+		if len(fields) > n && strings.TrimSuffix(guest.FoldKey(strings.Join(fields[:n], " ")), ":") == w {
+			return strings.TrimLeft(strings.Join(fields[n:], " "), ": "), true
+		}
+	}
+	return "", false
+}
+
+// isDigits reports whether s is ASCII digits only, and not empty.
+func isDigits(s string) bool {
+	return s != "" && strings.Trim(s, "0123456789") == ""
 }
 
 // isNone reports whether a value says there is none.

@@ -3,10 +3,14 @@
 // (recalls-fr.json), joined on NID. testdata/FORMATS.md is the contract for
 // both the format and its mapping to records.
 //
-// Transport Canada notices in the dump become tc-<recall number> records, so
-// that they merge with the vehicle recall database's rows (package vrdb); all
-// other notices become hc-<NID> records, which merge with the detail
-// documents (package detail).
+// Transport Canada notices in the dump become tc-<recall number> records,
+// the number read from their URL or title (rappel.TransportRecallNumber),
+// so that they merge with the vehicle recall database's rows (package
+// vrdb) into one record; all other notices become hc-<NID> records, which
+// merge with the detail documents (package detail). Besides its fields, a
+// row's Issue gives the allergens it names ("Food - Allergen - Peanut",
+// "Allergène - Arachides"), its Category the categories it joins ("Drugs -
+// Medical devices"), and its URL, absolute or relative, an absolute address.
 package hcdump
 
 import (

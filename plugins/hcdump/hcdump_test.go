@@ -2,20 +2,169 @@ package hcdump_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"strings"
 	"testing"
 	"testing/fstest"
+	"time"
 
 	"github.com/rappel-ca/rappel"
+	"github.com/rappel-ca/rappel/plugins/detail"
 	"github.com/rappel-ca/rappel/plugins/guest/guesttest"
 	"github.com/rappel-ca/rappel/plugins/hcdump"
+	"github.com/rappel-ca/rappel/plugins/vrdb"
 )
 
 func TestNormalize(t *testing.T) {
 	out := guesttest.MustRun(t, os.DirFS("../../testdata/hc"), hcdump.Normalize)
 	guesttest.Golden(t, "../../testdata/golden/hcdump.json", out)
 	guesttest.Check(t, out)
+}
+
+// TestNormalize_Shapes runs testdata/hc-shapes, a row for each shape the
+// dump's users report (see FORMATS.md), against its golden file, and
+// checks what each shape must give.
+func TestNormalize_Shapes(t *testing.T) {
+	out := guesttest.MustRun(t, os.DirFS("../../testdata/hc-shapes"), hcdump.Normalize)
+	guesttest.Golden(t, "../../testdata/golden/hcdump-shapes.json", out)
+	guesttest.Check(t, out)
+	byID := map[string]*rappel.Record{}
+	for _, r := range out.Records {
+		byID[r.RecordID] = r
+	}
+	rec := func(t *testing.T, id string) *rappel.Record {
+		t.Helper()
+		r := byID[id]
+		if r == nil {
+			t.Fatalf("no record %s", id)
+		}
+		return r
+	}
+	t.Run("AllergenFromIssue", func(t *testing.T) {
+		for id, want := range map[string]string{
+			"hc-72001": "peanut",   // Food - Allergen - Peanut / Allergène - Arachides
+			"hc-72002": "egg,milk", // two full paths, and "Œufs, Lait" in French
+			"hc-72003": "",         // Food - Microbial Contamination - Listeria
+			"hc-72004": "mustard",  // French only: Allergène - Moutarde
+			"hc-72010": "",         // Lupin is no allergen of the vocabulary, Other names none
+			"hc-72005": "",         // free text
+		} {
+			if got := strings.Join(rec(t, id).Allergens, ","); got != want {
+				t.Errorf("%s allergens %q, want %q", id, got, want)
+			}
+		}
+	})
+	t.Run("Organizations", func(t *testing.T) {
+		for id, want := range map[string]string{
+			"hc-72004": rappel.AgencyCFIA + "/" + rappel.TypeFood, // ACIA
+			"hc-72006": rappel.AgencyHealthCanada + "/" + rappel.TypeHealthProduct,
+			"hc-72007": rappel.AgencyHealthCanada + "/" + rappel.TypeMedicalDevice,
+			"hc-72009": rappel.AgencyHealthCanada + "/" + rappel.TypeCannabis,
+		} {
+			if r := rec(t, id); r.Agency+"/"+r.RecallType != want {
+				t.Errorf("%s is %s/%s, want %s", id, r.Agency, r.RecallType, want)
+			}
+		}
+	})
+	t.Run("Categories", func(t *testing.T) {
+		r := rec(t, "hc-72005")
+		if r.Category != "Drugs - Medical devices" || strings.Join(r.Categories, "|") != "Drugs|Medical devices" ||
+			r.Translations.FR.Category != "Médicaments - Instruments médicaux" {
+			t.Errorf("hc-72005: category %q, categories %q, French %q", r.Category, r.Categories, r.Translations.FR.Category)
+		}
+		if r := rec(t, "hc-72001"); r.Categories != nil {
+			t.Errorf("hc-72001 has one category, but categories %q", r.Categories)
+		}
+	})
+	t.Run("URLs", func(t *testing.T) {
+		for id, want := range map[string][2]string{
+			"hc-72003":   {"https://recalls-rappels.canada.ca/en/alert-recall/maison-dubois-brand-brie-recalled-due-listeria-monocytogenes", "https://recalls-rappels.canada.ca/fr/node/72003"},
+			"hc-72005":   {"https://recalls-rappels.canada.ca/en/alert-recall/coldaway-tablets-and-suredose-dosing-cups-recalled", "https://recalls-rappels.canada.ca/fr/node/72005"},
+			"hc-72006":   {"https://recalls-rappels.canada.ca/en/alert-recall/certain-lots-vita-plus-vitamin-d-drops-recalled", ""},
+			"hc-72007":   {"https://recalls-rappels.canada.ca/en/alert-recall/public-advisory-unauthorized-heartbeat-pulse-oximeters", ""},
+			"hc-72004":   {"", "https://recalls-rappels.canada.ca/fr/avis-rappel/sauce-salade-marque-z-rappelee-raison-moutarde-non-declaree"},
+			"hc-72010":   {"", ""},
+			"tc-2017500": {"https://recalls-rappels.canada.ca/en/alert-recall/transport-canada-recall-2017500-chevrolet", "https://recalls-rappels.canada.ca/fr/node/72101"},
+		} {
+			r := rec(t, id)
+			if r.URLEn != want[0] || r.URLFr != want[1] {
+				t.Errorf("%s: url_en %q, url_fr %q; want %q, %q", id, r.URLEn, r.URLFr, want[0], want[1])
+			}
+			if tr := r.Translations.EN; tr != nil && tr.URL != r.URLEn {
+				t.Errorf("%s: translations.en.url %q differs from url_en", id, tr.URL)
+			}
+		}
+	})
+	t.Run("RecallClass", func(t *testing.T) {
+		for id, want := range map[string]string{
+			"hc-72001": "class_1", "hc-72002": "class_2", "hc-72004": "class_2", "hc-72005": "class_1",
+			"hc-72006": "class_2", "hc-72007": "", "hc-72008": "", "hc-72009": "class_3", "hc-72010": "",
+		} {
+			if r := rec(t, id); r.HazardClass != want {
+				t.Errorf("%s hazard_class %q, want %q", id, r.HazardClass, want)
+			}
+		}
+	})
+	t.Run("TextCleanUp", func(t *testing.T) {
+		r := rec(t, "hc-72008")
+		if r.Translations.EN.Title != "Smith & Sons kettles recalled due to burn hazard" ||
+			r.Translations.EN.HazardDescription != "The lid can open while pouring. Hot water can spill." ||
+			r.Translations.EN.WhatToDo != "Stop using the kettles & contact Smith & Sons." || r.Translations.EN.ProductDescription != "" {
+			t.Errorf("hc-72008: %+v", r.Translations.EN)
+		}
+	})
+	t.Run("TransportCanadaRows", func(t *testing.T) {
+		r := rec(t, "tc-2017500")
+		en, fr := r.Translations.EN, r.Translations.FR
+		// The title says no more than recall_id and vehicle_make: left to
+		// the vehicle database's. The Issue is the system.
+		if r.RecallID != "2017500" || en.Title != "" || fr.Title != "" || r.System != "Steering" || en.System != "Steering" ||
+			fr.System != "Direction" || en.HazardDescription != "" || en.WhatToDo != "" || r.LastUpdated != "" ||
+			en.ProductDescription != "Light Truck & Van recalled by CHEVROLET" || r.Category != "Vehicles" {
+			t.Errorf("tc-2017500: %+v %+v %+v", r, en, fr)
+		}
+		if r := rec(t, "tc-2019045"); r.RecallID != "2019045" || r.LastUpdated != "2019-03-01" || r.System != "Fuel System" {
+			t.Errorf("tc-2019045 (no make in the title): %+v", r)
+		}
+	})
+	wantProblems(t, out.Problems, []rappel.Problem{
+		{RecordID: "hc-72010", Reason: `NID 72010 has the URL "javascript:void(0)" in recalls-en.json, which is no web address; it was left out.`},
+		{RecordID: "hc-72010", Reason: `NID 72010: the allergen "Lupin" of its Issue is not one of Milk, Peanuts,`},
+		{RecordID: "hc-72103", Reason: `NID 72103 (row 14 of recalls-en.json) was skipped: it is a Transport Canada notice but neither its URL "/en/node/72103" nor its title "Transport Canada Recall" names the recall number`},
+	})
+}
+
+// TestAssemble_TransportCanadaRows merges the dump's Transport Canada rows
+// of every shape with the vehicle database's sample (and the shapes' detail
+// documents), as the bundle build and the feeds do: each recall is one
+// record, whose dates and vehicles come from the database and whose
+// addresses come from the dump.
+func TestAssemble_TransportCanadaRows(t *testing.T) {
+	det := guesttest.MustRun(t, os.DirFS("../../testdata/detail-shapes"), detail.Normalize)
+	dump := guesttest.MustRun(t, os.DirFS("../../testdata/hc-shapes"), hcdump.Normalize)
+	tc := guesttest.MustRun(t, os.DirFS("../../testdata/tc"), vrdb.Normalize)
+	recs, problems := rappel.Assemble(time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC), det.Records, dump.Records, tc.Records)
+	if len(problems) != 0 {
+		t.Errorf("assembly problems: %+v", problems)
+	}
+	vehicles := 0
+	byID := map[string]*rappel.Record{}
+	for _, r := range recs {
+		if r.RecallType == rappel.TypeVehicle {
+			vehicles++
+		}
+		byID[r.RecordID] = r
+	}
+	if vehicles != len(tc.Records) {
+		t.Errorf("%d vehicle records from %d recalls of the database and 2 TC rows of the dump naming two of them; want %d", vehicles, len(tc.Records), len(tc.Records))
+	}
+	r := byID["tc-2017500"]
+	if r == nil || r.URLEn != "https://recalls-rappels.canada.ca/en/alert-recall/transport-canada-recall-2017500-chevrolet" ||
+		r.Title(rappel.LangEN) != "CHEVROLET SILVERADO 1500 (2016–2017) – Steering" || r.EventDate != "2017-06-06" ||
+		r.LastUpdated != r.EventDate || r.VehicleMake != "CHEVROLET" || r.Translations.EN.ProductDescription == "" {
+		t.Errorf("tc-2017500 should be the database's recall with the dump's address and product: %+v", r)
+	}
 }
 
 // TestNormalize_Bad runs the dump in testdata/bad/hc, whose English file
@@ -54,7 +203,7 @@ func TestNormalize_Bad(t *testing.T) {
 		{Reason: "Row 4 of recalls-en.json was skipped: it has no NID."},
 		{RecordID: "hc-80003", Reason: `its Organization "Ministry of Magic" is none of`},
 		{RecordID: "hc-80004", Reason: `its Last updated "2021-02-30" is not a date`},
-		{RecordID: "hc-80005", Reason: "carries no rn= recall number"},
+		{RecordID: "hc-80005", Reason: "names the recall number (rn= or \"Transport Canada Recall - <number>\")"},
 		{RecordID: "hc-80006", Reason: `recall class "Class IV", which is not Class or Type I, II or III; hazard_class was left out.`},
 		{RecordID: "hc-80001", Reason: "Row 9 of recalls-en.json repeats NID 80001"},
 		{Reason: "recalls-en.json breaks off in row 11"},
@@ -151,6 +300,11 @@ func FuzzNormalize(f *testing.F) {
 	badFR, _ := os.ReadFile("../../testdata/bad/hc/recalls-fr.json")
 	f.Add(en, fr)
 	f.Add(badEN, badFR)
+	// Every shape of testdata/hc-shapes on its own, with its French twin,
+	// so that mutations start from each.
+	for _, pair := range shapeSeeds(f) {
+		f.Add(pair[0], pair[1])
+	}
 	f.Add([]byte(`[{"NID":"1","Organization":"TC","URL":"x?rn=12"}]`), []byte(`[]`))
 	f.Add([]byte(`[]`), []byte(nil))
 	f.Fuzz(func(t *testing.T, en, fr []byte) {
@@ -158,6 +312,64 @@ func FuzzNormalize(f *testing.F) {
 		if fr != nil {
 			fsys["recalls-fr.json"] = &fstest.MapFile{Data: fr}
 		}
-		guesttest.Check(t, guesttest.Run(fsys, hcdump.Normalize))
+		out := guesttest.Run(fsys, hcdump.Normalize)
+		guesttest.Check(t, out)
+		for _, r := range out.Records {
+			for _, a := range r.Allergens {
+				if !rappel.Allergens.Has(a) {
+					t.Fatalf("%s has allergen %q", r.RecordID, a)
+				}
+			}
+			for _, u := range []string{r.URLEn, r.URLFr} {
+				if u != "" && !strings.HasPrefix(u, "https://") && !strings.HasPrefix(u, "http://") {
+					t.Fatalf("%s has the URL %q, which is not absolute", r.RecordID, u)
+				}
+			}
+			if r.HazardClass != "" && !rappel.HazardClasses.Has(r.HazardClass) {
+				t.Fatalf("%s has hazard_class %q", r.RecordID, r.HazardClass)
+			}
+		}
 	})
+}
+
+// shapeSeeds returns, for each row of testdata/hc-shapes's English file,
+// a dump of that row alone and its French twin (an empty French file when
+// it has none), and the French-only rows alone.
+func shapeSeeds(tb testing.TB) [][2][]byte {
+	tb.Helper()
+	read := func(name string) []json.RawMessage {
+		b, err := os.ReadFile("../../testdata/hc-shapes/" + name)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		var rows []json.RawMessage
+		if err := json.Unmarshal(b, &rows); err != nil {
+			tb.Fatal(err)
+		}
+		return rows
+	}
+	nid := func(row json.RawMessage) string {
+		var r struct{ NID string }
+		_ = json.Unmarshal(row, &r)
+		return r.NID
+	}
+	fr := map[string]json.RawMessage{}
+	for _, row := range read("recalls-fr.json") {
+		fr[nid(row)] = row
+	}
+	array := func(row json.RawMessage) []byte {
+		if row == nil {
+			return []byte("[]")
+		}
+		return append(append([]byte("[\n"), row...), "\n]"...)
+	}
+	var out [][2][]byte
+	for _, row := range read("recalls-en.json") {
+		out = append(out, [2][]byte{array(row), array(fr[nid(row)])})
+		delete(fr, nid(row))
+	}
+	for _, row := range fr {
+		out = append(out, [2][]byte{array(nil), array(row)})
+	}
+	return out
 }
