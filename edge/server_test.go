@@ -2,7 +2,6 @@ package edge
 
 import (
 	"encoding/json"
-	"github.com/rappel-ca/rappel/internal/buildinfo"
 	"io"
 	"net/http"
 	"strings"
