@@ -7,6 +7,8 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/RoaringBitmap/roaring/v2"
+
 	"github.com/rappel-ca/rappel"
 	"github.com/rappel-ca/rappel/bundle"
 	"github.com/rappel-ca/rappel/kv/index"
@@ -118,6 +120,37 @@ func BenchmarkRecordJSON(b *testing.B) {
 			b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "lookups/s")
 		})
 	}
+}
+
+// BenchmarkPostings looks terms up in the mapped segment's dictionary, in
+// random order, and reads their documents in place: the first lookup of a
+// term validates its bitmap, the next ones only decode its header.
+func BenchmarkPostings(b *testing.B) {
+	snap := mustBundleSnapshot(b)
+	seg, err := Open(mustBundleFile(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer seg.Close()
+	type term struct {
+		stream int
+		text   string
+	}
+	var terms []term
+	for _, stream := range []int{index.StreamEN, index.StreamFR} {
+		snap.Postings(stream, func(t string, _ *roaring.Bitmap) { terms = append(terms, term{stream, t}) })
+	}
+	rand.New(rand.NewPCG(1, 2)).Shuffle(len(terms), func(i, j int) { terms[i], terms[j] = terms[j], terms[i] })
+	b.ReportAllocs()
+	n := 0
+	for b.Loop() {
+		t := terms[n%len(terms)]
+		if bm, err := seg.Postings(t.stream, t.text); bm == nil || err != nil {
+			b.Fatalf("%q: %v", t.text, err)
+		}
+		n++
+	}
+	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "lookups/s")
 }
 
 // BenchmarkHeld measures the Go heap that stays allocated (live-B) once

@@ -160,15 +160,16 @@ func (s *Segment) RecordJSON(id, lang string) ([]byte, bool) {
 	if !ok {
 		return nil, false
 	}
-	return s.AppendJSON(make([]byte, 0, s.json.offs[4*doc+4]-s.json.offs[4*doc]+16), doc, lang), true
+	return s.AppendJSON(make([]byte, 0, s.json.offs[4*int(doc)+4]-s.json.offs[4*int(doc)]+16), doc, lang), true
 }
 
 // AppendJSON appends the JSON of document doc in the variant for lang to
 // dst.
 func (s *Segment) AppendJSON(dst []byte, doc int32, lang string) []byte {
-	o := s.json.offs[4*doc : 4*doc+5]
+	i := 4 * int(doc)
+	o := s.json.offs[i : i+5]
 	cuts := [3]uint32{o[1] - o[0], o[2] - o[0], o[3] - o[0]}
-	return index.AppendJSON(dst, s.json.span(int(4*doc), int(4*doc+4)), cuts, lang)
+	return index.AppendJSON(dst, s.json.span(i, i+4), cuts, lang)
 }
 
 // EventDays returns the event_date of every document as days since
@@ -184,8 +185,8 @@ func (s *Segment) RecallDays() []int32 { return s.recallDay }
 func (s *Segment) Units() []int64 { return s.units }
 
 // Filter returns the documents whose field (a filter field of GET
-// /recall) holds value, folded as the index folds it. The bitmap is
-// shared: it must not be changed.
+// /recall) holds value; category values are folded by index.CategoryKey.
+// The bitmap is shared: it must not be changed.
 func (s *Segment) Filter(field, value string) (*roaring.Bitmap, bool) {
 	i, ok := s.filterKey(field, value)
 	if !ok {
