@@ -60,6 +60,18 @@ func mustBundleFile(b *testing.B) string {
 	return path
 }
 
+// mustBundleSegment returns the bundle's snapshot and its segment, mapped
+// from a file until the benchmark ends.
+func mustBundleSegment(b *testing.B) (*index.Snapshot, *Segment) {
+	b.Helper()
+	seg, err := Open(mustBundleFile(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = seg.Close() })
+	return mustBundleSnapshot(b), seg
+}
+
 // BenchmarkOpen opens the bundle's segment, checksums and structure
 // checked: mapped from its file, and over bytes in memory as an embedded
 // segment would be.
@@ -92,12 +104,7 @@ func BenchmarkOpen(b *testing.B) {
 // BenchmarkRecordJSON looks records up by record_id, in random order and
 // all three language variants, in the index and in the mapped segment.
 func BenchmarkRecordJSON(b *testing.B) {
-	snap := mustBundleSnapshot(b)
-	seg, err := Open(mustBundleFile(b))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer seg.Close()
+	snap, seg := mustBundleSegment(b)
 	ids := make([]string, snap.Len())
 	for d := range ids {
 		ids[d] = snap.DocID(int32(d))
@@ -126,12 +133,7 @@ func BenchmarkRecordJSON(b *testing.B) {
 // random order, and reads their documents in place: the first lookup of a
 // term validates its bitmap, the next ones only decode its header.
 func BenchmarkPostings(b *testing.B) {
-	snap := mustBundleSnapshot(b)
-	seg, err := Open(mustBundleFile(b))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer seg.Close()
+	snap, seg := mustBundleSegment(b)
 	type term struct {
 		stream int
 		text   string
