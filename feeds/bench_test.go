@@ -184,7 +184,7 @@ func (n *benchNode) refreshWhileSearching() (time.Duration, []time.Duration) {
 }
 
 // BenchmarkRefresh measures, on the corpus `make corpus` generates (41,000
-// records; 40k + 36k dump rows, 47k CSV rows, 49k detail documents)
+// records; 40k + 36k dump rows, 59k CSV rows, 49k detail documents)
 // served by a local upstream, through the real plugins with runaway
 // protection on, into Pebble and the read index:
 //

@@ -2,6 +2,7 @@ package feeds
 
 import (
 	"bytes"
+	"encoding/csv"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -194,13 +195,13 @@ func TestVRDB_Split(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lines := strings.Split(strings.TrimSpace(string(skipBOM(sub[vrdbFile]))), "\r\n")
-	if !strings.HasPrefix(lines[0], `"`+vrdbKeyColumn+`"`) || len(lines) != 1+4 {
-		t.Fatalf("subset = %q, want the header and the four rows of 2018123", lines)
+	rows, err := csv.NewReader(bytes.NewReader(skipBOM(sub[vrdbFile]))).ReadAll()
+	if err != nil || rows[0][0] != vrdbKeyColumn || len(rows) != 1+4 {
+		t.Fatalf("subset = %q (%v), want the header and the four rows of 2018123", rows, err)
 	}
-	for _, l := range lines[1:] {
-		if !strings.HasPrefix(l, `"2018123"`) {
-			t.Errorf("subset row %q is not of 2018123", l)
+	for _, row := range rows[1:] {
+		if row[0] != "2018123" {
+			t.Errorf("subset row %q is not of 2018123", row)
 		}
 	}
 }

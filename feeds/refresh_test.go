@@ -2,6 +2,7 @@ package feeds_test
 
 import (
 	"bytes"
+	"encoding/csv"
 	"reflect"
 	"strings"
 	"testing"
@@ -249,15 +250,21 @@ var faults = []fault{
 		h.up.Set("/hc/recalls-fr.json", []byte("[]"))
 	}, "refusing to empty"},
 	{"MassRemoval", "vrdb", func(t *testing.T, h *harness) {
-		// Keep the header and the rows of one recall of five.
+		// Keep the header and the rows of one recall of five (rows span
+		// lines: their comments have line breaks).
 		doc := h.up.Doc("/tc/vrdb.csv")
-		var kept [][]byte
-		for i, line := range bytes.SplitAfter(doc, []byte("\r\n")) {
-			if i == 0 || bytes.HasPrefix(line, []byte(`"2018123"`)) {
-				kept = append(kept, line)
+		cr := csv.NewReader(bytes.NewReader(doc))
+		var kept []byte
+		for start := int64(0); ; start = cr.InputOffset() {
+			row, err := cr.Read()
+			if err != nil {
+				break
+			}
+			if start == 0 || row[0] == "2018123" {
+				kept = append(kept, doc[start:cr.InputOffset()]...)
 			}
 		}
-		h.up.Set("/tc/vrdb.csv", bytes.Join(kept, nil))
+		h.up.Set("/tc/vrdb.csv", kept)
 	}, "refused as suspicious"},
 	{"PluginLoops", "vrdb", func(t *testing.T, h *harness) {
 		h.norm.host.Timeout = time.Second

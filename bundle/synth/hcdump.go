@@ -266,15 +266,16 @@ func vehicleKind(code byte) [3]string {
 // number and the make ("Transport Canada Recall - 2026432 - FORD", the make
 // sometimes missing), the Product the kind of vehicle and the make, the
 // Issue the system type (the CSV's SYSTEM_TYPE_ETXT), and there is no "What
-// you should do".
-func (g *generator) tcRows(r *rand.Rand, e *entry, v *vehicleRecall, rn string) (en, fr []byte) {
+// you should do". Its Last updated, when it has one, is the CSV's
+// LAST_UPDATE_DATE, so that both files agree.
+func (g *generator) tcRows(r *rand.Rand, e *entry, v *vehicleRecall, rn string, updated day) (en, fr []byte) {
 	nid := strconv.FormatInt(e.nid, 10)
 	titleEN, titleFR := "Transport Canada Recall - "+rn, "Rappel de Transports Canada - "+rn
 	if !chance(r, noMakeShare) {
 		titleEN += " - " + v.mk.name
 		titleFR += " - " + v.mk.name
 	}
-	kind := vehicleKind(v.cat.code)
+	kind := vehicleKind(v.cats[0].code)
 	sys := systems[v.def.sys]
 
 	var urlEN, urlFR string
@@ -287,14 +288,9 @@ func (g *generator) tcRows(r *rand.Rand, e *entry, v *vehicleRecall, rn string) 
 		urlFR = urlForm(r, siteURL+"/fr/avis-rappel/"+slug(titleFR), "fr", nid)
 	}
 
-	var lastUpdated field
-	switch {
-	case chance(r, 0.1):
-		lastUpdated = field{null: true}
-	case chance(r, 0.7):
-		lastUpdated = field{v: g.stamp(r, e.day)}
-	default:
-		lastUpdated = field{v: g.stamp(r, min(e.day+day(between(r, 1, 400)), g.ref))}
+	lastUpdated := field{null: true}
+	if !chance(r, 0.1) {
+		lastUpdated = field{v: g.stamp(r, updated)}
 	}
 	class := field{null: true}
 	switch r.IntN(3) {
@@ -311,7 +307,7 @@ func (g *generator) tcRows(r *rand.Rand, e *entry, v *vehicleRecall, rn string) 
 	row[colProduct] = field{v: quirkText(r, kind[0]+" recalled by "+v.mk.name), null: chance(r, nullProduct)}
 	row[colIssue] = field{v: sys.en}
 	row[colWhat] = field{null: true}
-	row[colCategory] = field{v: v.cat.dumpEN, null: !chance(r, categoryShare)}
+	row[colCategory] = field{v: v.cats[0].dumpEN, null: !chance(r, categoryShare)}
 	row[colClass] = class
 	row[colLastUpdated] = lastUpdated
 	row[colArchived] = field{v: g.archived(r, e.day)}
@@ -323,6 +319,6 @@ func (g *generator) tcRows(r *rand.Rand, e *entry, v *vehicleRecall, rn string) 
 	row[colURL].v = urlFR
 	row[colProduct].v = kind[1] + " " + kind[2] + " par " + v.mk.name
 	row[colIssue].v = sys.fr
-	row[colCategory].v = v.cat.dumpFR
+	row[colCategory].v = v.cats[0].dumpFR
 	return en, row.appendJSON(nil, &dumpKeysFR)
 }

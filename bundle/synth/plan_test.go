@@ -3,6 +3,7 @@ package synth
 import (
 	"math"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -74,14 +75,49 @@ func TestCatalogue(t *testing.T) {
 			}
 		}
 	}
-	// Every category can be drawn for a recall of the first year.
-	for _, c := range vehicleCategories {
-		found := false
-		for i := range makes {
-			found = found || len(eligible(&makes[i], c.code, 1991-15, 1992, nil)) > 0
+	// Every category can be drawn for a recall of today, with a defect
+	// that fits it; the first, which a draw falls back on, for a recall of
+	// the first year too.
+	for i, c := range vehicleCategories {
+		for _, y := range []int{1991, time.Now().Year()} {
+			if y == 1991 && i > 0 {
+				continue
+			}
+			found := false
+			for i := range makes {
+				found = found || len(eligible(&makes[i], c.code, y-15, y+1, nil)) > 0
+			}
+			if !found {
+				t.Errorf("no model of category %s is sold around %d", c.en, y)
+			}
 		}
-		if !found {
-			t.Errorf("no model of category %s is sold around 1991", c.en)
+		fits := false
+		for _, d := range defects {
+			fits = fits || strings.IndexByte(d.cats, c.code) >= 0
+		}
+		if !fits {
+			t.Errorf("no defect strikes category %s", c.en)
+		}
+	}
+}
+
+// TestDefects checks every defect's comment can be written in both of
+// Transport Canada's styles.
+func TestDefects(t *testing.T) {
+	codes := ""
+	for _, c := range vehicleCategories {
+		codes += string(c.code)
+	}
+	for _, d := range defects {
+		if strings.Trim(d.cats, codes) != "" {
+			t.Errorf("%q: categories %q", d.shortEN, d.cats)
+		}
+		for _, fr := range []bool{false, true} {
+			plain, headed := d.comment(fr, false, "Acme"), d.comment(fr, true, "Acme")
+			if !strings.Contains(plain, "Correction") || strings.Contains(headed, "Correction") ||
+				strings.Count(headed, "\n\n") != 2 || !strings.Contains(headed, "Acme") || strings.Contains(headed, "Dealers will") {
+				t.Errorf("%q: comments %q and %q", d.shortEN, plain, headed)
+			}
 		}
 	}
 }

@@ -183,7 +183,7 @@ func (g *generator) write(dir string, entries []entry, counts map[string]int) (e
 	cf.vrdbCSV = bufio.NewWriterSize(cf.files[2], 1<<20)
 	cf.dumpEN.WriteString("[\n")
 	cf.dumpFR.WriteString("[\n")
-	cf.vrdbCSV.WriteString("\ufeff" + vrdbHeader)
+	cf.vrdbCSV.WriteString(vrdbHeader)
 
 	outs := make([]output, batchSize)
 	for start := 0; start < len(entries); start += batchSize {

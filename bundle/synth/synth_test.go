@@ -196,52 +196,54 @@ func TestGenerate_Dumps(t *testing.T) {
 
 func TestGenerate_VRDB(t *testing.T) {
 	c, _ := mustCorpus(t)
-	if !bytes.HasPrefix(c.csvRaw, []byte("\ufeff")) {
-		t.Fatal("the CSV has no byte-order mark")
+	header := `"RECALL_NUMBER_NUM","YEAR","MANUFACTURER_RECALL_NO_TXT","CATEGORY_ETXT","CATEGORY_FTXT","MAKE_NAME_NM","MODEL_NAME_NM","UNIT_AFFECTED_NBR","SYSTEM_TYPE_ETXT","SYSTEM_TYPE_FTXT","NOTIFICATION_TYPE_ETXT","NOTIFICATION_TYPE_FTXT","COMMENT_ETXT","COMMENT_FTXT","RECALL_DATE_DTE","LAST_UPDATE_DATE","MANUFACTURER_NAME_NM"` + "\n"
+	if !bytes.HasPrefix(c.csvRaw, []byte(header)) {
+		t.Fatalf("the CSV does not start with the header %q (and no byte-order mark)", header)
 	}
-	header := `"RECALL_NUMBER_NUM","YEAR","MANUFACTURER_RECALL_NO_TXT","CATEGORY_ETXT","CATEGORY_FTXT","MAKE_NAME_NM","MODEL_NAME_NM","UNIT_AFFECTED_NBR","SYSTEM_TYPE_ETXT","SYSTEM_TYPE_FTXT","NOTIFICATION_TYPE_ETXT","NOTIFICATION_TYPE_FTXT","COMMENT_ETXT","COMMENT_FTXT","RECALL_DATE_DTE"` + "\r\n"
-	if !bytes.HasPrefix(c.csvRaw[3:], []byte(header)) {
-		t.Fatalf("the CSV header is not %q", header)
-	}
-	if n, err := quotedRecords(c.csvRaw[3:]); err != nil {
+	if n, err := dailyRecords(c.csvRaw); err != nil {
 		t.Fatal(err)
 	} else if n != len(c.csvRows)+1 {
-		t.Fatalf("%d quoted records, %d CSV rows", n, len(c.csvRows)+1)
+		t.Fatalf("%d records, %d CSV rows", n, len(c.csvRows)+1)
 	}
 
-	layouts := []string{time.DateOnly, time.DateTime, "2006/01/02"}
+	ref := refDate.Format(time.DateOnly)
+	units := regexp.MustCompile(`^[1-9]\d{0,2}(,\d{3})*\.00$`)
 	byRecall := map[string][]string{}
-	spellings := map[int]int{}
+	var multiLine, otherMaker int
 	for i, r := range c.csvRows {
-		if len(r) != 15 {
+		if len(r) != 17 {
 			t.Fatalf("row %d has %d fields", i, len(r))
 		}
-		var date time.Time
-		for j, l := range layouts {
-			if d, err := time.Parse(l, r[14]); err == nil {
-				date = d
-				spellings[j]++
-				break
-			}
-		}
-		if date.IsZero() {
+		date, err := time.Parse(time.DateOnly, r[14])
+		if err != nil {
 			t.Fatalf("row %d: RECALL_DATE_DTE %q", i, r[14])
+		}
+		if r[15] < r[14] || r[15] > ref || !rappel.ValidDate(r[15]) {
+			t.Fatalf("row %d: LAST_UPDATE_DATE %q for a recall of %s", i, r[15], r[14])
 		}
 		n, err := strconv.Atoi(r[0])
 		if err != nil || len(r[0]) != 7 || n/1000 != date.Year() {
 			t.Fatalf("row %d: RECALL_NUMBER_NUM %q is not YYYYNNN of %s", i, r[0], r[14])
 		}
-		year, err := strconv.ParseFloat(r[1], 64)
-		if err != nil || year != math.Trunc(year) || int(year) > date.Year()+1 || int(year) < date.Year()-16 {
+		year, err := strconv.Atoi(r[1])
+		if err != nil || year > date.Year()+1 || year < date.Year()-16 {
 			t.Fatalf("row %d: YEAR %q for a recall of %d", i, r[1], date.Year())
 		}
-		if units, err := strconv.ParseFloat(r[7], 64); err != nil || units < 1 || units != math.Trunc(units) {
-			t.Fatalf("row %d: UNIT_AFFECTED_NBR %q", i, r[7])
+		if !units.MatchString(r[7]) {
+			t.Fatalf("row %d: UNIT_AFFECTED_NBR %q is not written like \"40,915.00\"", i, r[7])
 		}
-		if r[5] == "" || r[6] == "" || strings.ToUpper(r[5]) != r[5] || strings.ToUpper(r[6]) != r[6] {
-			t.Fatalf("row %d: make %q model %q are not upper case", i, r[5], r[6])
+		for _, f := range []int{5, 6, 16} {
+			if r[f] == "" || strings.ToUpper(r[f]) != r[f] {
+				t.Fatalf("row %d: make %q, model %q, manufacturer %q are not upper case", i, r[5], r[6], r[16])
+			}
 		}
-		level := []string{r[2], r[3], r[4], r[5], r[7], r[8], r[9], r[10], r[11], r[12], r[13], r[14]}
+		if strings.Contains(r[12], "\n") && strings.Contains(r[13], "\n") {
+			multiLine++
+		}
+		if r[5] != r[16] {
+			otherMaker++
+		}
+		level := append([]string{r[2]}, r[5], r[7], r[8], r[9], r[10], r[11], r[12], r[13], r[14], r[15], r[16])
 		if prev, ok := byRecall[r[0]]; ok && !slices.Equal(prev, level) {
 			t.Fatalf("recall %s: recall-level columns differ between rows", r[0])
 		}
@@ -250,42 +252,56 @@ func TestGenerate_VRDB(t *testing.T) {
 	if len(byRecall) != targets[rappel.TypeVehicle] {
 		t.Errorf("%d recalls in the CSV, want %d", len(byRecall), targets[rappel.TypeVehicle])
 	}
-	for j := range layouts {
-		if spellings[j] == 0 {
-			t.Errorf("no RECALL_DATE_DTE written as %s", layouts[j])
-		}
+	t.Logf("%d rows: %.1f%% with line breaks in both comments, %.1f%% whose make is not the manufacturer",
+		len(c.csvRows), share(multiLine, len(c.csvRows)), share(otherMaker, len(c.csvRows)))
+	if share(multiLine, len(c.csvRows)) < 20 || share(otherMaker, len(c.csvRows)) < 20 || share(otherMaker, len(c.csvRows)) > 50 {
+		t.Error("want comments with line breaks on a fifth of rows or more, and a make other than the manufacturer on 20% to 50%")
 	}
 }
 
-// quotedRecords checks that every field of the CSV is double-quoted and
-// every record ends with CRLF, and returns the number of records.
-func quotedRecords(b []byte) (int, error) {
-	n, i := 0, 0
+// dailyRecords checks that the CSV is quoted as Transport Canada's daily
+// extract is: YEAR an unquoted integer, UNIT_AFFECTED_NBR unquoted when it
+// has no thousands separator ("11.00"), an empty field unquoted, every other
+// field double-quoted, each record ended by LF; and returns the number of
+// records.
+func dailyRecords(b []byte) (int, error) {
+	n, col, i := 0, 0, 0
 	for i < len(b) {
-		if b[i] != '"' {
-			return n, errorf("record %d: a field at byte %d is not quoted", n+1, i)
-		}
-		i++
-		for {
-			j := bytes.IndexByte(b[i:], '"')
-			if j < 0 {
-				return n, errorf("record %d: unterminated field", n+1)
+		if i < len(b) && b[i] == '"' {
+			i++
+			for {
+				j := bytes.IndexByte(b[i:], '"')
+				if j < 0 {
+					return n, errorf("record %d: unterminated field", n+1)
+				}
+				i += j + 1
+				if i < len(b) && b[i] == '"' {
+					i++
+					continue
+				}
+				break
 			}
-			i += j + 1
-			if i < len(b) && b[i] == '"' {
-				i++
-				continue
+		} else {
+			j := i
+			for j < len(b) && b[j] != ',' && b[j] != '\n' {
+				j++
 			}
-			break
+			year, units := n > 0 && col == 1, n > 0 && col == 7
+			if f := string(b[i:j]); f != "" && !(year && strings.Trim(f, "0123456789") == "" || units && strings.Trim(f, "0123456789.") == "") {
+				return n, errorf("record %d, field %d: %q is unquoted, and not the YEAR or a count below 1,000", n+1, col+1, f)
+			}
+			i = j
 		}
 		switch {
 		case i < len(b) && b[i] == ',':
 			i++
-		case bytes.HasPrefix(b[i:], []byte("\r\n")):
-			i += 2
+			col++
+		case i < len(b) && b[i] == '\n':
+			i++
 			n++
+			col = 0
 		default:
-			return n, errorf("record %d: byte %d after a field is neither a comma nor CRLF", n+1, i)
+			return n, errorf("record %d: byte %d after a field is neither a comma nor LF", n+1, i)
 		}
 	}
 	return n, nil
@@ -539,14 +555,5 @@ func TestGenerate_Text(t *testing.T) {
 		if quirks[q] == 0 {
 			t.Errorf("no dump row shows the %s quirk", q)
 		}
-	}
-	na := 0
-	for _, r := range c.csvRows {
-		if r[13] == "Translation not available" {
-			na++
-		}
-	}
-	if na == 0 {
-		t.Error("no COMMENT_FTXT reads Translation not available")
 	}
 }

@@ -3,6 +3,7 @@ package index
 import (
 	"math"
 	"sort"
+	"strings"
 
 	"github.com/RoaringBitmap/roaring/v2"
 
@@ -142,6 +143,14 @@ func indexRecord(b *textBuilder, r *rappel.Record) {
 		r.Importer, r.PlaceOfOrigin, r.RecallID, r.ManufacturerRecallNumber, r.IdentificationNumber, r.UPC,
 		r.VehicleMake, r.VehicleModel, r.DIN, r.NPN, r.CFIAID, r.Municipality} {
 		b.addBoth(f)
+	}
+	// A number written abbreviated in a list of the manufacturer's
+	// ("CR5350/5351") is indexed written out too, so that each of them
+	// finds its recall.
+	for _, n := range rappel.RecallNumbers(r.ManufacturerRecallNumber) {
+		if !strings.Contains(r.ManufacturerRecallNumber, n) {
+			b.addBoth(n)
+		}
 	}
 	for _, list := range [][]string{r.Categories, r.Companies, r.Distribution, r.Allergens} {
 		for _, f := range list {

@@ -65,8 +65,8 @@ func TestAssemble(t *testing.T) {
 		}
 	})
 	t.Run("VehicleLastUpdatedFallsBackToCSV", func(t *testing.T) {
-		if r := byID["tc-2019045"]; r.LastUpdated != "2019-02-20" {
-			t.Errorf("tc-2019045 last_updated %q, want the CSV's date", r.LastUpdated)
+		if r := byID["tc-2019045"]; r.LastUpdated != "2019-03-05" {
+			t.Errorf("tc-2019045 last_updated %q, want the CSV's LAST_UPDATE_DATE", r.LastUpdated)
 		}
 	})
 	t.Run("ArchivedInDumpWins", func(t *testing.T) {

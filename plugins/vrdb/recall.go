@@ -3,6 +3,7 @@ package vrdb
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -11,52 +12,68 @@ import (
 	"github.com/rappel-ca/rappel/plugins/guest"
 )
 
-// row is one good row of the database: its cleaned columns and the values
+// row is one usable row of the database: its cleaned columns and the values
 // read from them.
 type row struct {
-	col    [numCols]string
-	year   int    // 0 when the row names no model year
-	units  int    // -1 when the row gives no count
-	date   string // YYYY-MM-DD, or ""
-	number string
+	col        [numCols]string
+	year       int    // 0 when the row names no model year
+	units      int    // -1 when the row gives no usable count
+	date       string // YYYY-MM-DD
+	lastUpdate string // YYYY-MM-DD, or ""
+	number     string
 }
 
-// parseRow reads a row's numbers and date. It returns why the row cannot be
-// used, as a clause to follow "was skipped:", or "".
-func parseRow(col [numCols]string) (*row, string) {
-	r := &row{col: col, number: col[colNumber], units: -1}
+// parseRow reads a row's numbers and dates. skip, when not "", says why the
+// row cannot be used at all, as a clause to follow "was skipped:": without a
+// recall number it belongs to no recall, and without its model year or its
+// recall date it would say something false about its recall. unused lists
+// values the row is used without, each as a clause naming the column and
+// the value: the count of units and the last update are the recall's, and
+// its other rows may well give them.
+func parseRow(col [numCols]string) (r *row, skip string, unused []string) {
+	r = &row{col: col, number: col[colNumber], units: -1}
 	switch {
 	case r.number == "":
-		return nil, "it has no RECALL_NUMBER_NUM"
+		return nil, "it has no RECALL_NUMBER_NUM", nil
 	case !guest.IsNumber(r.number):
-		return nil, fmt.Sprintf("its RECALL_NUMBER_NUM %q is not a recall number", r.number)
+		return nil, fmt.Sprintf("its RECALL_NUMBER_NUM %q is not a recall number", r.number), nil
 	}
 	if s := col[colYear]; s != "" {
 		y, ok := whole(s)
 		if !ok || y < 1900 || y > 2100 {
-			return nil, fmt.Sprintf("its YEAR %q is not a model year", s)
+			return nil, fmt.Sprintf("its YEAR %q is not a model year", s), nil
 		}
 		r.year = y
 	}
-	if s := col[colUnits]; s != "" {
-		u, ok := whole(s)
-		if !ok {
-			return nil, fmt.Sprintf("its UNIT_AFFECTED_NBR %q is not a whole number", s)
-		}
-		r.units = u
-	}
-	if s := col[colDate]; s != "" {
-		d, err := guest.ParseDate(s)
-		if err != nil {
-			return nil, fmt.Sprintf("its RECALL_DATE_DTE %v", err)
-		}
+	switch d, err := guest.ParseDate(col[colDate]); {
+	case col[colDate] == "":
+		return nil, "it has no RECALL_DATE_DTE", nil
+	case err != nil:
+		return nil, fmt.Sprintf("its RECALL_DATE_DTE %v", err), nil
+	default:
 		r.date = d
 	}
-	return r, ""
+	if s := col[colUnits]; s != "" {
+		if u, ok := whole(s); ok {
+			r.units = u
+		} else {
+			unused = append(unused, fmt.Sprintf("its UNIT_AFFECTED_NBR %q is not a whole number of units", s))
+		}
+	}
+	if s := col[colLastUpdate]; s != "" {
+		if d, err := guest.ParseDate(s); err == nil {
+			r.lastUpdate = d
+		} else {
+			unused = append(unused, fmt.Sprintf("its LAST_UPDATE_DATE %v", err))
+		}
+	}
+	return r, "", unused
 }
 
-// whole reads a non-negative whole number, also written as a float with a
-// zero fraction ("2018.0"), as the database's export sometimes does.
+// whole reads a non-negative whole number as the database's exports write
+// one: "1200", "1200.0", or with thousands separators and two decimals,
+// "40,915.00". A fraction other than zero, a sign, an exponent or a
+// misplaced separator makes it not a whole number.
 func whole(s string) (int, bool) {
 	if i := strings.IndexByte(s, '.'); i >= 0 {
 		frac := s[i+1:]
@@ -64,6 +81,18 @@ func whole(s string) (int, bool) {
 			return 0, false
 		}
 		s = s[:i]
+	}
+	if strings.IndexByte(s, ',') >= 0 {
+		groups := strings.Split(s, ",")
+		if len(groups[0]) < 1 || len(groups[0]) > 3 {
+			return 0, false
+		}
+		for _, g := range groups[1:] {
+			if len(g) != 3 {
+				return 0, false
+			}
+		}
+		s = strings.Join(groups, "")
 	}
 	if s == "" || strings.TrimLeft(s, "0123456789") != "" {
 		return 0, false // no sign, no spaces: Atoi would take "+5"
@@ -75,23 +104,33 @@ func whole(s string) (int, bool) {
 	return n, true
 }
 
+// productCategories are the categories, in lower case, whose rows name a
+// product rather than a vehicle: the make is a brand (BRIDGESTONE, DIONO),
+// the model a product line (a tire line and size, a car seat), and the
+// year a year of manufacture. Their rows are listed in product_list as
+// well as in affected_models; see testdata/FORMATS.md.
+var productCategories = map[string]bool{"tire": true, "child car seat": true, "equipment": true}
+
 // recall gathers the rows of one recall number, which need not be adjacent.
 // Recall-level columns repeat on every row; the first row that fills one
 // gives its value.
 type recall struct {
-	number string
-	col    [numCols]string // recall-level columns, first non-empty value of each
-	date   string
-	units  int
-	models map[rappel.VehicleModel]bool
-	make   string // make and model of the first row that names a make
-	model  string
+	number     string
+	col        [numCols]string // recall-level columns, first non-empty value of each
+	date       string
+	lastUpdate string // the latest of the rows'
+	units      int
+	models     map[rappel.VehicleModel]bool
+	products   map[string]bool
+	make       string // make and model of the first row that names a make
+	model      string
 }
 
 // add takes one row into the recall.
 func (g *recall) add(r *row) {
 	if g.models == nil {
 		g.models = make(map[rappel.VehicleModel]bool)
+		g.products = make(map[string]bool)
 		g.units = -1
 	}
 	for c, v := range r.col {
@@ -102,6 +141,7 @@ func (g *recall) add(r *row) {
 	if g.date == "" {
 		g.date = r.date
 	}
+	g.lastUpdate = max(g.lastUpdate, r.lastUpdate)
 	g.units = max(g.units, r.units)
 	mk, model := r.col[colMake], r.col[colModel]
 	if mk == "" {
@@ -111,6 +151,9 @@ func (g *recall) add(r *row) {
 		g.make, g.model = mk, model
 	}
 	g.models[rappel.VehicleModel{Make: mk, Model: model, Year: r.year}] = true
+	if productCategories[strings.ToLower(r.col[colCategoryEN])] {
+		g.products[strings.TrimSpace(mk+" "+model)] = true
+	}
 }
 
 // record makes the recall's record.
@@ -130,8 +173,9 @@ func (g *recall) record() *rappel.Record {
 		Status:                   rappel.StatusActive,
 		EventDate:                g.date,
 		RecallDate:               g.date,
-		LastUpdated:              g.date,
+		LastUpdated:              cmp.Or(g.lastUpdate, g.date),
 		ManufacturerRecallNumber: g.col[colManufacturerNo],
+		Manufacturer:             g.col[colManufacturer],
 		VehicleCategory:          g.col[colCategoryEN],
 		System:                   g.col[colSystemEN],
 		NotificationType:         g.col[colNotificationEN],
@@ -141,6 +185,9 @@ func (g *recall) record() *rappel.Record {
 	}
 	if len(models) > 0 {
 		rec.AffectedModels = models
+	}
+	for _, name := range slices.Sorted(maps.Keys(g.products)) {
+		rec.ProductList = append(rec.ProductList, rappel.Product{Name: name})
 	}
 	if g.units >= 0 {
 		u := g.units

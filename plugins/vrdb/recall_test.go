@@ -15,13 +15,24 @@ func TestWhole(t *testing.T) {
 		{"2018.0", 2018, true},
 		{"2018.00", 2018, true},
 		{"0", 0, true},
+		{"11.00", 11, true},
+		{"40,915.00", 40915, true},
+		{"362,062.00", 362062, true},
+		{"1,234,567", 1234567, true},
+		{"40,915.50", 0, false},
 		{"2018.5", 0, false},
 		{"2018.", 0, false},
 		{".0", 0, false},
+		{"4,0915", 0, false},
+		{"40,91", 0, false},
+		{",915", 0, false},
+		{"1234,567", 0, false},
+		{"40 915", 0, false},
 		{"-5", 0, false},
 		{"+5", 0, false},
 		{"1e3", 0, false},
 		{"99999999999999999999999", 0, false},
+		{"99,999,999,999,999,999,999.00", 0, false},
 		{"", 0, false},
 	} {
 		got, ok := whole(tc.in)
@@ -63,13 +74,23 @@ func TestYearRanges(t *testing.T) {
 
 func TestParseRow(t *testing.T) {
 	var col [numCols]string
-	col[colNumber], col[colYear], col[colUnits], col[colDate] = "2018123", "2018.0", "1200.0", "2018/03/14"
-	r, reason := parseRow(col)
-	if reason != "" || r.year != 2018 || r.units != 1200 || r.date != "2018-03-14" {
-		t.Errorf("parseRow = %+v, %q", r, reason)
+	col[colNumber], col[colYear], col[colUnits], col[colDate], col[colLastUpdate] = "2018123", "2018", "40,915.00", "2018-03-14", "2023-01-09"
+	r, skip, unused := parseRow(col)
+	if skip != "" || len(unused) != 0 || r.year != 2018 || r.units != 40915 || r.date != "2018-03-14" || r.lastUpdate != "2023-01-09" {
+		t.Errorf("parseRow = %+v, %q, %q", r, skip, unused)
+	}
+	col[colUnits], col[colLastUpdate] = "40,915.50", "2023-01-32"
+	r, skip, unused = parseRow(col)
+	if skip != "" || r.units != -1 || r.lastUpdate != "" || len(unused) != 2 ||
+		unused[0] != `its UNIT_AFFECTED_NBR "40,915.50" is not a whole number of units` || !strings.HasPrefix(unused[1], `its LAST_UPDATE_DATE "2023-01-32" is not a date`) {
+		t.Errorf("a fraction of a unit and a bad last update: %+v, %q, %q", r, skip, unused)
 	}
 	col[colYear] = "1850"
-	if _, reason := parseRow(col); !strings.Contains(reason, "is not a model year") {
-		t.Errorf("a year of 1850 gave %q", reason)
+	if _, skip, _ := parseRow(col); skip != `its YEAR "1850" is not a model year` {
+		t.Errorf("a year of 1850 gave %q", skip)
+	}
+	col[colYear], col[colDate] = "2018", ""
+	if _, skip, _ := parseRow(col); skip != "it has no RECALL_DATE_DTE" {
+		t.Errorf("a row without a date gave %q", skip)
 	}
 }

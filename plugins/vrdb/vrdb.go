@@ -1,8 +1,9 @@
 // Package vrdb normalizes Transport Canada's vehicle recall database, a CSV
-// file with one row per recall, model and model year. Rows are grouped by
-// recall number into one record each, tc-<recall number>, which merges with
-// the same recall's notice in the Health Canada dump (package hcdump).
-// testdata/FORMATS.md is the contract for the format and its mapping.
+// file with one row per recall, category, model and model year. Rows are
+// grouped by recall number into one record each, tc-<recall number>, which
+// merges with the same recall's notice in the Health Canada dump (package
+// hcdump). testdata/FORMATS.md is the contract for the format and its
+// mapping.
 package vrdb
 
 import (
@@ -23,8 +24,9 @@ const Source = "vrdb"
 // file is the database's name under the plugin's /in.
 const file = "vrdb.csv"
 
-// The columns the header must name, in the contract's order; the file may
-// order them otherwise, since they are looked up by name.
+// The columns the normalizer reads, found by their header name wherever the
+// file puts them. The first numRequired are those of every export, the
+// monthly full file's set; the daily extract adds the last two.
 const (
 	colNumber = iota
 	colYear
@@ -41,20 +43,27 @@ const (
 	colCommentEN
 	colCommentFR
 	colDate
+	colLastUpdate
+	colManufacturer
 	numCols
 )
+
+// numRequired is the number of columns a header must name.
+const numRequired = colLastUpdate
 
 var columnNames = [numCols]string{
 	"RECALL_NUMBER_NUM", "YEAR", "MANUFACTURER_RECALL_NO_TXT", "CATEGORY_ETXT", "CATEGORY_FTXT",
 	"MAKE_NAME_NM", "MODEL_NAME_NM", "UNIT_AFFECTED_NBR", "SYSTEM_TYPE_ETXT", "SYSTEM_TYPE_FTXT",
 	"NOTIFICATION_TYPE_ETXT", "NOTIFICATION_TYPE_FTXT", "COMMENT_ETXT", "COMMENT_FTXT", "RECALL_DATE_DTE",
+	"LAST_UPDATE_DATE", "MANUFACTURER_NAME_NM",
 }
 
 // Normalize reads vrdb.csv from fsys, calls emit for every recall and report
-// for every row it cannot read. It returns an error only when the file is
-// missing or unreadable, or its header lacks a column, or emit fails. A bad
-// row is skipped; its recall still loads from its other rows. Records come
-// out in the order their recall first appears.
+// for every row, or value of a row, it cannot use. It returns an error only
+// when the file is missing or unreadable, or its header lacks a column, or
+// emit fails. A row that cannot be used is skipped and its recall still
+// loads from its other rows; a recall is dropped only when none of its rows
+// can be used. Records come out in the order their recall first appears.
 func Normalize(fsys fs.FS, emit func(*rappel.Record) error, report func(rappel.Problem)) error {
 	f, err := fsys.Open(file)
 	if err != nil {
@@ -63,9 +72,13 @@ func Normalize(fsys fs.FS, emit func(*rappel.Record) error, report func(rappel.P
 	defer f.Close()
 	cr := csv.NewReader(guest.SkipBOM(f))
 	cr.FieldsPerRecord = -1 // a row with the wrong count is one problem, not the end of the file
-	idx, width, err := readHeader(cr)
+	h, err := readHeader(cr)
 	if err != nil {
 		return err
+	}
+	if len(h.unknown) > 0 {
+		report(rappel.Problem{Source: Source, Reason: fmt.Sprintf("The header of %s names %s, which this normalizer does not know; %s ignored.",
+			file, plural(len(h.unknown), "column", "columns")+" "+strings.Join(h.unknown, ", "), plural(len(h.unknown), "its values were", "their values were"))})
 	}
 	recalls := make(map[string]*recall)
 	var order []string
@@ -82,22 +95,27 @@ func Normalize(fsys fs.FS, emit func(*rappel.Record) error, report func(rappel.P
 			return fmt.Errorf("reading %s: %w", file, err)
 		}
 		line, _ := cr.FieldPos(0)
-		if len(fields) != width {
+		if len(fields) != h.width {
 			id := ""
-			if i := idx[colNumber]; i < len(fields) {
+			if i := h.idx[colNumber]; i < len(fields) {
 				id = idOf(guest.CleanText(fields[i]))
 			}
-			report(rappel.Problem{Source: Source, RecordID: id, Reason: fmt.Sprintf("Line %d of %s was skipped: it has %d fields where the header has %d.", line, file, len(fields), width)})
+			report(rappel.Problem{Source: Source, RecordID: id, Reason: fmt.Sprintf("Line %d of %s was skipped: it has %d fields where the header has %d.", line, file, len(fields), h.width)})
 			continue
 		}
-		var row [numCols]string
-		for c, i := range idx {
-			row[c] = guest.CleanText(fields[i])
+		var col [numCols]string
+		for c, i := range h.idx {
+			if i >= 0 {
+				col[c] = guest.CleanText(fields[i])
+			}
 		}
-		r, reason := parseRow(row)
-		if reason != "" {
-			report(rappel.Problem{Source: Source, RecordID: idOf(row[colNumber]), Reason: fmt.Sprintf("Line %d of %s was skipped: %s.", line, file, reason)})
+		r, skip, unused := parseRow(col)
+		if skip != "" {
+			report(rappel.Problem{Source: Source, RecordID: idOf(col[colNumber]), Reason: fmt.Sprintf("Line %d of %s was skipped: %s.", line, file, skip)})
 			continue
+		}
+		for _, u := range unused {
+			report(rappel.Problem{Source: Source, RecordID: idOf(r.number), Reason: fmt.Sprintf("Line %d of %s: %s; the row was used without it.", line, file, u)})
 		}
 		g := recalls[r.number]
 		if g == nil {
@@ -108,43 +126,82 @@ func Normalize(fsys fs.FS, emit func(*rappel.Record) error, report func(rappel.P
 		g.add(r)
 	}
 	for _, n := range order {
-		if err := emit(recalls[n].record()); err != nil {
+		rec := recalls[n].record()
+		if rec.Translations.EN == nil && rec.Translations.FR == nil {
+			report(rappel.Problem{Source: Source, RecordID: rec.RecordID, Reason: fmt.Sprintf("Recall %s was dropped: none of its rows gives a make, category, system, notification type or comment to describe it.", n)})
+			continue
+		}
+		if err := emit(rec); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// readHeader checks the header row and returns, for each column, its
-// position in the file, and the number of fields every row must have.
-func readHeader(cr *csv.Reader) (idx [numCols]int, width int, err error) {
-	header, err := cr.Read()
+// header is what the header row says: each column's position in the file
+// (-1 for an optional column it lacks), the number of fields every row must
+// have, and the names it gives that no column of columnNames has.
+type header struct {
+	idx     [numCols]int
+	width   int
+	unknown []string
+}
+
+// readHeader reads and checks the header row.
+func readHeader(cr *csv.Reader) (header, error) {
+	var h header
+	row, err := cr.Read()
 	switch {
 	case err == io.EOF:
-		return idx, 0, fmt.Errorf("reading %s: the file is empty; it should start with the header row %s", file, strings.Join(columnNames[:], ","))
+		return h, fmt.Errorf("reading %s: the file is empty; it should start with the header row %s", file, strings.Join(columnNames[:numRequired], ","))
 	case err != nil:
-		return idx, 0, fmt.Errorf("reading %s header: %w", file, err)
+		return h, fmt.Errorf("reading %s header: %w", file, err)
 	}
-	pos := make(map[string]int, len(header))
-	for i, h := range header {
-		h = strings.ToUpper(guest.CleanText(h))
-		if _, dup := pos[h]; dup {
-			return idx, 0, fmt.Errorf("reading %s: the header names column %s twice", file, h)
+	pos := make(map[string]int, len(row))
+	for i, name := range row {
+		name = strings.ToUpper(guest.CleanText(name))
+		if _, dup := pos[name]; dup {
+			return h, fmt.Errorf("reading %s: the header names column %s twice", file, name)
 		}
-		pos[h] = i
+		pos[name] = i
 	}
 	var missing []string
 	for c, name := range columnNames {
 		i, ok := pos[name]
-		if !ok {
+		switch {
+		case ok:
+			delete(pos, name)
+		case c < numRequired:
 			missing = append(missing, name)
+		default:
+			i = -1
 		}
-		idx[c] = i
+		h.idx[c] = i
 	}
 	if len(missing) > 0 {
-		return idx, 0, fmt.Errorf("reading %s: the header lacks %s; it should be %s", file, strings.Join(missing, ", "), strings.Join(columnNames[:], ","))
+		return h, fmt.Errorf("reading %s: the header lacks %s; it should name %s, and may name %s", file, strings.Join(missing, ", "),
+			strings.Join(columnNames[:numRequired], ","), strings.Join(columnNames[numRequired:], " and "))
 	}
-	return idx, len(header), nil
+	for i, name := range row { // the names left in pos are unknown
+		name = strings.ToUpper(guest.CleanText(name))
+		if _, left := pos[name]; !left {
+			continue
+		}
+		if name == "" {
+			name = fmt.Sprintf("an unnamed column at position %d", i+1)
+		}
+		h.unknown = append(h.unknown, name)
+	}
+	h.width = len(row)
+	return h, nil
+}
+
+// plural returns one when n is 1, otherwise many.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 // idOf names the record a bad row belongs to, when its recall number is good.

@@ -1,10 +1,12 @@
-// Package guesttest helps test normalizers: it runs one over a directory
-// and compares what it produced with a golden file.
+// Package guesttest helps test normalizers: it runs one over a directory,
+// compares what it produced with a golden file, and reads the real public
+// samples of the upstream formats kept beside the repository.
 package guesttest
 
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"flag"
 	"io/fs"
 	"os"
@@ -120,5 +122,49 @@ func Check(tb testing.TB, out Output) {
 		if p.Reason == "" {
 			tb.Fatalf("problem without a reason: %+v", p)
 		}
+	}
+}
+
+// RealSample returns the real upstream sample called name, read from the
+// directory of real public samples kept beside the repository (../shared/real
+// from the module root; the README says what is there). The samples are not
+// part of the repository, so a test that needs one is skipped when it is
+// absent, with a sentence saying where it was looked for, and fails instead
+// when RAPPEL_CI is set, where they must be present.
+func RealSample(tb testing.TB, name string) []byte {
+	tb.Helper()
+	root, err := moduleRoot()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	path := filepath.Join(root, "..", "shared", "real", name)
+	b, err := os.ReadFile(path)
+	switch {
+	case err == nil:
+		return b
+	case errors.Is(err, fs.ErrNotExist) && os.Getenv("RAPPEL_CI") == "":
+		tb.Skipf("the real sample %s is not at %s; put the real samples there to run this test (RAPPEL_CI makes its absence a failure)", name, path)
+	default:
+		tb.Fatalf("reading the real sample %s: %v", name, err)
+	}
+	return nil
+}
+
+// moduleRoot returns the nearest directory above the working directory
+// that holds go.mod.
+func moduleRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("no go.mod above the working directory")
+		}
+		dir = parent
 	}
 }
