@@ -59,6 +59,7 @@ func fixtureFinds(tb testing.TB) map[string]find {
 		"upc_product1": byGTIN(tb, "0 41798 00145 9"),
 		"upc_product2": byGTIN(tb, "059749876544"),
 		"upc_record":   byGTIN(tb, "062000123455"),
+		"upc_prefix":   byGTINPrefix(tb, full("23527800995")),
 		"vehicle":      byVehicle("Ford", "F-150", 2018),
 		"vehicle_norm": byVehicle(" ford ", "transit connect", 2019),
 		"vehicle_any":  byVehicle("FORD", "", 2019),
