@@ -121,3 +121,43 @@ func checkDigit(body string) int {
 // CheckDigit returns the GS1 check digit for a string of digits; it is what
 // generators use to print valid codes.
 func CheckDigit(body string) int { return checkDigit(body) }
+
+// MinUPCPrefix is the fewest digits a product's upc_prefix needs to be
+// looked up by barcode. An in-store code for an item sold by weight is the
+// number system 2, five digits naming the item, then digits encoding the
+// price or weight and a check digit; notices print the item's prefix in the
+// EAN-13 frame, "0" + "2" + the item's five digits ("0235278"). Six digits
+// still name a handful of items; fewer would match most of a store.
+const MinUPCPrefix = 6
+
+// MaxUPCPrefixGTIN is the longest GTIN-14 prefix a upc_prefix stands for:
+// all digits but the check digit. A longer one would be a whole code.
+const MaxUPCPrefixGTIN = 13
+
+// UPCPrefixGTINs returns the GTIN-14 prefixes the codes starting with a
+// product's upc_prefix p share, so that a full code, in whatever form it
+// was printed or scanned, is matched by comparing its GTIN-14's first
+// digits. A prefix is read as the start of the code's 13-digit EAN-13
+// printing, the form the notices use (a UPC-A's EAN-13 printing is "0" and
+// its 12 digits): its GTIN-14 prefix is "0" + p. A prefix starting with 2
+// may also be the start of a UPC-A printed without that leading 0, the
+// in-store number system of UPC-A, so it is also read as "00" + p; both
+// readings are in-store ranges (EAN-13 20 to 29 and UPC-A 2), so neither
+// reaches a code a manufacturer was assigned. A prefix starting with 0 is
+// never read as UPC-A: UPC-A's number system 0 holds manufacturers' codes,
+// which an in-store prefix must not match. It returns nil when p is not
+// digits only, has fewer than MinUPCPrefix digits, or no reading leaves the
+// check digit free.
+func UPCPrefixGTINs(p string) []string {
+	if len(p) < MinUPCPrefix || !isDigits(p) {
+		return nil
+	}
+	var out []string
+	if len(p)+1 <= MaxUPCPrefixGTIN {
+		out = append(out, "0"+p)
+	}
+	if p[0] == '2' && len(p)+2 <= MaxUPCPrefixGTIN {
+		out = append(out, "00"+p)
+	}
+	return out
+}

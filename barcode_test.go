@@ -1,6 +1,11 @@
 package rappel
 
-import "testing"
+import (
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
 
 func TestParseGTIN(t *testing.T) {
 	for _, tc := range []struct {
@@ -57,4 +62,56 @@ func FuzzParseGTIN(f *testing.F) {
 			t.Fatalf("GTIN %q does not parse back to itself: %q %v", g, again, err)
 		}
 	})
+}
+
+func TestUPCPrefixGTINs(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want []string
+	}{
+		{"0235278", []string{"00235278"}},              // EAN-13 frame: "0" + UPC-A number system 2
+		{"235278", []string{"0235278", "00235278"}},    // EAN-13 in-store range 23, or UPC-A number system 2
+		{"2352781", []string{"02352781", "002352781"}}, // both readings keep the check digit free
+		{"023527", []string{"0023527"}},                // MinUPCPrefix digits
+		{"02352", nil},                                 // too short to name an item
+		{"023527812345", []string{"0023527812345"}},    // 12 digits: all but the check digit
+		{"235278123456", []string{"0235278123456"}},    // a UPC-A reading would hold its check digit
+		{"0235278123456", nil},                         // a whole EAN-13 is no prefix
+		{"02352x8", nil},
+		{"", nil},
+	} {
+		if got := UPCPrefixGTINs(tc.in); !slices.Equal(got, tc.want) {
+			t.Errorf("UPCPrefixGTINs(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+// TestUPCPrefixGTINs_Forms checks that the code of an item sold by weight,
+// scanned as a UPC-A or as an EAN-13, has a GTIN-14 starting with what its
+// notice's prefix stands for, whether the notice printed the prefix with
+// the EAN-13's leading 0 or without it, and that the code of the next item
+// does not.
+func TestUPCPrefixGTINs_Forms(t *testing.T) {
+	upcA := "23527812345" + strconv.Itoa(CheckDigit("23527812345"))  // item 35278, price 123.45
+	other := "23527912345" + strconv.Itoa(CheckDigit("23527912345")) // item 35279
+	for _, prefix := range []string{"0235278", "235278", "0 235278"} {
+		gs := UPCPrefixGTINs(StripBarcode(prefix))
+		starts := func(code string) bool {
+			g, err := ParseGTIN(code)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return slices.ContainsFunc(gs, func(p string) bool { return strings.HasPrefix(string(g), p) })
+		}
+		for _, code := range []string{upcA, "0" + upcA, "00" + upcA, "0 " + upcA[:1] + " " + upcA[1:6] + " " + upcA[6:11] + " " + upcA[11:]} {
+			if !starts(code) {
+				t.Errorf("prefix %q (%q) does not cover %q", prefix, gs, code)
+			}
+		}
+		for _, code := range []string{other, "0" + other} {
+			if starts(code) {
+				t.Errorf("prefix %q (%q) covers %q, the next item", prefix, gs, code)
+			}
+		}
+	}
 }

@@ -3,13 +3,20 @@ package rappel
 import "context"
 
 // Lookup finds records by the exact keys of the durable store's secondary
-// index: barcodes and vehicles. Both methods return record ids in record_id
+// index: barcodes, barcode prefixes and vehicles. Both methods return record ids in record_id
 // order, nil when nothing matches, honour ctx cancellation, and return any
 // other error only when the store itself fails.
 type Lookup interface {
 	// RecordIDsByGTIN returns the records with a product, or a upc, whose
 	// barcode is g, a GTIN-14 from ParseGTIN.
 	RecordIDsByGTIN(ctx context.Context, g GTIN) ([]string, error)
+
+	// RecordIDsByGTINPrefix returns the records with a product whose
+	// upc_prefix the code g starts with: one of the product's
+	// UPCPrefixGTINs is a prefix of g. It looks up the MaxUPCPrefixGTIN -
+	// MinUPCPrefix prefixes of g from MinUPCPrefix+1 digits on, never
+	// every prefix in the store.
+	RecordIDsByGTINPrefix(ctx context.Context, g GTIN) ([]string, error)
 
 	// RecordIDsByVehicle returns the records whose affected_models cover
 	// make, model and model year. Make and model are compared upper-cased

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 
 	"github.com/rappel-ca/rappel"
@@ -22,9 +23,11 @@ type barcodeResults struct {
 }
 
 // getByBarcode answers GET /recall/upc?upc=<barcode>[&lang=en|fr] with the
-// recalls of products carrying that barcode, newest first. Any printed
+// recalls of products carrying that barcode: those naming it exactly, then
+// those listing a prefix it starts with, each newest first. Any printed
 // form of one code (UPC-A, UPC-E, EAN-8, EAN-13, GTIN-14, with spaces or
-// dashes) finds the same records: the store's index holds their GTIN-14.
+// dashes) finds the same records: the store's index holds their GTIN-14,
+// and prefixes in the same frame (rappel.UPCPrefixGTINs).
 func (s *Server) getByBarcode(w http.ResponseWriter, r *http.Request) error {
 	p := paramsOf(w)
 	lang := p.enum("lang", rappel.Langs)
@@ -43,17 +46,44 @@ func (s *Server) getByBarcode(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	ids, err := look.RecordIDsByGTIN(r.Context(), g)
+	res, err := s.barcodeRecalls(r, look, g, lang)
 	if err != nil {
-		return fmt.Errorf("looking up barcode %s: %w", g, err)
+		return err
 	}
-	res := foundOf(s.Catalog.Snapshot().Summaries(ids), lang, "")
 	b, err := json.Marshal(barcodeResults{UPC: v, Digits: rappel.StripBarcode(v), GTIN: string(g), Count: len(res), Results: res})
 	if err != nil {
 		return err
 	}
 	writeJSON(w, r, http.StatusOK, b)
 	return nil
+}
+
+// Values of a barcode result's match.
+const (
+	matchExact  = "exact"  // a product's upc, or the record's, is the code
+	matchPrefix = "prefix" // the code starts with a product's upc_prefix
+)
+
+// barcodeRecalls finds the recalls naming g exactly, newest first, then
+// those with a product whose upc_prefix g starts with (items sold by
+// weight, whose codes end with their price), newest first. A record found
+// both ways is listed once, as exact.
+func (s *Server) barcodeRecalls(r *http.Request, look rappel.Lookup, g rappel.GTIN, lang string) ([]found, error) {
+	exact, err := look.RecordIDsByGTIN(r.Context(), g)
+	if err != nil {
+		return nil, fmt.Errorf("looking up barcode %s: %w", g, err)
+	}
+	prefixed, err := look.RecordIDsByGTINPrefix(r.Context(), g)
+	if err != nil {
+		return nil, fmt.Errorf("looking up the prefixes of barcode %s: %w", g, err)
+	}
+	prefixed = slices.DeleteFunc(prefixed, func(id string) bool {
+		_, ok := slices.BinarySearch(exact, id) // record_id order
+		return ok
+	})
+	snap := s.Catalog.Snapshot()
+	return append(foundOf(snap.Summaries(exact), lang, matchExact),
+		foundOf(snap.Summaries(prefixed), lang, matchPrefix)...), nil
 }
 
 // barcodeInvalid records the 422 item of a barcode ParseGTIN refused, with

@@ -22,15 +22,18 @@ type foundBody struct {
 		Model *string `json:"model"`
 		Year  *int    `json:"year"`
 	} `json:"decoded"`
-	Count   int `json:"count"`
-	Results []struct {
-		RecallID   string  `json:"recall_id"`
-		RecordID   string  `json:"record_id"`
-		RecallType string  `json:"recall_type"`
-		TitleEN    string  `json:"title_en"`
-		Title      *string `json:"title"`
-		Match      string  `json:"match"`
-	} `json:"results"`
+	Count   int           `json:"count"`
+	Results []foundResult `json:"results"`
+}
+
+// foundResult is one result of a foundBody.
+type foundResult struct {
+	RecallID   string  `json:"recall_id"`
+	RecordID   string  `json:"record_id"`
+	RecallType string  `json:"recall_type"`
+	TitleEN    string  `json:"title_en"`
+	Title      *string `json:"title"`
+	Match      string  `json:"match"`
 }
 
 func (b foundBody) ids() []string {
@@ -80,7 +83,7 @@ func TestBarcode(t *testing.T) {
 				t.Errorf("upc %q: echoed upc %q digits %q gtin %q", form, b.UPC, b.Digits, b.GTIN)
 			}
 			r := b.Results[0]
-			if r.RecallID != "990101" || r.RecallType != "food" || !strings.HasPrefix(r.TitleEN, "Laiterie Charlevoix brand") || r.Title != nil || r.Match != "" {
+			if r.RecallID != "990101" || r.RecallType != "food" || !strings.HasPrefix(r.TitleEN, "Laiterie Charlevoix brand") || r.Title != nil || r.Match != "exact" {
 				t.Errorf("upc %q: first result %+v", form, r)
 			}
 		}

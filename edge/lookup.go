@@ -7,7 +7,8 @@ import (
 // found is one result of GET /recall/upc and GET /recall/vin. title_en is
 // always the English title (the French one when the record has none); title
 // is the title in the lang asked for, present only when lang is given.
-// match says how a VIN lookup matched.
+// match says how the recall matched: its barcode or prefix, or a vehicle's
+// make, model and year.
 type found struct {
 	RecallID   string  `json:"recall_id"`
 	RecordID   string  `json:"record_id"`

@@ -418,14 +418,14 @@ func FuzzLookups(f *testing.F) {
 // through the whole handler (middlewares, router, key check, parameters,
 // the real Pebble store and snapshot) over the embedded bundle's 41,000
 // records, or as many generated ones when the binary embeds no bundle, plus
-// lookupRecords. Targets: stats over "all" for any group_by within 2 ms; a
+// prefixRecords. Targets: stats over "all" for any group_by within 2 ms; a
 // barcode or VIN lookup, decoding included, within 50 µs.
 func BenchmarkLookups(b *testing.B) {
 	recs := statsRecords(41000, 5)
 	if _, err := bundle.ReadManifest(bundle.Embedded()); err == nil {
 		recs = slices.Clone(bundleRecords(b))
 	}
-	e := mustLookupEnv(b, append(recs, lookupRecords()...))
+	e := mustLookupEnv(b, append(recs, prefixRecords()...))
 	run := func(name, target string) {
 		b.Run(name, func(b *testing.B) {
 			if w := e.serve(target); w.Code != http.StatusOK {
@@ -448,6 +448,7 @@ func BenchmarkLookups(b *testing.B) {
 	run("stats/companies_all_sum", "/recall/stats?period=all&group_by=companies&sum_field=units_affected")
 	run("upc/upc_a_3_results", "/recall/upc?upc="+cheddarUPC)
 	run("upc/upc_e_2_results", "/recall/upc?upc="+datesUPCE+"&lang=fr")
+	run("upc/exact_and_prefix", "/recall/upc?upc="+hamCode)
 	run("upc/printed_none", "/recall/upc?upc="+url.QueryEscape("0 77000 00001 "+strconv.Itoa(rappel.CheckDigit("07700000001"))))
 	run("vin/make_model_year", "/recall/vin?vin="+camryVIN)
 	run("vin/make_year_no_model", "/recall/vin?vin="+nissanVIN+"&lang=fr")

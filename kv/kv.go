@@ -37,11 +37,14 @@
 //
 // The single-value index fields are type (recall_type), agency,
 // hazard_class, allergen (one key per allergen), category, status,
-// event_date, recall_date, recall_id and gtin: the GTIN-14 of every product
-// UPC and of the record's own upc that rappel.ParseGTIN accepts. Vehicle keys
-// come from affected_models, make and model upper-cased with runs of spaces
-// collapsed, year in decimal (0 when unknown); the year comes before the
-// model so that "any model of this make and year" is one prefix scan.
+// event_date, recall_date, recall_id, gtin (the GTIN-14 of every product
+// UPC and of the record's own upc that rappel.ParseGTIN accepts) and
+// gtin_prefix (the GTIN-14 prefixes, rappel.UPCPrefixGTINs, of every
+// product's upc_prefix: a keyspace of its own, so that an exact lookup
+// never meets a prefix). Vehicle keys come from affected_models, make and
+// model upper-cased with runs of spaces collapsed, year in decimal (0 when
+// unknown); the year comes before the model so that "any model of this
+// make and year" is one prefix scan.
 //
 // Field names are fixed identifiers without '/'. Each value is escaped so
 // that no value can run into the next: a 0x00 byte inside a value is written

@@ -29,7 +29,8 @@ const (
 const (
 	fieldRecallID = "recall_id"
 	fieldGTIN     = "gtin"
-	fieldVehicle  = "vehicle" // make, year, model
+	fieldGTINPre  = "gtin_prefix" // rappel.UPCPrefixGTINs of each product's upc_prefix
+	fieldVehicle  = "vehicle"     // make, year, model
 )
 
 // Store serves the barcode and VIN lookups from its index keys.
@@ -68,6 +69,11 @@ func indexKeys(r *rappel.Record) [][]byte {
 	add(fieldRecallID, r.RecallID)
 	for _, g := range recordGTINs(r) {
 		add(fieldGTIN, string(g))
+	}
+	for _, p := range r.ProductList {
+		for _, g := range rappel.UPCPrefixGTINs(p.UPCPrefix) {
+			add(fieldGTINPre, g)
+		}
 	}
 	for _, m := range r.AffectedModels {
 		mk := NormalizeVehicle(m.Make)
@@ -126,6 +132,45 @@ func NormalizeVehicle(s string) string {
 // whose barcode is g (a GTIN-14 from rappel.ParseGTIN), in record_id order.
 func (s *Store) RecordIDsByGTIN(ctx context.Context, g rappel.GTIN) ([]string, error) {
 	return s.scanIDs(ctx, indexKeyPrefix(fieldGTIN, string(g)), 0)
+}
+
+// RecordIDsByGTINPrefix returns the ids of the records with a product whose
+// upc_prefix the code g (a GTIN-14 from rappel.ParseGTIN) starts with, in
+// record_id order. Each of g's prefixes from rappel.MinUPCPrefix+1 to
+// rappel.MaxUPCPrefixGTIN digits is looked up on one iterator: the keys of
+// one prefix sort before those of the next longer one (a value's
+// terminator sorts before any digit), so each seek moves forward and only
+// matching keys are read.
+func (s *Store) RecordIDsByGTINPrefix(ctx context.Context, g rappel.GTIN) ([]string, error) {
+	if s.db == nil {
+		return nil, errNotOpen
+	}
+	lo, hi := rappel.MinUPCPrefix+1, min(len(g), rappel.MaxUPCPrefixGTIN)
+	if hi < lo {
+		return nil, nil
+	}
+	// Bound the iterator to the values starting with g's shortest prefix.
+	bound := append([]byte(indexPrefix+fieldGTINPre+"/"), g[:lo]...)
+	it, err := s.db.NewIterWithContext(ctx, prefixOptions(bound))
+	if err != nil {
+		return nil, fmt.Errorf("opening iterator: %w", err)
+	}
+	defer it.Close()
+	var ids []string
+	for n := lo; n <= hi; n++ {
+		prefix := indexKeyPrefix(fieldGTINPre, string(g[:n]))
+		for it.SeekGE(prefix); it.Valid() && bytes.HasPrefix(it.Key(), prefix); it.Next() {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			ids = append(ids, string(it.Key()[len(prefix):]))
+		}
+	}
+	if err := it.Error(); err != nil {
+		return nil, fmt.Errorf("scanning index: %w", err)
+	}
+	slices.Sort(ids)
+	return slices.Compact(ids), nil
 }
 
 // RecordIDsByVehicle returns the ids of the records whose affected_models

@@ -3,6 +3,7 @@ package kv
 import (
 	"context"
 	"slices"
+	"strconv"
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -17,12 +18,18 @@ func byIndex(field, value string) find {
 	return func(s *Store) ([]string, error) { return s.RecordIDsByIndex(context.Background(), field, value) }
 }
 
-func byGTIN(tb testing.TB, code string) find {
+// mustGTIN is the GTIN-14 of a valid code.
+func mustGTIN(tb testing.TB, code string) rappel.GTIN {
 	tb.Helper()
 	g, err := rappel.ParseGTIN(code)
 	if err != nil {
 		tb.Fatal(err)
 	}
+	return g
+}
+
+func byGTIN(tb testing.TB, code string) find {
+	g := mustGTIN(tb, code)
 	return func(s *Store) ([]string, error) { return s.RecordIDsByGTIN(context.Background(), g) }
 }
 
@@ -52,6 +59,7 @@ func fixtureFinds(tb testing.TB) map[string]find {
 		"upc_product1": byGTIN(tb, "0 41798 00145 9"),
 		"upc_product2": byGTIN(tb, "059749876544"),
 		"upc_record":   byGTIN(tb, "062000123455"),
+		"upc_prefix":   byGTINPrefix(tb, full("23527800995")),
 		"vehicle":      byVehicle("Ford", "F-150", 2018),
 		"vehicle_norm": byVehicle(" ford ", "transit connect", 2019),
 		"vehicle_any":  byVehicle("FORD", "", 2019),
@@ -245,4 +253,81 @@ func TestStore_SeparatorInValue(t *testing.T) {
 			t.Errorf("vehicle %q found %q, want %q", v, ids, want)
 		}
 	}
+}
+
+func byGTINPrefix(tb testing.TB, code string) find {
+	g := mustGTIN(tb, code)
+	return func(s *Store) ([]string, error) { return s.RecordIDsByGTINPrefix(context.Background(), g) }
+}
+
+// full returns the code of an item sold by weight: body and its check digit.
+func full(body string) string { return body + strconv.Itoa(rappel.CheckDigit(body)) }
+
+// TestStore_RecordIDsByGTINPrefix checks that a full code finds the
+// products whose upc_prefix it starts with, in either printed form, and
+// only those: a prefix is not a prefix of the next item's codes, the exact
+// keyspace never holds a prefix, and replacing or deleting a record drops
+// its prefix keys.
+func TestStore_RecordIDsByGTINPrefix(t *testing.T) {
+	s := MustOpenStoreAt(t, "db", vfs.NewMem())
+	ham := makeRecord(0)
+	ham.ProductList = []rappel.Product{
+		{Name: "Smoked ham, sold by weight", UPCPrefix: "0235278"},
+		{Name: "Ham, sliced", UPCPrefix: "0235278"}, // the same prefix twice: one key
+		{Name: "Ham steak", UPCPrefix: "02352"},     // too short: not indexed
+	}
+	pate := makeRecord(4)
+	pate.ProductList = []rappel.Product{{Name: "Pâté", UPCPrefix: "235290"}} // printed without the EAN-13's 0
+	longer := makeRecord(8)
+	longer.ProductList = []rappel.Product{{Name: "Ham, 1 kg", UPCPrefix: "02352781"}} // within 0235278
+	MustPut(t, s, append(makeRecords(20), ham, pate, longer)...)
+	checkIndex(t, s)
+
+	hamCode := full("23527812345") // UPC-A: number system 2, item 35278, price
+	for name, tc := range map[string]struct {
+		code string
+		want []string
+	}{
+		"upc_a":           {hamCode, []string{ham.RecordID, longer.RecordID}},
+		"ean_13":          {"0" + hamCode, []string{ham.RecordID, longer.RecordID}},
+		"gtin_14":         {"00" + hamCode, []string{ham.RecordID, longer.RecordID}},
+		"shorter_only":    {full("23527802345"), []string{ham.RecordID}},
+		"next_item":       {full("23527912345"), nil},
+		"under_short":     {full("23520012345"), nil},
+		"upc_a_reading":   {full("23529000995"), []string{pate.RecordID}},
+		"ean_13_reading":  {full("235290009950"), []string{pate.RecordID}},
+		"manufacturer_0":  {full("02352781234"), nil}, // UPC-A number system 0: not an in-store code
+		"short_ean_8":     {"96385074", nil},
+		"makeRecord_upcs": {full("00000000000"), nil},
+	} {
+		if got := mustFind(t, s, byGTINPrefix(t, tc.code)); !slices.Equal(got, tc.want) {
+			t.Errorf("%s: RecordIDsByGTINPrefix(%q) = %q, want %q", name, tc.code, got, tc.want)
+		}
+	}
+	// The exact keyspace holds no prefix: the prefix padded into a code
+	// is not an exact match.
+	if got := mustFind(t, s, byGTIN(t, full("023527800000"))); slices.Contains(got, ham.RecordID) {
+		t.Errorf("exact lookup found the prefix: %q", got)
+	}
+
+	upd := makeRecord(0)
+	upd.ProductList = []rappel.Product{{Name: "Smoked ham, sold by weight", UPCPrefix: "0235279"}}
+	MustPut(t, s, upd)
+	if got := mustFind(t, s, byGTINPrefix(t, hamCode)); !slices.Equal(got, []string{longer.RecordID}) {
+		t.Errorf("after the update the old prefix finds %q", got)
+	}
+	if got := mustFind(t, s, byGTINPrefix(t, full("23527912345"))); !slices.Equal(got, []string{upd.RecordID}) {
+		t.Errorf("after the update the new prefix finds %q", got)
+	}
+	checkIndex(t, s)
+
+	if err := s.DeleteRecords(context.Background(), []string{upd.RecordID, pate.RecordID}); err != nil {
+		t.Fatal(err)
+	}
+	for _, code := range []string{full("23527912345"), full("23529000995")} {
+		if got := mustFind(t, s, byGTINPrefix(t, code)); got != nil {
+			t.Errorf("deleted records still found by %q: %q", code, got)
+		}
+	}
+	checkIndex(t, s)
 }

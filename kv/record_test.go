@@ -54,8 +54,13 @@ func TestFixture(t *testing.T) {
 }
 
 // optionalInFixture are fields the fixture leaves unset on purpose: its
-// third product has no lot codes (and a UPC printed "None").
-var optionalInFixture = map[string]bool{"Record.ProductList[2].LotCodes": true}
+// first two products have a UPC and no prefix, its third, sold by weight,
+// a prefix, no lot codes (and a UPC printed "None").
+var optionalInFixture = map[string]bool{
+	"Record.ProductList[0].UPCPrefix": true,
+	"Record.ProductList[1].UPCPrefix": true,
+	"Record.ProductList[2].LotCodes":  true,
+}
 
 // makeRecord returns a small valid record numbered i. Records vary in type,
 // agency, status, hazard class and allergens; food records have a product

@@ -17,7 +17,7 @@ import (
 // schemaVersion is the version of the key layout and of the derivation of
 // index keys from a record. Bump it whenever either changes: Open then
 // rebuilds the index of stores written by older code.
-const schemaVersion = 1
+const schemaVersion = 2
 
 // errNotOpen is returned by every method of a Store that is not open.
 var errNotOpen = errors.New("kv: store is not open")
