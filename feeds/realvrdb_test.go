@@ -102,22 +102,7 @@ func TestRefresh_RealVRDB(t *testing.T) {
 	r.Logger = slog.New(slog.DiscardHandler)
 	r.Fetcher.Logger = r.Logger
 	r.ActivePlugin = norm.Active
-	r.Changed = func(ctx context.Context, _ bool) error {
-		info, err := store.DatasetInfo(ctx)
-		if err != nil {
-			return err
-		}
-		var recs []*rappel.Record
-		if err := store.ForEachRecord(ctx, func(rec *rappel.Record) error { recs = append(recs, rec); return nil }); err != nil {
-			return err
-		}
-		snap, err := index.Build(recs, info)
-		if err != nil {
-			return err
-		}
-		catalog.Swap(snap)
-		return nil
-	}
+	r.Listeners = []rappel.ChangeListener{catalog.Listener(store)}
 	if err := r.Open(ctx); err != nil {
 		t.Fatal(err)
 	}
