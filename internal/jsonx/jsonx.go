@@ -53,21 +53,35 @@ type codec interface {
 // does not, every function here is encoding/json.
 func Native() bool { return native }
 
-// controlEscape starts the escape of a control character, the one place
-// known where sonic's bytes differ: since Go 1.22 encoding/json writes
-// U+0008 and U+000C as \b and \f, sonic as \u0008 and \u000c.
-var controlEscape = []byte(`\u00`)
-
 // Marshal returns the JSON encoding of v, byte for byte what json.Marshal
-// returns. Output holding the escape of a control character (or a
-// backslash followed by u00) is encoded again by encoding/json: such
-// strings are rare, and finding them costs a scan of the output.
+// returns.
 func Marshal(v any) ([]byte, error) {
 	b, err := std.Marshal(v)
-	if err != nil || bytes.Contains(b, controlEscape) {
+	if err != nil || escapesDiffer(b) {
 		return json.Marshal(v)
 	}
 	return b, nil
+}
+
+// controlEscape starts the escape of U+0000 to U+000F.
+var controlEscape = []byte(`\u000`)
+
+// escapesDiffer reports whether b, sonic's output, may escape a character
+// differently from encoding/json: since Go 1.22 encoding/json writes U+0008
+// and U+000C as \b and \f, sonic as \u0008 and \u000c. Such strings are
+// rare, so the cost is a scan of the output. A backslash written before
+// "u0008" in a string looks the same, and is encoded again for nothing.
+func escapesDiffer(b []byte) bool {
+	for {
+		i := bytes.Index(b, controlEscape)
+		if i < 0 || i+len(controlEscape) >= len(b) {
+			return false
+		}
+		b = b[i+len(controlEscape):]
+		if b[0] == '8' || b[0] == 'c' {
+			return true
+		}
+	}
 }
 
 // Unmarshal decodes data into v as json.Unmarshal does, and returns

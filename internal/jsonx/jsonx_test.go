@@ -65,22 +65,7 @@ func TestBundle_SonicAgrees(t *testing.T) {
 // when strictToo (plugins' output is decoded strictly), and returns the
 // number of lines.
 func compareLines[T any](t *testing.T, name string, strictToo bool) int {
-	f, err := os.Open(filepath.Join(bundleDir, name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := zstd.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer zr.Close()
-	sc := bufio.NewScanner(zr)
-	sc.Buffer(make([]byte, 0, 1<<20), 64<<20)
-	n := 0
-	for sc.Scan() {
-		n++
-		line := sc.Bytes()
+	n := eachLine(t, name, func(n int, line []byte) {
 		var want, got, gotStrict T
 		if err := json.Unmarshal(line, &want); err != nil {
 			t.Fatalf("line %d: encoding/json: %v", n, err)
@@ -110,12 +95,36 @@ func compareLines[T any](t *testing.T, name string, strictToo bool) int {
 		if !bytes.Equal(gotJS, wantJS) {
 			t.Fatalf("line %d encodes differently:\nsonic         %s\nencoding/json %s", n, gotJS, wantJS)
 		}
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
+	})
 	if n == 0 {
 		t.Fatalf("%s has no lines", name)
+	}
+	return n
+}
+
+// eachLine calls fn with every line of the bundle file name (and its
+// number, from 1) and returns the number of lines.
+func eachLine(tb testing.TB, name string, fn func(n int, line []byte)) int {
+	tb.Helper()
+	f, err := os.Open(filepath.Join(bundleDir, name))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := zstd.NewReader(f)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer zr.Close()
+	sc := bufio.NewScanner(zr)
+	sc.Buffer(make([]byte, 0, 1<<20), 64<<20)
+	n := 0
+	for sc.Scan() {
+		n++
+		fn(n, sc.Bytes())
+	}
+	if err := sc.Err(); err != nil {
+		tb.Fatal(err)
 	}
 	return n
 }
@@ -211,5 +220,21 @@ func TestMarshal(t *testing.T) {
 	want, _ := json.Marshal(r)
 	if !bytes.Equal(got, want) {
 		t.Fatalf("Marshal = %s\njson.Marshal = %s", got, want)
+	}
+}
+
+func TestEscapesDiffer(t *testing.T) {
+	for in, want := range map[string]bool{
+		`"a\u0008b"`:           true,
+		`"\u000c"`:             true,
+		`"\u0026\u003c\u003e"`: false,
+		`"\u000b\u0000\u001f"`: false,
+		`"\\u0008"`:            true, // a backslash before u0008: encoded again, for nothing
+		`\u000`:                false,
+		``:                     false,
+	} {
+		if got := escapesDiffer([]byte(in)); got != want {
+			t.Errorf("escapesDiffer(%s) = %v, want %v", in, got, want)
+		}
 	}
 }
