@@ -11,7 +11,8 @@
 // build constraints leave sonic out and use encoding/json itself. No build
 // tag is needed in any case, and Native reports which one runs.
 //
-// The contract, in both cases:
+// The contract, wherever it runs (the tests compare sonic with encoding/json
+// on every line of the bundle and on fuzzed input):
 //
 //   - Marshal writes the bytes json.Marshal writes (sonic.ConfigStd: HTML
 //     escaped, map keys sorted, invalid UTF-8 replaced by U+FFFD; and the
