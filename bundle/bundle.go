@@ -25,6 +25,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/rappel-ca/rappel"
+	"github.com/rappel-ca/rappel/internal/jsonx"
 )
 
 //go:embed all:data
@@ -113,7 +114,7 @@ func ReadPartials(fsys fs.FS, source string, fn func(*rappel.Record) error) erro
 func ReadRaw(fsys fs.FS, source string, fn func(rappel.RawRecord) error) error {
 	err := readLines(fsys, path.Join(rawDir, source+".ndjson.zst"), source+" raw records", func(line []byte) error {
 		var r rappel.RawRecord
-		if err := json.Unmarshal(line, &r); err != nil {
+		if err := jsonx.Unmarshal(line, &r); err != nil {
 			return err
 		}
 		return fn(r)
@@ -125,10 +126,12 @@ func ReadRaw(fsys fs.FS, source string, fn func(rappel.RawRecord) error) error {
 }
 
 // readNDJSON calls fn for every record of a zstd-compressed NDJSON file.
+// Lines are decoded as encoding/json does, by jsonx, which returns
+// encoding/json's errors, so that readLines can tell a bad line.
 func readNDJSON(fsys fs.FS, name, what string, fn func(*rappel.Record) error) error {
 	return readLines(fsys, name, what, func(line []byte) error {
 		var r rappel.Record
-		if err := json.Unmarshal(line, &r); err != nil {
+		if err := jsonx.Unmarshal(line, &r); err != nil {
 			return err
 		}
 		return fn(&r)

@@ -3,7 +3,6 @@ package kv
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"unicode/utf8"
@@ -11,6 +10,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 
 	"github.com/rappel-ca/rappel"
+	"github.com/rappel-ca/rappel/internal/jsonx"
 )
 
 // valueVersion is the first byte of every stored value: 1 means the rest is
@@ -233,16 +233,21 @@ func (s *Store) ForEachRecord(ctx context.Context, fn func(*rappel.Record) error
 	return nil
 }
 
-// encodeValue appends to dst the version byte and v's JSON.
+// encodeValue appends to dst the version byte and v's JSON, the bytes
+// encoding/json writes (jsonx): PutRecords compares them with those stored
+// by any earlier version of the program.
 func encodeValue(dst []byte, v any) ([]byte, error) {
-	js, err := json.Marshal(v)
+	js, err := jsonx.Marshal(v)
 	if err != nil {
 		return nil, err
 	}
 	return append(append(dst, valueVersion), js...), nil
 }
 
-// decodeValue decodes a value written by encodeValue into v.
+// decodeValue decodes a value written by encodeValue into v, as
+// encoding/json does (jsonx). Strings are copied, so that a string kept from
+// a record (the read index keeps ids and field values) does not hold the
+// whole value in memory.
 func decodeValue(val []byte, v any) error {
 	if len(val) == 0 {
 		return errors.New("empty value")
@@ -250,7 +255,7 @@ func decodeValue(val []byte, v any) error {
 	if val[0] != valueVersion {
 		return fmt.Errorf("unknown value version %d (this program reads version %d)", val[0], valueVersion)
 	}
-	return json.Unmarshal(val[1:], v)
+	return jsonx.Unmarshal(val[1:], v)
 }
 
 // deleteRecord adds to b the deletion of the stored record id and of every

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -12,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/rappel-ca/rappel"
+	"github.com/rappel-ca/rappel/internal/jsonx"
 )
 
 // Keyspaces of the live feeds; see the key layout in the package doc.
@@ -50,9 +50,11 @@ func checkSource(source string) error {
 }
 
 // encodePartial is the value of a partial record: the version byte, the
-// record's content hash (rappel.ContentHash) and its JSON.
+// record's content hash (rappel.ContentHash) and its JSON. The hash is
+// compared with rappel.ContentHash, which encodes with encoding/json: jsonx
+// writes the same bytes.
 func encodePartial(dst []byte, r *rappel.Record) ([]byte, error) {
-	js, err := json.Marshal(r)
+	js, err := jsonx.Marshal(r)
 	if err != nil {
 		return nil, err
 	}
@@ -77,7 +79,7 @@ func decodePartial(val []byte, r *rappel.Record) error {
 	if _, err := decodePartialHash(val); err != nil {
 		return err
 	}
-	return json.Unmarshal(val[1+hashLen:], r)
+	return jsonx.Unmarshal(val[1+hashLen:], r)
 }
 
 // hexHash decodes a content hash written by rappel.HashBytes.

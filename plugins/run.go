@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -20,6 +19,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/rappel-ca/rappel"
+	"github.com/rappel-ca/rappel/internal/jsonx"
 )
 
 // Result is what one run of a plugin produced.
@@ -156,15 +156,13 @@ func (res *Result) refuse(p rappel.Problem) {
 	res.Refusals = append(res.Refusals, p)
 }
 
+// decodeRecord decodes one line of a guest's output as encoding/json does
+// (jsonx): invalid UTF-8 becomes U+FFFD, and a refused line gets
+// encoding/json's wording.
 func decodeRecord(line []byte) (*rappel.Record, error) {
-	dec := json.NewDecoder(bytes.NewReader(line))
-	dec.DisallowUnknownFields()
 	var r rappel.Record
-	if err := dec.Decode(&r); err != nil {
+	if err := jsonx.UnmarshalStrict(line, &r); err != nil {
 		return nil, err
-	}
-	if dec.More() {
-		return nil, errors.New("more than one JSON value on the line")
 	}
 	if !recordIDPattern.MatchString(r.RecordID) {
 		return nil, fmt.Errorf("record_id %q is not <source>-<id> in lower-case URL-safe characters", r.RecordID)
@@ -185,7 +183,7 @@ func (p *Plugin) parseStderr(out []byte, res *Result) (fatal, logLine string) {
 			rappel.Problem
 			Fatal string `json:"fatal"`
 		}
-		if err := json.Unmarshal(sc.Bytes(), &line); err != nil || (line.Reason == "" && line.Fatal == "") {
+		if err := jsonx.Unmarshal(sc.Bytes(), &line); err != nil || (line.Reason == "" && line.Fatal == "") {
 			if t := bytes.TrimSpace(sc.Bytes()); len(t) > 0 {
 				line := string(t[:min(len(t), 500)])
 				p.host.logger().Info("plugin log", "plugin", p.Name, "line", line)

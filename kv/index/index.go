@@ -13,7 +13,6 @@ package index
 
 import (
 	"crypto/rand"
-	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -24,6 +23,7 @@ import (
 	"github.com/RoaringBitmap/roaring/v2"
 
 	"github.com/rappel-ca/rappel"
+	"github.com/rappel-ca/rappel/internal/jsonx"
 )
 
 // Snapshot is an immutable view of all records. It implements
@@ -231,7 +231,7 @@ func (s *Snapshot) Record(id string) (*rappel.Record, bool) {
 		return nil, false
 	}
 	var r rappel.Record
-	if err := json.Unmarshal(b, &r); err != nil {
+	if err := jsonx.Unmarshal(b, &r); err != nil {
 		return nil, false
 	}
 	return &r, true
