@@ -96,8 +96,9 @@ edge/docs/assets/%: $(DOCS_NPM)/package.json
 	cp $(DOCS_NPM)/$* $@
 
 # The bundle is normalized through the Wasm plugins by the rappel binary
-# itself, via wazero: the same path the live feeds take.
-bundle/data/manifest.json: $(WASM) $(CORPUS)/manifest.json $(DOMAIN) bundle/bundle.go cmd/rappel/bundle.go $(wildcard feeds/*.go)
+# itself, via wazero: the same path the live feeds take. Its sstables
+# (bundle/data/sst) hold keys laid out by kv, so kv's sources count too.
+bundle/data/manifest.json: $(WASM) $(CORPUS)/manifest.json $(DOMAIN) bundle/bundle.go bundle/load.go cmd/rappel/bundle.go $(wildcard feeds/*.go) $(filter-out %_test.go,$(wildcard kv/*.go))
 	$(GO) run ./cmd/rappel bundle -corpus $(CORPUS) -plugins bundle/data/plugins -out bundle/data -cache-dir build/wazero-cache
 
 # The server logs "serving" once it answers; e-mails land in $(MAIL_DIR).
@@ -146,4 +147,4 @@ bench: prereqs bundle docs
 	cd cmd/rappel-bench && $(GO) run . run -go-bench ../../build/bench/go-bench.txt $(BENCH_FLAGS)
 
 clean:
-	rm -rf bin build edge/docs/node_modules tools/redocly/node_modules $(DOCS) bundle/data/records.ndjson.zst bundle/data/manifest.json bundle/data/plugins bundle/data/partials bundle/data/raw
+	rm -rf bin build edge/docs/node_modules tools/redocly/node_modules $(DOCS) bundle/data/records.ndjson.zst bundle/data/manifest.json bundle/data/plugins bundle/data/partials bundle/data/raw bundle/data/sst

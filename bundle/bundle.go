@@ -20,6 +20,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/klauspost/compress/zstd"
@@ -45,6 +46,10 @@ const (
 	// normalized from, so that a node's first live refresh normalizes only
 	// the upstream records that differ.
 	rawDir = "raw"
+	// tablesDir holds the sstables a node with an empty store ingests:
+	// the keys and values loading the bundle writes, prebuilt by
+	// WriteTables and listed in the manifest's Tables.
+	tablesDir = "sst"
 )
 
 // Manifest describes a bundle.
@@ -66,6 +71,17 @@ type Manifest struct {
 	Partials map[string]int `json:"partials,omitempty"`
 	// Raw counts the raw records of each source (WriteRaw).
 	Raw map[string]int `json:"raw,omitempty"`
+	// Tables lists the sstables in sst/ (WriteTables), in key order. A
+	// bundle without them is loaded through a batch.
+	Tables []Table `json:"tables,omitempty"`
+}
+
+// Table is one sstable of a bundle, as WriteTables wrote it.
+type Table struct {
+	// Name is its path inside the bundle, as sst/000001.sst.
+	Name   string `json:"name"`
+	Size   int64  `json:"size"`
+	SHA256 string `json:"sha256"`
 }
 
 // ErrEmpty is returned when the binary was built without a bundle.
@@ -206,11 +222,78 @@ func Write(dir string, recs []*rappel.Record, m Manifest) error {
 	if err := writeNDJSON(filepath.Join(dir, recordsFile), recs); err != nil {
 		return err
 	}
-	mb, err := json.MarshalIndent(m, "", "  ")
+	return writeManifest(dir, m)
+}
+
+// writeManifest writes m into dir, atomically.
+func writeManifest(dir string, m Manifest) error {
+	mb, err := encodeManifest(m)
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(filepath.Join(dir, manifestFile), append(mb, '\n'))
+	return writeFileAtomic(filepath.Join(dir, manifestFile), mb)
+}
+
+// encodeManifest is the manifest file's content.
+func encodeManifest(m Manifest) ([]byte, error) {
+	mb, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(mb, '\n'), nil
+}
+
+// WriteTables writes into dir's sst/ the sstables that a node with an
+// empty store ingests instead of loading the bundle in dir through a
+// batch, and lists them, with their sizes and SHA-256, in its manifest.
+// Call it after Write. write writes the tables into the directory it is
+// given and returns their paths, in key order; kv.WriteTables does, from
+// the contents read back from dir as a node reads them, so that the
+// tables hold what loading those would write. The bundle's Version is
+// the same before and after: it leaves the list of tables out.
+func WriteTables(dir string, write func(dir string, c Contents) ([]string, error)) error {
+	src := os.DirFS(dir)
+	m, err := ReadManifest(src)
+	if err != nil {
+		return err
+	}
+	version, err := Version(src)
+	if err != nil {
+		return err
+	}
+	c, err := readContents(src, m, version)
+	if err != nil {
+		return err
+	}
+	tdir := filepath.Join(dir, tablesDir)
+	if err := os.RemoveAll(tdir); err != nil {
+		return fmt.Errorf("writing bundle tables: %w", err)
+	}
+	paths, err := write(tdir, c)
+	if err != nil {
+		return fmt.Errorf("writing bundle tables: %w", err)
+	}
+	m.Tables = nil
+	for _, p := range paths {
+		rel, err := filepath.Rel(dir, p)
+		if err != nil || !strings.HasPrefix(filepath.ToSlash(rel), tablesDir+"/") {
+			return fmt.Errorf("writing bundle tables: table %s is not in %s", p, tdir)
+		}
+		t := Table{Name: filepath.ToSlash(rel)}
+		if t.Size, t.SHA256, err = fileDigest(src, t.Name); err != nil {
+			return fmt.Errorf("writing bundle tables: %w", err)
+		}
+		m.Tables = append(m.Tables, t)
+	}
+	if err := writeManifest(dir, m); err != nil {
+		return err
+	}
+	if v, err := Version(src); err != nil {
+		return err
+	} else if v != version {
+		return fmt.Errorf("writing bundle tables: listing them changed the bundle's version from %q to %q, which the tables hold", version, v)
+	}
+	return nil
 }
 
 // WritePartials writes each source's partial records (what its plugin

@@ -30,6 +30,14 @@ type Store interface {
 	Replace(ctx context.Context, recs []*rappel.Record, partials map[string][]*rappel.Record, raw map[string][]rappel.RawRecord, states []rappel.SourceState, info rappel.DatasetInfo) error
 }
 
+// Ingester is a Store that an empty one can be filled with a bundle's
+// prebuilt sstables: kv.Store implements it.
+type Ingester interface {
+	// IngestFS fills the empty store with the sstables names in fsys, in
+	// one atomic step, and refuses a store that holds records.
+	IngestFS(ctx context.Context, fsys fs.FS, names []string) error
+}
+
 // Load puts the bundle in src into store when the store should hold it,
 // and logs what it did and why:
 //
@@ -46,6 +54,12 @@ type Store interface {
 //     from the agencies and which the feeds keep fresh, while a bundle's
 //     records are provisional; the log says whether the bundle is older
 //     or newer than that data.
+//
+// An empty store that is an Ingester is filled with the bundle's sstables
+// when it has them, after checking each against the SHA-256 and size its
+// manifest records: a damaged table is refused, with a sentence, rather
+// than loaded otherwise, since the binary itself is then damaged. Any
+// other store, or a bundle without tables, is loaded through a batch.
 //
 // A store loaded before bundles had a version records none: it holds this
 // bundle when its dataset time is the bundle's build time. A binary built
@@ -86,13 +100,20 @@ func Load(ctx context.Context, src fs.FS, store Store, log *slog.Logger) error {
 		}
 	}
 	start := time.Now()
-	n, err := replace(ctx, src, m, version, store)
+	var n int
+	how := "batch"
+	if ing, ok := store.(Ingester); ok && empty && len(m.Tables) > 0 {
+		how = "ingest"
+		n, err = ingest(ctx, src, m, ing)
+	} else {
+		n, err = replace(ctx, src, m, version, store)
+	}
 	if err != nil {
 		return err
 	}
 	took := time.Since(start).Round(time.Millisecond)
 	if empty {
-		log.Info("loaded bundle into empty store", "bundle", version, "records", n, "partials", m.Partials, "took", took)
+		log.Info("loaded bundle into empty store", "bundle", version, "records", n, "partials", m.Partials, "by", how, "took", took)
 	} else {
 		log.Info("replaced the data dir's older bundle with the binary's", "data_dir_bundle", info.Bundle, "bundle", version, "records", n, "took", took)
 	}
@@ -119,57 +140,114 @@ func relative(built, updated time.Time) string {
 	return "as old"
 }
 
-// replace reads the bundle in src: the assembled records, each source's
-// partial records, the raw records they came from (keys and hashes), and a
-// state per source that is not live (the bundled records are provisional:
-// a source's first live refresh replaces them), and makes them the store's
-// data in one write. It returns the number of records.
-func replace(ctx context.Context, src fs.FS, m Manifest, version string, store Store) (int, error) {
-	recs := make([]*rappel.Record, 0, m.Records)
+// Contents is what a bundle puts into a store, as Store.Replace takes it.
+type Contents struct {
+	Records  []*rappel.Record
+	Partials map[string][]*rappel.Record
+	Raw      map[string][]rappel.RawRecord
+	States   []rappel.SourceState
+	Info     rappel.DatasetInfo
+}
+
+// readContents reads the bundle in src: the assembled records, each
+// source's partial records, the raw records they came from (keys and
+// hashes), a state per source that is not live (the bundled records are
+// provisional: a source's first live refresh replaces them), and the
+// dataset info naming the bundle's version.
+func readContents(src fs.FS, m Manifest, version string) (Contents, error) {
+	c := Contents{Records: make([]*rappel.Record, 0, m.Records), Partials: map[string][]*rappel.Record{}, Raw: map[string][]rappel.RawRecord{}}
 	if err := ReadRecords(src, func(r *rappel.Record) error {
-		recs = append(recs, r)
+		c.Records = append(c.Records, r)
 		return nil
 	}); err != nil {
-		return 0, err
+		return c, err
 	}
-	parts := map[string][]*rappel.Record{}
-	raw := map[string][]rappel.RawRecord{}
-	var states []rappel.SourceState
 	for _, source := range rappel.SourcePrecedence {
 		if err := ReadPartials(src, source, func(r *rappel.Record) error {
-			parts[source] = append(parts[source], r)
+			c.Partials[source] = append(c.Partials[source], r)
 			return nil
 		}); err != nil {
-			return 0, err
+			return c, err
 		}
 		if err := ReadRaw(src, source, func(r rappel.RawRecord) error {
-			raw[source] = append(raw[source], r)
+			c.Raw[source] = append(c.Raw[source], r)
 			return nil
 		}); err != nil {
-			return 0, err
+			return c, err
 		}
-		st := rappel.SourceState{Feed: rappel.FeedState{Source: source, Records: len(parts[source])}, Plugin: m.Plugins[source]}
+		st := rappel.SourceState{Feed: rappel.FeedState{Source: source, Records: len(c.Partials[source])}, Plugin: m.Plugins[source]}
 		st.Feed.Plugin = st.Plugin
-		states = append(states, st)
+		c.States = append(c.States, st)
 	}
-	info := rappel.DatasetInfo{UpdatedAt: m.BuiltAt, Source: "bundle", Records: len(recs), Bundle: version}
-	if err := store.Replace(ctx, recs, parts, raw, states, info); err != nil {
+	c.Info = rappel.DatasetInfo{UpdatedAt: m.BuiltAt, Source: "bundle", Records: len(c.Records), Bundle: version}
+	return c, nil
+}
+
+// replace reads the bundle in src and makes it the store's data in one
+// write. It returns the number of records.
+func replace(ctx context.Context, src fs.FS, m Manifest, version string, store Store) (int, error) {
+	c, err := readContents(src, m, version)
+	if err != nil {
+		return 0, err
+	}
+	if err := store.Replace(ctx, c.Records, c.Partials, c.Raw, c.States, c.Info); err != nil {
 		return 0, fmt.Errorf("loading bundle into store: %w", err)
 	}
-	return len(recs), nil
+	return len(c.Records), nil
+}
+
+// ingest checks the bundle's sstables against its manifest and fills the
+// empty store with them. It returns the number of records.
+func ingest(ctx context.Context, src fs.FS, m Manifest, store Ingester) (int, error) {
+	names := make([]string, len(m.Tables))
+	for i, t := range m.Tables {
+		size, sum, err := fileDigest(src, t.Name)
+		if err != nil {
+			return 0, fmt.Errorf("loading bundle into store: reading table %s: %w", t.Name, err)
+		}
+		if size != t.Size || sum != t.SHA256 {
+			return 0, fmt.Errorf("loading bundle into store: the binary's bundle is damaged: table %s has %d bytes and SHA-256 %s, its manifest says %d bytes and %s; rebuild the binary (make build) or start it on a data dir that holds data", t.Name, size, sum, t.Size, t.SHA256)
+		}
+		names[i] = t.Name
+	}
+	if err := store.IngestFS(ctx, src, names); err != nil {
+		return 0, fmt.Errorf("loading bundle into store: %w", err)
+	}
+	return m.Records, nil
+}
+
+// fileDigest returns the size and hex SHA-256 of name in fsys.
+func fileDigest(fsys fs.FS, name string) (int64, string, error) {
+	f, err := fsys.Open(name)
+	if err != nil {
+		return 0, "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	n, err := io.Copy(h, f)
+	if err != nil {
+		return 0, "", err
+	}
+	return n, hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // Version names the bundle in fsys: its build time and a digest of its
 // manifest and data files (records, partial records, raw records), as
 // "2026-11-25T15:37:15Z sha256:<32 hex digits>". Two bundles built at the
 // same time from different data have different versions; the plugins are
-// named in the manifest by their SHA-256, so they count too.
+// named in the manifest by their SHA-256, so they count too. The
+// manifest's list of sstables is left out, and the sstables with it: they
+// are written from the rest, the version among it (WriteTables).
 func Version(fsys fs.FS) (string, error) {
 	m, err := ReadManifest(fsys)
 	if err != nil {
 		return "", err
 	}
-	names := []string{manifestFile, recordsFile}
+	mb, err := versionManifest(fsys, m)
+	if err != nil {
+		return "", fmt.Errorf("naming the bundle's version: %w", err)
+	}
+	names := []string{recordsFile}
 	for _, dir := range []string{partialsDir, rawDir} {
 		more, err := fs.Glob(fsys, path.Join(dir, "*.ndjson.zst"))
 		if err != nil {
@@ -178,12 +256,31 @@ func Version(fsys fs.FS) (string, error) {
 		names = append(names, more...)
 	}
 	h := sha256.New()
+	hashBytes(h, manifestFile, mb)
 	for _, name := range names {
 		if err := hashFile(h, fsys, name); err != nil {
 			return "", fmt.Errorf("naming the bundle's version: %w", err)
 		}
 	}
 	return m.BuiltAt.UTC().Format(time.RFC3339) + " sha256:" + hex.EncodeToString(h.Sum(nil)[:16]), nil
+}
+
+// versionManifest is the manifest as Version hashes it: its bytes, or,
+// when it lists sstables, the bytes Write wrote before WriteTables listed
+// them.
+func versionManifest(fsys fs.FS, m Manifest) ([]byte, error) {
+	if len(m.Tables) == 0 {
+		return fs.ReadFile(fsys, manifestFile)
+	}
+	m.Tables = nil
+	return encodeManifest(m)
+}
+
+// hashBytes writes name, the length of b and b into h, as hashFile does.
+func hashBytes(h hash.Hash, name string, b []byte) {
+	_, _ = io.WriteString(h, name+"\x00")
+	_ = binary.Write(h, binary.BigEndian, int64(len(b)))
+	_, _ = h.Write(b)
 }
 
 // hashFile writes name, its length and its bytes into h, so that no two

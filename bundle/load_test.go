@@ -29,6 +29,13 @@ func record(id, title string) *rappel.Record {
 // record each, and returns it.
 func MustWriteBundle(tb testing.TB, built time.Time, title string, ids ...string) fs.FS {
 	tb.Helper()
+	return os.DirFS(mustWriteBundleDir(tb, built, title, ids...))
+}
+
+// mustWriteBundleDir writes the bundle MustWriteBundle returns into a
+// directory and returns the directory.
+func mustWriteBundleDir(tb testing.TB, built time.Time, title string, ids ...string) string {
+	tb.Helper()
 	dir := tb.TempDir()
 	var recs []*rappel.Record
 	var raw []rappel.RawRecord
@@ -47,7 +54,7 @@ func MustWriteBundle(tb testing.TB, built time.Time, title string, ids ...string
 	if err := bundle.Write(dir, recs, m); err != nil {
 		tb.Fatal(err)
 	}
-	return os.DirFS(dir)
+	return dir
 }
 
 // MustOpenStore opens a Pebble store in a temporary directory.

@@ -129,7 +129,8 @@ func (s *Store) AckNewRecalls(ctx context.Context, seq uint64) error {
 // assembled records, each source's partial records, raw records (their
 // index; data when they carry it) and state, and the dataset info. It
 // refuses a store that holds records, so that a crash during a first start
-// leaves either nothing or everything.
+// leaves either nothing or everything. WriteTables writes the same keys
+// and values as sstables, which Ingest puts into an empty store at once.
 func (s *Store) Load(ctx context.Context, recs []*rappel.Record, partials map[string][]*rappel.Record, raw map[string][]rappel.RawRecord, states []rappel.SourceState, info rappel.DatasetInfo) error {
 	return s.load(ctx, false, recs, partials, raw, states, info)
 }

@@ -105,7 +105,7 @@ func (s *Store) storedRecord(key, val []byte) (prev *rappel.Record, same bool, e
 
 // applyIndexDiff deletes the keys of oldKeys that are not in newKeys and
 // sets the keys of newKeys that are not in oldKeys. Both are sorted without duplicates.
-func applyIndexDiff(b *pebble.Batch, oldKeys, newKeys [][]byte) error {
+func applyIndexDiff(b writer, oldKeys, newKeys [][]byte) error {
 	i, j := 0, 0
 	for i < len(oldKeys) || j < len(newKeys) {
 		c := 0

@@ -294,33 +294,11 @@ func checkRecords(recs []*rappel.Record) error {
 
 // addChange adds c's writes to b. s.mu must be held.
 func (s *Store) addChange(ctx context.Context, b *pebble.Batch, c *rappel.SourceChange) error {
-	source := c.State.Feed.Source
-	var val []byte
-	var err error
-	for _, r := range c.PutPartials {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if val, err = encodePartial(val[:0], r); err != nil {
-			return fmt.Errorf("encoding partial record %q: %w", r.RecordID, err)
-		}
-		if err := b.Set(partialKey(source, r.RecordID), val, nil); err != nil {
-			return err
-		}
-	}
-	for _, id := range c.DeletePartials {
-		if err := b.Delete(partialKey(source, id), nil); err != nil {
-			return err
-		}
-	}
-	if err := s.addRecords(ctx, b, c.PutRecords, c.DeleteRecords, false); err != nil {
+	if err := addSource(ctx, b, c); err != nil {
 		return err
 	}
-	if err := addRaw(b, source, c.PutRaw, c.DeleteRaw); err != nil {
+	if err := s.addRecords(ctx, b, c.PutRecords, c.DeleteRecords); err != nil {
 		return err
-	}
-	if err := setJSON(b, stateKey(source), c.State); err != nil {
-		return fmt.Errorf("encoding source state: %w", err)
 	}
 	if c.Info != nil {
 		if err := setJSON(b, datasetKey, *c.Info); err != nil {
@@ -333,27 +311,43 @@ func (s *Store) addChange(ctx context.Context, b *pebble.Batch, c *rappel.Source
 	return nil
 }
 
-// addRecords adds the writes of assembled records and their index keys.
-// With fresh set, nothing is stored under their keys (the store is empty,
-// or the batch cleared them): each record and index key is written as new,
-// without reading a stored version to compare with.
-func (s *Store) addRecords(ctx context.Context, b *pebble.Batch, put []*rappel.Record, del []string, fresh bool) error {
-	putRecord := s.putRecord
-	if fresh {
-		putRecord = putNewRecord
-	}
+// addSource adds the writes of c that concern its source alone, which
+// need nothing read from the store: its partial records, raw records and
+// state.
+func addSource(ctx context.Context, w writer, c *rappel.SourceChange) error {
+	source := c.State.Feed.Source
 	var val []byte
 	var err error
-	for _, r := range put {
+	for _, r := range c.PutPartials {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if val, err = encodeValue(val[:0], r); err != nil {
-			return fmt.Errorf("encoding record %q: %w", r.RecordID, err)
+		if val, err = encodePartial(val[:0], r); err != nil {
+			return fmt.Errorf("encoding partial record %q: %w", r.RecordID, err)
 		}
-		if err := putRecord(b, r, val); err != nil {
-			return fmt.Errorf("putting record %q: %w", r.RecordID, err)
+		if err := w.Set(partialKey(source, r.RecordID), val, nil); err != nil {
+			return err
 		}
+	}
+	for _, id := range c.DeletePartials {
+		if err := w.Delete(partialKey(source, id), nil); err != nil {
+			return err
+		}
+	}
+	if err := addRaw(w, source, c.PutRaw, c.DeleteRaw); err != nil {
+		return err
+	}
+	if err := setJSON(w, stateKey(source), c.State); err != nil {
+		return fmt.Errorf("encoding source state: %w", err)
+	}
+	return nil
+}
+
+// addRecords adds the writes that replace the stored versions of the
+// assembled records put, and their index keys, and delete those of del.
+func (s *Store) addRecords(ctx context.Context, b *pebble.Batch, put []*rappel.Record, del []string) error {
+	if err := encodeRecords(ctx, put, func(r *rappel.Record, val []byte) error { return s.putRecord(b, r, val) }); err != nil {
+		return err
 	}
 	for _, id := range del {
 		if err := s.deleteRecord(b, id); err != nil {
@@ -363,10 +357,29 @@ func (s *Store) addRecords(ctx context.Context, b *pebble.Batch, put []*rappel.R
 	return nil
 }
 
+// encodeRecords calls put with each record of recs and its encoded value,
+// checking ctx between records.
+func encodeRecords(ctx context.Context, recs []*rappel.Record, put func(r *rappel.Record, val []byte) error) error {
+	var val []byte
+	var err error
+	for _, r := range recs {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if val, err = encodeValue(val[:0], r); err != nil {
+			return fmt.Errorf("encoding record %q: %w", r.RecordID, err)
+		}
+		if err := put(r, val); err != nil {
+			return fmt.Errorf("putting record %q: %w", r.RecordID, err)
+		}
+	}
+	return nil
+}
+
 // addRaw adds the writes of raw records: their index entry and, when they
 // carry it, their data (a raw record without data leaves the stored data
 // as it is).
-func addRaw(b *pebble.Batch, source string, put []rappel.RawRecord, del []string) error {
+func addRaw(b writer, source string, put []rappel.RawRecord, del []string) error {
 	ip, dp := sourcePrefix(rawPrefix, source), sourcePrefix(dataPrefix, source)
 	var val []byte
 	for _, r := range put {
@@ -396,7 +409,7 @@ func addRaw(b *pebble.Batch, source string, put []rappel.RawRecord, del []string
 }
 
 // setJSON sets key to the version byte and v's JSON.
-func setJSON(b *pebble.Batch, key []byte, v any) error {
+func setJSON(b writer, key []byte, v any) error {
 	val, err := encodeValue(nil, v)
 	if err != nil {
 		return err
@@ -423,13 +436,8 @@ func (s *Store) Replace(ctx context.Context, recs []*rappel.Record, partials map
 
 // load is Load, or Replace when replace is set.
 func (s *Store) load(ctx context.Context, replace bool, recs []*rappel.Record, partials map[string][]*rappel.Record, raw map[string][]rappel.RawRecord, states []rappel.SourceState, info rappel.DatasetInfo) error {
-	if err := checkRecords(recs); err != nil {
+	if err := checkLoad(recs, states); err != nil {
 		return err
-	}
-	for _, st := range states {
-		if err := checkSource(st.Feed.Source); err != nil {
-			return err
-		}
 	}
 	name := "Load"
 	if replace {
@@ -457,26 +465,52 @@ func (s *Store) load(ctx context.Context, replace bool, recs []*rappel.Record, p
 	} else if !empty {
 		return errors.New("loading records: the store already holds records")
 	}
-	if err := s.addRecords(ctx, b, recs, nil, true); err != nil {
-		return fmt.Errorf("loading records: %w", err)
-	}
-	for _, st := range states {
-		c := &rappel.SourceChange{State: st, PutPartials: partials[st.Feed.Source], PutRaw: raw[st.Feed.Source]}
-		if err := s.addChange(ctx, b, c); err != nil {
-			return fmt.Errorf("loading partial records of %s: %w", st.Feed.Source, err)
-		}
-	}
-	if err := setJSON(b, datasetKey, info); err != nil {
-		return fmt.Errorf("encoding dataset info: %w", err)
+	if err := loadWrites(ctx, b, recs, partials, raw, states, info); err != nil {
+		return err
 	}
 	return endWrite(span, b, commit(b, "loading records"))
 }
 
-// putNewRecord adds to b the writes of r, encoded as val, and of all its
-// index keys, where nothing is stored for r.
-func putNewRecord(b *pebble.Batch, r *rappel.Record, val []byte) error {
-	if err := applyIndexDiff(b, nil, indexKeys(r)); err != nil {
+// checkLoad refuses what Load and WriteTables would refuse to write.
+func checkLoad(recs []*rappel.Record, states []rappel.SourceState) error {
+	if err := checkRecords(recs); err != nil {
 		return err
 	}
-	return b.Set(recordKey(r.RecordID), val, nil)
+	for _, st := range states {
+		if err := checkSource(st.Feed.Source); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// loadWrites adds to w every write of a load into an empty store: the
+// assembled records and their index keys, each source's partial records,
+// raw records and state, and the dataset info. Load's batch and
+// WriteTables' sstables both take their keys from here, so that a store
+// filled either way holds the same keys and values. It writes each key as
+// new, reading nothing stored.
+func loadWrites(ctx context.Context, w writer, recs []*rappel.Record, partials map[string][]*rappel.Record, raw map[string][]rappel.RawRecord, states []rappel.SourceState, info rappel.DatasetInfo) error {
+	if err := encodeRecords(ctx, recs, func(r *rappel.Record, val []byte) error { return putNewRecord(w, r, val) }); err != nil {
+		return fmt.Errorf("loading records: %w", err)
+	}
+	for _, st := range states {
+		c := &rappel.SourceChange{State: st, PutPartials: partials[st.Feed.Source], PutRaw: raw[st.Feed.Source]}
+		if err := addSource(ctx, w, c); err != nil {
+			return fmt.Errorf("loading partial records of %s: %w", st.Feed.Source, err)
+		}
+	}
+	if err := setJSON(w, datasetKey, info); err != nil {
+		return fmt.Errorf("encoding dataset info: %w", err)
+	}
+	return nil
+}
+
+// putNewRecord adds to w the writes of r, encoded as val, and of all its
+// index keys, where nothing is stored for r.
+func putNewRecord(w writer, r *rappel.Record, val []byte) error {
+	if err := applyIndexDiff(w, nil, indexKeys(r)); err != nil {
+		return err
+	}
+	return w.Set(recordKey(r.RecordID), val, nil)
 }

@@ -299,13 +299,7 @@ func isData(key []byte) bool {
 
 func TestStore_Replace(t *testing.T) {
 	ctx := context.Background()
-	type data struct {
-		recs   []*rappel.Record
-		parts  map[string][]*rappel.Record
-		raw    map[string][]rappel.RawRecord
-		states []rappel.SourceState
-		info   rappel.DatasetInfo
-	}
+	type data = loadInput
 	// old has records 0 to 5, partials and raw records (with data) of two
 	// sources; new keeps records 3 and 4 as they are, changes 5, drops 0
 	// to 2, adds 6 to 8, and has one source only, whose raw records carry

@@ -16,6 +16,7 @@ import (
 	"github.com/rappel-ca/rappel"
 	"github.com/rappel-ca/rappel/bundle"
 	"github.com/rappel-ca/rappel/feeds"
+	"github.com/rappel-ca/rappel/kv"
 	"github.com/rappel-ca/rappel/plugins"
 )
 
@@ -52,7 +53,7 @@ func (c *BundleCommand) flagSet() *flag.FlagSet {
 	fs := flag.NewFlagSet("rappel bundle", flag.ContinueOnError)
 	fs.StringVar(&c.Corpus, "corpus", c.Corpus, "`directory` holding the corpus (hc/, tc/, detail/)")
 	fs.StringVar(&c.PluginsDir, "plugins", c.PluginsDir, "`directory` holding <source>.wasm for every source")
-	fs.StringVar(&c.Out, "out", c.Out, "`directory` to write records.ndjson.zst and manifest.json to")
+	fs.StringVar(&c.Out, "out", c.Out, "`directory` to write records.ndjson.zst, partials/, raw/, sst/ and manifest.json to")
 	fs.StringVar(&c.CacheDir, "cache-dir", c.CacheDir, "`directory` for compiled plugins")
 	fs.StringVar(&c.BuiltAt, "built-at", c.BuiltAt, "RFC 3339 `time` to stamp as fetched_at (default now)")
 	fs.Var(levelFlag{&c.LogLevel}, "log-level", "least `level` the plugin host logs: debug, info, warn or error")
@@ -124,6 +125,14 @@ func (c *BundleCommand) Run(ctx context.Context) error {
 		m.ReferenceDate = referenceDate(ref)
 	}
 	if err := bundle.Write(c.Out, recs, m); err != nil {
+		return err
+	}
+	// And the sstables a node with an empty store ingests: the keys and
+	// values loading the bundle writes, prebuilt here rather than written
+	// through a batch at every first start.
+	if err := bundle.WriteTables(c.Out, func(dir string, b bundle.Contents) ([]string, error) {
+		return kv.WriteTables(ctx, dir, b.Records, b.Partials, b.Raw, b.States, b.Info)
+	}); err != nil {
 		return err
 	}
 	fmt.Fprintf(os.Stderr, "bundle  %7d records, %5d problems after merging -> %s\n", len(recs), len(problems), c.Out)
