@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/blevesearch/bleve/v2"
@@ -308,20 +307,7 @@ func (p *blevePeer) upc(r *http.Request) ([]byte, int, error) {
 }
 
 func (p *blevePeer) vin(r *http.Request) ([]byte, int, error) {
-	vin := r.URL.Query().Get("vin")
-	full, makeYear, err := vinKeys(vin)
-	if err != nil {
-		return nil, http.StatusBadRequest, err
-	}
-	res := []lookupResult{}
-	if full != "" {
-		if res, err = p.lookup(r.Context(), "vkey", full, true, "make_model_year"); err == nil && len(res) == 0 {
-			res, err = p.lookup(r.Context(), "vkey", makeYear, true, "make_year")
-		}
-		if err != nil {
-			return nil, http.StatusInternalServerError, err
-		}
-	}
-	b, err := json.Marshal(map[string]any{"vin": strings.ToUpper(vin), "results": res})
-	return b, http.StatusInternalServerError, err
+	return vinAnswer(r, func(ctx context.Context, key, match string) ([]lookupResult, error) {
+		return p.lookup(ctx, "vkey", key, true, match)
+	})
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"database/sql"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,6 +21,7 @@ type Env struct {
 	Postgres string
 	Wrk      string
 	Bleve    string
+	SQLite   string // the library's version and the driver's
 }
 
 // readEnv reads what it can; a missing piece is left empty.
@@ -58,10 +60,20 @@ func readEnv(repo string) Env {
 	}
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		for _, d := range bi.Deps {
-			if d.Path == "github.com/blevesearch/bleve/v2" {
+			switch d.Path {
+			case "github.com/blevesearch/bleve/v2":
 				e.Bleve = d.Version
+			case "modernc.org/sqlite":
+				e.SQLite = "modernc.org/sqlite " + d.Version
 			}
 		}
+	}
+	if db, err := sql.Open("sqlite", ":memory:"); err == nil {
+		var v string
+		if db.QueryRow(`SELECT sqlite_version()`).Scan(&v) == nil {
+			e.SQLite = strings.TrimSpace("SQLite " + v + " " + e.SQLite)
+		}
+		db.Close()
 	}
 	return e
 }

@@ -32,7 +32,7 @@ type Harness struct {
 	MinSample int // fewest requests a latency run sends
 	ServerCPU string
 	LoadCPU   string
-	Systems   []string // which systems to run, of rappel, bare, postgres, bleve
+	Systems   []string // which systems to run, of rappel, bare, postgres, bleve, sqlite
 	Scales    []float64
 	Startups  int
 	WorkDir   string // by default build/bench in Repo
@@ -46,7 +46,7 @@ type Harness struct {
 }
 
 // AllSystems are the systems compared, rappel first.
-var AllSystems = []string{"rappel", "bare", "postgres", "bleve"}
+var AllSystems = []string{"rappel", "bare", "postgres", "bleve", "sqlite"}
 
 const benchKey = "bench-key"
 
@@ -512,6 +512,13 @@ func (h *Harness) startPeer(ctx context.Context, name, self string, bodies Bodie
 		dir := filepath.Join(h.WorkDir, "bleve-index")
 		os.RemoveAll(dir)
 		argv = []string{self, "bleve", "-index", dir, "-addr", addr}
+		timeout = 30 * time.Minute
+	case "sqlite":
+		file := filepath.Join(h.WorkDir, "sqlite.db")
+		for _, f := range []string{file, file + "-wal", file + "-shm"} {
+			os.Remove(f)
+		}
+		argv = []string{self, "sqlite", "-db", file, "-addr", addr}
 		timeout = 30 * time.Minute
 	}
 	start := time.Now()

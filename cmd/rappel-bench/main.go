@@ -8,6 +8,7 @@
 //	rappel-bench bare  -bodies FILE -addr HOST:PORT
 //	rappel-bench pg    -dsn URL -addr HOST:PORT
 //	rappel-bench bleve -index DIR -addr HOST:PORT
+//	rappel-bench sqlite -db FILE -addr HOST:PORT
 //
 // run is the harness. It builds the rappel binary, starts every system as
 // its own process pinned to one core (taskset, GOMAXPROCS=1) while the load
@@ -24,7 +25,10 @@
 //     tsvector (English and French configurations with unaccent), GIN and
 //     B-tree indexes, behind a minimal Go HTTP server (pgx) answering the
 //     same query set with the same JSON shape;
-//   - bleve: the same records indexed by Bleve in the server's process.
+//   - bleve: the same records indexed by Bleve in the server's process;
+//   - sqlite: the same records in a SQLite database file (the pure-Go
+//     driver modernc.org/sqlite), with an FTS5 table per language and
+//     B-tree indexes, queried in the server's process.
 //
 // Throughput comes from wrk (keep-alive); latency percentiles from an
 // open-loop client sending at a constant rate and timing each request from
@@ -38,7 +42,7 @@
 // rappel's go.mod; it runs from its directory, `go run . run`, and finds
 // the rappel repository above it.
 //
-// The bare, pg and bleve subcommands are those servers; the harness starts
+// The bare, pg, bleve and sqlite subcommands are those servers; the harness starts
 // them as processes of this same binary.
 package main
 
@@ -73,6 +77,7 @@ commands:
   bare    serve recorded response bodies from a map (the physical limit)
   pg      serve the query set from PostgreSQL
   bleve   serve the query set from a Bleve index
+  sqlite  serve the query set from a SQLite database (FTS5)
 `
 
 // run dispatches to a subcommand.
@@ -102,6 +107,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return runPG(ctx, args[1:], stderr)
 	case "bleve":
 		return runBleve(ctx, args[1:], stderr)
+	case "sqlite":
+		return runSQLite(ctx, args[1:], stderr)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return nil

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"database/sql"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -9,6 +10,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -357,4 +360,281 @@ func writeDetail(w http.ResponseWriter, code int, err error) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
 	w.Write(b)
+}
+
+// vinAnswer answers GET /recall/vin as rappel does, with lookup finding the
+// vehicle recalls of a vehicle key in the peer's store: the make, model and
+// year first, then the make and year when nothing matched them.
+func vinAnswer(r *http.Request, lookup func(ctx context.Context, key, match string) ([]lookupResult, error)) ([]byte, int, error) {
+	vin := r.URL.Query().Get("vin")
+	full, makeYear, err := vinKeys(vin)
+	if err != nil {
+		return nil, http.StatusBadRequest, err
+	}
+	res := []lookupResult{}
+	if full != "" {
+		if res, err = lookup(r.Context(), full, "make_model_year"); err == nil && len(res) == 0 {
+			res, err = lookup(r.Context(), makeYear, "make_year")
+		}
+		if err != nil {
+			return nil, http.StatusInternalServerError, err
+		}
+	}
+	b, err := json.Marshal(map[string]any{"vin": strings.ToUpper(vin), "results": res})
+	return b, http.StatusInternalServerError, err
+}
+
+// The SQL peers (PostgreSQL and SQLite) share their schema's shape and the
+// SQL of their filters, pages and lookups: both read $1, $2, … as the
+// numbered arguments.
+
+// sqlArgs are a statement's arguments; add returns the placeholder of v.
+type sqlArgs []any
+
+func (a *sqlArgs) add(v any) string {
+	*a = append(*a, v)
+	return "$" + strconv.Itoa(len(*a))
+}
+
+// filterConds appends a search's filters and date range to conds, as
+// conditions on the records table's columns.
+func filterConds(conds []string, s *peerSearch, args *sqlArgs) []string {
+	for _, f := range []struct{ col, v string }{{"recall_type", s.RecallType}, {"agency", s.Agency}, {"hazard_class", s.HazardClass}} {
+		if f.v != "" {
+			conds = append(conds, f.col+" = "+args.add(f.v))
+		}
+	}
+	if s.IssuedAfter != "" {
+		conds = append(conds, "event_date >= "+args.add(s.IssuedAfter))
+	}
+	if s.IssuedBefore != "" {
+		conds = append(conds, "event_date <= "+args.add(s.IssuedBefore))
+	}
+	return conds
+}
+
+// pageSQL returns the statement of a search's page (one row more than the
+// limit, to know whether there is a next page) and of its exact count,
+// with their arguments, from the conditions of the search. A cursor adds
+// the keyset condition to the page alone. With bodiesApart, the bodies are
+// in the table bodies, keyed by records.id: the page's rows are picked from
+// records alone, then joined to their bodies.
+func pageSQL(s *peerSearch, where []string, args sqlArgs, bodiesApart bool) (page string, pageArgs sqlArgs, count string) {
+	pageWhere, pageArgs := where, slices.Clone(args)
+	if s.AfterID != "" {
+		d, id := pageArgs.add(s.AfterDate), pageArgs.add(s.AfterID)
+		pageWhere = append(slices.Clone(where), fmt.Sprintf("(event_date < %s OR (event_date = %s AND record_id > %s))", d, d, id))
+	}
+	const order = ` ORDER BY event_date DESC, record_id`
+	limit := ` LIMIT ` + strconv.Itoa(s.Limit+1)
+	page = `SELECT event_date, record_id, body FROM records` + whereSQL(pageWhere) + order + limit
+	if bodiesApart {
+		page = `SELECT event_date, record_id, body FROM records JOIN bodies USING (id) WHERE id IN (SELECT id FROM records` + whereSQL(pageWhere) + order + limit + `)` + order
+	}
+	return page, pageArgs, `SELECT count(*) FROM records` + whereSQL(where)
+}
+
+func whereSQL(conds []string) string {
+	if len(conds) == 0 {
+		return ""
+	}
+	return " WHERE " + strings.Join(conds, " AND ")
+}
+
+// sqlRows are the rows of a query, as pgx and database/sql both give them.
+type sqlRows interface {
+	Next() bool
+	Scan(...any) error
+	Err() error
+}
+
+// readPage reads the rows of pageSQL's page: the bodies of the page and the
+// cursor of the next one.
+func readPage(rows sqlRows, limit int) (bodies [][]byte, next string, err error) {
+	var lastDate, lastID string
+	for rows.Next() {
+		var d, id string
+		var body []byte
+		if err := rows.Scan(&d, &id, &body); err != nil {
+			return nil, "", fmt.Errorf("reading page: %w", err)
+		}
+		if len(bodies) == limit {
+			return bodies, encodeCursor(lastDate, lastID), nil
+		}
+		bodies = append(bodies, body)
+		lastDate, lastID = d, id
+	}
+	if err := rows.Err(); err != nil {
+		return nil, "", fmt.Errorf("reading page: %w", err)
+	}
+	return bodies, "", nil
+}
+
+// readPageAndCount reads the rows of pageSQL's page (err being the page
+// query's, and done closing its rows), then the count's one row.
+func readPageAndCount(limit int, rows sqlRows, done func(), err error, count func() sqlRow) ([][]byte, string, int, error) {
+	if err != nil {
+		return nil, "", 0, fmt.Errorf("querying page: %w", err)
+	}
+	bodies, next, err := readPage(rows, limit)
+	done()
+	if err != nil {
+		return nil, "", 0, err
+	}
+	var n int
+	if err := count().Scan(&n); err != nil {
+		return nil, "", 0, fmt.Errorf("counting: %w", err)
+	}
+	return bodies, next, n, nil
+}
+
+// statsSQL are the statements of /recall/stats: the oldest date and the
+// total, then the count of each recall type, largest first.
+const (
+	statsTotalSQL = `SELECT min(event_date), count(*) FROM records`
+	statsGroupSQL = `SELECT recall_type, count(*) FROM records GROUP BY 1 ORDER BY 2 DESC, 1`
+)
+
+// lookupSQL finds the records whose key in table (upcs.gtin or
+// vehicles.vkey) is $1, newest first; the last %s is an extra condition.
+const lookupSQL = `SELECT r.recall_id, r.record_id, r.recall_type, r.title_en FROM %s k JOIN records r USING (record_id)
+	WHERE k.%s = $1 %s ORDER BY r.event_date DESC, r.record_id`
+
+// vehicleOnly is lookupSQL's condition for VIN lookups.
+const vehicleOnly = `AND r.recall_type = 'vehicle'`
+
+// sqlRow is a query's one row, as pgx and database/sql both give it.
+type sqlRow interface{ Scan(...any) error }
+
+// sqlQuerier runs a SQL peer's statements; done closes query's rows.
+type sqlQuerier interface {
+	query(ctx context.Context, sql string, args ...any) (rows sqlRows, done func(), err error)
+	queryRow(ctx context.Context, sql string, args ...any) sqlRow
+	// pageAndCount runs pageSQL's statements, as the database runs two
+	// statements best, and returns the page's bodies, the next page's
+	// cursor and the count.
+	pageAndCount(ctx context.Context, limit int, page string, pageArgs sqlArgs, count string, args sqlArgs) ([][]byte, string, int, error)
+}
+
+// sqlPeer answers the query set from a SQL database: PostgreSQL's and
+// SQLite's schemas hold the same columns and lookup tables, and both
+// drivers read the same SQL but for text search, which where translates.
+type sqlPeer struct {
+	db    sqlQuerier
+	where func(*peerSearch) ([]string, sqlArgs)
+	// bodiesApart is pageSQL's.
+	bodiesApart bool
+	now         func() time.Time
+}
+
+func (a *sqlPeer) routes() http.Handler { return peerRoutes(a) }
+
+// loadAndServe loads the embedded bundle's records with load, then serves
+// p on addr until ctx is done.
+func loadAndServe(ctx context.Context, addr string, log *slog.Logger, load func([]*rappel.Record, map[string][]byte) error, p *sqlPeer) error {
+	recs, bodies, err := bundleRecords()
+	if err != nil {
+		return err
+	}
+	if err := load(recs, bodies); err != nil {
+		return err
+	}
+	// The database serves the records from here on: the heap that read
+	// them goes back to the system, so that the memory measured is the
+	// server's, not the loader's.
+	recs, bodies = nil, nil
+	debug.FreeOSMemory()
+	return serveHTTP(ctx, addr, p.routes(), log)
+}
+
+func (a *sqlPeer) search(r *http.Request) ([]byte, int, error) {
+	s, err := peerSearchOf(r)
+	if err != nil {
+		return nil, http.StatusBadRequest, err
+	}
+	where, args := a.where(s)
+	page, pageArgs, count := pageSQL(s, where, args, a.bodiesApart)
+	bodies, next, n, err := a.db.pageAndCount(r.Context(), s.Limit, page, pageArgs, count, args)
+	if err != nil {
+		return nil, http.StatusInternalServerError, err
+	}
+	return appendPage(make([]byte, 0, 256<<10), n, bodies, next), 0, nil
+}
+
+func (a *sqlPeer) record(r *http.Request) ([]byte, int, error) {
+	q := `SELECT body FROM records WHERE record_id = $1`
+	if a.bodiesApart {
+		q = `SELECT body FROM records JOIN bodies USING (id) WHERE record_id = $1`
+	}
+	var body []byte
+	err := a.db.queryRow(r.Context(), q, r.PathValue("record_id")).Scan(&body)
+	if errors.Is(err, sql.ErrNoRows) { // pgx's ErrNoRows is one too
+		return nil, http.StatusNotFound, fmt.Errorf("no record %q", r.PathValue("record_id"))
+	} else if err != nil {
+		return nil, http.StatusInternalServerError, fmt.Errorf("querying record: %w", err)
+	}
+	return body, 0, nil
+}
+
+func (a *sqlPeer) stats(r *http.Request) ([]byte, int, error) {
+	if err := checkStats(r); err != nil {
+		return nil, http.StatusBadRequest, err
+	}
+	out := statsBody{EntityType: "recall", ByType: []statsGroup{}}
+	var oldest *string
+	if err := a.db.queryRow(r.Context(), statsTotalSQL).Scan(&oldest, &out.TotalInDB); err != nil {
+		return nil, http.StatusInternalServerError, fmt.Errorf("querying totals: %w", err)
+	}
+	rows, done, err := a.db.query(r.Context(), statsGroupSQL)
+	if err != nil {
+		return nil, http.StatusInternalServerError, fmt.Errorf("grouping: %w", err)
+	}
+	defer done()
+	for rows.Next() {
+		var g statsGroup
+		if err := rows.Scan(&g.Value, &g.Count); err != nil {
+			return nil, http.StatusInternalServerError, fmt.Errorf("grouping: %w", err)
+		}
+		out.ByType = append(out.ByType, g)
+		out.Total += g.Count
+	}
+	if err := rows.Err(); err != nil {
+		return nil, http.StatusInternalServerError, fmt.Errorf("grouping: %w", err)
+	}
+	if oldest != nil {
+		out.IssuedAfter = *oldest
+		out.PeriodDays = periodDays(*oldest, a.now())
+	}
+	b, err := json.Marshal(out)
+	return b, http.StatusInternalServerError, err
+}
+
+// lookup runs lookupSQL on table's col with extra.
+func (a *sqlPeer) lookup(ctx context.Context, table, col, key, extra, match string) ([]lookupResult, error) {
+	rows, done, err := a.db.query(ctx, fmt.Sprintf(lookupSQL, table, col, extra), key)
+	if err != nil {
+		return nil, fmt.Errorf("looking up %s: %w", table, err)
+	}
+	defer done()
+	out := []lookupResult{}
+	for rows.Next() {
+		l := lookupResult{Match: match}
+		if err := rows.Scan(&l.RecallID, &l.RecordID, &l.RecallType, &l.TitleEN); err != nil {
+			return nil, fmt.Errorf("looking up %s: %w", table, err)
+		}
+		out = append(out, l)
+	}
+	return out, rows.Err()
+}
+
+func (a *sqlPeer) upc(r *http.Request) ([]byte, int, error) {
+	return upcAnswer(r, func(ctx context.Context, gtin string) ([]lookupResult, error) {
+		return a.lookup(ctx, "upcs", "gtin", gtin, "", "")
+	})
+}
+
+func (a *sqlPeer) vin(r *http.Request) ([]byte, int, error) {
+	return vinAnswer(r, func(ctx context.Context, key, match string) ([]lookupResult, error) {
+		return a.lookup(ctx, "vehicles", "vkey", key, vehicleOnly, match)
+	})
 }

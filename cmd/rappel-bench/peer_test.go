@@ -13,7 +13,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -59,10 +58,10 @@ func peerBodies(t *testing.T, recs []*rappel.Record) map[string][]byte {
 func TestMain(m *testing.M) { pgtest.Main(m) }
 
 // eachPeer runs test against each peer, in a subtest that starts it: Bleve,
-// and PostgreSQL on pgtest's server (that subtest skips when PostgreSQL is
-// not installed, and fails then under RAPPEL_CI).
+// SQLite, and PostgreSQL on pgtest's server (that subtest skips when
+// PostgreSQL is not installed, and fails then under RAPPEL_CI).
 func eachPeer(t *testing.T, test func(*testing.T, *httptest.Server)) {
-	for name, start := range map[string]func(*testing.T) *httptest.Server{"bleve": newTestBleve, "postgres": newTestPG} {
+	for name, start := range map[string]func(*testing.T) *httptest.Server{"bleve": newTestBleve, "postgres": newTestPG, "sqlite": newTestSQLite} {
 		t.Run(name, func(t *testing.T) { test(t, start(t)) })
 	}
 }
@@ -81,7 +80,7 @@ func newTestPG(t *testing.T) *httptest.Server {
 	if err := loadPG(ctx, pool, recs, peerBodies(t, recs), slog.New(slog.DiscardHandler)); err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer((&pgPeer{pool: pool, now: time.Now}).routes())
+	srv := httptest.NewServer(newPGPeer(pool).routes())
 	t.Cleanup(srv.Close)
 	return srv
 }
@@ -98,6 +97,24 @@ func newTestBleve(t *testing.T) *httptest.Server {
 	}
 	t.Cleanup(func() { idx.Close() })
 	srv := httptest.NewServer(newBlevePeer(idx, recs, bodies).routes())
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// newTestSQLite loads peerRecords with the real schema into a database
+// file in a temporary directory and serves it.
+func newTestSQLite(t *testing.T) *httptest.Server {
+	t.Helper()
+	db, err := openSQLite(filepath.Join(t.TempDir(), "recalls.db"), 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	recs := peerRecords()
+	if err := loadSQLite(context.Background(), db, recs, peerBodies(t, recs), slog.New(slog.DiscardHandler)); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(newSQLitePeer(db).routes())
 	t.Cleanup(srv.Close)
 	return srv
 }
@@ -140,11 +157,30 @@ func TestPeer_Search(t *testing.T) {
 	eachPeer(t, testSearch)
 }
 
+// searchCase is a query string of GET /recall and the record ids it must
+// answer, in order, with a count of as many.
+type searchCase struct {
+	query string
+	want  []string
+}
+
+// checkSearches runs cases on srv.
+func checkSearches(t *testing.T, srv *httptest.Server, cases []searchCase) {
+	t.Helper()
+	for _, tt := range cases {
+		var p testPage
+		if code := getJSON(t, srv.URL, "/recall?"+tt.query, &p); code != http.StatusOK {
+			t.Errorf("%s: status %d", tt.query, code)
+			continue
+		}
+		if !slices.Equal(ids(p), tt.want) || p.Count != len(tt.want) {
+			t.Errorf("%s: %v (count %d), want %v", tt.query, ids(p), p.Count, tt.want)
+		}
+	}
+}
+
 func testSearch(t *testing.T, srv *httptest.Server) {
-	for _, tt := range []struct {
-		query string
-		want  []string
-	}{
+	checkSearches(t, srv, []searchCase{
 		{"", []string{"hc-1", "hc-4", "hc-2", "tc-3"}}, // event_date desc, record_id asc
 		{"q=cheese+listeria", []string{"hc-1"}},
 		{"q=listeria+OR+salmonella", []string{"hc-1", "hc-2"}},
@@ -158,16 +194,7 @@ func testSearch(t *testing.T, srv *httptest.Server) {
 		{"recall_agency=Health+Canada", []string{"hc-4"}},
 		{"issued_after=2024-02-15", []string{"hc-1", "hc-4"}},
 		{"q=recalled&recall_type=food&issued_after=2024-01-01&issued_before=2024-02-28", []string{"hc-2"}},
-	} {
-		var p testPage
-		if code := getJSON(t, srv.URL, "/recall?"+tt.query, &p); code != http.StatusOK {
-			t.Errorf("%s: status %d", tt.query, code)
-			continue
-		}
-		if !slices.Equal(ids(p), tt.want) || p.Count != len(tt.want) {
-			t.Errorf("%s: %v (count %d), want %v", tt.query, ids(p), p.Count, tt.want)
-		}
-	}
+	})
 }
 
 func TestPeer_Cursor(t *testing.T) {
@@ -267,7 +294,7 @@ func TestPGWhere(t *testing.T) {
 			t.Errorf("conditions lack %q:\n%s", want, got)
 		}
 	}
-	if want := []any{"cheese", "soft cheese", "brie", "salmonella", "food", "2020-01-01"}; !slices.Equal(args, want) {
+	if want := (sqlArgs{"cheese", "soft cheese", "brie", "salmonella", "food", "2020-01-01"}); !slices.Equal(args, want) {
 		t.Errorf("args %v, want %v", args, want)
 	}
 }
@@ -309,4 +336,49 @@ func TestPickSamples(t *testing.T) {
 	if len(names) != 14 {
 		t.Errorf("%d classes, want 14 (the issue's 13 and GET /recall/{record_id})", len(names))
 	}
+}
+
+func TestSQLiteWhere(t *testing.T) {
+	q, err := rappel.ParseQuery(`cheese "soft cheese" OR brie -salmonella F-150`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conds, args := sqliteWhere(&peerSearch{Query: q, RecallType: "food", IssuedBefore: "2020-01-01"})
+	got := strings.Join(conds, " AND ")
+	for _, want := range []string{
+		"id IN (SELECT rowid FROM text_en WHERE text_en MATCH $1 UNION SELECT rowid FROM text_fr WHERE text_fr MATCH $1)",
+		"id IN (SELECT rowid FROM text_en WHERE text_en MATCH $2 UNION",
+		"id NOT IN (SELECT rowid FROM text_en WHERE text_en MATCH $3 UNION SELECT rowid FROM text_fr WHERE text_fr MATCH $3)",
+		"recall_type = $5", "event_date <= $6",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("conditions lack %q:\n%s", want, got)
+		}
+	}
+	if want := (sqlArgs{`"cheese"`, `"soft cheese" OR "brie"`, `"salmonella"`, `"F-150"`, "food", "2020-01-01"}); !slices.Equal(args, want) {
+		t.Errorf("args %q, want %q", args, want)
+	}
+}
+
+// TestSQLite_QueryText checks that what a user types reaches FTS5 as words
+// only, as rappel reads them: FTS5's operators, prefix star and column
+// filters are not syntax but words (a word the tokenizer splits, such as
+// "NEAR(cheese", being the phrase of its parts), and a q of no words is no
+// search.
+func TestSQLite_QueryText(t *testing.T) {
+	var cases []searchCase
+	for _, tt := range []struct {
+		q    string
+		want []string
+	}{
+		{`NEAR(cheese listeria)`, nil},
+		{`en:cheese`, nil},
+		{`cheese*`, []string{"hc-1", "hc-2"}},
+		{`"pieces of metal" AND`, nil},
+		{`-`, []string{"hc-1", "hc-4", "hc-2", "tc-3"}},
+		{`"metal pieces"`, nil},
+	} {
+		cases = append(cases, searchCase{"q=" + url.QueryEscape(tt.q), tt.want})
+	}
+	checkSearches(t, newTestSQLite(t), cases)
 }

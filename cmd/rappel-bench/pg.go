@@ -2,14 +2,11 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
-	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -83,15 +80,10 @@ func runPG(ctx context.Context, args []string, stderr io.Writer) error {
 		return fmt.Errorf("connecting to postgres: %w", err)
 	}
 	defer pool.Close()
-	recs, bodies, err := bundleRecords()
-	if err != nil {
-		return err
+	load := func(recs []*rappel.Record, bodies map[string][]byte) error {
+		return loadPG(ctx, pool, recs, bodies, log)
 	}
-	if err := loadPG(ctx, pool, recs, bodies, log); err != nil {
-		return err
-	}
-	p := &pgPeer{pool: pool, now: time.Now}
-	return serveHTTP(ctx, *addr, p.routes(), log)
+	return loadAndServe(ctx, *addr, log, load, newPGPeer(pool))
 }
 
 // loadPG creates the schema and loads recs, whose JSON is in bodies,
@@ -153,95 +145,23 @@ func uniq(ss []string) []string {
 	return slices.Compact(ss)
 }
 
-// pgPeer answers the query set from PostgreSQL.
-type pgPeer struct {
-	pool *pgxpool.Pool
-	now  func() time.Time
-}
-
-func (p *pgPeer) routes() http.Handler { return peerRoutes(p) }
-
-func (p *pgPeer) record(r *http.Request) ([]byte, int, error) {
-	var body string
-	err := p.pool.QueryRow(r.Context(), `SELECT body FROM records WHERE record_id = $1`, r.PathValue("record_id")).Scan(&body)
-	if err == pgx.ErrNoRows {
-		return nil, http.StatusNotFound, fmt.Errorf("no record %q", r.PathValue("record_id"))
-	} else if err != nil {
-		return nil, http.StatusInternalServerError, fmt.Errorf("querying record: %w", err)
-	}
-	return []byte(body), 0, nil
-}
-
-// search runs the page and the exact count in one round trip (a batch).
-func (p *pgPeer) search(r *http.Request) ([]byte, int, error) {
-	s, err := peerSearchOf(r)
-	if err != nil {
-		return nil, http.StatusBadRequest, err
-	}
-	where, args := pgWhere(s)
-	pageWhere, pageArgs := where, slices.Clone(args)
-	if s.AfterID != "" {
-		n := len(pageArgs)
-		pageWhere = append(slices.Clone(where), fmt.Sprintf("(event_date < $%d OR (event_date = $%d AND record_id > $%d))", n+1, n+1, n+2))
-		pageArgs = append(pageArgs, s.AfterDate, s.AfterID)
-	}
-	var b pgx.Batch
-	b.Queue(`SELECT event_date, record_id, body FROM records`+whereSQL(pageWhere)+` ORDER BY event_date DESC, record_id LIMIT `+strconv.Itoa(s.Limit+1), pageArgs...)
-	b.Queue(`SELECT count(*) FROM records`+whereSQL(where), args...)
-	res := p.pool.SendBatch(r.Context(), &b)
-	defer res.Close()
-	rows, err := res.Query()
-	if err != nil {
-		return nil, http.StatusInternalServerError, fmt.Errorf("querying page: %w", err)
-	}
-	var bodies [][]byte
-	var lastDate, lastID, next string
-	for rows.Next() {
-		var d, id, body string
-		if err := rows.Scan(&d, &id, &body); err != nil {
-			return nil, http.StatusInternalServerError, fmt.Errorf("reading page: %w", err)
-		}
-		if len(bodies) == s.Limit {
-			next = encodeCursor(lastDate, lastID)
-			break
-		}
-		bodies = append(bodies, []byte(body))
-		lastDate, lastID = d, id
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, http.StatusInternalServerError, fmt.Errorf("reading page: %w", err)
-	}
-	var count int
-	if err := res.QueryRow().Scan(&count); err != nil {
-		return nil, http.StatusInternalServerError, fmt.Errorf("counting: %w", err)
-	}
-	return appendPage(make([]byte, 0, 256<<10), count, bodies, next), 0, nil
-}
-
-func whereSQL(conds []string) string {
-	if len(conds) == 0 {
-		return ""
-	}
-	return " WHERE " + strings.Join(conds, " AND ")
+// newPGPeer answers the query set from PostgreSQL.
+func newPGPeer(pool *pgxpool.Pool) *sqlPeer {
+	return &sqlPeer{db: pgQuerier{pool}, where: pgWhere, now: time.Now}
 }
 
 // pgWhere translates a search into conditions. Each query term is matched
 // as a phrase of its words (phraseto_tsquery, which for one word is that
 // word) in either language, as rappel matches each term in either stream.
-func pgWhere(s *peerSearch) ([]string, []any) {
+func pgWhere(s *peerSearch) ([]string, sqlArgs) {
 	var conds []string
-	var args []any
-	arg := func(v any) string {
-		args = append(args, v)
-		return "$" + strconv.Itoa(len(args))
-	}
+	var args sqlArgs
 	if s.Query != nil && len(s.Query.Clauses) > 0 {
 		var clauses []string
 		for _, c := range s.Query.Clauses {
 			var terms []string
 			for _, t := range c.Terms {
-				a := arg(t.Text)
+				a := args.add(t.Text)
 				terms = append(terms, fmt.Sprintf("phraseto_tsquery('rappel_en', %s) || phraseto_tsquery('rappel_fr', %s)", a, a))
 			}
 			cl := "(" + strings.Join(terms, " || ") + ")"
@@ -252,93 +172,32 @@ func pgWhere(s *peerSearch) ([]string, []any) {
 		}
 		conds = append(conds, "tsv @@ ("+strings.Join(clauses, " && ")+")")
 	}
-	for _, f := range []struct{ col, v string }{{"recall_type", s.RecallType}, {"agency", s.Agency}, {"hazard_class", s.HazardClass}} {
-		if f.v != "" {
-			conds = append(conds, f.col+" = "+arg(f.v))
-		}
-	}
-	if s.IssuedAfter != "" {
-		conds = append(conds, "event_date >= "+arg(s.IssuedAfter))
-	}
-	if s.IssuedBefore != "" {
-		conds = append(conds, "event_date <= "+arg(s.IssuedBefore))
-	}
-	return conds, args
+	return filterConds(conds, s, &args), args
 }
 
-func (p *pgPeer) stats(r *http.Request) ([]byte, int, error) {
-	if err := checkStats(r); err != nil {
-		return nil, http.StatusBadRequest, err
-	}
-	out := statsBody{EntityType: "recall", ByType: []statsGroup{}}
-	var oldest *string
-	if err := p.pool.QueryRow(r.Context(), `SELECT min(event_date), count(*) FROM records`).Scan(&oldest, &out.TotalInDB); err != nil {
-		return nil, http.StatusInternalServerError, fmt.Errorf("querying totals: %w", err)
-	}
-	rows, err := p.pool.Query(r.Context(), `SELECT recall_type, count(*) FROM records GROUP BY 1 ORDER BY 2 DESC, 1`)
+// pgQuerier runs the SQL peers' shared statements on a pgx pool.
+type pgQuerier struct{ pool *pgxpool.Pool }
+
+func (q pgQuerier) query(ctx context.Context, sql string, args ...any) (sqlRows, func(), error) {
+	rows, err := q.pool.Query(ctx, sql, args...)
 	if err != nil {
-		return nil, http.StatusInternalServerError, fmt.Errorf("grouping: %w", err)
+		return nil, nil, err
 	}
-	for rows.Next() {
-		var g statsGroup
-		if err := rows.Scan(&g.Value, &g.Count); err != nil {
-			return nil, http.StatusInternalServerError, fmt.Errorf("grouping: %w", err)
-		}
-		out.ByType = append(out.ByType, g)
-		out.Total += g.Count
-	}
-	if err := rows.Err(); err != nil {
-		return nil, http.StatusInternalServerError, fmt.Errorf("grouping: %w", err)
-	}
-	if oldest != nil {
-		out.IssuedAfter = *oldest
-		out.PeriodDays = periodDays(*oldest, p.now())
-	}
-	b, err := json.Marshal(out)
-	return b, http.StatusInternalServerError, err
+	return rows, rows.Close, nil
 }
 
-const pgLookupSQL = `SELECT r.recall_id, r.record_id, r.recall_type, r.title_en FROM %s k JOIN records r USING (record_id)
-	WHERE k.%s = $1 %s ORDER BY r.event_date DESC, r.record_id`
-
-func (p *pgPeer) lookup(ctx context.Context, table, col, key, extra, match string) ([]lookupResult, error) {
-	rows, err := p.pool.Query(ctx, fmt.Sprintf(pgLookupSQL, table, col, extra), key)
-	if err != nil {
-		return nil, fmt.Errorf("looking up %s: %w", table, err)
-	}
-	out := []lookupResult{}
-	for rows.Next() {
-		l := lookupResult{Match: match}
-		if err := rows.Scan(&l.RecallID, &l.RecordID, &l.RecallType, &l.TitleEN); err != nil {
-			return nil, fmt.Errorf("looking up %s: %w", table, err)
-		}
-		out = append(out, l)
-	}
-	return out, rows.Err()
+// pageAndCount runs the page and the exact count in one round trip (a
+// batch).
+func (q pgQuerier) pageAndCount(ctx context.Context, limit int, page string, pageArgs sqlArgs, count string, args sqlArgs) ([][]byte, string, int, error) {
+	var b pgx.Batch
+	b.Queue(page, pageArgs...)
+	b.Queue(count, args...)
+	res := q.pool.SendBatch(ctx, &b)
+	defer res.Close()
+	rows, err := res.Query()
+	return readPageAndCount(limit, rows, func() { rows.Close() }, err, func() sqlRow { return res.QueryRow() })
 }
 
-func (p *pgPeer) upc(r *http.Request) ([]byte, int, error) {
-	return upcAnswer(r, func(ctx context.Context, gtin string) ([]lookupResult, error) {
-		return p.lookup(ctx, "upcs", "gtin", gtin, "", "")
-	})
-}
-
-func (p *pgPeer) vin(r *http.Request) ([]byte, int, error) {
-	vin := r.URL.Query().Get("vin")
-	full, makeYear, err := vinKeys(vin)
-	if err != nil {
-		return nil, http.StatusBadRequest, err
-	}
-	res := []lookupResult{}
-	if full != "" {
-		const vehicle = `AND r.recall_type = 'vehicle'`
-		if res, err = p.lookup(r.Context(), "vehicles", "vkey", full, vehicle, "make_model_year"); err == nil && len(res) == 0 {
-			res, err = p.lookup(r.Context(), "vehicles", "vkey", makeYear, vehicle, "make_year")
-		}
-		if err != nil {
-			return nil, http.StatusInternalServerError, err
-		}
-	}
-	b, err := json.Marshal(map[string]any{"vin": strings.ToUpper(vin), "results": res})
-	return b, http.StatusInternalServerError, err
+func (q pgQuerier) queryRow(ctx context.Context, sql string, args ...any) sqlRow {
+	return q.pool.QueryRow(ctx, sql, args...)
 }

@@ -20,7 +20,7 @@ const (
 )
 
 // peers are the systems a user would pick instead of rappel.
-var peers = []string{"postgres", "bleve"}
+var peers = []string{"postgres", "bleve", "sqlite"}
 
 // Goals of the issue.
 const (
@@ -201,7 +201,7 @@ func render(res *Results) string {
 	var b strings.Builder
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 	has := func(s string) bool { return slices.Contains(res.Systems, s) }
-	p("## Side by side: rappel, bare net/http, PostgreSQL, Bleve\n\n")
+	p("## Side by side: rappel, bare net/http, PostgreSQL, Bleve, SQLite\n\n")
 	p("Written by `%s` on %s, commit %s.", res.Command, res.Started.Format("2006-01-02 15:04 UTC"), orDash(res.Env.Commit))
 	switch {
 	case res.Quick:
@@ -209,8 +209,8 @@ func render(res *Results) string {
 	case res.Rounds < 5:
 		p(" **Short run** (%d round(s) of %s runs): the figures are indicative only; `make bench` takes the median of five rounds.", res.Rounds, res.WrkDur)
 	}
-	p("\n\nMachine: %s, %d CPUs, %d MiB, Linux %s; %s; %s; %s; Bleve %s. ", orDash(res.Env.CPU), res.Env.CPUs, res.Env.MemMiB,
-		orDash(res.Env.Kernel), res.Env.Go, orDash(res.Env.Postgres), orDash(res.Env.Wrk), orDash(res.Env.Bleve))
+	p("\n\nMachine: %s, %d CPUs, %d MiB, Linux %s; %s; %s; %s; Bleve %s; %s. ", orDash(res.Env.CPU), res.Env.CPUs, res.Env.MemMiB,
+		orDash(res.Env.Kernel), res.Env.Go, orDash(res.Env.Postgres), orDash(res.Env.Wrk), orDash(res.Env.Bleve), orDash(res.Env.SQLite))
 	p("Data: the embedded bundle, %s synthetic records. ", groupThousands(int64(res.Records)))
 	p("Every server runs as its own process pinned to CPU 0 with GOMAXPROCS=1 (PostgreSQL and its Go front both on CPU 0); "+
 		"wrk (`-t1 -c%d`, keep-alive, %s per run) and the constant-rate client run on CPU 1. "+
@@ -299,13 +299,36 @@ func verdict(x, goal float64, atLeast bool) string {
 	return fmt.Sprintf("**missed: %.2f×, %.0f%% over**", x, (x-goal)/goal*100)
 }
 
+// row writes a table row of cells.
+func row(b *strings.Builder, cells ...string) {
+	b.WriteString("| " + strings.Join(cells, " | ") + " |\n")
+}
+
+// header writes a table header of cells.
+func header(b *strings.Builder, cells ...string) {
+	row(b, cells...)
+	b.WriteString("|" + strings.Repeat("---|", len(cells)) + "\n")
+}
+
 func renderThroughput(b *strings.Builder, res *Results, has func(string) bool) {
-	fmt.Fprintf(b, "### Throughput (requests/s, wrk)\n\n| class | request | rappel | bare | postgres | bleve | ÷ bare | ÷ postgres | ÷ bleve |\n|---|---|---|---|---|---|---|---|---|\n")
+	others := append([]string{"bare"}, peers...)
+	b.WriteString("### Throughput (requests/s, wrk)\n\n")
+	cols := []string{"class", "request", "rappel"}
+	cols = append(cols, others...)
+	for _, s := range others {
+		cols = append(cols, "÷ "+s)
+	}
+	header(b, cols...)
 	for _, cr := range res.Classes {
 		r := median(cr.RPS["rappel"])
-		fmt.Fprintf(b, "| %s | `%s` | %s | %s | %s | %s | %s | %s | %s |\n", cr.Class.Label, shortPath(cr.Class),
-			fmtRPS(r), fmtRPS(median(cr.RPS["bare"])), fmtRPS(median(cr.RPS["postgres"])), fmtRPS(median(cr.RPS["bleve"])),
-			fmtRatio(ratio(r, median(cr.RPS["bare"]))), fmtRatio(ratio(r, median(cr.RPS["postgres"]))), fmtRatio(ratio(r, median(cr.RPS["bleve"]))))
+		cells := []string{cr.Class.Label, "`" + shortPath(cr.Class) + "`", fmtRPS(r)}
+		for _, s := range others {
+			cells = append(cells, fmtRPS(median(cr.RPS[s])))
+		}
+		for _, s := range others {
+			cells = append(cells, fmtRatio(ratio(r, median(cr.RPS[s]))))
+		}
+		row(b, cells...)
 	}
 	b.WriteString("\n")
 }
@@ -322,7 +345,8 @@ func shortPath(c Class) string {
 }
 
 func renderLatency(b *strings.Builder, res *Results, has func(string) bool) {
-	fmt.Fprintf(b, "### Latency at a constant rate (p50 / p99)\n\n| class | rate/s | rappel | postgres | bleve | rappel p99 ÷ better peer's | goal ≤ %.1f× |\n|---|---|---|---|---|---|---|\n", goalP99VsPeer)
+	b.WriteString("### Latency at a constant rate (p50 / p99)\n\n")
+	header(b, append(append([]string{"class", "rate/s", "rappel"}, peers...), "rappel p99 ÷ better peer's", fmt.Sprintf("goal ≤ %.1f×", goalP99VsPeer))...)
 	pair := func(cr *ClassResult, s string) string {
 		if len(cr.P50[s]) == 0 {
 			return "—"
@@ -339,8 +363,11 @@ func renderLatency(b *strings.Builder, res *Results, has func(string) bool) {
 		if cr.Class.Name == "record" {
 			goal = "(not in the query set)"
 		}
-		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s (%s) | %s |\n", cr.Class.Label, fmtRPS(cr.Rate),
-			pair(cr, "rappel"), pair(cr, "postgres"), pair(cr, "bleve"), fmtRatio(x), orDash(best), goal)
+		cells := []string{cr.Class.Label, fmtRPS(cr.Rate), pair(cr, "rappel")}
+		for _, s := range peers {
+			cells = append(cells, pair(cr, s))
+		}
+		row(b, append(cells, fmtRatio(x)+" ("+orDash(best)+")", goal)...)
 	}
 	tput, p50, p99 := speedups(res)
 	fmt.Fprintf(b, "\nGeometric-mean speedup over the better peer of each class (the issue's query set, GET /recall/{record_id} left out): "+
@@ -374,8 +401,10 @@ func speedups(res *Results) (tput, p50, p99 float64) {
 
 func renderCounts(b *strings.Builder, res *Results) {
 	fmt.Fprintf(b, "### What each system matched\n\nThe `count` each system answered (searches) and its body size, as a check that they answer the same question. "+
-		"PostgreSQL's and Bleve's stemmers and tokenizers are not rappel's, so word queries could match differently; a difference shows here.\n\n"+
-		"| class | rappel | postgres | bleve | body bytes (rappel / postgres / bleve) |\n|---|---|---|---|---|\n")
+		"PostgreSQL's, Bleve's and SQLite's stemmers and tokenizers are not rappel's, so word queries could match differently; a difference shows here. "+
+		"SQLite's FTS5 has no French stemmer: its French text is matched unstemmed, accents folded.\n\n")
+	systems := append([]string{"rappel"}, peers...)
+	header(b, append(append([]string{"class"}, systems...), "body bytes ("+strings.Join(systems, " / ")+")")...)
 	cnt := func(cr *ClassResult, s string) string {
 		n, ok := cr.Count[s]
 		if !ok || n < 0 {
@@ -384,8 +413,13 @@ func renderCounts(b *strings.Builder, res *Results) {
 		return groupThousands(int64(n))
 	}
 	for _, cr := range res.Classes {
-		fmt.Fprintf(b, "| %s | %s | %s | %s | %s / %s / %s |\n", cr.Class.Label, cnt(cr, "rappel"), cnt(cr, "postgres"), cnt(cr, "bleve"),
-			groupThousands(int64(cr.Bytes["rappel"])), groupThousands(int64(cr.Bytes["postgres"])), groupThousands(int64(cr.Bytes["bleve"])))
+		cells := []string{cr.Class.Label}
+		var sizes []string
+		for _, s := range systems {
+			cells = append(cells, cnt(cr, s))
+			sizes = append(sizes, groupThousands(int64(cr.Bytes[s])))
+		}
+		row(b, append(cells, strings.Join(sizes, " / "))...)
 	}
 	var errs []string
 	for _, cr := range res.Classes {
@@ -410,7 +444,7 @@ func renderStartup(b *strings.Builder, res *Results) {
 	fmt.Fprintf(b, "| rappel RSS, highest sampled under load during the comparison (after its first start) | %s |\n", fmtMiB(res.MemKB["rappel"]))
 	fmt.Fprintf(b, "| rappel RSS, idle after a warm start | %s |\n", fmtMiB(res.WarmIdleRSSKB))
 	fmt.Fprintf(b, "| rappel RSS, highest sampled under load after a warm start (steady state) | %s (goal ≤ %d MiB: %s) |\n", fmtMiB(res.WarmMemKB), goalRSSMiB, rssVerdict(res.WarmMemKB))
-	for _, s := range []string{"bare", "postgres", "bleve"} {
+	for _, s := range append([]string{"bare"}, peers...) {
 		if m, ok := res.MemKB[s]; ok {
 			what := "RSS"
 			if s == "postgres" {
@@ -419,7 +453,7 @@ func renderStartup(b *strings.Builder, res *Results) {
 			fmt.Fprintf(b, "| %s %s, highest under load | %s |\n", s, what, fmtMiB(m))
 		}
 	}
-	for _, s := range []string{"postgres", "bleve"} {
+	for _, s := range peers {
 		if d, ok := res.PeerSetup[s]; ok {
 			fmt.Fprintf(b, "| %s, exec to ready (loading and indexing the records) | %s |\n", s, fmtDur(d))
 		}

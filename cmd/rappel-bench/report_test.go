@@ -80,22 +80,25 @@ func TestVerdict(t *testing.T) {
 func TestRender(t *testing.T) {
 	ms := time.Millisecond
 	rec := newClassResult(Class{Name: "record", Label: "GET /recall/{record_id}", Path: "/recall/x"})
-	rec.RPS = map[string][]float64{"rappel": {900, 950, 850}, "bare": {1000, 1000, 1000}, "postgres": {100}, "bleve": {50}}
+	rec.RPS = map[string][]float64{"rappel": {900, 950, 850}, "bare": {1000, 1000, 1000}, "postgres": {100}, "bleve": {50}, "sqlite": {400}}
 	word := newClassResult(Class{Name: "common_word", Label: "common word", Path: "/recall?q=recalled"})
-	word.RPS = map[string][]float64{"rappel": {5000}, "bare": {6000}, "postgres": {50}, "bleve": {250}}
-	word.P50 = map[string][]time.Duration{"rappel": {ms}, "postgres": {40 * ms}, "bleve": {10 * ms}}
-	word.P99 = map[string][]time.Duration{"rappel": {6 * ms}, "postgres": {80 * ms}, "bleve": {10 * ms}}
-	word.Count = map[string]int{"rappel": 27203, "postgres": 27000, "bleve": 26999}
+	word.RPS = map[string][]float64{"rappel": {5000}, "bare": {6000}, "postgres": {50}, "bleve": {250}, "sqlite": {125}}
+	word.P50 = map[string][]time.Duration{"rappel": {ms}, "postgres": {40 * ms}, "bleve": {10 * ms}, "sqlite": {20 * ms}}
+	word.P99 = map[string][]time.Duration{"rappel": {6 * ms}, "postgres": {80 * ms}, "bleve": {10 * ms}, "sqlite": {30 * ms}}
+	word.Count = map[string]int{"rappel": 27203, "postgres": 27000, "bleve": 26999, "sqlite": 26500}
+	word.Bytes = map[string]int{"rappel": 1000, "postgres": 1001, "bleve": 1002, "sqlite": 1003}
 	word.Rate = 25
 	res := &Results{Systems: AllSystems, Classes: []*ClassResult{rec, word}, Rounds: 3, Records: 41000, WarmMemKB: 300 << 10}
 	out := render(res)
 	for _, want := range []string{
 		"| GET /recall/{record_id} | 900 | 1,000 | 0.90× | ≥ 0.90× met |",
-		"| common word | `/recall?q=recalled` | 5,000 | 6,000 | 50.0 | 250 | 0.83× | 100× | 20× |",
+		"| class | request | rappel | bare | postgres | bleve | sqlite | ÷ bare | ÷ postgres | ÷ bleve | ÷ sqlite |\n|---|---|---|---|---|---|---|---|---|---|---|\n",
+		"| common word | `/recall?q=recalled` | 5,000 | 6,000 | 50.0 | 250 | 125 | 0.83× | 100× | 20× | 40× |",
+		"| common word | 25.0 | 1.00 ms / 6.00 ms | 40.0 ms / 80.0 ms | 10.0 ms / 10.0 ms | 20.0 ms / 30.0 ms | 0.60× (bleve) |",
 		"0.60× (bleve) | **missed: 0.60×, 20% over** |",
 		"throughput 20×, p50 10×, p99 1.67×",
 		"p99 of common word is 0.60× of bleve's",
-		"| common word | 27,203 | 27,000 | 26,999 |",
+		"| common word | 27,203 | 27,000 | 26,999 | 26,500 | 1,000 / 1,001 / 1,002 / 1,003 |",
 		"steady RSS under load is 300 MiB, 1.5× the goal",
 	} {
 		if !strings.Contains(out, want) {
