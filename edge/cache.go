@@ -67,7 +67,9 @@ func cacheControl(r *http.Request, x *exchange, status int) ([]string, bool) {
 // dataset's version and the query string, in quotes, prefixed "p" so that it
 // never equals a body hash. A page is a function of the snapshot's data and
 // the query alone (lang, filters, sort, cursor), and any change of the data
-// moves DatasetInfo.UpdatedAt, so the tag is as strong as hashing the body,
+// moves DatasetInfo.UpdatedAt (or, when a newer bundle replaced the data dir's
+// with the same build time and count, its Bundle), so the tag is as strong
+// as hashing the body,
 // which for a 100-result page of a few hundred kilobytes was a fifth of the
 // request's CPU. Nodes serving the same data give the same tag when they
 // share --cursor-key, as they must anyway for their cursors.
@@ -80,6 +82,8 @@ func pageETag(info rappel.DatasetInfo, rawQuery string) string {
 	binary.LittleEndian.PutUint64(buf[:], uint64(info.Records))
 	_, _ = d.Write(buf[:])
 	_, _ = d.WriteString(info.Source)
+	_, _ = d.WriteString("\x00")
+	_, _ = d.WriteString(info.Bundle)
 	_, _ = d.WriteString("?")
 	_, _ = d.WriteString(rawQuery)
 	return quotedHash('p', d.Sum64())

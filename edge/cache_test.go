@@ -313,14 +313,16 @@ func TestPageETag(t *testing.T) {
 	if !strongTag.MatchString(base) || base == etagOf(nil) {
 		t.Fatalf("pageETag = %s", base)
 	}
-	later, more, live := info, info, info
+	later, more, live, rebundled := info, info, info, info
 	later.UpdatedAt = later.UpdatedAt.Add(1)
 	more.Records++
 	live.Source = "feeds"
+	rebundled.Bundle = "2025-03-04T10:06:07Z sha256:0123"
 	for name, tag := range map[string]string{
 		"UpdatedAt": pageETag(later, "q=cheese&lang=fr"),
 		"Records":   pageETag(more, "q=cheese&lang=fr"),
 		"Source":    pageETag(live, "q=cheese&lang=fr"),
+		"Bundle":    pageETag(rebundled, "q=cheese&lang=fr"),
 		"query":     pageETag(info, "q=cheese&lang=en"),
 		"no query":  pageETag(info, ""),
 	} {
