@@ -505,6 +505,7 @@ func TestServe_PortTaken(t *testing.T) {
 	}{
 		{"HTTP", "--addr", []string{"--addr", addr}},
 		{"TLS", "--https-addr", []string{"--tls-domains", testDomain, "--http-addr", "127.0.0.1:0", "--https-addr", addr}},
+		{"Metrics", "--metrics-addr", []string{"--addr", "127.0.0.1:0", "--metrics-addr", addr}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dataDir := t.TempDir()

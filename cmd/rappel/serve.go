@@ -160,6 +160,10 @@ func (c *ServeCommand) Run(ctx context.Context) error {
 		return err
 	}
 	defer lns.close()
+	if err := c.Telemetry.bind(); err != nil {
+		return err
+	}
+	defer c.Telemetry.unbind()
 	store, err := c.openStore(ctx, log)
 	if err != nil {
 		return err

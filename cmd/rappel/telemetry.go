@@ -35,6 +35,30 @@ type TelemetryConfig struct {
 	MetricsAddr string
 	// MetricsReady, when set, receives the metrics listener's address.
 	MetricsReady func(addr net.Addr)
+
+	ln net.Listener // bound by bind, before the data loads
+}
+
+// bind listens on MetricsAddr, when set, so that a taken port fails the
+// start at once, as the API's listeners do; start serves on it later.
+func (c *TelemetryConfig) bind() error {
+	if c.MetricsAddr == "" {
+		return nil
+	}
+	ln, err := net.Listen("tcp", c.MetricsAddr)
+	if err != nil {
+		return fmt.Errorf("--metrics-addr %s cannot be listened on (%w); stop what holds the port or give another --metrics-addr", c.MetricsAddr, err)
+	}
+	c.ln = ln
+	return nil
+}
+
+// unbind closes a listener bind opened that start never served on.
+func (c *TelemetryConfig) unbind() {
+	if c.ln != nil {
+		_ = c.ln.Close()
+		c.ln = nil
+	}
 }
 
 func (c *TelemetryConfig) register(fs *flag.FlagSet) {
@@ -65,10 +89,13 @@ func (c *TelemetryConfig) start(ctx context.Context, tel *Telemetry, store *kv.S
 
 // listen serves srv's MetricsHandler on MetricsAddr in the background.
 func (c *TelemetryConfig) listen(srv *edge.Server, log *slog.Logger) (*http.Server, error) {
-	ln, err := net.Listen("tcp", c.MetricsAddr)
-	if err != nil {
-		return nil, fmt.Errorf("listening for metrics on %s: %w", c.MetricsAddr, err)
+	if c.ln == nil {
+		if err := c.bind(); err != nil {
+			return nil, err
+		}
 	}
+	ln := c.ln
+	c.ln = nil // served from here on; Shutdown closes it
 	hs := &http.Server{
 		Handler:           srv.MetricsHandler(),
 		ReadHeaderTimeout: 5 * time.Second,
