@@ -85,9 +85,16 @@ func Load(ctx context.Context, src fs.FS, store Store, log *slog.Logger) error {
 			"data_updated_at", info.UpdatedAt, "bundle_built_at", m.BuiltAt)
 		return nil
 	}
-	version, err := Version(src)
-	if err != nil {
-		return err
+	// An empty store that can ingest takes the bundle's tables, which carry
+	// the version already (WriteTables checks it): hashing the bundle's files
+	// to compute it again would only slow the first start.
+	ing, canIngest := store.(Ingester)
+	byIngest := canIngest && empty && len(m.Tables) > 0
+	var version string
+	if !byIngest {
+		if version, err = Version(src); err != nil {
+			return err
+		}
 	}
 	if !empty {
 		switch {
@@ -102,9 +109,13 @@ func Load(ctx context.Context, src fs.FS, store Store, log *slog.Logger) error {
 	start := time.Now()
 	var n int
 	how := "batch"
-	if ing, ok := store.(Ingester); ok && empty && len(m.Tables) > 0 {
+	if byIngest {
 		how = "ingest"
-		n, err = ingest(ctx, src, m, ing)
+		if n, err = ingest(ctx, src, m, ing); err == nil {
+			var loaded rappel.DatasetInfo
+			loaded, err = store.DatasetInfo(ctx)
+			version = loaded.Bundle
+		}
 	} else {
 		n, err = replace(ctx, src, m, version, store)
 	}

@@ -82,17 +82,16 @@ var errCursorFormat = errors.New("malformed")
 // decodeCursor checks a client's cursor and returns it, or a 400 *Error
 // saying what is wrong and what to do.
 func (s *Snapshot) decodeCursor(raw string, q *rappel.Search, relevance bool) (cursor, error) {
-	bad := func(why string) error { return rappel.BadCursor(why) }
 	if len(raw) > 512 || strings.ContainsAny(raw, "+/=") {
-		return cursor{}, bad("is not one this API issued")
+		return cursor{}, rappel.BadCursor("is not one this API issued")
 	}
 	b, err := base64.RawURLEncoding.DecodeString(raw)
 	if err != nil || len(b) < cursorHead+cursorMACLen || b[0] != cursorVersion {
-		return cursor{}, bad("is not one this API issued")
+		return cursor{}, rappel.BadCursor("is not one this API issued")
 	}
 	body, mac := b[:len(b)-cursorMACLen], b[len(b)-cursorMACLen:]
 	if !hmac.Equal(mac, s.mac(body)) {
-		return cursor{}, bad("has been altered or was issued by another deployment")
+		return cursor{}, rappel.BadCursor("has been altered or was issued by another deployment")
 	}
 	c := cursor{hash: binary.BigEndian.Uint64(body[1:]), id: string(body[cursorHead:])}
 	k := binary.BigEndian.Uint64(body[9:])
@@ -102,7 +101,7 @@ func (s *Snapshot) decodeCursor(raw string, q *rappel.Search, relevance bool) (c
 		c.key = int64(k)
 	}
 	if c.hash != queryHash(q) {
-		return cursor{}, bad("belongs to a different search (q, filters or sort changed)")
+		return cursor{}, rappel.BadCursor("belongs to a different search (q, filters or sort changed)")
 	}
 	return c, nil
 }
