@@ -47,7 +47,7 @@ func (s *Server) authenticate(r *http.Request) (*rappel.APIKey, error) {
 		}
 		if !strings.EqualFold(host, s.GatewayHost) {
 			return nil, rappel.Errorf(rappel.EFORBIDDEN,
-				"Wrong gateway host %s: send x-gateway-host: %s.", quote(host), s.GatewayHost)
+				"Wrong gateway host %s: send x-gateway-host: %s.", rappel.Quote(host), s.GatewayHost)
 		}
 	}
 	return k, nil

@@ -97,7 +97,7 @@ func barcodeInvalid(p *params, v string, err error) {
 	switch digits := rappel.StripBarcode(v); {
 	case be.WantCheck >= 0:
 		r.Fix = "check the digits against the package: if only the last one is mistyped, the code is " +
-			quote(digits[:len(digits)-1]+strconv.Itoa(be.WantCheck))
+			rappel.Quote(digits[:len(digits)-1]+strconv.Itoa(be.WantCheck))
 		r.Ctx = map[string]any{"check_digit": be.WantCheck}
 	case digits == "":
 		r.Fix = "send the digits printed under the bars"

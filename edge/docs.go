@@ -137,7 +137,7 @@ func (s *Server) serveDocs(w http.ResponseWriter, r *http.Request, name string) 
 	f := files[name]
 	if f == nil {
 		return rappel.Errorf(rappel.ENOTFOUND,
-			"There is no file %s under /docs/; the documentation page is /docs.", quote(name))
+			"There is no file %s under /docs/; the documentation page is /docs.", rappel.Quote(name))
 	}
 	h := w.Header()
 	h.Set("Content-Security-Policy", docsPolicy)

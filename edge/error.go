@@ -79,7 +79,7 @@ func (s *Server) logFailure(r *http.Request, x *exchange, status int, err error)
 	}
 	attrs := []slog.Attr{
 		slog.String("method", r.Method),
-		slog.String("path", clip(r.URL.Path)),
+		slog.String("path", rappel.Clip(r.URL.Path)),
 		slog.Int("status", status),
 		slog.String("error", err.Error()),
 	}
@@ -100,9 +100,3 @@ type panicError struct {
 }
 
 func (e *panicError) Error() string { return fmt.Sprintf("panic: %v", e.value) }
-
-// clip and quote are rappel.Clip and rappel.Quote, which every message of
-// this package shows client input with.
-func clip(s string) string { return rappel.Clip(s) }
-
-func quote(s string) string { return rappel.Quote(s) }

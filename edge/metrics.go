@@ -177,11 +177,11 @@ func (s *Server) MetricsHandler() http.Handler {
 		switch {
 		case r.URL.Path != "/metrics":
 			s.fail(w, r, rappel.Errorf(rappel.ENOTFOUND,
-				"There is no path %s on the metrics listener; scrape /metrics.", quote(r.URL.Path)))
+				"There is no path %s on the metrics listener; scrape /metrics.", rappel.Quote(r.URL.Path)))
 		case r.Method != http.MethodGet && r.Method != http.MethodHead:
 			w.Header().Set("Allow", "GET, HEAD")
 			s.fail(w, r, rappel.Errorf(rappel.EMETHOD,
-				"Method %s is not allowed on /metrics; use GET.", clip(r.Method)))
+				"Method %s is not allowed on /metrics; use GET.", rappel.Clip(r.Method)))
 		default:
 			prom.ServeHTTP(w, r)
 		}

@@ -8,6 +8,8 @@ import (
 	"runtime/debug"
 	"strconv"
 	"sync/atomic"
+
+	"github.com/rappel-ca/rappel"
 )
 
 // headerRequestID is canonical, so that header lookups do not allocate.
@@ -82,7 +84,7 @@ func (s *Server) accessLog(next http.Handler) http.Handler {
 			status = http.StatusOK // net/http sends 200 for a handler that wrote nothing
 		}
 		attrs := []slog.Attr{
-			slog.String("method", clip(r.Method)),
+			slog.String("method", rappel.Clip(r.Method)),
 			// The ServeMux set r.Pattern on this same *http.Request.
 			slog.String("route", r.Pattern),
 			slog.Int("status", status),

@@ -63,7 +63,7 @@ func parseParams(raw string, allowed []string) (params, error) {
 		name, err1 := url.QueryUnescape(k)
 		value, err2 := url.QueryUnescape(v)
 		if err1 != nil || err2 != nil {
-			return p, rappel.BadRequest("the query string has a bad %-escape in "+quote(pair), "write a '%' as '%25'")
+			return p, rappel.BadRequest("the query string has a bad %-escape in "+rappel.Quote(pair), "write a '%' as '%25'")
 		}
 		p.list = append(p.list, param{name, value})
 	}
@@ -204,8 +204,8 @@ func (p *params) oneOf(names ...string) string {
 			continue
 		}
 		p.invalid(rappel.InvalidValue(rappel.QueryLoc(q.name), q.value, rappel.Reason{
-			Problem: "sets the same filter as " + quote(given),
-			Fix:     "give only one of them (" + quote(names[0]) + " is the usual name)"}))
+			Problem: "sets the same filter as " + rappel.Quote(given),
+			Fix:     "give only one of them (" + rappel.Quote(names[0]) + " is the usual name)"}))
 		return ""
 	}
 	if given == "" {

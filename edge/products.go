@@ -38,7 +38,7 @@ func (s *Server) getProducts(w http.ResponseWriter, r *http.Request) error {
 	rec, ok := s.Catalog.Snapshot().NewestByRecallID(id)
 	if !ok {
 		return rappel.Errorf(rappel.ENOTFOUND,
-			"No recall has recall_id %s; id takes a recall_id (not a record_id), as GET /recall lists them.", quote(id))
+			"No recall has recall_id %s; id takes a recall_id (not a record_id), as GET /recall lists them.", rappel.Quote(id))
 	}
 	b, err := json.Marshal(productsOf(rec))
 	if err != nil {

@@ -18,7 +18,7 @@ func (s *Server) getRecord(w http.ResponseWriter, r *http.Request) error {
 	b, ok := s.Catalog.Snapshot().RecordJSON(id, lang)
 	if !ok {
 		return rappel.Errorf(rappel.ENOTFOUND,
-			"No recall has record_id %s; find record ids with GET /recall.", quote(id))
+			"No recall has record_id %s; find record ids with GET /recall.", rappel.Quote(id))
 	}
 	writeJSON(w, r, http.StatusOK, b)
 	return nil

@@ -155,7 +155,7 @@ func cleanPath(p string) string {
 // notFound is the 404 for a path no route matches.
 func notFound(r *http.Request, known string) error {
 	return rappel.Errorf(rappel.ENOTFOUND,
-		"There is no path %s in this API; its paths are %s.", quote(r.URL.Path), known)
+		"There is no path %s in this API; its paths are %s.", rappel.Quote(r.URL.Path), known)
 }
 
 // endpoint serves the routes that share one path pattern.
@@ -209,7 +209,7 @@ func (e *endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if rt == nil {
 		w.Header().Set("Allow", e.allow)
 		e.s.fail(w, r, rappel.Errorf(rappel.EMETHOD,
-			"Method %s is not allowed on %s; use %s.", clip(r.Method), e.path, e.allow))
+			"Method %s is not allowed on %s; use %s.", rappel.Clip(r.Method), e.path, e.allow))
 		return
 	}
 	if err := e.s.serve(rt, w, r); err != nil {

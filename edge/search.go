@@ -142,7 +142,7 @@ func readDates(p *params) (after, before string) {
 	}
 	if after != "" && before != "" && after > before { // YYYY-MM-DD compares as text
 		p.invalid(rappel.InvalidValue(rappel.QueryLoc(afterName), after, rappel.Reason{
-			Problem: "is " + quote(after) + ", later than " + quote(beforeName) + ", which is " + quote(before) + ", so no recall can match",
+			Problem: "is " + rappel.Quote(after) + ", later than " + rappel.Quote(beforeName) + ", which is " + rappel.Quote(before) + ", so no recall can match",
 			Fix:     "swap the two dates"}))
 	}
 	return after, before

@@ -47,7 +47,7 @@ func (c *TelemetryConfig) bind() error {
 	}
 	ln, err := net.Listen("tcp", c.MetricsAddr)
 	if err != nil {
-		return fmt.Errorf("--metrics-addr %s cannot be listened on (%w); stop what holds the port or give another --metrics-addr", c.MetricsAddr, err)
+		return listenError("--metrics-addr", c.MetricsAddr, err)
 	}
 	c.ln = ln
 	return nil
