@@ -12,8 +12,10 @@
 package index
 
 import (
+	"cmp"
 	"crypto/rand"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -24,15 +26,24 @@ import (
 
 	"github.com/rappel-ca/rappel"
 	"github.com/rappel-ca/rappel/internal/jsonx"
+	"github.com/rappel-ca/rappel/kv/segment"
 )
 
 // Snapshot is an immutable view of all records. It implements
 // rappel.Snapshot.
+//
+// Everything it holds per record is a flat array: a column of numbers, a
+// table of byte strings, a roaring bitmap. A snapshot built in memory
+// (Build) holds them in the Go heap; one opened from a segment file
+// (OpenSegment) holds them where the file is mapped, and the heap holds
+// only what is per value (filter values, statistics groups), never per
+// record. The same code answers from both.
 type Snapshot struct {
-	info rappel.DatasetInfo
-	ids  []string // record_id by document
-	byID map[string]int32
-	enc  encoded
+	info    rappel.DatasetInfo
+	n       int
+	ids     table   // record_id by document
+	idOrder []int32 // documents in record_id order
+	enc     encoded
 
 	all     *roaring.Bitmap
 	filters map[string]map[string]*roaring.Bitmap // field → value → documents
@@ -43,7 +54,7 @@ type Snapshot struct {
 	recallDay []int32
 	units     []int64 // units_affected, or noUnits
 
-	orders map[orderKey][]int32
+	orders map[orderKey][]int32 // documents in each order; none for the document order
 	text   *textIndex
 
 	// Statistics (stats.go): the group_by fields, the running total of
@@ -53,12 +64,14 @@ type Snapshot struct {
 	unitSum   []int64
 	withUnits *roaring.Bitmap
 	oldest    string
-	// Lookups (lookup.go): a summary per document, and the newest
-	// document of each recall_id.
-	summaries  []summary
-	byRecallID map[string]int32
+	// Lookups (lookup.go): a summary per document (four strings), and the
+	// documents in (recall_id, document) order.
+	summaries table
+	byRecall  []int32
 
 	cursorKey []byte
+	// file is the segment the snapshot is read from, nil for a built one.
+	file *segment.File
 }
 
 // Options tune a snapshot.
@@ -92,8 +105,8 @@ func BuildOptions(recs []*rappel.Record, info rappel.DatasetInfo, opts Options) 
 	n := len(recs)
 	s := &Snapshot{
 		info:      info,
-		ids:       make([]string, n),
-		byID:      make(map[string]int32, n),
+		n:         n,
+		ids:       newTable(n, 16*n),
 		all:       roaring.New(),
 		filters:   map[string]map[string]*roaring.Bitmap{},
 		eventDay:  make([]int32, n),
@@ -101,8 +114,7 @@ func BuildOptions(recs []*rappel.Record, info rappel.DatasetInfo, opts Options) 
 		units:     make([]int64, n),
 		cursorKey: opts.CursorKey,
 
-		summaries:  make([]summary, 0, n),
-		byRecallID: make(map[string]int32, n),
+		summaries: newTable(4*n, 96*n),
 	}
 	if s.cursorKey == nil {
 		s.cursorKey = processKey
@@ -115,11 +127,7 @@ func BuildOptions(recs []*rappel.Record, info rappel.DatasetInfo, opts Options) 
 	sb := newStatsBuilder(n)
 	for i, r := range recs {
 		doc := int32(i)
-		if _, dup := s.byID[r.RecordID]; dup {
-			return nil, fmt.Errorf("building snapshot: record_id %q appears twice", r.RecordID)
-		}
-		s.ids[i] = r.RecordID
-		s.byID[r.RecordID] = doc
+		s.ids.add(r.RecordID)
 		if err := s.enc.add(r); err != nil {
 			return nil, err
 		}
@@ -131,23 +139,49 @@ func BuildOptions(recs []*rappel.Record, info rappel.DatasetInfo, opts Options) 
 		}
 		s.addFilters(doc, r)
 		sb.add(doc, r)
-		s.addLookups(doc, r)
+		s.addLookups(r)
 		tb.startDoc(doc)
 		indexRecord(tb, r)
 	}
+	s.idOrder = s.sortedDocs(func(a, b int32) int { return strings.Compare(s.ids.view(int(a)), s.ids.view(int(b))) })
+	for i := 1; i < n; i++ {
+		if a, b := s.idOrder[i-1], s.idOrder[i]; s.ids.view(int(a)) == s.ids.view(int(b)) {
+			return nil, fmt.Errorf("building snapshot: record_id %q appears twice", s.ids.view(int(a)))
+		}
+	}
+	s.byRecall = s.sortedDocs(func(a, b int32) int {
+		return cmp.Or(strings.Compare(s.summaries.view(4*int(a)), s.summaries.view(4*int(b))), cmp.Compare(a, b))
+	})
 	s.text = tb.finish()
 	for _, vals := range s.filters {
 		for _, bm := range vals {
 			bm.RunOptimize()
 		}
 	}
+	s.listCategories()
+	s.buildOrders()
+	s.finishStats(sb)
+	return s, nil
+}
+
+// sortedDocs returns every document, sorted by cmp.
+func (s *Snapshot) sortedDocs(cmp func(a, b int32) int) []int32 {
+	docs := make([]int32, s.n)
+	for i := range docs {
+		docs[i] = int32(i)
+	}
+	slices.SortFunc(docs, cmp)
+	return docs
+}
+
+// listCategories lists the category values of the filter, for
+// suggestions.
+func (s *Snapshot) listCategories() {
+	s.categories = nil
 	for v := range s.filters[filterCategory] {
 		s.categories = append(s.categories, v)
 	}
 	sort.Strings(s.categories)
-	s.buildOrders()
-	s.finishStats(sb)
-	return s, nil
 }
 
 // dayOf returns the days since 1970-01-01 of a YYYY-MM-DD date, or 0.
@@ -209,7 +243,16 @@ func CategoryKey(c string) string {
 }
 
 // Len is the number of records.
-func (s *Snapshot) Len() int { return len(s.ids) }
+func (s *Snapshot) Len() int { return s.n }
+
+// doc returns the document of the record with id.
+func (s *Snapshot) doc(id string) (int32, bool) {
+	i := sort.Search(len(s.idOrder), func(i int) bool { return s.ids.view(int(s.idOrder[i])) >= id })
+	if i == len(s.idOrder) || s.ids.view(int(s.idOrder[i])) != id {
+		return 0, false
+	}
+	return s.idOrder[i], true
+}
 
 // Info describes the dataset the snapshot was built from.
 func (s *Snapshot) Info() rappel.DatasetInfo { return s.info }
@@ -217,7 +260,7 @@ func (s *Snapshot) Info() rappel.DatasetInfo { return s.info }
 // RecordJSON returns the JSON of the record with id, spliced from the bytes
 // encoded when the snapshot was built.
 func (s *Snapshot) RecordJSON(id, lang string) ([]byte, bool) {
-	doc, ok := s.byID[id]
+	doc, ok := s.doc(id)
 	if !ok {
 		return nil, false
 	}

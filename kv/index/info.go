@@ -9,6 +9,6 @@ import "github.com/rappel-ca/rappel"
 func (s *Snapshot) WithInfo(info rappel.DatasetInfo) *Snapshot {
 	c := *s
 	c.info = info
-	c.info.Records = len(s.ids)
+	c.info.Records = s.n
 	return &c
 }

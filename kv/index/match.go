@@ -19,7 +19,7 @@ func (s *Snapshot) MatchIDs(ctx context.Context, q *rappel.Search) ([]string, er
 	out := make([]string, 0, bm.GetCardinality())
 	it := bm.Iterator()
 	for it.HasNext() {
-		out = append(out, s.ids[it.Next()])
+		out = append(out, s.ids.str(int(it.Next())))
 	}
 	return out, nil
 }

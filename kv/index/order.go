@@ -45,33 +45,32 @@ func compare(ok orderKey, k1 int64, id1 string, k2 int64, id2 string) int {
 	return strings.Compare(id1, id2)
 }
 
-// buildOrders sorts the documents for every sort key and direction. The
-// default order, date descending, is the document order itself.
+// docOrder is the document order itself: date descending.
+var docOrder = orderKey{rappel.SortDate, false}
+
+// sortOrders are the orders a snapshot keeps a permutation of, every
+// sort key and direction but the document order.
+var sortOrders = []orderKey{{rappel.SortDate, true}, {rappel.SortPublished, false}, {rappel.SortPublished, true},
+	{rappel.SortValue, false}, {rappel.SortValue, true}}
+
+// buildOrders sorts the documents for every sort key and direction.
 func (s *Snapshot) buildOrders() {
 	s.orders = map[orderKey][]int32{}
-	for _, sortBy := range []string{rappel.SortDate, rappel.SortPublished, rappel.SortValue} {
-		for _, asc := range []bool{false, true} {
-			ok := orderKey{sortBy, asc}
-			perm := make([]int32, len(s.ids))
-			for i := range perm {
-				perm[i] = int32(i)
-			}
-			if ok != (orderKey{rappel.SortDate, false}) {
-				sort.Slice(perm, func(i, j int) bool {
-					a, b := perm[i], perm[j]
-					return compare(ok, s.key(sortBy, a), s.ids[a], s.key(sortBy, b), s.ids[b]) < 0
-				})
-			}
-			s.orders[ok] = perm
-		}
+	for _, ok := range sortOrders {
+		s.orders[ok] = s.sortedDocs(func(a, b int32) int {
+			return compare(ok, s.key(ok.sortBy, a), s.ids.view(int(a)), s.key(ok.sortBy, b), s.ids.view(int(b)))
+		})
 	}
 }
 
-// after returns the first index of perm whose document comes after (k, id)
-// in ok's order.
+// after returns the first index of perm (nil for the document order)
+// whose document comes after (k, id) in ok's order.
 func (s *Snapshot) after(ok orderKey, perm []int32, k int64, id string) int {
-	return sort.Search(len(perm), func(i int) bool {
-		d := perm[i]
-		return compare(ok, s.key(ok.sortBy, d), s.ids[d], k, id) > 0
+	return sort.Search(s.n, func(i int) bool {
+		d := int32(i)
+		if perm != nil {
+			d = perm[i]
+		}
+		return compare(ok, s.key(ok.sortBy, d), s.ids.view(int(d)), k, id) > 0
 	})
 }

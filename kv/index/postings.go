@@ -1,6 +1,7 @@
 package index
 
 import (
+	"encoding/binary"
 	"math"
 	"sort"
 	"strings"
@@ -14,31 +15,79 @@ import (
 // matches across the end of one field and the start of the next.
 const fieldGap = 64
 
-// posting is one term's occurrences: the documents holding it, and for each
-// document its positions, for phrases and term frequency.
+// posting is one term's occurrences: the documents holding it, and for
+// each its positions, for phrases and term frequency. The positions of
+// the i-th document are pos[offs[i]:offs[i+1]], as uvarint differences
+// (the first from 0): most are one byte.
 type posting struct {
-	docs   *roaring.Bitmap
-	docIDs []int32  // ascending
-	offs   []uint32 // positions of docIDs[i] are pos[offs[i]:offs[i+1]]
-	pos    []uint32
+	docs *roaring.Bitmap
+	offs []uint32
+	pos  []byte
+
+	// While building: the document being added and its last position.
+	doc  int32
+	last uint32
 }
 
-// positions returns the term's positions in doc, or nil.
-func (p *posting) positions(doc int32) []uint32 {
-	i := sort.Search(len(p.docIDs), func(i int) bool { return p.docIDs[i] >= doc })
-	if i == len(p.docIDs) || p.docIDs[i] != doc {
+// span returns doc's encoded positions, or nil when doc lacks the term.
+func (p *posting) span(doc int32) []byte {
+	if !p.docs.Contains(uint32(doc)) {
 		return nil
 	}
+	i := p.docs.Rank(uint32(doc)) - 1
 	return p.pos[p.offs[i]:p.offs[i+1]]
 }
 
-// textIndex is the inverted index of both streams.
+// tf is how many times doc holds the term: the number of uvarints in its
+// span, each ending on a byte below 0x80.
+func (p *posting) tf(doc int32) int {
+	n := 0
+	for _, c := range p.span(doc) {
+		if c < 0x80 {
+			n++
+		}
+	}
+	return n
+}
+
+// positions appends doc's positions of the term to buf.
+func (p *posting) positions(buf []uint32, doc int32) []uint32 {
+	b := p.span(doc)
+	var at uint32
+	for len(b) > 0 {
+		d, n := binary.Uvarint(b)
+		if n <= 0 {
+			break // checked when the posting was read; cannot happen
+		}
+		at += uint32(d)
+		buf = append(buf, at)
+		b = b[n:]
+	}
+	return buf
+}
+
+// df is the number of documents holding the term.
+func (p *posting) df() int { return len(p.offs) - 1 }
+
+// textIndex is the inverted index of both streams: built, a map of
+// postings per stream; read from a segment, a term dictionary and the
+// segment's postings (segment.go).
 type textIndex struct {
 	an       *analyzer
 	postings [2]map[string]*posting
+	seg      *segmentText
 	docLen   [2][]uint32
 	avgLen   [2]float64
 	docs     int
+}
+
+// post returns the posting of term in stream, or nil. The error reports a
+// malformed segment.
+func (ix *textIndex) post(stream int, term string) (*posting, error) {
+	if ix.seg != nil {
+		return ix.seg.posting(stream, term)
+	}
+	return ix.postings[stream][term], nil
 }
 
 // textBuilder fills a textIndex one document at a time, in doc order.
@@ -86,14 +135,17 @@ func (b *textBuilder) addTerm(stream int, t string) {
 	ix := b.ix
 	p := ix.postings[stream][t]
 	if p == nil {
-		p = &posting{}
+		p = &posting{docs: roaring.New(), doc: -1}
 		ix.postings[stream][t] = p
 	}
-	if n := len(p.docIDs); n == 0 || p.docIDs[n-1] != b.doc {
-		p.docIDs = append(p.docIDs, b.doc)
+	at := b.pos[stream]
+	if p.doc != b.doc {
+		p.doc, p.last = b.doc, 0
+		p.docs.Add(uint32(b.doc))
 		p.offs = append(p.offs, uint32(len(p.pos)))
 	}
-	p.pos = append(p.pos, b.pos[stream])
+	p.pos = binary.AppendUvarint(p.pos, uint64(at-p.last))
+	p.last = at
 }
 
 // addBoth indexes language-neutral text in both streams.
@@ -107,23 +159,25 @@ func (b *textBuilder) finish() *textIndex {
 	ix := b.ix
 	ix.an.frozen.Store(true)
 	for s := range ix.postings {
-		var total float64
-		for _, l := range ix.docLen[s] {
-			total += float64(l)
-		}
-		if ix.docs > 0 {
-			ix.avgLen[s] = total / float64(ix.docs)
-		}
+		ix.avgLen[s] = avgLen(ix.docLen[s], ix.docs)
 		for _, p := range ix.postings[s] {
 			p.offs = append(p.offs, uint32(len(p.pos)))
-			p.docs = roaring.New()
-			for _, d := range p.docIDs {
-				p.docs.Add(uint32(d))
-			}
 			p.docs.RunOptimize()
 		}
 	}
 	return ix
+}
+
+// avgLen is the average of lens over docs documents.
+func avgLen(lens []uint32, docs int) float64 {
+	var total float64
+	for _, l := range lens {
+		total += float64(l)
+	}
+	if docs == 0 {
+		return 0
+	}
+	return total / float64(docs)
 }
 
 // indexRecord adds the searchable text of r: titles, product names and
@@ -175,54 +229,70 @@ func indexRecord(b *textBuilder, r *rappel.Record) {
 // termDocs returns the documents matching one query term (a word, or a
 // phrase of several tokens), across both streams, or nil when the term has
 // nothing searchable in it (it then does not constrain).
-func (ix *textIndex) termDocs(t rappel.Term) *roaring.Bitmap {
+func (ix *textIndex) termDocs(t rappel.Term) (*roaring.Bitmap, error) {
 	var words []string
 	tokens(t.Text, func(w string) { words = append(words, w) })
 	var out *roaring.Bitmap
+	var err error
 	switch len(words) {
 	case 0:
-		return nil
+		return nil, nil
 	case 1:
-		out = ix.wordDocs(words[0])
+		out, err = ix.wordDocs(words[0])
 	default:
-		out = ix.phraseUnion(words)
+		out, err = ix.phraseUnion(words)
 	}
-	if isGTINLike(t.Text) {
+	if err == nil && isGTINLike(t.Text) {
 		// A printed barcode also finds its product through the GTIN-14
 		// form every printing is indexed under.
-		if g, err := rappel.ParseGTIN(t.Text); err == nil {
-			out = roaring.Or(out, ix.wordDocs(string(g)))
+		if g, perr := rappel.ParseGTIN(t.Text); perr == nil {
+			var more *roaring.Bitmap
+			more, err = ix.wordDocs(string(g))
+			out = roaring.Or(out, more)
 		}
 	}
-	return out
+	return out, err
 }
 
 // wordDocs returns the documents holding one token, in any of its forms,
 // in either stream.
-func (ix *textIndex) wordDocs(w string) *roaring.Bitmap {
+func (ix *textIndex) wordDocs(w string) (*roaring.Bitmap, error) {
 	out := roaring.New()
 	for s := range ix.postings {
 		f := ix.an.forms(s, w)
 		for _, t := range []string{f.main, f.alt} {
-			if p := ix.postings[s][t]; t != "" && p != nil {
+			if t == "" {
+				continue
+			}
+			p, err := ix.post(s, t)
+			if err != nil {
+				return nil, err
+			}
+			if p != nil {
 				out.Or(p.docs)
 			}
 		}
 	}
-	return out
+	return out, nil
 }
 
 // phraseUnion returns the documents holding words as a phrase in either
 // stream.
-func (ix *textIndex) phraseUnion(words []string) *roaring.Bitmap {
+func (ix *textIndex) phraseUnion(words []string) (*roaring.Bitmap, error) {
 	out := roaring.New()
 	for s := range ix.postings {
-		out.Or(ix.phraseDocs(s, words, false))
-		if s == streamFR {
-			out.Or(ix.phraseDocs(s, words, true))
+		for _, alt := range []bool{false, true} {
+			if alt && s != streamFR {
+				continue
+			}
+			bm, err := ix.phraseDocs(s, words, alt)
+			if err != nil {
+				return nil, err
+			}
+			out.Or(bm)
 		}
 	}
-	return out
+	return out, nil
 }
 
 // isGTINLike reports whether a term looks like a printed barcode (digits,
@@ -245,7 +315,7 @@ func isGTINLike(s string) bool {
 // phraseDocs returns the documents of stream holding words consecutively,
 // matching each word by its main form, or by its alternative form (where it
 // has one) when alt is set.
-func (ix *textIndex) phraseDocs(s int, words []string, alt bool) *roaring.Bitmap {
+func (ix *textIndex) phraseDocs(s int, words []string, alt bool) (*roaring.Bitmap, error) {
 	ps := make([]*posting, len(words))
 	var cand *roaring.Bitmap
 	for i, w := range words {
@@ -254,9 +324,12 @@ func (ix *textIndex) phraseDocs(s int, words []string, alt bool) *roaring.Bitmap
 		if alt && f.alt != "" {
 			t = f.alt
 		}
-		p := ix.postings[s][t]
+		p, err := ix.post(s, t)
+		if err != nil {
+			return nil, err
+		}
 		if p == nil {
-			return roaring.New()
+			return roaring.New(), nil
 		}
 		ps[i] = p
 		if cand == nil {
@@ -274,14 +347,14 @@ func (ix *textIndex) phraseDocs(s int, words []string, alt bool) *roaring.Bitmap
 			out.Add(uint32(doc))
 		}
 	}
-	return out
+	return out, nil
 }
 
 // phraseAt reports whether the postings occur at consecutive positions in
 // doc. lists is scratch space, one slot per posting.
 func phraseAt(ps []*posting, lists [][]uint32, doc int32) bool {
 	for i, p := range ps {
-		lists[i] = p.positions(doc)
+		lists[i] = p.positions(lists[i][:0], doc)
 	}
 	for _, start := range lists[0] {
 		ok := true
@@ -314,15 +387,16 @@ func (ix *textIndex) score(q *rappel.Query, doc int32) float64 {
 		for _, t := range c.Terms {
 			tokens(t.Text, func(w string) {
 				for s := range ix.postings {
-					p := ix.postings[s][ix.an.term(s, w)]
+					// The match found every term's posting well formed.
+					p, _ := ix.post(s, ix.an.term(s, w))
 					if p == nil {
 						continue
 					}
-					tf := float64(len(p.positions(doc)))
+					tf := float64(p.tf(doc))
 					if tf == 0 {
 						continue
 					}
-					n := float64(len(p.docIDs))
+					n := float64(p.df())
 					idf := math.Log(1 + (float64(ix.docs)-n+0.5)/(n+0.5))
 					norm := 1 - bm25B + bm25B*float64(ix.docLen[s][doc])/math.Max(ix.avgLen[s], 1)
 					total += idf * tf * (bm25K1 + 1) / (tf + bm25K1*norm)

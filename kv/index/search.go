@@ -57,7 +57,7 @@ func (s *Snapshot) Search(ctx context.Context, q *rappel.Search) (*rappel.Page, 
 		docs = docs[:limit]
 		if sortBy != rappel.SortValue { // a value-sorted search pages by offset
 			last := docs[limit-1]
-			nc := cursor{hash: queryHash(q), key: s.key(sortBy, last), id: s.ids[last]}
+			nc := cursor{hash: queryHash(q), key: s.key(sortBy, last), id: s.ids.str(int(last))}
 			if relevance {
 				nc.score = scores[limit-1]
 			}
@@ -98,7 +98,10 @@ func (s *Snapshot) match(ctx context.Context, q *rappel.Search) (*roaring.Bitmap
 	var excl []*roaring.Bitmap
 	if q.Query != nil {
 		for _, cl := range q.Query.Clauses {
-			bm := s.clauseDocs(cl)
+			bm, err := s.clauseDocs(cl)
+			if err != nil {
+				return nil, err
+			}
 			if bm == nil {
 				continue
 			}
@@ -129,10 +132,13 @@ func (s *Snapshot) match(ctx context.Context, q *rappel.Search) (*roaring.Bitmap
 
 // clauseDocs returns the documents matching any term of cl, or nil when no
 // term has anything searchable (the clause then does not constrain).
-func (s *Snapshot) clauseDocs(cl rappel.Clause) *roaring.Bitmap {
+func (s *Snapshot) clauseDocs(cl rappel.Clause) (*roaring.Bitmap, error) {
 	var out *roaring.Bitmap
 	for _, t := range cl.Terms {
-		bm := s.text.termDocs(t)
+		bm, err := s.text.termDocs(t)
+		if err != nil {
+			return nil, err
+		}
 		if bm == nil {
 			continue
 		}
@@ -142,7 +148,7 @@ func (s *Snapshot) clauseDocs(cl rappel.Clause) *roaring.Bitmap {
 			out = roaring.Or(out, bm)
 		}
 	}
-	return out
+	return out, nil
 }
 
 // dateRange returns the documents with event_date in [after, before]; the
@@ -197,18 +203,18 @@ func (s *Snapshot) pageInOrder(ctx context.Context, ok orderKey, match *roaring.
 		}
 		return docs, nil
 	}
-	if count*8 < len(perm) {
+	if count*8 < s.n {
 		// Few matches: sort them rather than walk every document.
 		all := match.ToArray()
 		sort.Slice(all, func(i, j int) bool {
 			a, b := int32(all[i]), int32(all[j])
-			return compare(ok, s.key(ok.sortBy, a), s.ids[a], s.key(ok.sortBy, b), s.ids[b]) < 0
+			return compare(ok, s.key(ok.sortBy, a), s.ids.view(int(a)), s.key(ok.sortBy, b), s.ids.view(int(b))) < 0
 		})
 		start := offset
 		if c != nil {
 			start = sort.Search(len(all), func(i int) bool {
 				d := int32(all[i])
-				return compare(ok, s.key(ok.sortBy, d), s.ids[d], c.key, c.id) > 0
+				return compare(ok, s.key(ok.sortBy, d), s.ids.view(int(d)), c.key, c.id) > 0
 			})
 		}
 		for i := start; i < len(all) && len(docs) < want; i++ {
@@ -220,7 +226,7 @@ func (s *Snapshot) pageInOrder(ctx context.Context, ok orderKey, match *roaring.
 	if c != nil {
 		i = s.after(ok, perm, c.key, c.id)
 	}
-	for ; i < len(perm) && len(docs) < want; i++ {
+	for ; i < s.n && len(docs) < want; i++ {
 		if i%ctxCheckEvery == 0 && ctx.Err() != nil {
 			return nil, timeoutError()
 		}
@@ -256,14 +262,14 @@ func (s *Snapshot) pageByRelevance(ctx context.Context, q *rappel.Query, match *
 		if a.score != score {
 			return a.score > score
 		}
-		return s.ids[a.doc] < id
+		return s.ids.view(int(a.doc)) < id
 	}
-	sort.Slice(ranked, func(i, j int) bool { return before(ranked[i], ranked[j].score, s.ids[ranked[j].doc]) })
+	sort.Slice(ranked, func(i, j int) bool { return before(ranked[i], ranked[j].score, s.ids.view(int(ranked[j].doc))) })
 	start := offset
 	if c != nil {
 		start = sort.Search(len(ranked), func(i int) bool {
 			r := ranked[i]
-			return r.score < c.score || (r.score == c.score && s.ids[r.doc] > c.id)
+			return r.score < c.score || (r.score == c.score && s.ids.view(int(r.doc)) > c.id)
 		})
 	}
 	var docs []int32

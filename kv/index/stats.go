@@ -232,7 +232,7 @@ func (s *Snapshot) Stats(ctx context.Context, q *rappel.StatsQuery) (*rappel.Sta
 	if ctx.Err() != nil {
 		return nil, timeoutError()
 	}
-	n := len(s.ids)
+	n := s.n
 	hi := n
 	if q.Since != "" {
 		hi = s.docsSince(q.Since)

@@ -10,15 +10,17 @@ import (
 // does, so that a column can be used where it lies.
 var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
 
-// word is the type of a fixed-width column's values.
-type word interface{ ~int32 | ~uint32 | ~int64 }
+// Word is the type of a fixed-width column's values.
+type Word interface{ ~int32 | ~uint32 | ~int64 }
 
-// view returns b, a column of little-endian values, as a []T. On a
+func sizeOf[T Word](v T) int { return int(unsafe.Sizeof(v)) }
+
+// Column returns b, a column of little-endian values, as a []T. On a
 // little-endian host with b aligned for T (every section starts on an
 // 8-byte boundary, and a mapping or an embedded file starts on a page or a
 // larger boundary) it is b itself, no copy; elsewhere it is a decoded copy.
 // len(b) must be a multiple of T's size.
-func view[T word](b []byte) []T {
+func Column[T Word](b []byte) []T {
 	var zero T
 	size := int(unsafe.Sizeof(zero))
 	n := len(b) / size
@@ -40,36 +42,35 @@ func view[T word](b []byte) []T {
 	return out
 }
 
-// table is a list of byte strings kept as one blob and a column of
-// offsets: string i is blob[offs[i]:offs[i+1]].
-type table struct {
-	blob []byte
-	offs []uint32
+// Table is a list of byte strings kept as one blob and a column of
+// offsets: string i is Blob[Offs[i]:Offs[i+1]].
+type Table struct {
+	Blob []byte
+	Offs []uint32
 }
 
-// newTable checks that offs starts at 0, never decreases and ends at the
+// NewTable checks that offs starts at 0, never decreases and ends at the
 // end of blob, so that every string of the table lies within it.
-func newTable(blob []byte, offs []uint32) (table, error) {
+func NewTable(blob []byte, offs []uint32) (Table, error) {
 	if len(offs) == 0 {
-		return table{}, fmt.Errorf("no offsets")
+		return Table{}, fmt.Errorf("no offsets")
 	}
 	if offs[0] != 0 {
-		return table{}, fmt.Errorf("the first offset is %d, not 0", offs[0])
+		return Table{}, fmt.Errorf("the first offset is %d, not 0", offs[0])
 	}
 	for i := 1; i < len(offs); i++ {
 		if offs[i] < offs[i-1] {
-			return table{}, fmt.Errorf("offset %d (%d) is below the one before it (%d)", i, offs[i], offs[i-1])
+			return Table{}, fmt.Errorf("offset %d (%d) is below the one before it (%d)", i, offs[i], offs[i-1])
 		}
 	}
 	if last := offs[len(offs)-1]; uint64(last) != uint64(len(blob)) {
-		return table{}, fmt.Errorf("the last offset is %d, not the end of the %d bytes", last, len(blob))
+		return Table{}, fmt.Errorf("the last offset is %d, not the end of the %d bytes", last, len(blob))
 	}
-	return table{blob: blob, offs: offs}, nil
+	return Table{Blob: blob, Offs: offs}, nil
 }
 
-func (t table) len() int { return len(t.offs) - 1 }
+// Len is the number of strings.
+func (t Table) Len() int { return max(len(t.Offs)-1, 0) }
 
-func (t table) at(i int) []byte { return t.blob[t.offs[i]:t.offs[i+1]] }
-
-// span returns the bytes of strings [i, j).
-func (t table) span(i, j int) []byte { return t.blob[t.offs[i]:t.offs[j]] }
+// At returns string i.
+func (t Table) At(i int) []byte { return t.Blob[t.Offs[i]:t.Offs[i+1]] }

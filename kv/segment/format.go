@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"hash/crc32"
 	"time"
-
-	"github.com/rappel-ca/rappel"
 )
 
 // The file layout, every integer little-endian:
@@ -21,7 +19,9 @@ import (
 //	 32  updated_at, i64 Unix ns    time of the last change, SHA-256 of
 //	 40  digest, 32 bytes           every record's JSON in document order,
 //	 72  source: length u8, 31 bytes and where the data came from)
-//	104  reserved, zero
+//	104  content version, u32      (what the sections mean: their user's own
+//	                                version, see Meta.Content)
+//	108  reserved, zero
 //	124  CRC-32C of the header and directory, this field read as zero
 //	directory  48 bytes a section, right after the header
 //	  0  name, 24 bytes, NUL-padded
@@ -57,6 +57,7 @@ const (
 	offUpdated = 32
 	offDigest  = 40
 	offSource  = 72
+	offContent = 104
 	offCRC     = 124
 )
 
@@ -92,8 +93,7 @@ func (s section) end() uint64 { return s.off + s.len }
 type header struct {
 	version  uint32
 	fileLen  uint64
-	info     rappel.DatasetInfo
-	digest   [32]byte
+	meta     Meta
 	sections []section
 }
 
@@ -109,13 +109,14 @@ func (h *header) encode() []byte {
 	le.PutUint32(b[offVersion:], h.version)
 	le.PutUint32(b[offCount:], uint32(len(h.sections)))
 	le.PutUint64(b[offFileLen:], h.fileLen)
-	le.PutUint64(b[offRecords:], uint64(h.info.Records))
-	if !h.info.UpdatedAt.IsZero() {
-		le.PutUint64(b[offUpdated:], uint64(h.info.UpdatedAt.UnixNano()))
+	le.PutUint64(b[offRecords:], uint64(h.meta.Info.Records))
+	if !h.meta.Info.UpdatedAt.IsZero() {
+		le.PutUint64(b[offUpdated:], uint64(h.meta.Info.UpdatedAt.UnixNano()))
 	}
-	copy(b[offDigest:], h.digest[:])
-	b[offSource] = byte(len(h.info.Source))
-	copy(b[offSource+1:], h.info.Source)
+	copy(b[offDigest:], h.meta.Digest[:])
+	le.PutUint32(b[offContent:], h.meta.Content)
+	b[offSource] = byte(len(h.meta.Info.Source))
+	copy(b[offSource+1:], h.meta.Info.Source)
 	for i, s := range h.sections {
 		e := b[headerSize+i*entrySize:]
 		copy(e[:nameSize], s.name)
@@ -187,16 +188,17 @@ func parseHeader(file string, data []byte) (*header, error) {
 	if records > 1<<31-1 {
 		return nil, fail("header", "corrupt: it claims %d records", records)
 	}
-	h.info.Records = int(records)
+	h.meta.Info.Records = int(records)
 	if ns := int64(le.Uint64(data[offUpdated:])); ns != 0 {
-		h.info.UpdatedAt = time.Unix(0, ns).UTC()
+		h.meta.Info.UpdatedAt = time.Unix(0, ns).UTC()
 	}
-	copy(h.digest[:], data[offDigest:])
+	copy(h.meta.Digest[:], data[offDigest:])
+	h.meta.Content = le.Uint32(data[offContent:])
 	n := int(data[offSource])
 	if n > maxSource {
 		return nil, fail("header", "corrupt: a source of %d bytes", n)
 	}
-	h.info.Source = string(data[offSource+1 : offSource+1+n])
+	h.meta.Info.Source = string(data[offSource+1 : offSource+1+n])
 	return h, nil
 }
 
@@ -242,3 +244,5 @@ func (h *header) verify(file string, data []byte) error {
 	}
 	return nil
 }
+
+func crcOf(b []byte) uint32 { return crc32.Checksum(b, castagnoli) }
