@@ -28,15 +28,15 @@ const SegmentContent = 1
 // a blob and a column of offsets (segment.Table); bitmaps are roaring's
 // portable format, used in place.
 const (
-	secIDs        = "ids"         // table: record_id by document
-	secIDOrder    = "ids.sorted"  // i32 × n: documents in record_id order
-	secJSON       = "json"        // every record's JSON, as encoded keeps it
-	secJSONOffs   = "json.offs"   // u32 × 5n: encoded.offs
-	secEventDay   = "event_day"   // i32 × n
-	secRecallDay  = "recall_day"  // i32 × n
-	secUnits      = "units"       // i64 × n, noUnits when absent
-	secUnitSum    = "units.sum"   // i64 × (n+1): stats' running total
-	secWithUnits  = "units.with"  // bitmap: the documents with units
+	secIDs        = "ids"        // table: record_id by document
+	secIDOrder    = "ids.sorted" // i32 × n: documents in record_id order
+	secJSON       = "json"       // every record's JSON, as encoded keeps it
+	secJSONOffs   = "json.offs"  // u32 × 5n: encoded.offs
+	secEventDay   = "event_day"  // i32 × n
+	secRecallDay  = "recall_day" // i32 × n
+	secUnits      = "units"      // i64 × n, noUnits when absent
+	secUnitSum    = "units.sum"  // i64 × (n+1): stats' running total
+	secWithUnits  = "units.with" // bitmap: the documents with units
 	secFilterKeys = "filters.keys"
 	secFilters    = "filters" // bitmaps, one per "field\x00value" key
 	secStatsKeys  = "stats.keys"

@@ -140,4 +140,3 @@ func useAll(t *testing.T, s *Snapshot) {
 		_, _ = s.Stats(t.Context(), &rappel.StatsQuery{GroupBy: f, SumField: "units_affected"})
 	}
 }
-

@@ -160,4 +160,3 @@ func TestOpen_Corrupt(t *testing.T) {
 		checkError(t, err, "long.seg", "", "follow the end")
 	})
 }
-
