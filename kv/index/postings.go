@@ -78,6 +78,7 @@ type textIndex struct {
 	seg      *segmentText
 	docLen   [2][]uint32
 	avgLen   [2]float64
+	total    [2]int64 // the sum of docLen, exactly
 	docs     int
 }
 
@@ -159,6 +160,7 @@ func (b *textBuilder) finish() *textIndex {
 	ix := b.ix
 	ix.an.frozen.Store(true)
 	for s := range ix.postings {
+		ix.total[s] = sumLen(ix.docLen[s])
 		ix.avgLen[s] = avgLen(ix.docLen[s], ix.docs)
 		for _, p := range ix.postings[s] {
 			p.offs = append(p.offs, uint32(len(p.pos)))
@@ -166,6 +168,15 @@ func (b *textBuilder) finish() *textIndex {
 		}
 	}
 	return ix
+}
+
+// sumLen is the sum of lens.
+func sumLen(lens []uint32) int64 {
+	var total int64
+	for _, l := range lens {
+		total += int64(l)
+	}
+	return total
 }
 
 // avgLen is the average of lens over docs documents.
@@ -376,9 +387,33 @@ const (
 	bm25B  = 0.75
 )
 
+// corpus is what BM25 needs of the whole collection: its number of
+// documents, the average length of a document in each stream, and how
+// many documents hold a term (given the term's posting in this index). A
+// view of several segments scores with the collection's figures, so that
+// a record scores as it would in one index of the same records.
+type corpus struct {
+	docs   int
+	avgLen [2]float64
+	// dfTerm, when set, is the document frequency of a term; otherwise
+	// it is that of the term's posting in the index scored.
+	dfTerm func(stream int, term string) int
+}
+
+// corpus returns the index's own collection figures.
+func (ix *textIndex) corpus() corpus { return corpus{docs: ix.docs, avgLen: ix.avgLen} }
+
+// df is the document frequency of term, whose posting is p.
+func (cs *corpus) df(stream int, term string, p *posting) int {
+	if cs.dfTerm != nil {
+		return cs.dfTerm(stream, term)
+	}
+	return p.df()
+}
+
 // score returns the BM25 score of doc for the query's positive terms,
-// summed over both streams.
-func (ix *textIndex) score(q *rappel.Query, doc int32) float64 {
+// summed over both streams, with the figures of the collection cs.
+func (ix *textIndex) score(q *rappel.Query, doc int32, cs corpus) float64 {
 	var total float64
 	for _, c := range q.Clauses {
 		if c.Exclude {
@@ -388,7 +423,8 @@ func (ix *textIndex) score(q *rappel.Query, doc int32) float64 {
 			tokens(t.Text, func(w string) {
 				for s := range ix.postings {
 					// The match found every term's posting well formed.
-					p, _ := ix.post(s, ix.an.term(s, w))
+					term := ix.an.term(s, w)
+					p, _ := ix.post(s, term)
 					if p == nil {
 						continue
 					}
@@ -396,9 +432,9 @@ func (ix *textIndex) score(q *rappel.Query, doc int32) float64 {
 					if tf == 0 {
 						continue
 					}
-					n := float64(p.df())
-					idf := math.Log(1 + (float64(ix.docs)-n+0.5)/(n+0.5))
-					norm := 1 - bm25B + bm25B*float64(ix.docLen[s][doc])/math.Max(ix.avgLen[s], 1)
+					n := float64(cs.df(s, term, p))
+					idf := math.Log(1 + (float64(cs.docs)-n+0.5)/(n+0.5))
+					norm := 1 - bm25B + bm25B*float64(ix.docLen[s][doc])/math.Max(cs.avgLen[s], 1)
 					total += idf * tf * (bm25K1 + 1) / (tf + bm25K1*norm)
 				}
 			})

@@ -12,7 +12,7 @@ import (
 // field that holds several, as Transport Canada writes them: each finds its
 // recall, the abbreviated one too, and the field is served as published.
 func TestSnapshot_Search_ManufacturerRecallNumbers(t *testing.T) {
-	recs := corpus(6)
+	recs := testCorpus(6)
 	recs[1].ManufacturerRecallNumber = "CR5350/5351"
 	recs[2].ManufacturerRecallNumber = "N222383790 / N222383791"
 	recs[3].ManufacturerRecallNumber = "Z-22-04 & Z-22-08"

@@ -40,7 +40,7 @@ func sameAnswers(t *testing.T, want, got rappel.Snapshot, recs []*rappel.Record,
 			t.Fatalf("%s: error %v, want %v", what, errB, errA)
 		}
 		if !reflect.DeepEqual(a, b) {
-			t.Fatalf("%s:\n got %.600v\nwant %.600v", what, b, a)
+			t.Fatalf("%s:\n got %.900s\nwant %.900s", what, fmt.Sprintf("%+v", b), fmt.Sprintf("%+v", a))
 		}
 	}
 	sorts := []string{"", rappel.SortDate, rappel.SortPublished, rappel.SortValue, rappel.SortRelevance}

@@ -24,7 +24,7 @@ func (s *Snapshot) Search(ctx context.Context, q *rappel.Search) (*rappel.Page, 
 	if err := q.Check(); err != nil {
 		return nil, err
 	}
-	match, err := s.match(ctx, q)
+	match, err := s.match(ctx, q, true)
 	if err != nil {
 		return nil, err
 	}
@@ -45,7 +45,7 @@ func (s *Snapshot) Search(ctx context.Context, q *rappel.Search) (*rappel.Page, 
 	var docs []int32
 	var scores []float64
 	if relevance {
-		docs, scores, err = s.pageByRelevance(ctx, q.Query, match, c, q.Offset, limit)
+		docs, scores, err = s.pageByRelevance(ctx, q.Query, match, c, q.Offset, limit, s.text.corpus())
 	} else {
 		docs, err = s.pageInOrder(ctx, orderKey{sortBy, q.Ascending}, match, count, c, q.Offset, limit)
 	}
@@ -69,13 +69,17 @@ func (s *Snapshot) Search(ctx context.Context, q *rappel.Search) (*rappel.Page, 
 }
 
 // match returns the documents matching q's text, filters and dates. The
-// result must not be changed (it may be a shared bitmap).
-func (s *Snapshot) match(ctx context.Context, q *rappel.Search) (*roaring.Bitmap, error) {
+// result must not be changed (it may be a shared bitmap). A category no
+// document has is an error when strict, and matches nothing otherwise.
+func (s *Snapshot) match(ctx context.Context, q *rappel.Search, strict bool) (*roaring.Bitmap, error) {
 	var ands []*roaring.Bitmap
 	if q.Category != "" {
 		bm := s.filters[filterCategory][CategoryKey(q.Category)]
-		if bm == nil {
+		switch {
+		case bm == nil && strict:
 			return nil, s.unknownCategory(q.Category)
+		case bm == nil:
+			return roaring.New(), nil
 		}
 		ands = append(ands, bm)
 	}
@@ -245,7 +249,7 @@ func (s *Snapshot) pageInOrder(ctx context.Context, ok orderKey, match *roaring.
 
 // pageByRelevance scores every match and returns up to limit+1 of them,
 // best first, with their scores.
-func (s *Snapshot) pageByRelevance(ctx context.Context, q *rappel.Query, match *roaring.Bitmap, c *cursor, offset, limit int) ([]int32, []float64, error) {
+func (s *Snapshot) pageByRelevance(ctx context.Context, q *rappel.Query, match *roaring.Bitmap, c *cursor, offset, limit int, cs corpus) ([]int32, []float64, error) {
 	all := match.ToArray()
 	type scored struct {
 		doc   int32
@@ -256,7 +260,7 @@ func (s *Snapshot) pageByRelevance(ctx context.Context, q *rappel.Query, match *
 		if i%ctxCheckEvery == 0 && ctx.Err() != nil {
 			return nil, nil, timeoutError()
 		}
-		ranked[i] = scored{int32(d), s.text.score(q, int32(d))}
+		ranked[i] = scored{int32(d), s.text.score(q, int32(d), cs)}
 	}
 	before := func(a scored, score float64, id string) bool {
 		if a.score != score {

@@ -13,7 +13,7 @@ import (
 	"github.com/rappel-ca/rappel/bundle"
 )
 
-func corpus(n int) []*rappel.Record {
+func testCorpus(n int) []*rappel.Record {
 	words := []string{"cheese", "listeria", "salmonella", "peanut", "brakes", "airbag", "toy", "choking"}
 	var out []*rappel.Record
 	for i := 0; i < n; i++ {
@@ -65,7 +65,7 @@ func ids(tb testing.TB, p *rappel.Page) []string {
 }
 
 func TestEncoded_MatchesMarshal(t *testing.T) {
-	recs := corpus(30)
+	recs := testCorpus(30)
 	recs[3].Translations.FR = nil
 	recs[4].Translations.EN = nil
 	want := map[string][3][]byte{}
@@ -88,7 +88,7 @@ func TestEncoded_MatchesMarshal(t *testing.T) {
 }
 
 func TestSnapshot_Search_CursorWalk(t *testing.T) {
-	s := mustBuild(t, corpus(200))
+	s := mustBuild(t, testCorpus(200))
 	for _, q := range []rappel.Search{
 		{Limit: 7},
 		{Limit: 7, SortBy: rappel.SortPublished, Ascending: true},
@@ -118,7 +118,7 @@ func TestSnapshot_Search_CursorWalk(t *testing.T) {
 }
 
 func TestSnapshot_Search_CursorErrors(t *testing.T) {
-	s := mustBuild(t, corpus(50))
+	s := mustBuild(t, testCorpus(50))
 	p := search(t, s, &rappel.Search{Limit: 5})
 	for name, q := range map[string]rappel.Search{
 		"Tampered":     {Limit: 5, Cursor: p.NextCursor[:len(p.NextCursor)-2] + "AA"},
@@ -140,7 +140,7 @@ func TestSnapshot_Search_CursorErrors(t *testing.T) {
 }
 
 func TestSnapshot_Search_Value(t *testing.T) {
-	s := mustBuild(t, corpus(40))
+	s := mustBuild(t, testCorpus(40))
 	for _, asc := range []bool{false, true} {
 		p := search(t, s, &rappel.Search{Limit: 500, SortBy: rappel.SortValue, Ascending: asc})
 		var recs []rappel.Record
@@ -165,7 +165,7 @@ func TestSnapshot_Search_Value(t *testing.T) {
 }
 
 func TestSnapshot_Search_Dates(t *testing.T) {
-	s := mustBuild(t, corpus(120))
+	s := mustBuild(t, testCorpus(120))
 	p := search(t, s, &rappel.Search{Limit: 500, IssuedAfter: "2012-01-01", IssuedBefore: "2014-12-31"})
 	var recs []rappel.Record
 	_ = json.Unmarshal(p.Results, &recs)
@@ -180,7 +180,7 @@ func TestSnapshot_Search_Dates(t *testing.T) {
 }
 
 func TestSnapshot_Search_UnknownCategory(t *testing.T) {
-	s := mustBuild(t, corpus(20))
+	s := mustBuild(t, testCorpus(20))
 	_, err := s.Search(context.Background(), &rappel.Search{Category: "Dary"})
 	// The index names the category and the nearest one, not where in a
 	// request it came from: the edge places it.
@@ -203,7 +203,7 @@ func mustQuery(tb testing.TB, q string) *rappel.Query {
 }
 
 func FuzzDecodeCursor(f *testing.F) {
-	s := mustBuild(f, corpus(20))
+	s := mustBuild(f, testCorpus(20))
 	p, _ := s.Search(context.Background(), &rappel.Search{Limit: 3})
 	f.Add(p.NextCursor)
 	f.Add("")

@@ -14,6 +14,7 @@ import (
 	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/blevesearch/vellum"
 
+	"github.com/rappel-ca/rappel"
 	"github.com/rappel-ca/rappel/kv/segment"
 )
 
@@ -42,6 +43,7 @@ const (
 	secStatsKeys  = "stats.keys"
 	secStats      = "stats"        // bitmaps, one per key (empty for ranges)
 	secStatsRange = "stats.ranges" // i32 × 2 per key: [lo, hi), or -1s
+	secStatsFirst = "stats.first"  // i32 per key: statsField.first, or -1
 	secSummaries  = "summaries"    // table: sumParts strings per document
 	secByRecall   = "recall.order" // i32 × n: documents by (recall_id, document)
 	secTerms      = "terms.fst"    // "en\x00term" / "fr\x00term" → ordinal
@@ -120,7 +122,7 @@ func (s *Snapshot) fill(w *segment.Writer) (segment.Meta, error) {
 	w.Bitmaps(secFilters, offs(secFilters), len(bms), func(i int) *roaring.Bitmap { return bms[i] })
 
 	keys, bms = keys[:0], bms[:0]
-	var ranges []int32
+	var ranges, first []int32
 	empty := roaring.New()
 	for _, field := range slices.Sorted(maps.Keys(s.stats)) {
 		f := s.stats[field]
@@ -131,11 +133,17 @@ func (s *Snapshot) fill(w *segment.Writer) (segment.Meta, error) {
 			} else {
 				bms, ranges = append(bms, f.docs[i]), append(ranges, -1, -1)
 			}
+			if f.first != nil {
+				first = append(first, f.first[i])
+			} else {
+				first = append(first, -1)
+			}
 		}
 	}
 	w.Strings(secStatsKeys, offs(secStatsKeys), len(keys), func(i int) []byte { return []byte(keys[i]) })
 	w.Bitmaps(secStats, offs(secStats), len(bms), func(i int) *roaring.Bitmap { return bms[i] })
 	segment.WriteColumn(w, secStatsRange, ranges)
+	segment.WriteColumn(w, secStatsFirst, first)
 
 	w.Strings(secSummaries, offs(secSummaries), s.summaries.len(), s.summaries.at)
 	segment.WriteColumn(w, secByRecall, s.byRecall)
@@ -440,10 +448,14 @@ func readFilters(r *segment.Reader, n int) (map[string]map[string]*roaring.Bitma
 // readStats reads the statistics' groups, their bitmaps or ranges.
 func readStats(r *segment.Reader, n int) (map[string]*statsField, error) {
 	out := map[string]*statsField{}
-	var ranges []int32
+	for _, f := range rappel.StatsGroupFields {
+		out[f] = &statsField{} // a field no document has is still a field
+	}
+	var ranges, first []int32
 	err := readKeys(r, secStatsKeys, secStats, n, false, func(i int, field, value string, bm *roaring.Bitmap) {
 		if ranges == nil {
 			ranges = segment.ReadColumn[int32](r, secStatsRange, -1)
+			first = segment.ReadColumn[int32](r, secStatsFirst, len(ranges)/2)
 		}
 		if r.Err() != nil {
 			return
@@ -452,10 +464,14 @@ func readStats(r *segment.Reader, n int) (map[string]*statsField, error) {
 			r.Fail(secStatsRange, "corrupt: %d values for more keys", len(ranges))
 			return
 		}
+		if fd := first[i]; fd >= int32(n) || (fd >= 0) != (field == "category") {
+			r.Fail(secStatsFirst, "corrupt: value %d of %q names document %d", i, field, fd)
+			return
+		}
 		f := out[field]
 		if f == nil {
-			f = &statsField{}
-			out[field] = f
+			r.Fail(secStatsKeys, "corrupt: %q is not a field statistics group by", field)
+			return
 		}
 		lo, hi := ranges[2*i], ranges[2*i+1]
 		isRange := lo >= 0
@@ -468,6 +484,9 @@ func readStats(r *segment.Reader, n int) (map[string]*statsField, error) {
 			return
 		}
 		f.values = append(f.values, value)
+		if first[i] >= 0 {
+			f.first = append(f.first, first[i])
+		}
 		if isRange {
 			f.ranges = append(f.ranges, [2]int32{lo, hi})
 		} else {
@@ -498,6 +517,9 @@ func readText(f *segment.File, r *segment.Reader, n int, avg [2]float64) (*textI
 	ix.an.frozen.Store(true)
 	ix.docLen[streamEN] = segment.ReadColumn[uint32](r, secDocLenEN, n)
 	ix.docLen[streamFR] = segment.ReadColumn[uint32](r, secDocLenFR, n)
+	for s := range ix.docLen {
+		ix.total[s] = sumLen(ix.docLen[s])
+	}
 	b := r.Bytes(secTerms, 1, -1)
 	if r.Err() != nil {
 		return nil, r.Err()

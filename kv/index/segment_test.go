@@ -15,7 +15,7 @@ import (
 // mixedRecords are records that use all a segment holds: statistics
 // fields, units or none, categories, allergens, one or two languages.
 func mixedRecords() []*rappel.Record {
-	recs := append(statsCorpus(300), corpus(300)...)
+	recs := append(statsCorpus(300), testCorpus(300)...)
 	for i, r := range recs {
 		r.RecordID = r.RecordID + "-" + string(rune('a'+i%26))
 	}

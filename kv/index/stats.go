@@ -21,6 +21,9 @@ type statsField struct {
 	values []string
 	docs   []*roaring.Bitmap // docs[i] holds values[i]; nil for range fields
 	ranges [][2]int32        // documents [lo, hi) of values[i]; nil for bitmap fields
+	// first is, for the category field, the document whose spelling
+	// values[i] is: the newest with that category.
+	first []int32
 }
 
 // count returns how many of the documents [0, hi) hold value i.
@@ -77,7 +80,9 @@ var ownStats = []struct {
 type statsBuilder struct {
 	own       map[string]map[string]*roaring.Bitmap
 	catNames  map[string]string // CategoryKey → the newest record's spelling
+	catFirst  map[string]int32  // CategoryKey → that record's document
 	catSeen   map[string]struct{}
+	doc       int32 // the document being added
 	year      runs
 	month     runs
 	unitSum   []int64 // unitSum[i] is the units_affected of documents [0, i)
@@ -104,6 +109,7 @@ func newStatsBuilder(n int) *statsBuilder {
 	b := &statsBuilder{
 		own:       map[string]map[string]*roaring.Bitmap{},
 		catNames:  map[string]string{},
+		catFirst:  map[string]int32{},
 		catSeen:   map[string]struct{}{},
 		unitSum:   make([]int64, 1, n+1),
 		withUnits: roaring.New(),
@@ -116,6 +122,7 @@ func newStatsBuilder(n int) *statsBuilder {
 
 // add indexes r as doc; documents come in order.
 func (b *statsBuilder) add(doc int32, r *rappel.Record) {
+	b.doc = doc
 	for _, f := range ownStats {
 		vals := b.own[f.field]
 		if f.scalar != nil {
@@ -164,6 +171,7 @@ func (b *statsBuilder) category(c string) {
 	if k := CategoryKey(c); k != "" {
 		if _, ok := b.catNames[k]; !ok {
 			b.catNames[k] = c
+			b.catFirst[k] = b.doc
 		}
 	}
 }
@@ -208,6 +216,11 @@ func (s *Snapshot) finishStats(b *statsBuilder) {
 		}
 	}
 	s.stats["category"] = fromMap(cats, func(k string) string { return b.catNames[k] })
+	// Which document each spelling is the newest record's, so that a view
+	// of several parts names a group as one index of them all would.
+	for _, k := range slices.Sorted(maps.Keys(cats)) {
+		s.stats["category"].first = append(s.stats["category"].first, b.catFirst[k])
+	}
 	s.stats[rappel.GroupYear] = &statsField{values: b.year.values, ranges: b.year.ranges}
 	s.stats[rappel.GroupMonth] = &statsField{values: b.month.values, ranges: b.month.ranges}
 	b.withUnits.RunOptimize()
@@ -220,17 +233,9 @@ func (s *Snapshot) finishStats(b *statsBuilder) {
 // the number of values, not of records, except for sums, which visit the
 // group's records that have units_affected.
 func (s *Snapshot) Stats(ctx context.Context, q *rappel.StatsQuery) (*rappel.Stats, error) {
-	f := s.stats[q.GroupBy]
-	switch {
-	case f == nil:
-		return nil, rappel.Errorf(rappel.EINVALID, "The statistics cannot group by %q; group by one of %s.", q.GroupBy, rappel.StatsGroupFields)
-	case q.SumField != "" && !rappel.StatsSumFields.Has(q.SumField):
-		return nil, rappel.Errorf(rappel.EINVALID, "The statistics cannot sum %q; sum one of %s.", q.SumField, rappel.StatsSumFields)
-	case q.Since != "" && !rappel.ValidDate(q.Since):
-		return nil, rappel.Errorf(rappel.EINVALID, "The period start %q is not a YYYY-MM-DD date; give one.", q.Since)
-	}
-	if ctx.Err() != nil {
-		return nil, timeoutError()
+	f, err := s.statsField(ctx, q)
+	if err != nil {
+		return nil, err
 	}
 	n := s.n
 	hi := n
@@ -255,13 +260,35 @@ func (s *Snapshot) Stats(ctx context.Context, q *rappel.StatsQuery) (*rappel.Sta
 		}
 		out.Groups = append(out.Groups, g)
 	}
-	slices.SortFunc(out.Groups, func(a, b rappel.StatsGroup) int {
+	sortGroups(out.Groups)
+	return out, nil
+}
+
+// statsField checks q and returns the field it groups by.
+func (s *Snapshot) statsField(ctx context.Context, q *rappel.StatsQuery) (*statsField, error) {
+	f := s.stats[q.GroupBy]
+	switch {
+	case f == nil:
+		return nil, rappel.Errorf(rappel.EINVALID, "The statistics cannot group by %q; group by one of %s.", q.GroupBy, rappel.StatsGroupFields)
+	case q.SumField != "" && !rappel.StatsSumFields.Has(q.SumField):
+		return nil, rappel.Errorf(rappel.EINVALID, "The statistics cannot sum %q; sum one of %s.", q.SumField, rappel.StatsSumFields)
+	case q.Since != "" && !rappel.ValidDate(q.Since):
+		return nil, rappel.Errorf(rappel.EINVALID, "The period start %q is not a YYYY-MM-DD date; give one.", q.Since)
+	}
+	if ctx.Err() != nil {
+		return nil, timeoutError()
+	}
+	return f, nil
+}
+
+// sortGroups orders groups by count, largest first, then value.
+func sortGroups(groups []rappel.StatsGroup) {
+	slices.SortFunc(groups, func(a, b rappel.StatsGroup) int {
 		if c := cmp.Compare(b.Count, a.Count); c != 0 {
 			return c
 		}
 		return strings.Compare(a.Value, b.Value)
 	})
-	return out, nil
 }
 
 // docsSince returns the number of documents whose event_date is on or

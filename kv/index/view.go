@@ -1,0 +1,534 @@
+package index
+
+import (
+	"context"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/RoaringBitmap/roaring/v2"
+
+	"github.com/rappel-ca/rappel"
+)
+
+// View is what a catalog serves: a base snapshot, the records changed
+// since the base was written as a small delta snapshot, and the base's
+// documents those changes replaced or removed, hidden. It implements
+// rappel.Snapshot and answers as one snapshot built from the same records
+// would: the same pages byte for byte, cursors, scores, counts and sums.
+//
+// A page in a sort order is the merge of each part's page in that order
+// (a cursor names a place in the order, not a document, so it means the
+// same in both); relevance scores every match with the collection's
+// figures (documents, average lengths, document frequencies) of base and
+// delta together; statistics add the parts' counts and subtract the
+// hidden documents'.
+type View struct {
+	base    *Snapshot
+	delta   *Snapshot       // nil: the base alone
+	deleted *roaring.Bitmap // hidden base documents
+	info    rappel.DatasetInfo
+	n       int
+
+	categories []string // folded categories of the visible records
+	oldest     string
+	total      [2]int64 // words in each text stream
+}
+
+// NewView returns the view of base with delta's records over it, hiding
+// the base documents in deleted (nil for none). delta may be nil when
+// nothing is hidden; both must have been made with the same Options.
+func NewView(base, delta *Snapshot, deleted *roaring.Bitmap, info rappel.DatasetInfo) *View {
+	if deleted == nil {
+		deleted = roaring.New()
+	}
+	if delta == nil && !deleted.IsEmpty() {
+		delta = empty
+	}
+	v := &View{base: base, delta: delta, deleted: deleted, info: info, n: base.n}
+	if delta == nil {
+		v.info.Records = v.n
+		return v
+	}
+	v.n = base.n - int(deleted.GetCardinality()) + delta.n
+	v.info.Records = v.n
+	v.total = base.text.total
+	deleted.Iterate(func(d uint32) bool {
+		for s := range v.total {
+			v.total[s] -= int64(base.text.docLen[s][d])
+		}
+		return true
+	})
+	for s := range v.total {
+		v.total[s] += delta.text.total[s]
+	}
+	cats := map[string]bool{}
+	for k, bm := range base.filters[filterCategory] {
+		if bm.GetCardinality() > bm.AndCardinality(deleted) {
+			cats[k] = true
+		}
+	}
+	for k := range delta.filters[filterCategory] {
+		cats[k] = true
+	}
+	for k := range cats {
+		v.categories = append(v.categories, k)
+	}
+	sort.Strings(v.categories)
+	v.oldest = delta.oldest
+	if last, ok := v.lastVisible(); ok {
+		o := base.oldest
+		if int(last) != base.n-1 {
+			o = time.Unix(int64(base.eventDay[last])*86400, 0).UTC().Format(time.DateOnly)
+		}
+		if v.oldest == "" || o < v.oldest {
+			v.oldest = o
+		}
+	}
+	return v
+}
+
+// lastVisible returns the last base document not hidden.
+func (v *View) lastVisible() (int32, bool) {
+	for d := int32(v.base.n) - 1; d >= 0; d-- {
+		if !v.deleted.Contains(uint32(d)) {
+			return d, true
+		}
+	}
+	return 0, false
+}
+
+// Base, Delta and Deleted are the view's parts.
+func (v *View) Base() *Snapshot          { return v.base }
+func (v *View) Delta() *Snapshot         { return v.delta }
+func (v *View) Deleted() *roaring.Bitmap { return v.deleted }
+
+// Len is the number of records.
+func (v *View) Len() int { return v.n }
+
+// Info describes the dataset.
+func (v *View) Info() rappel.DatasetInfo { return v.info }
+
+// WithInfo returns the view with info in place of its own.
+func (v *View) WithInfo(info rappel.DatasetInfo) *View {
+	c := *v
+	c.info = info
+	c.info.Records = v.n
+	return &c
+}
+
+// hit is a document of one of the view's parts.
+type hit struct {
+	s   *Snapshot
+	doc int32
+}
+
+func (h hit) id() string { return h.s.ids.view(int(h.doc)) }
+
+// before reports whether a comes before b in the document order: newer
+// event_date first, then record_id.
+func (a hit) before(b hit) bool {
+	if da, db := a.s.eventDay[a.doc], b.s.eventDay[b.doc]; da != db {
+		return da > db
+	}
+	return a.id() < b.id()
+}
+
+// find returns the visible document of the record with id.
+func (v *View) find(id string) (hit, bool) {
+	if v.delta != nil {
+		if d, ok := v.delta.doc(id); ok {
+			return hit{v.delta, d}, true
+		}
+	}
+	d, ok := v.base.doc(id)
+	if !ok || v.deleted.Contains(uint32(d)) {
+		return hit{}, false
+	}
+	return hit{v.base, d}, true
+}
+
+// RecordJSON returns the JSON of the record with id in the variant for
+// lang.
+func (v *View) RecordJSON(id, lang string) ([]byte, bool) {
+	h, ok := v.find(id)
+	if !ok {
+		return nil, false
+	}
+	return h.s.enc.appendDoc(make([]byte, 0, h.s.enc.size(h.doc)), h.doc, lang), true
+}
+
+// Record returns a decoded copy of the record with id.
+func (v *View) Record(id string) (*rappel.Record, bool) {
+	h, ok := v.find(id)
+	if !ok {
+		return nil, false
+	}
+	return h.s.Record(id)
+}
+
+// NewestByRecallID returns a decoded copy of the newest visible record
+// whose recall_id is recallID.
+func (v *View) NewestByRecallID(recallID string) (*rappel.Record, bool) {
+	var best hit
+	found := false
+	if v.delta != nil {
+		if d, ok := v.delta.newestOfRecall(recallID); ok {
+			best, found = hit{v.delta, d}, true
+		}
+	}
+	b := v.base
+	rid := func(i int) string { return b.summaries.view(sumParts*int(b.byRecall[i]) + sumRecallID) }
+	for i := sort.Search(len(b.byRecall), func(i int) bool { return rid(i) >= recallID }); i < len(b.byRecall) && rid(i) == recallID; i++ {
+		if d := b.byRecall[i]; !v.deleted.Contains(uint32(d)) {
+			if h := (hit{b, d}); !found || h.before(best) {
+				best, found = h, true
+			}
+			break
+		}
+	}
+	if !found {
+		return nil, false
+	}
+	return best.s.Record(best.id())
+}
+
+// Summaries returns the summaries of the visible records with ids, in
+// document order, each once.
+func (v *View) Summaries(ids []string) []rappel.RecordSummary {
+	var hits []hit
+	for _, id := range ids {
+		if h, ok := v.find(id); ok && !slices.Contains(hits, h) {
+			hits = append(hits, h)
+		}
+	}
+	slices.SortFunc(hits, func(a, b hit) int {
+		if a.before(b) {
+			return -1
+		}
+		return 1
+	})
+	out := make([]rappel.RecordSummary, len(hits))
+	for i, h := range hits {
+		out[i] = h.s.summary(h.doc)
+	}
+	return out
+}
+
+// corpus returns the collection figures of base and delta together, with
+// document frequencies memoized for one query.
+func (v *View) corpus() corpus {
+	cs := corpus{docs: v.n}
+	for s := range cs.avgLen {
+		if v.n > 0 {
+			cs.avgLen[s] = float64(v.total[s]) / float64(v.n)
+		}
+	}
+	type key struct {
+		stream int
+		term   string
+	}
+	memo := map[key]int{}
+	// The scorer gives the posting of the part being scored; the view
+	// needs the term's frequency in both, so it asks by the term itself.
+	cs.dfTerm = func(stream int, term string) int {
+		k := key{stream, term}
+		if n, ok := memo[k]; ok {
+			return n
+		}
+		n := 0
+		if p, _ := v.base.text.post(stream, term); p != nil {
+			n += p.df() - int(p.docs.AndCardinality(v.deleted))
+		}
+		if p, _ := v.delta.text.post(stream, term); p != nil {
+			n += p.df()
+		}
+		memo[k] = n
+		return n
+	}
+	return cs
+}
+
+// hasCategory reports whether a visible record has the folded category k.
+func (v *View) hasCategory(k string) bool {
+	i := sort.SearchStrings(v.categories, k)
+	return i < len(v.categories) && v.categories[i] == k
+}
+
+// Search answers a GET /recall request from the view.
+func (v *View) Search(ctx context.Context, q *rappel.Search) (*rappel.Page, error) {
+	if v.delta == nil {
+		return v.base.Search(ctx, q)
+	}
+	sortBy := sortOf(q)
+	if err := q.Check(); err != nil {
+		return nil, err
+	}
+	if q.Category != "" && !v.hasCategory(CategoryKey(q.Category)) {
+		return nil, rappel.Unknown("category", q.Category, rappel.Suggest(CategoryKey(q.Category), v.categories), "list the categories with GET /recall/stats?group_by=category")
+	}
+	mb, err := v.base.match(ctx, q, false)
+	if err != nil {
+		return nil, err
+	}
+	if !v.deleted.IsEmpty() {
+		mb = roaring.AndNot(mb, v.deleted)
+	}
+	md, err := v.delta.match(ctx, q, false)
+	if err != nil {
+		return nil, err
+	}
+	count := int(mb.GetCardinality() + md.GetCardinality())
+	limit := q.Limit
+	if limit <= 0 {
+		limit = rappel.DefaultLimit
+	}
+	relevance := sortBy == rappel.SortRelevance
+	var c *cursor
+	if q.Cursor != "" {
+		cc, err := v.base.decodeCursor(q.Cursor, q, relevance)
+		if err != nil {
+			return nil, err
+		}
+		c = &cc
+	}
+	var hits []hit
+	var scores []float64
+	if relevance {
+		hits, scores, err = v.pageByRelevance(ctx, q.Query, mb, md, c, q.Offset, limit)
+	} else {
+		hits, err = v.pageInOrder(ctx, orderKey{sortBy, q.Ascending}, mb, md, c, q.Offset, limit)
+	}
+	if err != nil {
+		return nil, err
+	}
+	page := &rappel.Page{Count: count}
+	if len(hits) > limit {
+		hits = hits[:limit]
+		if sortBy != rappel.SortValue {
+			last := hits[limit-1]
+			nc := cursor{hash: queryHash(q), key: last.s.key(sortBy, last.doc), id: last.s.ids.str(int(last.doc))}
+			if relevance {
+				nc.score = scores[limit-1]
+			}
+			page.NextCursor = v.base.encodeCursor(nc, relevance)
+		}
+	}
+	page.Results, page.N = appendHits(q.Buf, hits, q.Lang), len(hits)
+	return page, nil
+}
+
+// pageInOrder merges the parts' pages in ok's order.
+func (v *View) pageInOrder(ctx context.Context, ok orderKey, mb, md *roaring.Bitmap, c *cursor, offset, limit int) ([]hit, error) {
+	// Each part gives what could be on the page: the first offset+limit+1
+	// after the cursor.
+	db, err := v.base.pageInOrder(ctx, ok, mb, int(mb.GetCardinality()), c, 0, offset+limit)
+	if err != nil {
+		return nil, err
+	}
+	dd, err := v.delta.pageInOrder(ctx, ok, md, int(md.GetCardinality()), c, 0, offset+limit)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]hit, 0, min(len(db)+len(dd), offset+limit+1))
+	i, j := 0, 0
+	for len(out) < offset+limit+1 && (i < len(db) || j < len(dd)) {
+		takeBase := j == len(dd)
+		if i < len(db) && j < len(dd) {
+			a, b := hit{v.base, db[i]}, hit{v.delta, dd[j]}
+			takeBase = compare(ok, a.s.key(ok.sortBy, a.doc), a.id(), b.s.key(ok.sortBy, b.doc), b.id()) < 0
+		}
+		if takeBase {
+			out = append(out, hit{v.base, db[i]})
+			i++
+		} else {
+			out = append(out, hit{v.delta, dd[j]})
+			j++
+		}
+	}
+	if offset >= len(out) {
+		return nil, nil
+	}
+	return out[offset:], nil
+}
+
+// pageByRelevance scores the matches of both parts with the collection's
+// figures and returns up to limit+1, best first, with their scores.
+func (v *View) pageByRelevance(ctx context.Context, q *rappel.Query, mb, md *roaring.Bitmap, c *cursor, offset, limit int) ([]hit, []float64, error) {
+	cs := v.corpus()
+	type scored struct {
+		hit
+		score float64
+	}
+	ranked := make([]scored, 0, mb.GetCardinality()+md.GetCardinality())
+	for _, part := range []struct {
+		s *Snapshot
+		m *roaring.Bitmap
+	}{{v.base, mb}, {v.delta, md}} {
+		it := part.m.Iterator()
+		for i := 0; it.HasNext(); i++ {
+			if i%ctxCheckEvery == 0 && ctx.Err() != nil {
+				return nil, nil, timeoutError()
+			}
+			d := int32(it.Next())
+			ranked = append(ranked, scored{hit{part.s, d}, part.s.text.score(q, d, cs)})
+		}
+	}
+	slices.SortFunc(ranked, func(a, b scored) int {
+		if a.score != b.score {
+			if a.score > b.score {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.id(), b.id())
+	})
+	start := offset
+	if c != nil {
+		start = sort.Search(len(ranked), func(i int) bool {
+			r := ranked[i]
+			return r.score < c.score || (r.score == c.score && r.id() > c.id)
+		})
+	}
+	var hits []hit
+	var scores []float64
+	for i := start; i < len(ranked) && len(hits) < limit+1; i++ {
+		hits = append(hits, ranked[i].hit)
+		scores = append(scores, ranked[i].score)
+	}
+	return hits, scores, nil
+}
+
+// appendHits splices the hits' JSON into one array, in buf when it is
+// large enough.
+func appendHits(buf []byte, hits []hit, lang string) []byte {
+	n := 2
+	for _, h := range hits {
+		n += h.s.enc.size(h.doc) + 1
+	}
+	b := buf[:0]
+	if cap(b) < n {
+		b = make([]byte, 0, n)
+	}
+	b = append(b, '[')
+	for i, h := range hits {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = h.s.enc.appendDoc(b, h.doc, lang)
+	}
+	return append(b, ']')
+}
+
+// Stats answers GET /recall/stats: each part's counts and sums, less the
+// hidden documents'.
+func (v *View) Stats(ctx context.Context, q *rappel.StatsQuery) (*rappel.Stats, error) {
+	if v.delta == nil {
+		return v.base.Stats(ctx, q)
+	}
+	fb, err := v.base.statsField(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	b, d := v.base, v.delta
+	fd := d.stats[q.GroupBy]
+	hiB, hiD := b.n, d.n
+	if q.Since != "" {
+		hiB, hiD = b.docsSince(q.Since), d.docsSince(q.Since)
+	}
+	hidden := v.deleted.Clone()
+	hidden.RemoveRange(uint64(hiB), uint64(max(b.n, hiB))+1)
+	out := &rappel.Stats{TotalInDB: v.n, Total: hiB - int(hidden.GetCardinality()) + hiD, Oldest: v.oldest}
+	sum := q.SumField != ""
+	if sum {
+		out.TotalSum = b.unitSum[hiB] - b.unitsOf(hidden) + d.unitSum[hiD]
+	}
+	type group struct {
+		rappel.StatsGroup
+		first hit // for a category: the record its spelling is from
+		named bool
+	}
+	groups := map[string]*group{}
+	var order []string
+	add := func(f *statsField, s *Snapshot, i int, count int, units int64) {
+		k := f.values[i]
+		if q.GroupBy == "category" {
+			k = CategoryKey(k)
+		}
+		g := groups[k]
+		if g == nil {
+			g = &group{}
+			groups[k] = g
+			order = append(order, k)
+		}
+		g.Count += count
+		g.Sum += units
+		// A category is named as its newest record spells it; a spelling
+		// whose record is hidden names it only when no other does.
+		switch {
+		case f.first == nil:
+			g.Value = f.values[i]
+		case s == b && v.deleted.Contains(uint32(f.first[i])):
+			if g.Value == "" {
+				g.Value = f.values[i]
+			}
+		default:
+			if h := (hit{s, f.first[i]}); !g.named || h.before(g.first) {
+				g.Value, g.first, g.named = f.values[i], h, true
+			}
+		}
+	}
+	for i := range fd.values {
+		var units int64
+		if sum {
+			units = d.groupSum(fd, i, hiD)
+		}
+		add(fd, d, i, fd.count(i, hiD, d.n), units)
+	}
+	for i := range fb.values {
+		count := fb.count(i, hiB, b.n)
+		var units int64
+		if sum {
+			units = b.groupSum(fb, i, hiB)
+		}
+		if !hidden.IsEmpty() {
+			gone := fb.hidden(i, hidden)
+			count -= int(gone.GetCardinality())
+			if sum {
+				units -= b.unitsOf(gone)
+			}
+		}
+		add(fb, b, i, count, units)
+	}
+	out.Groups = make([]rappel.StatsGroup, 0, len(order))
+	for _, k := range order {
+		if g := groups[k]; g.Count > 0 {
+			out.Groups = append(out.Groups, g.StatsGroup)
+		}
+	}
+	sortGroups(out.Groups)
+	return out, nil
+}
+
+// hidden returns the documents of hidden that hold value i of f.
+func (f *statsField) hidden(i int, hidden *roaring.Bitmap) *roaring.Bitmap {
+	if f.ranges != nil {
+		r := roaring.New()
+		r.AddRange(uint64(f.ranges[i][0]), uint64(f.ranges[i][1]))
+		return roaring.And(r, hidden)
+	}
+	return roaring.And(f.docs[i], hidden)
+}
+
+// unitsOf is the total units_affected of docs.
+func (s *Snapshot) unitsOf(docs *roaring.Bitmap) int64 {
+	var total int64
+	docs.Iterate(func(d uint32) bool {
+		if u := s.units[d]; u != noUnits {
+			total += u
+		}
+		return true
+	})
+	return total
+}
