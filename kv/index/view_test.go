@@ -74,7 +74,7 @@ func cloneAll(recs []*rappel.Record) []*rappel.Record {
 func TestView_SameAnswers(t *testing.T) {
 	final := mixedRecords()
 	for _, c := range []struct {
-		name                      string
+		name                    string
 		added, changed, removed int
 	}{
 		{"Added", 40, 0, 0}, {"Changed", 0, 35, 0}, {"Removed", 0, 0, 25}, {"All", 30, 25, 20}, {"None", 0, 0, 0},
