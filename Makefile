@@ -98,7 +98,7 @@ edge/docs/assets/%: $(DOCS_NPM)/package.json
 # The bundle is normalized through the Wasm plugins by the rappel binary
 # itself, via wazero: the same path the live feeds take. Its sstables
 # (bundle/data/sst) hold keys laid out by kv, so kv's sources count too.
-bundle/data/manifest.json: $(WASM) $(CORPUS)/manifest.json $(DOMAIN) bundle/bundle.go bundle/load.go cmd/rappel/bundle.go $(wildcard feeds/*.go) $(filter-out %_test.go,$(wildcard kv/*.go))
+bundle/data/manifest.json: $(WASM) $(CORPUS)/manifest.json $(DOMAIN) bundle/bundle.go bundle/load.go cmd/rappel/bundle.go $(wildcard feeds/*.go) $(filter-out %_test.go,$(wildcard kv/*.go kv/index/*.go kv/segment/*.go))
 	$(GO) run ./cmd/rappel bundle -corpus $(CORPUS) -plugins bundle/data/plugins -out bundle/data -cache-dir build/wazero-cache
 
 # The server logs "serving" once it answers; e-mails land in $(MAIL_DIR).
@@ -147,4 +147,4 @@ bench: prereqs bundle docs
 	cd cmd/rappel-bench && $(GO) run . run -go-bench ../../build/bench/go-bench.txt $(BENCH_FLAGS)
 
 clean:
-	rm -rf bin build edge/docs/node_modules tools/redocly/node_modules $(DOCS) bundle/data/records.ndjson.zst bundle/data/manifest.json bundle/data/plugins bundle/data/partials bundle/data/raw bundle/data/sst
+	rm -rf bin build edge/docs/node_modules tools/redocly/node_modules $(DOCS) bundle/data/records.ndjson.zst bundle/data/manifest.json bundle/data/plugins bundle/data/partials bundle/data/raw bundle/data/sst bundle/data/index.seg

@@ -50,6 +50,8 @@ const (
 	// the keys and values loading the bundle writes, prebuilt by
 	// WriteTables and listed in the manifest's Tables.
 	tablesDir = "sst"
+	// indexFile is the read index of the bundle's records (WriteIndex).
+	indexFile = "index.seg"
 )
 
 // Manifest describes a bundle.
@@ -74,6 +76,16 @@ type Manifest struct {
 	// Tables lists the sstables in sst/ (WriteTables), in key order. A
 	// bundle without them is loaded through a batch.
 	Tables []Table `json:"tables,omitempty"`
+	// Index is the read index of the bundle's records, a segment file
+	// (WriteIndex), that a node serves from where it lies in the binary.
+	Index *Index `json:"index,omitempty"`
+}
+
+// Index is the bundle's read index segment, as WriteIndex wrote it.
+type Index struct {
+	Table
+	// Bundle is the version of the bundle whose records it indexes.
+	Bundle string `json:"bundle"`
 }
 
 // Table is one sstable of a bundle, as WriteTables wrote it.

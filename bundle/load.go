@@ -280,10 +280,10 @@ func Version(fsys fs.FS) (string, error) {
 // when it lists sstables, the bytes Write wrote before WriteTables listed
 // them.
 func versionManifest(fsys fs.FS, m Manifest) ([]byte, error) {
-	if len(m.Tables) == 0 {
+	if len(m.Tables) == 0 && m.Index == nil {
 		return fs.ReadFile(fsys, manifestFile)
 	}
-	m.Tables = nil
+	m.Tables, m.Index = nil, nil
 	return encodeManifest(m)
 }
 

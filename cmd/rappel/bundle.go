@@ -17,6 +17,7 @@ import (
 	"github.com/rappel-ca/rappel/bundle"
 	"github.com/rappel-ca/rappel/feeds"
 	"github.com/rappel-ca/rappel/kv"
+	"github.com/rappel-ca/rappel/kv/index"
 	"github.com/rappel-ca/rappel/plugins"
 )
 
@@ -132,6 +133,17 @@ func (c *BundleCommand) Run(ctx context.Context) error {
 	// through a batch at every first start.
 	if err := bundle.WriteTables(c.Out, func(dir string, b bundle.Contents) ([]string, error) {
 		return kv.WriteTables(ctx, dir, b.Records, b.Partials, b.Raw, b.States, b.Info)
+	}); err != nil {
+		return err
+	}
+	// And the read index of those records, which a node serves from the
+	// binary without building anything.
+	if err := bundle.WriteIndex(c.Out, func(path string, b bundle.Contents) error {
+		snap, err := index.Build(b.Records, b.Info)
+		if err != nil {
+			return err
+		}
+		return snap.WriteSegment(path)
 	}); err != nil {
 		return err
 	}

@@ -283,14 +283,15 @@ func (s *Snapshot) Record(id string) (*rappel.Record, bool) {
 // Categories lists the distinct category values (folded) the snapshot holds.
 func (s *Snapshot) Categories() []string { return s.categories }
 
-// Catalog holds the current snapshot and swaps it atomically. It implements
-// rappel.Catalog. The zero value holds an empty snapshot; Reload fills it
-// from a store, and Listener keeps it in step with one (reload.go).
+// Catalog holds the current view and swaps it atomically. It implements
+// rappel.Catalog. The zero value holds an empty snapshot; Segments keeps
+// it in step with a store through segment files (segments.go), and Reload
+// and Listener by rebuilding in memory (reload.go).
 type Catalog struct {
 	// Options tune the snapshots Reload builds.
 	Options Options
 
-	cur atomic.Pointer[Snapshot]
+	cur atomic.Pointer[View]
 	// reload serializes Reload and the info-only swaps of its listener, so
 	// that a slow build never swaps in an older view over a newer one.
 	reload sync.Mutex
@@ -298,16 +299,22 @@ type Catalog struct {
 
 var empty, _ = Build(nil, rappel.DatasetInfo{})
 
-// Snapshot returns the current snapshot, never nil.
+var emptyView = NewView(empty, nil, nil, rappel.DatasetInfo{})
+
+// Snapshot returns the current view, never nil.
 func (c *Catalog) Snapshot() rappel.Snapshot { return c.Current() }
 
-// Current returns the current *Snapshot, never nil.
-func (c *Catalog) Current() *Snapshot {
-	if s := c.cur.Load(); s != nil {
-		return s
+// Current returns the current view, never nil.
+func (c *Catalog) Current() *View {
+	if v := c.cur.Load(); v != nil {
+		return v
 	}
-	return empty
+	return emptyView
 }
 
-// Swap makes s the current snapshot; readers holding the old one keep it.
-func (c *Catalog) Swap(s *Snapshot) { c.cur.Store(s) }
+// Swap makes s alone the current view; readers holding the old one keep
+// it.
+func (c *Catalog) Swap(s *Snapshot) { c.cur.Store(NewView(s, nil, nil, s.info)) }
+
+// SwapView makes v the current view.
+func (c *Catalog) SwapView(v *View) { c.cur.Store(v) }

@@ -73,6 +73,6 @@ func (l *listener) DataChanged(ctx context.Context, records bool) error {
 	if err != nil {
 		return fmt.Errorf("reading the dataset info: %w", err)
 	}
-	c.Swap(c.Current().WithInfo(info))
+	c.SwapView(c.Current().WithInfo(info))
 	return nil
 }

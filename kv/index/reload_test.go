@@ -40,8 +40,8 @@ func TestCatalog_Reload(t *testing.T) {
 		t.Fatal(err)
 	}
 	snap := c.Current()
-	if snap.Len() != 2 || snap.Info().Source != "bundle" || !bytes.Equal(snap.cursorKey, key) {
-		t.Fatalf("after Reload: %d records, info %+v, cursor key %x", snap.Len(), snap.Info(), snap.cursorKey)
+	if snap.Len() != 2 || snap.Info().Source != "bundle" || !bytes.Equal(snap.base.cursorKey, key) {
+		t.Fatalf("after Reload: %d records, info %+v, cursor key %x", snap.Len(), snap.Info(), snap.base.cursorKey)
 	}
 
 	// The store changes as a refresh changes it: a record and the info.
@@ -72,8 +72,8 @@ func TestCatalog_Reload(t *testing.T) {
 			t.Fatal(err)
 		}
 		snap := c.Current()
-		if _, ok := snap.Record("hc-3"); !ok || snap.Len() != 3 || !bytes.Equal(snap.cursorKey, key) {
-			t.Fatalf("after a records change: %d records, cursor key %x", snap.Len(), snap.cursorKey)
+		if _, ok := snap.Record("hc-3"); !ok || snap.Len() != 3 || !bytes.Equal(snap.base.cursorKey, key) {
+			t.Fatalf("after a records change: %d records, cursor key %x", snap.Len(), snap.base.cursorKey)
 		}
 	})
 	t.Run("Closed", func(t *testing.T) {

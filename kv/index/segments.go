@@ -1,0 +1,446 @@
+package index
+
+import (
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/RoaringBitmap/roaring/v2"
+
+	"github.com/rappel-ca/rappel"
+	"github.com/rappel-ca/rappel/kv/segment"
+)
+
+// ChangeLog is what Segments needs of the store: its records, the ordered
+// log of the record_ids each write changed, and a place for the index's
+// own state, committed durably.
+type ChangeLog interface {
+	rappel.RecordStore
+	// ChangeSeq returns the store's generation (a whole-dataset load
+	// starts a new one) and the sequence of its last change.
+	ChangeSeq(ctx context.Context) (gen, seq uint64, err error)
+	// Changes calls fn for each change after seq after in generation
+	// gen, in order; an error when gen is no longer current.
+	Changes(ctx context.Context, gen, after uint64, fn func(seq uint64, id string, deleted bool) error) error
+	// TrimChanges forgets the changes up to seq upTo.
+	TrimChanges(ctx context.Context, upTo uint64) error
+	// IndexState and PutIndexState read and durably write the list of
+	// live segments (nil when none was written).
+	IndexState(ctx context.Context) ([]byte, error)
+	PutIndexState(ctx context.Context, b []byte) error
+}
+
+// BundleBase names the base segment embedded in the binary in the state.
+const BundleBase = "bundle"
+
+// Steps of a commit of a new set of segments, for segment.Hook.
+const (
+	StepStateWrite = "state-write" // the new segment file is in place, the state not written
+	StepStateSaved = "state-saved" // the state names the new set, the old files not removed
+)
+
+// Segments keeps a catalog in step with a store through segment files: a
+// base segment, and a delta segment of the records changed since, with the
+// base documents they hide. At start it opens the set the store's index
+// state names; after each refresh it reads the changed record_ids from the
+// store's change log and writes a new delta of them (and the old delta's
+// other records), which costs in proportion to the change, not the
+// corpus; when the delta grows past MergeAt it folds everything into a new
+// base, rebuilt from the store.
+//
+// Every new file is written under a temporary name, synced and renamed
+// before the state naming it is committed in the store, and the files of
+// the old set are removed after: a crash at any step leaves the store
+// naming a complete set, and files it does not name are removed at the
+// next start. A segment that cannot be opened (missing, corrupt, of
+// another content version) is rebuilt from the store, never served.
+type Segments struct {
+	Dir     string    // where the segment files live
+	Store   ChangeLog // the records and their change log
+	Catalog *Catalog  // swapped after each change
+	// Bundle is the base segment embedded in the binary, or nil, and
+	// BundleVersion the version of the bundle whose records it indexes:
+	// a store loaded from that bundle, with no segments of its own yet,
+	// is served from it with the changes since the load as a delta.
+	Bundle        []byte
+	BundleVersion string
+	// MergeAt reports whether a delta of delta records over a base of
+	// base records is folded into a new base; nil is DefaultMergeAt.
+	MergeAt func(base, delta int) bool
+	Log     *slog.Logger
+
+	mu    sync.Mutex
+	state segmentState
+}
+
+// segmentState is the index's record in the store: the live set of
+// segments and the change it reflects.
+type segmentState struct {
+	Base       string `json:"base"`        // a file in Dir, or BundleBase
+	BaseDigest string `json:"base_digest"` // hex SHA-256 of the base's content
+	Delta      string `json:"delta,omitempty"`
+	Deleted    []byte `json:"deleted,omitempty"` // hidden base documents, portable roaring
+	Gen        uint64 `json:"gen"`
+	Seq        uint64 `json:"seq"`
+}
+
+// DefaultMergeAt folds a delta into the base once it holds more than
+// 1,000 records or 2% of the base, whichever is more: a delta costs every
+// refresh its rebuild (about 0.1 ms a record) and every query a second
+// lookup, a merge a rebuild of the whole base.
+func DefaultMergeAt(base, delta int) bool { return delta > max(1000, base/50) }
+
+func (m *Segments) log() *slog.Logger {
+	if m.Log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return m.Log
+}
+
+// Open opens the live set of segments the store names, catches up with the
+// changes since, and swaps the view in. Without a usable set it rebuilds
+// the base from the store.
+func (m *Segments) Open(ctx context.Context) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := os.MkdirAll(m.Dir, 0o755); err != nil {
+		return fmt.Errorf("opening the read index: %w", err)
+	}
+	st, v, why := m.openState(ctx)
+	if v == nil && m.Bundle != nil {
+		st, v, why = m.fromBundle(ctx, why)
+	}
+	if v == nil {
+		m.log().Info("rebuilding the read index from the store", "why", why)
+		return m.rebuild(ctx)
+	}
+	m.state = st
+	m.removeStray()
+	m.Catalog.SwapView(v)
+	return m.catchUp(ctx)
+}
+
+// openState reads the store's state and opens its segments, or says why
+// it cannot.
+func (m *Segments) openState(ctx context.Context) (segmentState, *View, string) {
+	var st segmentState
+	raw, err := m.Store.IndexState(ctx)
+	switch {
+	case err != nil:
+		return st, nil, err.Error()
+	case raw == nil:
+		return st, nil, "the store names no index segments"
+	}
+	if err := json.Unmarshal(raw, &st); err != nil {
+		return st, nil, "the index state is unreadable: " + err.Error()
+	}
+	gen, _, err := m.Store.ChangeSeq(ctx)
+	if err != nil {
+		return st, nil, err.Error()
+	}
+	if gen != st.Gen {
+		return st, nil, "the store's records were replaced since the segments were written"
+	}
+	v, err := m.openSet(ctx, st)
+	if err != nil {
+		return st, nil, err.Error()
+	}
+	return st, v, ""
+}
+
+// fromBundle opens the embedded base segment as the index of a store
+// loaded from its bundle: the store's generation began with that load, so
+// every change of the generation is applied over it.
+func (m *Segments) fromBundle(ctx context.Context, why string) (segmentState, *View, string) {
+	info, err := m.Store.DatasetInfo(ctx)
+	if err != nil {
+		return segmentState{}, nil, err.Error()
+	}
+	if info.Bundle != m.BundleVersion {
+		return segmentState{}, nil, why
+	}
+	gen, _, err := m.Store.ChangeSeq(ctx)
+	if err != nil {
+		return segmentState{}, nil, err.Error()
+	}
+	base, err := OpenSegmentBytes("bundle", m.Bundle, m.Catalog.Options)
+	if err != nil {
+		return segmentState{}, nil, "the embedded index: " + err.Error()
+	}
+	d := base.Digest()
+	st := segmentState{Base: BundleBase, BaseDigest: hex.EncodeToString(d[:]), Gen: gen}
+	v := NewView(base, nil, nil, info)
+	if err := m.commit(ctx, st); err != nil {
+		return st, nil, err.Error()
+	}
+	return st, v, ""
+}
+
+// openSet opens the segments of st as a view.
+func (m *Segments) openSet(ctx context.Context, st segmentState) (*View, error) {
+	base, err := m.openBase(st)
+	if err != nil {
+		return nil, err
+	}
+	deleted := roaring.New()
+	if len(st.Deleted) > 0 {
+		if _, err := deleted.FromUnsafeBytes(slices.Clone(st.Deleted)); err != nil {
+			return nil, fmt.Errorf("the index state's hidden documents: %w", err)
+		}
+		if !deleted.IsEmpty() && int(deleted.Maximum()) >= base.n {
+			return nil, errors.New("the index state hides documents past the base's")
+		}
+	}
+	var delta *Snapshot
+	if st.Delta != "" {
+		if delta, err = m.openFile(st.Delta); err != nil {
+			return nil, err
+		}
+	}
+	info, err := m.Store.DatasetInfo(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return NewView(base, delta, deleted, info), nil
+}
+
+// openBase opens the base segment of st and checks it is the one st names.
+func (m *Segments) openBase(st segmentState) (*Snapshot, error) {
+	var s *Snapshot
+	var err error
+	if st.Base == BundleBase {
+		if m.Bundle == nil {
+			return nil, errors.New("the index state names the embedded index, and the binary has none")
+		}
+		s, err = OpenSegmentBytes("bundle", m.Bundle, m.Catalog.Options)
+	} else {
+		s, err = m.openFile(st.Base)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if d := s.Digest(); hex.EncodeToString(d[:]) != st.BaseDigest {
+		return nil, fmt.Errorf("the base segment %s is not the one the index state names", st.Base)
+	}
+	return s, nil
+}
+
+// openFile maps the segment file name in Dir. Its mapping is released
+// once the snapshot is unreachable: readers of an older view keep it.
+func (m *Segments) openFile(name string) (*Snapshot, error) {
+	if name != filepath.Base(name) || !strings.HasSuffix(name, ".seg") {
+		return nil, fmt.Errorf("the index state names %q, not a segment file", name)
+	}
+	s, err := OpenSegment(filepath.Join(m.Dir, name), m.Catalog.Options)
+	if err != nil {
+		return nil, err
+	}
+	runtime.AddCleanup(s, func(f *segment.File) { _ = f.Close() }, s.file)
+	return s, nil
+}
+
+// DataChanged follows a refresh: it is a rappel.ChangeListener.
+func (m *Segments) DataChanged(ctx context.Context, _ bool) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.catchUp(ctx)
+}
+
+// catchUp applies the store's changes since the state's: a new delta, or a
+// new base when the delta would pass MergeAt or the store's records were
+// replaced. m.mu must be held.
+func (m *Segments) catchUp(ctx context.Context) error {
+	gen, seq, err := m.Store.ChangeSeq(ctx)
+	if err != nil {
+		return fmt.Errorf("reading the store's changes: %w", err)
+	}
+	if gen != m.state.Gen {
+		m.log().Info("rebuilding the read index: the store's records were replaced")
+		return m.rebuild(ctx)
+	}
+	info, err := m.Store.DatasetInfo(ctx)
+	if err != nil {
+		return err
+	}
+	cur := m.Catalog.Current()
+	if seq == m.state.Seq {
+		m.Catalog.SwapView(cur.WithInfo(info))
+		return nil
+	}
+	start := time.Now()
+	changed := map[string]bool{}
+	last := m.state.Seq
+	if err := m.Store.Changes(ctx, gen, m.state.Seq, func(s uint64, id string, _ bool) error {
+		changed[id], last = true, s
+		return nil
+	}); err != nil {
+		return fmt.Errorf("reading the store's changes: %w", err)
+	}
+	base, deleted := cur.base, cur.deleted.Clone()
+	var recs []*rappel.Record
+	if d := cur.delta; d != nil {
+		for doc := range d.n {
+			if id := d.ids.view(doc); !changed[id] {
+				r, ok := d.Record(id)
+				if !ok {
+					return fmt.Errorf("reading record %s of the delta segment", id)
+				}
+				recs = append(recs, r)
+			}
+		}
+	}
+	for id := range changed {
+		if doc, ok := base.doc(id); ok {
+			deleted.Add(uint32(doc))
+		}
+		r, err := m.Store.Record(ctx, id)
+		if rappel.ErrorCode(err) == rappel.ENOTFOUND {
+			continue // removed
+		}
+		if err != nil {
+			return fmt.Errorf("reading changed record %s: %w", id, err)
+		}
+		recs = append(recs, r)
+	}
+	if m.mergeAt(base.n, len(recs)) {
+		m.log().Info("merging the read index's delta into a new base", "delta_records", len(recs))
+		return m.rebuild(ctx)
+	}
+	delta, err := BuildOptions(recs, info, m.Catalog.Options)
+	if err != nil {
+		return err
+	}
+	deleted.RunOptimize()
+	hidden, err := deleted.ToBytes()
+	if err != nil {
+		return err
+	}
+	name := fmt.Sprintf("delta-%d-%d.seg", gen, last)
+	if err := delta.WriteSegment(filepath.Join(m.Dir, name)); err != nil {
+		return err
+	}
+	mapped, err := m.openFile(name)
+	if err != nil {
+		return err
+	}
+	st := m.state
+	st.Delta, st.Deleted, st.Seq = name, hidden, last
+	if err := m.commit(ctx, st); err != nil {
+		return err
+	}
+	m.Catalog.SwapView(NewView(base, mapped, deleted, info))
+	m.removeStray()
+	m.log().Info("read index updated", "changed", len(changed), "delta_records", delta.n, "hidden", deleted.GetCardinality(),
+		"took", time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+func (m *Segments) mergeAt(base, delta int) bool {
+	if m.MergeAt != nil {
+		return m.MergeAt(base, delta)
+	}
+	return DefaultMergeAt(base, delta)
+}
+
+// rebuild builds a new base from every record of the store, writes and
+// maps it, commits it with no delta, and forgets the changes it holds.
+// m.mu must be held.
+func (m *Segments) rebuild(ctx context.Context) error {
+	start := time.Now()
+	gen, seq, err := m.Store.ChangeSeq(ctx)
+	if err != nil {
+		return err
+	}
+	info, err := m.Store.DatasetInfo(ctx)
+	if err != nil {
+		return err
+	}
+	var recs []*rappel.Record
+	if err := m.Store.ForEachRecord(ctx, func(r *rappel.Record) error {
+		recs = append(recs, r)
+		return nil
+	}); err != nil {
+		return fmt.Errorf("rebuilding the read index: reading records: %w", err)
+	}
+	name := fmt.Sprintf("base-%d-%d.seg", gen, seq)
+	if err := m.writeBase(recs, info, name); err != nil {
+		return fmt.Errorf("rebuilding the read index: %w", err)
+	}
+	recs = nil
+	// The build allocated several times the segment (about a gigabyte
+	// for 41,000 records), all garbage now: hand it back at once rather
+	// than keep the node's resident size at its peak for minutes.
+	debug.FreeOSMemory()
+	base, err := m.openFile(name)
+	if err != nil {
+		return fmt.Errorf("rebuilding the read index: %w", err)
+	}
+	d := base.Digest()
+	st := segmentState{Base: name, BaseDigest: hex.EncodeToString(d[:]), Gen: gen, Seq: seq}
+	if err := m.commit(ctx, st); err != nil {
+		return err
+	}
+	m.Catalog.SwapView(NewView(base, nil, nil, info))
+	m.removeStray()
+	if err := m.Store.TrimChanges(ctx, seq); err != nil {
+		m.log().Warn("could not forget the changes the new base holds", "err", err)
+	}
+	m.log().Info("read index rebuilt", "records", base.n, "took", time.Since(start).Round(time.Millisecond))
+	// Changes made while the base was built come after seq.
+	return m.catchUp(ctx)
+}
+
+// writeBase builds the snapshot of recs and writes it as segment name.
+func (m *Segments) writeBase(recs []*rappel.Record, info rappel.DatasetInfo, name string) error {
+	snap, err := BuildOptions(recs, info, m.Catalog.Options)
+	if err != nil {
+		return err
+	}
+	return snap.WriteSegment(filepath.Join(m.Dir, name))
+}
+
+// commit makes st the store's index state, durably, and m's.
+func (m *Segments) commit(ctx context.Context, st segmentState) error {
+	b, err := json.Marshal(st)
+	if err != nil {
+		return err
+	}
+	segment.Step(StepStateWrite)
+	if err := m.Store.PutIndexState(ctx, b); err != nil {
+		return fmt.Errorf("committing the read index's segments: %w", err)
+	}
+	segment.Step(StepStateSaved)
+	m.state = st
+	return nil
+}
+
+// removeStray removes the files of Dir the state does not name: the
+// segments of older sets, and what a crash left half written.
+func (m *Segments) removeStray() {
+	entries, err := os.ReadDir(m.Dir)
+	if err != nil {
+		return
+	}
+	removed := false
+	for _, e := range entries {
+		if n := e.Name(); n != m.state.Base && n != m.state.Delta {
+			if err := os.Remove(filepath.Join(m.Dir, n)); err == nil {
+				removed = true
+			}
+		}
+	}
+	if removed {
+		_ = segment.SyncDir(m.Dir)
+	}
+}
