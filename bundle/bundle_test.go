@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/rappel-ca/rappel"
 )
@@ -133,5 +134,33 @@ func TestEmbedded(t *testing.T) {
 	plugins, err := Plugins(Embedded())
 	if err != nil || len(plugins) != 3 {
 		t.Fatalf("embedded plugins: %d, %v", len(plugins), err)
+	}
+}
+
+// TestIndexSegment_InPlace checks that the embedded read index is given
+// out where the binary holds it: the same bytes at every call, on the
+// 8-byte boundary its columns are read in place from (a copy would put the
+// whole index in the heap of every node).
+func TestIndexSegment_InPlace(t *testing.T) {
+	a, version, err := IndexSegment()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a == nil {
+		if os.Getenv("RAPPEL_TEST_BUNDLE") != "" {
+			t.Fatal("the embedded bundle has no read index")
+		}
+		t.Skip("no bundle with a read index is embedded; run `make bundle`")
+	}
+	b, _, _ := IndexSegment()
+	if unsafe.SliceData(a) != unsafe.SliceData(b) || uintptr(unsafe.Pointer(unsafe.SliceData(a)))%8 != 0 {
+		t.Fatalf("the index is copied or misaligned: %p, %p", unsafe.SliceData(a), unsafe.SliceData(b))
+	}
+	m, err := ReadManifest(Embedded())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, err := Version(Embedded()); err != nil || v != version || m.Index.Bundle != version {
+		t.Fatalf("the index names bundle %q; the bundle is %q (%v)", version, v, err)
 	}
 }

@@ -1,12 +1,14 @@
 package edge
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/rappel-ca/rappel"
+	"github.com/rappel-ca/rappel/bundle"
 	"github.com/rappel-ca/rappel/kv/index"
 )
 
@@ -93,4 +95,83 @@ func TestDiff_CatchesOneRecord(t *testing.T) {
 			t.Logf("%s of %s changed: diffCatalogs says: %.1000s", tc.name, id, msgs[0])
 		})
 	}
+}
+
+// mustBundleSegment opens the bundle's read index segment embedded in the
+// binary, as a node serves it, skipping when the bundle has none.
+func mustBundleSegment(tb testing.TB) *index.Snapshot {
+	tb.Helper()
+	mustBundleCatalog(tb) // skips without a bundle
+	b, _, err := bundle.IndexSegment()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if b == nil {
+		tb.Fatal("the embedded bundle has no read index; rebuild it with `make bundle`")
+	}
+	s, err := index.OpenSegmentBytes("bundle", b, index.Options{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return s
+}
+
+// TestDiff_BundleSegment compares the catalog built in memory from the
+// bundle's records with the bundle's segment read where it lies in the
+// binary: the index a node serves must answer as the builder's does.
+func TestDiff_BundleSegment(t *testing.T) {
+	want, _ := mustBundleCatalog(t)
+	got := &index.Catalog{}
+	got.Swap(mustBundleSegment(t))
+	diffCatalogs(t, want, got, mustStore(t, bundleRecords(t)), 2, 3000)
+}
+
+// TestDiff_BundleDelta compares a catalog built from the bundle's records
+// after a refresh (some added, some changed, some removed) with the view
+// of the bundle's segment and a delta of that change.
+func TestDiff_BundleDelta(t *testing.T) {
+	want, _ := mustBundleCatalog(t)
+	base := mustBundleSegment(t)
+	recs := bundleRecords(t)
+	rng := rand.New(rand.NewPCG(5, 5))
+	final := slices.Clone(recs)
+	var put []*rappel.Record
+	var removed []string
+	for i := range 300 {
+		j := rng.IntN(len(final))
+		c := *final[j]
+		switch i % 3 {
+		case 0: // a new recall
+			c.RecordID = fmt.Sprintf("hc-99%04d", i)
+			c.RecallID = fmt.Sprintf("99%04d", i)
+			final = append(final, &c)
+		case 1: // a change
+			c.Status = rappel.StatusArchived
+			if en := c.Translations.EN; en != nil {
+				e := *en
+				e.Title = "Updated: " + e.Title
+				c.Translations.EN = &e
+			}
+			final[j] = &c
+		default: // a removal
+			removed = append(removed, c.RecordID)
+			final = slices.Delete(final, j, j+1)
+			continue
+		}
+		put = append(put, &c)
+	}
+	// A record changed and then removed is removed.
+	put = slices.DeleteFunc(put, func(r *rappel.Record) bool { return slices.Contains(removed, r.RecordID) })
+	put = slices.DeleteFunc(put, func(r *rappel.Record) bool {
+		return !slices.ContainsFunc(final, func(f *rappel.Record) bool { return f == r })
+	})
+	info := want.Snapshot().Info()
+	rebuilt := shuffledCatalog(t, info, final, 3)
+	view, err := index.WithChanges(base, put, removed, info, index.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := &index.Catalog{}
+	got.SwapView(view)
+	diffCatalogs(t, rebuilt, got, mustStore(t, final), 4, 3000)
 }

@@ -532,3 +532,26 @@ func (s *Snapshot) unitsOf(docs *roaring.Bitmap) int64 {
 	})
 	return total
 }
+
+// WithChanges returns the view of base with the records of put added (or
+// replacing base's with the same record_id) and those of removed hidden,
+// the delta built in memory: what Segments makes of a refresh, without
+// files.
+func WithChanges(base *Snapshot, put []*rappel.Record, removed []string, info rappel.DatasetInfo, opts Options) (*View, error) {
+	deleted := roaring.New()
+	for _, r := range put {
+		if d, ok := base.doc(r.RecordID); ok {
+			deleted.Add(uint32(d))
+		}
+	}
+	for _, id := range removed {
+		if d, ok := base.doc(id); ok {
+			deleted.Add(uint32(d))
+		}
+	}
+	delta, err := BuildOptions(slices.Clone(put), info, opts)
+	if err != nil {
+		return nil, err
+	}
+	return NewView(base, delta, deleted, info), nil
+}
