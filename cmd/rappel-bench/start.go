@@ -1,0 +1,155 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// startProbe is the request whose first 200 ends a start: the first page
+// of every record, which needs the read index, not only the store.
+const startProbe = "/recall"
+
+// idleTimeout bounds the wait for a started node to finish its work.
+const idleTimeout = 10 * time.Minute
+
+// startRappel starts `rappel serve` on dataDir, with env added to its
+// environment and watch, when not nil, running on the process from its
+// exec, and returns the process and the time from exec to its first 200
+// on GET /recall.
+func (h *Harness) startRappel(ctx context.Context, bin, dataDir string, env []string, timeout time.Duration, watch func(*proc)) (*proc, time.Duration, error) {
+	addr, err := freeAddr()
+	if err != nil {
+		return nil, 0, err
+	}
+	start := time.Now()
+	p, err := startProc("rappel", addr, h.ServerCPU, 1, h.logFile("rappel"), env,
+		bin, "serve", "--addr", addr, "--data-dir", dataDir, "--api-keys", benchKey, "--feeds", "off")
+	if err != nil {
+		return nil, 0, err
+	}
+	if watch != nil {
+		go watch(p)
+	}
+	took, err := p.waitOK(ctx, "http://"+addr+startProbe, keyHeader(), start, timeout)
+	if err != nil {
+		p.Stop()
+		return nil, 0, err
+	}
+	return p, took, nil
+}
+
+// starts starts rappel n times on dataDir, emptied before each start when
+// empty is set, and returns each start's time and the last process, left
+// running once it is idle.
+func (h *Harness) starts(ctx context.Context, bin, dataDir string, empty bool, n int) ([]time.Duration, *proc, error) {
+	var took []time.Duration
+	var p *proc
+	kind := "its warm data dir"
+	if empty {
+		kind = "an empty data dir"
+	}
+	for i := range n {
+		if p != nil {
+			if err := p.Stop(); err != nil {
+				return nil, nil, err
+			}
+		}
+		if empty {
+			if err := os.RemoveAll(dataDir); err != nil {
+				return nil, nil, fmt.Errorf("clearing rappel's data dir: %w", err)
+			}
+		}
+		h.logf("starting rappel on %s (%d/%d)", kind, i+1, n)
+		var d time.Duration
+		var err error
+		if p, d, err = h.startRappel(ctx, bin, dataDir, nil, 10*time.Minute, nil); err != nil {
+			return nil, nil, err
+		}
+		took = append(took, d)
+	}
+	if err := p.waitIdle(ctx, idleTimeout); err != nil {
+		p.Stop()
+		return nil, nil, err
+	}
+	return took, p, nil
+}
+
+// NodeMem is a node's memory after the mixed load: Mem as /proc says it
+// then (Peak being the highest resident set since exec, the start
+// included), and the mixed load's throughput.
+type NodeMem struct {
+	Mem
+	MixedRPS float64
+}
+
+// mixedLoad runs wrk on s with every class's request in turn, for the
+// mixed-load duration, and returns s's memory after it.
+func (h *Harness) mixedLoad(ctx context.Context, s *system, classes []Class) (NodeMem, error) {
+	var uris []string
+	for _, c := range classes {
+		uris = append(uris, s.URI[c.Name])
+	}
+	script, err := filepath.Abs(filepath.Join(h.WorkDir, "mixed.lua"))
+	if err != nil {
+		return NodeMem{}, err
+	}
+	h.logf("mixed load on %s (%d requests in turn, %s)", s.Name, len(uris), h.MixedDur)
+	w, err := runWrkMixed(ctx, h.LoadCPU, s.Base, uris, script, keyHeader(), h.Conns, h.MixedDur)
+	if err != nil {
+		return NodeMem{}, err
+	}
+	if w.Errors > 0 {
+		return NodeMem{}, fmt.Errorf("the mixed load on %s had %d failed requests", s.Name, w.Errors)
+	}
+	return NodeMem{Mem: readMem(s.procs[0].PID()), MixedRPS: w.RPS}, nil
+}
+
+// coldAndWarm measures rappel's starts: Startups first starts, each on an
+// empty data dir (the embedded bundle loaded into it), the memory after
+// the last one and the mixed load; then Startups starts on the data dir
+// the last first start left once idle, and the memory after the last one
+// and the mixed load. The last node is left running, for the comparison,
+// and the bodies it answered returned, for the bare handler.
+func (h *Harness) coldAndWarm(ctx context.Context, bin string, classes []Class, res *Results) (*system, Bodies, error) {
+	dataDir := h.rappelDataDir()
+	node := func(p *proc) *system {
+		return &system{Name: "rappel", Base: "http://" + p.Addr, URI: map[string]string{}, procs: []*proc{p}}
+	}
+	took, p, err := h.starts(ctx, bin, dataDir, true, h.Startups)
+	if err != nil {
+		return nil, nil, err
+	}
+	res.FirstStart = took
+	s := node(p)
+	if _, err := h.resolve(ctx, s, classes); err != nil {
+		s.stop()
+		return nil, nil, err
+	}
+	res.ColdMem, err = h.mixedLoad(ctx, s, classes)
+	if err := s.stop(); err != nil {
+		return nil, nil, err
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	if took, p, err = h.starts(ctx, bin, dataDir, false, h.Startups); err != nil {
+		return nil, nil, err
+	}
+	res.WarmStart = took
+	s = node(p)
+	bodies, err := h.resolve(ctx, s, classes)
+	if err != nil {
+		s.stop()
+		return nil, nil, err
+	}
+	if res.WarmMem, err = h.mixedLoad(ctx, s, classes); err != nil {
+		s.stop()
+		return nil, nil, err
+	}
+	return s, bodies, nil
+}
+
+func (h *Harness) rappelDataDir() string { return filepath.Join(h.WorkDir, "rappel-data") }
