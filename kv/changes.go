@@ -29,11 +29,6 @@ import (
 // entries are gone, and the reader must read the dataset again.
 var ErrGenerationChanged = errors.New("the dataset was replaced since that generation")
 
-// ErrChangesTrimmed is wrapped by Changes when entries after the number
-// asked for were trimmed (TrimChanges): the reader missed them, and must
-// read the dataset again as for a new generation.
-var ErrChangesTrimmed = errors.New("change log entries after that number were trimmed")
-
 // Kinds of change, the first byte of an entry's value. A byte this program
 // does not know is an error, never a guess, as the value version is for
 // other values.
@@ -266,10 +261,12 @@ func (s *Store) ChangeSeq(ctx context.Context) (gen, seq uint64, err error) {
 //
 // gen must be the store's generation, as ChangeSeq returned it: when a
 // full load has started another since, Changes returns an error wrapping
-// ErrGenerationChanged, and when entries above after were trimmed, one
-// wrapping ErrChangesTrimmed, before calling fn at all. The log and its
+// ErrGenerationChanged before calling fn at all. The log and its
 // generation are read from one snapshot, so no entry of a newer
-// generation is ever passed for an older one.
+// generation is ever passed for an older one. Every entry of a generation
+// is numbered above the numbers of the one before, so after may be below
+// the generation's first (0 reads all of it); entries that TrimChanges
+// deleted are not passed, and their absence is not an error.
 func (s *Store) Changes(ctx context.Context, gen, after uint64, fn func(seq uint64, id string, deleted bool) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -279,15 +276,12 @@ func (s *Store) Changes(ctx context.Context, gen, after uint64, fn func(seq uint
 	}
 	snap := s.db.NewSnapshot()
 	defer snap.Close()
-	cur, floor, err := readChanges(snap)
+	cur, _, err := readChanges(snap)
 	if err != nil {
 		return err
 	}
 	if cur != gen {
 		return fmt.Errorf("reading changes of generation %d: the store is at generation %d: %w", gen, cur, ErrGenerationChanged)
-	}
-	if after < floor {
-		return fmt.Errorf("reading changes after %d: entries up to %d were trimmed: %w", after, floor, ErrChangesTrimmed)
 	}
 	if after == ^uint64(0) {
 		return nil
@@ -309,8 +303,9 @@ func (s *Store) Changes(ctx context.Context, gen, after uint64, fn func(seq uint
 // TrimChanges deletes the entries numbered up to upTo, durably: a reader
 // whose copy covers them (a merged segment) no longer needs them, and the
 // log would otherwise grow with every write. Numbers above the last one
-// handed out are not trimmed in advance. A reader that later asks for
-// changes after a trimmed number gets ErrChangesTrimmed.
+// handed out are not trimmed in advance, and numbers are never handed out
+// again. The log keeps no reader's place: with more than one reader, trim
+// only up to what every one of them has read.
 func (s *Store) TrimChanges(ctx context.Context, upTo uint64) error {
 	if err := ctx.Err(); err != nil {
 		return err
