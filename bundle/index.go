@@ -98,3 +98,18 @@ func embeddedBytes(fsys *embed.FS, name string) ([]byte, error) {
 	}
 	return fs.ReadFile(fsys, name)
 }
+
+// ReadIndex reads the read index of the bundle in fsys (not the embedded
+// one: see IndexSegment) and the version of the bundle it indexes, or nil
+// when the bundle has none.
+func ReadIndex(fsys fs.FS) ([]byte, string, error) {
+	m, err := ReadManifest(fsys)
+	if err != nil || m.Index == nil {
+		return nil, "", nil
+	}
+	b, err := fs.ReadFile(fsys, m.Index.Name)
+	if err != nil {
+		return nil, "", fmt.Errorf("reading the bundle's index: %w", err)
+	}
+	return b, m.Index.Bundle, nil
+}

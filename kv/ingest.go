@@ -95,7 +95,7 @@ func WriteTables(ctx context.Context, dir string, recs []*rappel.Record, partial
 			end++
 		}
 		path := filepath.Join(dir, fmt.Sprintf("%06d.sst", len(paths)+1))
-		if err := writeTable(path, kvs[start:end]); err != nil {
+		if err := writeTable(vfs.Default, path, kvs[start:end]); err != nil {
 			return nil, err
 		}
 		paths = append(paths, path)
@@ -112,9 +112,9 @@ func keyspace(key []byte) string {
 	return string(key)
 }
 
-// writeTable writes kvs, in key order, as the sstable path, synced.
-func writeTable(path string, kvs pairs) error {
-	f, err := vfs.Default.Create(path, vfs.WriteCategoryUnspecified)
+// writeTable writes kvs, in key order, as the sstable path on fs, synced.
+func writeTable(fs vfs.FS, path string, kvs pairs) error {
+	f, err := fs.Create(path, vfs.WriteCategoryUnspecified)
 	if err != nil {
 		return fmt.Errorf("writing table: %w", err)
 	}
@@ -145,6 +145,11 @@ func writeTable(path string, kvs pairs) error {
 // sstables": the tables join the store in one edit of its manifest, so a
 // crash leaves the store empty or filled, never half (see DB.Ingest at
 // https://pkg.go.dev/github.com/cockroachdb/pebble/v2#DB.Ingest).
+//
+// The new generation of the change log that a load starts rides in the
+// same ingestion, as one more table of one key, so that no reader, before
+// a crash or after, sees the data without the generation that announces
+// it. Entries left in the log are trimmed first.
 func (s *Store) Ingest(ctx context.Context, paths []string) error {
 	ctx, span := startWrite(ctx, "Ingest")
 	defer span.End()
@@ -158,10 +163,42 @@ func (s *Store) Ingest(ctx context.Context, paths []string) error {
 	} else if !empty {
 		return errors.New("ingesting tables: the store already holds records; only an empty store is filled by ingestion")
 	}
-	if err := s.db.Ingest(ctx, paths); err != nil {
-		return endWrite(span, nil, fmt.Errorf("ingesting %d tables: %w", len(paths), err))
+	if err := s.trimChanges(s.seq); err != nil {
+		return endWrite(span, nil, fmt.Errorf("ingesting tables: %w", err))
+	}
+	genPath, gen, err := s.writeGenerationTable()
+	if err != nil {
+		return endWrite(span, nil, fmt.Errorf("ingesting tables: %w", err))
+	}
+	err = s.db.Ingest(ctx, append(slices.Clip(paths), genPath))
+	s.gen = gen
+	if err != nil {
+		// Ingest removes its input only when it succeeds.
+		return endWrite(span, nil, errors.Join(fmt.Errorf("ingesting %d tables: %w", len(paths), err), s.fs().Remove(genPath)))
 	}
 	return nil
+}
+
+// writeGenerationTable writes, beside the store on its file system, the
+// sstable that starts the next generation of the change log, with the
+// floor at the last number handed out (as restartChanges does), and
+// returns its path and the generation. Its one key, m/changes, is in no
+// table WriteTables writes, so it overlaps none of them. s.mu must be held.
+func (s *Store) writeGenerationTable() (string, uint64, error) {
+	gen := s.gen + 1
+	path := s.Path + ".changes.sst"
+	if err := writeTable(s.fs(), path, pairs{{changesKey, encodeChanges(gen, s.seq)}}); err != nil {
+		return "", 0, err
+	}
+	return path, gen, nil
+}
+
+// fs is the file system the store lives on.
+func (s *Store) fs() vfs.FS {
+	if s.FS == nil {
+		return vfs.Default
+	}
+	return s.FS
 }
 
 // IngestFS fills an empty store with the sstables names in fsys (an
@@ -170,10 +207,7 @@ func (s *Store) Ingest(ctx context.Context, paths []string) error {
 // That directory is removed when done, and first, should an interrupted
 // run have left it.
 func (s *Store) IngestFS(ctx context.Context, fsys fs.FS, names []string) error {
-	vfsys := s.FS
-	if vfsys == nil {
-		vfsys = vfs.Default
-	}
+	vfsys := s.fs()
 	dir := s.Path + ".ingest"
 	if err := vfsys.RemoveAll(dir); err != nil {
 		return fmt.Errorf("ingesting tables: clearing %s: %w", dir, err)

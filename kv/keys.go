@@ -2,6 +2,7 @@ package kv
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 )
@@ -11,12 +12,20 @@ const (
 	recordPrefix = "r/"
 	indexPrefix  = "i/"
 	metaPrefix   = "m/"
+	// changePrefix is the change log: c/<seq, 8 bytes big-endian>, so
+	// that key order is sequence order and the last entry is one seek
+	// away.
+	changePrefix = "c/"
 )
 
 // Meta keys.
 var (
 	schemaKey  = []byte(metaPrefix + "schema")
 	datasetKey = []byte(metaPrefix + "dataset")
+	// changesKey holds the change log's generation and floor (changes.go).
+	changesKey = []byte(metaPrefix + "changes")
+	// indexStateKey holds the read index's own state (PutIndexState).
+	indexStateKey = []byte(metaPrefix + "indexstate")
 )
 
 // Value escaping: 0x00 inside a value becomes 0x00 0xFF and every value ends
@@ -35,6 +44,20 @@ func recordKey(id string) []byte {
 
 // recordKeyID returns the record_id of a record key.
 func recordKeyID(key []byte) string { return string(key[len(recordPrefix):]) }
+
+// changeKey is c/<seq, 8 bytes big-endian>.
+func changeKey(seq uint64) []byte {
+	return binary.BigEndian.AppendUint64(append(make([]byte, 0, len(changePrefix)+8), changePrefix...), seq)
+}
+
+// changeKeySeq returns the sequence number of a change log key.
+func changeKeySeq(key []byte) (uint64, error) {
+	rest, ok := bytes.CutPrefix(key, []byte(changePrefix))
+	if !ok || len(rest) != 8 {
+		return 0, fmt.Errorf("decoding change log key %q: %w", key, errBadKey)
+	}
+	return binary.BigEndian.Uint64(rest), nil
+}
 
 // indexKeyPrefix is i/<field>/ followed by each value escaped and
 // terminated. Given all of a field's values it is the prefix shared by the
@@ -84,7 +107,7 @@ func indexNUL(s string) int {
 	return -1
 }
 
-var errBadKey = errors.New("malformed index key")
+var errBadKey = errors.New("malformed key")
 
 // decodeIndexKey splits an index key into its field, its n values and the
 // record_id. It is the inverse of indexKey, used to check the index and by

@@ -14,6 +14,9 @@
 //	| meta     | m/schema                                                         | schema version, one byte          |
 //	| meta     | m/dataset                                                        | 0x01, then the DatasetInfo's JSON |
 //	| meta     | m/newrecalls                                                     | last new-recalls seq, 8 bytes BE  |
+//	| meta     | m/changes                                                        | change log generation, floor: 8 bytes BE each |
+//	| meta     | m/indexstate                                                     | 0x01, then the read index's state |
+//	| changes  | c/<seq, 8 bytes BE>                                              | 0x01 put or 0x02 delete, then the record_id |
 //	| partials | s/<source>/<record_id>                                           | 0x01, 16-byte content hash, JSON  |
 //	| feeds    | f/state/<source>                                                 | 0x01, then the SourceState's JSON |
 //	| feeds    | f/raw/<source>/<key>                                             | 0x01, then the RawRecord's JSON   |
@@ -81,4 +84,15 @@
 // keys, dataset info, new recalls) the same way, in one batch. Writes are
 // serialized by the Store; reads run concurrently with them and with each
 // other.
+//
+// # Change log
+//
+// Each of those batches also appends to the change log one entry per
+// record it actually changed (a put of the bytes already stored is not a
+// change), numbered in commit order, so that a reader keeping its own copy
+// of the records (the read index's segments) can catch up from a number
+// instead of reading everything: ChangeSeq, Changes, TrimChanges. A full
+// load (Load, Replace, Ingest) logs no entries: it starts a new
+// generation, in the same batch or ingestion, and a reader of an older
+// generation reads the dataset again.
 package kv

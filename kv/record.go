@@ -44,6 +44,7 @@ func (s *Store) PutRecords(ctx context.Context, recs []*rappel.Record) error {
 	}
 	b := s.db.NewBatch()
 	defer b.Close()
+	var ch changed
 	var val []byte
 	for i, r := range recs {
 		if err := ctx.Err(); err != nil {
@@ -56,16 +57,16 @@ func (s *Store) PutRecords(ctx context.Context, recs []*rappel.Record) error {
 		if val, err = encodeValue(val[:0], r); err != nil {
 			return fmt.Errorf("encoding record %q: %w", r.RecordID, err)
 		}
-		if err := s.putRecord(b, r, val); err != nil {
+		if err := s.putRecord(b, &ch, r, val); err != nil {
 			return fmt.Errorf("putting record %q: %w", r.RecordID, err)
 		}
 	}
-	return endWrite(span, b, commit(b, "putting records"))
+	return endWrite(span, b, s.commitLogged(b, &ch, "putting records"))
 }
 
 // putRecord adds to b the writes that replace r's stored version by r,
-// encoded as val.
-func (s *Store) putRecord(b *pebble.Batch, r *rappel.Record, val []byte) error {
+// encoded as val, and adds r to ch unless the stored version is the same.
+func (s *Store) putRecord(b *pebble.Batch, ch *changed, r *rappel.Record, val []byte) error {
 	key := recordKey(r.RecordID)
 	prev, same, err := s.storedRecord(key, val)
 	if err != nil || same {
@@ -78,6 +79,7 @@ func (s *Store) putRecord(b *pebble.Batch, r *rappel.Record, val []byte) error {
 	if err := applyIndexDiff(b, oldKeys, indexKeys(r)); err != nil {
 		return err
 	}
+	ch.add(r.RecordID, false)
 	return b.Set(key, val, nil)
 }
 
@@ -148,20 +150,16 @@ func (s *Store) DeleteRecords(ctx context.Context, ids []string) error {
 	}
 	b := s.db.NewBatch()
 	defer b.Close()
-	seen := make(map[string]bool, len(ids))
+	var ch changed
 	for _, id := range ids {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if seen[id] {
-			continue
-		}
-		seen[id] = true
-		if err := s.deleteRecord(b, id); err != nil {
+		if err := s.deleteRecord(b, &ch, id); err != nil {
 			return err
 		}
 	}
-	return endWrite(span, b, commit(b, "deleting records"))
+	return endWrite(span, b, s.commitLogged(b, &ch, "deleting records"))
 }
 
 // commit commits b with pebble.Sync unless it is empty.
@@ -259,8 +257,12 @@ func decodeValue(val []byte, v any) error {
 }
 
 // deleteRecord adds to b the deletion of the stored record id and of every
-// index key it had; an id with no stored record adds nothing.
-func (s *Store) deleteRecord(b *pebble.Batch, id string) error {
+// index key it had, and id to ch; an id with no stored record, or one ch
+// holds as deleted already, adds nothing.
+func (s *Store) deleteRecord(b *pebble.Batch, ch *changed, id string) error {
+	if i, ok := ch.at[id]; ok && ch.deleted[i] {
+		return nil
+	}
 	key := recordKey(id)
 	prev, _, err := s.storedRecord(key, nil)
 	if err != nil {
@@ -275,5 +277,6 @@ func (s *Store) deleteRecord(b *pebble.Batch, id string) error {
 	if err := b.Delete(key, nil); err != nil {
 		return fmt.Errorf("deleting record %q: %w", id, err)
 	}
+	ch.add(id, true)
 	return nil
 }

@@ -220,7 +220,13 @@ func (s *Store) scan(ctx context.Context, prefix []byte, fn func(key, val []byte
 }
 
 func scanReader(ctx context.Context, r pebble.Reader, prefix []byte, fn func(key, val []byte) error) error {
-	it, err := r.NewIterWithContext(ctx, prefixOptions(prefix))
+	return scanRange(ctx, r, prefixOptions(prefix), fn)
+}
+
+// scanRange calls fn with every key and value within the bounds of opts,
+// in key order, checking ctx between keys.
+func scanRange(ctx context.Context, r pebble.Reader, opts *pebble.IterOptions, fn func(key, val []byte) error) error {
+	it, err := r.NewIterWithContext(ctx, opts)
 	if err != nil {
 		return fmt.Errorf("opening iterator: %w", err)
 	}
@@ -238,7 +244,7 @@ func scanReader(ctx context.Context, r pebble.Reader, prefix []byte, fn func(key
 		}
 	}
 	if err := it.Error(); err != nil {
-		return fmt.Errorf("scanning %q: %w", prefix, err)
+		return fmt.Errorf("scanning %q: %w", opts.LowerBound, err)
 	}
 	return nil
 }
@@ -265,16 +271,11 @@ func (s *Store) ApplySource(ctx context.Context, c *rappel.SourceChange) error {
 	}
 	b := s.db.NewBatch()
 	defer b.Close()
-	if err := s.addChange(ctx, b, c); err != nil {
+	var ch changed
+	if err := s.addChange(ctx, b, &ch, c); err != nil {
 		return endWrite(span, nil, fmt.Errorf("applying refresh of %s: %w", source, err))
 	}
-	if b.Empty() {
-		return nil
-	}
-	if err := b.Commit(pebble.Sync); err != nil {
-		return endWrite(span, b, fmt.Errorf("applying refresh of %s: committing batch of %d operations: %w", source, b.Count(), err))
-	}
-	return endWrite(span, b, nil)
+	return endWrite(span, b, s.commitLogged(b, &ch, "applying refresh of "+source))
 }
 
 // checkRecords refuses records that PutRecords would refuse.
@@ -292,12 +293,13 @@ func checkRecords(recs []*rappel.Record) error {
 	return nil
 }
 
-// addChange adds c's writes to b. s.mu must be held.
-func (s *Store) addChange(ctx context.Context, b *pebble.Batch, c *rappel.SourceChange) error {
+// addChange adds c's writes to b, and the records they change to ch. s.mu
+// must be held.
+func (s *Store) addChange(ctx context.Context, b *pebble.Batch, ch *changed, c *rappel.SourceChange) error {
 	if err := addSource(ctx, b, c); err != nil {
 		return err
 	}
-	if err := s.addRecords(ctx, b, c.PutRecords, c.DeleteRecords); err != nil {
+	if err := s.addRecords(ctx, b, ch, c.PutRecords, c.DeleteRecords); err != nil {
 		return err
 	}
 	if c.Info != nil {
@@ -344,13 +346,14 @@ func addSource(ctx context.Context, w writer, c *rappel.SourceChange) error {
 }
 
 // addRecords adds the writes that replace the stored versions of the
-// assembled records put, and their index keys, and delete those of del.
-func (s *Store) addRecords(ctx context.Context, b *pebble.Batch, put []*rappel.Record, del []string) error {
-	if err := encodeRecords(ctx, put, func(r *rappel.Record, val []byte) error { return s.putRecord(b, r, val) }); err != nil {
+// assembled records put, and their index keys, and delete those of del;
+// and the records changed to ch.
+func (s *Store) addRecords(ctx context.Context, b *pebble.Batch, ch *changed, put []*rappel.Record, del []string) error {
+	if err := encodeRecords(ctx, put, func(r *rappel.Record, val []byte) error { return s.putRecord(b, ch, r, val) }); err != nil {
 		return err
 	}
 	for _, id := range del {
-		if err := s.deleteRecord(b, id); err != nil {
+		if err := s.deleteRecord(b, ch, id); err != nil {
 			return err
 		}
 	}
@@ -429,7 +432,8 @@ var dataPrefixes = [][]byte{[]byte(recordPrefix), []byte(indexPrefix), []byte(pa
 // deleted and the given ones written, and the dataset info replaced, so
 // that a crash leaves the old data or the new, never a mix. What is not
 // data stays: subscriptions, the alert outbox and its marks, request
-// counts and the schema version.
+// counts, the index state and the schema version. The change log starts a
+// new generation instead of logging each record (restartChanges).
 func (s *Store) Replace(ctx context.Context, recs []*rappel.Record, partials map[string][]*rappel.Record, raw map[string][]rappel.RawRecord, states []rappel.SourceState, info rappel.DatasetInfo) error {
 	return s.load(ctx, true, recs, partials, raw, states, info)
 }
@@ -468,7 +472,18 @@ func (s *Store) load(ctx context.Context, replace bool, recs []*rappel.Record, p
 	if err := loadWrites(ctx, b, recs, partials, raw, states, info); err != nil {
 		return err
 	}
-	return endWrite(span, b, commit(b, "loading records"))
+	// A load logs no entries: it starts a new generation, in the same
+	// batch.
+	gen, err := s.restartChanges(b)
+	if err != nil {
+		return err
+	}
+	err = commit(b, "loading records")
+	s.gen = gen
+	if err == nil {
+		s.floor = s.seq
+	}
+	return endWrite(span, b, err)
 }
 
 // checkLoad refuses what Load and WriteTables would refuse to write.

@@ -15,9 +15,21 @@ import (
 )
 
 // schemaVersion is the version of the key layout and of the derivation of
-// index keys from a record. Bump it whenever either changes: Open then
-// rebuilds the index of stores written by older code.
-const schemaVersion = 2
+// index keys from a record. Bump it whenever either changes, and say in
+// upgrade what a store written under an older one needs: Open does it, and
+// refuses a store written under a newer one, whose writes this code would
+// not keep whole (it would put records without logging them).
+const schemaVersion = 3
+
+// Versions that changed something a store must be upgraded for.
+const (
+	// indexSchema is the last version that changed how index keys derive
+	// from a record: an older store has its index rebuilt.
+	indexSchema = 2
+	// changesSchema added the change log: an older store starts one, as
+	// a new generation, since its records were written unlogged.
+	changesSchema = 3
+)
 
 // errNotOpen is returned by every method of a Store that is not open.
 var errNotOpen = errors.New("kv: store is not open")
@@ -38,8 +50,13 @@ type Store struct {
 	// mu serializes writes: PutRecords and DeleteRecords read the stored
 	// versions of records before replacing them, and two interleaved writers
 	// could otherwise leave index keys of a version neither of them sees.
+	// Writers of records hold it until their batch has committed, which
+	// keeps the change log in commit order (changes.go).
 	mu sync.Mutex
 	db *pebble.DB
+	// gen and floor are the change log's generation and floor, seq the
+	// last number handed out; read at Open, changed under mu.
+	gen, floor, seq uint64
 }
 
 var _ rappel.RecordStore = (*Store)(nil)
@@ -51,8 +68,9 @@ func NewStore(path string) *Store {
 }
 
 // Open opens the database, creating it when the directory holds none, and
-// checks its schema version: an older one has its index rebuilt, a newer
-// one is refused. On error nothing stays open.
+// checks its schema version: an older one is upgraded (upgrade), a newer
+// one is refused. It then reads where the change log stands. On error
+// nothing stays open.
 func (s *Store) Open(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -74,7 +92,11 @@ func (s *Store) Open(ctx context.Context) error {
 		return fmt.Errorf("opening pebble %q: %w", s.Path, err)
 	}
 	s.db = db
-	if err := s.checkSchema(ctx); err != nil {
+	err = s.checkSchema(ctx)
+	if err == nil {
+		err = s.openChanges()
+	}
+	if err != nil {
 		s.db = nil
 		return errors.Join(fmt.Errorf("opening pebble %q: %w", s.Path, err), db.Close())
 	}
@@ -95,8 +117,8 @@ func (s *Store) Close() error {
 	return nil
 }
 
-// checkSchema writes the schema version into a new store, rebuilds the
-// index of a store written under an older one, and refuses a newer one.
+// checkSchema writes the schema version into a new store, upgrades a store
+// written under an older one, and refuses a newer one.
 func (s *Store) checkSchema(ctx context.Context) error {
 	v, err := s.storedSchema()
 	if err != nil {
@@ -108,7 +130,7 @@ func (s *Store) checkSchema(ctx context.Context) error {
 	case v > schemaVersion:
 		return fmt.Errorf("checking schema: the store has schema version %d, newer than this program's %d", v, schemaVersion)
 	}
-	return s.rebuildIndex(ctx, v)
+	return s.upgrade(ctx, v)
 }
 
 // storedSchema returns the store's schema version: 0 when it has none but
@@ -139,13 +161,51 @@ func (s *Store) storedSchema() (int, error) {
 	return int(val[0]), nil
 }
 
-// rebuildIndex deletes every index key and derives them again from the
-// records, then records the current schema version, all in one synced batch.
-func (s *Store) rebuildIndex(ctx context.Context, from int) error {
+// upgrade brings a store written under schema version from to the current
+// one in one synced batch: it rebuilds the index when from is older than
+// indexSchema, starts the change log when older than changesSchema, and
+// records the current version, so that a crash leaves the store as it was.
+func (s *Store) upgrade(ctx context.Context, from int) error {
 	b := s.db.NewBatch()
 	defer b.Close()
+	n := -1
+	if from < indexSchema {
+		var err error
+		if n, err = s.rebuildIndex(ctx, b); err != nil {
+			return fmt.Errorf("rebuilding index: %w", err)
+		}
+	}
+	var gen uint64
+	if from < changesSchema {
+		var err error
+		if gen, _, err = readChanges(s.db); err != nil {
+			return err
+		}
+		gen++
+		if err := b.Set(changesKey, encodeChanges(gen, 0), nil); err != nil {
+			return fmt.Errorf("starting change log: %w", err)
+		}
+	}
+	if err := b.Set(schemaKey, []byte{schemaVersion}, nil); err != nil {
+		return fmt.Errorf("upgrading schema: %w", err)
+	}
+	if err := b.Commit(pebble.Sync); err != nil {
+		return fmt.Errorf("upgrading schema: committing: %w", err)
+	}
+	if n >= 0 {
+		s.Logger.Info("rebuilt record index", "path", s.Path, "from_schema", from, "to_schema", schemaVersion, "records", n)
+	}
+	if gen > 0 {
+		s.Logger.Info("started change log", "path", s.Path, "from_schema", from, "to_schema", schemaVersion, "generation", gen)
+	}
+	return nil
+}
+
+// rebuildIndex adds to b the deletion of every index key and the keys
+// derived again from the records, and returns the number of records.
+func (s *Store) rebuildIndex(ctx context.Context, b *pebble.Batch) (int, error) {
 	if err := b.DeleteRange([]byte(indexPrefix), prefixEnd([]byte(indexPrefix)), nil); err != nil {
-		return fmt.Errorf("rebuilding index: %w", err)
+		return 0, err
 	}
 	n := 0
 	err := s.ForEachRecord(ctx, func(r *rappel.Record) error {
@@ -157,17 +217,7 @@ func (s *Store) rebuildIndex(ctx context.Context, from int) error {
 		}
 		return nil
 	})
-	if err != nil {
-		return fmt.Errorf("rebuilding index: %w", err)
-	}
-	if err := b.Set(schemaKey, []byte{schemaVersion}, nil); err != nil {
-		return fmt.Errorf("rebuilding index: %w", err)
-	}
-	if err := b.Commit(pebble.Sync); err != nil {
-		return fmt.Errorf("rebuilding index: committing: %w", err)
-	}
-	s.Logger.Info("rebuilt record index", "path", s.Path, "from_schema", from, "to_schema", schemaVersion, "records", n)
-	return nil
+	return n, err
 }
 
 // DatasetInfo returns the info last given to SetDatasetInfo, or the zero

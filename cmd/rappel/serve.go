@@ -172,12 +172,15 @@ func (c *ServeCommand) Run(ctx context.Context) error {
 	if err := bundle.Load(ctx, c.bundleFS(), store, log); err != nil {
 		return err
 	}
-	catalog, err := c.readIndex(ctx, store, log)
+	catalog, segments, err := c.readIndex(ctx, store, log)
 	if err != nil {
 		return err
 	}
+	// Deferred after the store's Close, so that it runs before it: a
+	// background merge of the read index finishes with the store open.
+	defer segments.Close()
 	// What follows the store after every refresh, in order.
-	listeners := []rappel.ChangeListener{catalog.Listener(store)}
+	listeners := []rappel.ChangeListener{segments}
 
 	srv := c.server(catalog, store, log)
 	shared, closeShared, err := openNodeState(ctx, c.SharedStore, c.DataDir, store, log)
@@ -241,20 +244,31 @@ func (c *ServeCommand) openStore(ctx context.Context, log *slog.Logger) (*kv.Sto
 	return store, nil
 }
 
-// readIndex loads the read index from the store, its cursors signed with
+// readIndex opens the read index: the segment files of the data dir's
+// index/ that the store names, or the bundle's segment embedded in the
+// binary, with the changes since as a delta; its cursors are signed with
 // the node's cursor key.
-func (c *ServeCommand) readIndex(ctx context.Context, store *kv.Store, log *slog.Logger) (*index.Catalog, error) {
+func (c *ServeCommand) readIndex(ctx context.Context, store *kv.Store, log *slog.Logger) (*index.Catalog, *index.Segments, error) {
 	key, err := c.cursorKey()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	catalog := &index.Catalog{Options: index.Options{CursorKey: key}}
-	if err := catalog.Reload(ctx, store); err != nil {
-		return nil, err
+	segments := &index.Segments{Dir: filepath.Join(c.DataDir, "index"), Store: store, Catalog: catalog, Log: log}
+	if c.Bundle == nil {
+		segments.Bundle, segments.BundleVersion, err = bundle.IndexSegment()
+	} else {
+		segments.Bundle, segments.BundleVersion, err = bundle.ReadIndex(c.Bundle)
 	}
-	snap := catalog.Current()
-	log.Info("dataset ready", "records", snap.Len(), "updated_at", snap.Info().UpdatedAt, "source", snap.Info().Source, "bundle", snap.Info().Bundle)
-	return catalog, nil
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := segments.Open(ctx); err != nil {
+		return nil, nil, err
+	}
+	v := catalog.Current()
+	log.Info("dataset ready", "records", v.Len(), "updated_at", v.Info().UpdatedAt, "source", v.Info().Source, "bundle", v.Info().Bundle)
+	return catalog, segments, nil
 }
 
 // server returns the API server over the catalog, with the store for

@@ -48,6 +48,7 @@ const BundleBase = "bundle"
 const (
 	StepStateWrite = "state-write" // the new segment file is in place, the state not written
 	StepStateSaved = "state-saved" // the state names the new set, the old files not removed
+	StepMerge      = "merge"       // a merge into a new base begins
 )
 
 // Segments keeps a catalog in step with a store through segment files: a
@@ -80,8 +81,12 @@ type Segments struct {
 	MergeAt func(base, delta int) bool
 	Log     *slog.Logger
 
-	mu    sync.Mutex
-	state segmentState
+	mu      sync.Mutex
+	state   segmentState
+	merging sync.WaitGroup // the background merge, when one runs
+	merge   bool           // a merge is running or asked for
+	stop    context.CancelFunc
+	ctx     context.Context
 }
 
 // segmentState is the index's record in the store: the live set of
@@ -260,12 +265,19 @@ func (m *Segments) DataChanged(ctx context.Context, _ bool) error {
 // catchUp applies the store's changes since the state's: a new delta, or a
 // new base when the delta would pass MergeAt or the store's records were
 // replaced. m.mu must be held.
-func (m *Segments) catchUp(ctx context.Context) error {
+func (m *Segments) catchUp(ctx context.Context) error { return m.catchUpAfter(ctx, false) }
+
+// catchUpAfter is catchUp; rebuilt says a rebuild just ran, which a
+// failure to read the changes then does not repeat.
+func (m *Segments) catchUpAfter(ctx context.Context, rebuilt bool) error {
 	gen, seq, err := m.Store.ChangeSeq(ctx)
 	if err != nil {
 		return fmt.Errorf("reading the store's changes: %w", err)
 	}
 	if gen != m.state.Gen {
+		if rebuilt {
+			return errors.New("the store's records were replaced twice while the read index was rebuilt")
+		}
 		m.log().Info("rebuilding the read index: the store's records were replaced")
 		return m.rebuild(ctx)
 	}
@@ -285,7 +297,13 @@ func (m *Segments) catchUp(ctx context.Context) error {
 		changed[id], last = true, s
 		return nil
 	}); err != nil {
-		return fmt.Errorf("reading the store's changes: %w", err)
+		if ctx.Err() != nil || rebuilt {
+			return fmt.Errorf("reading the store's changes: %w", err)
+		}
+		// The store's records were replaced, or the changes since the set
+		// are no longer all kept: only a rebuild knows what changed.
+		m.log().Info("rebuilding the read index", "why", err.Error())
+		return m.rebuild(ctx)
 	}
 	base, deleted := cur.base, cur.deleted.Clone()
 	var recs []*rappel.Record
@@ -313,10 +331,6 @@ func (m *Segments) catchUp(ctx context.Context) error {
 		}
 		recs = append(recs, r)
 	}
-	if m.mergeAt(base.n, len(recs)) {
-		m.log().Info("merging the read index's delta into a new base", "delta_records", len(recs))
-		return m.rebuild(ctx)
-	}
 	delta, err := BuildOptions(recs, info, m.Catalog.Options)
 	if err != nil {
 		return err
@@ -343,8 +357,50 @@ func (m *Segments) catchUp(ctx context.Context) error {
 	m.removeStray()
 	m.log().Info("read index updated", "changed", len(changed), "delta_records", delta.n, "hidden", deleted.GetCardinality(),
 		"took", time.Since(start).Round(time.Millisecond))
+	if m.mergeAt(base.n, delta.n) && !m.merge {
+		m.startMerge()
+	}
 	return nil
 }
+
+// startMerge folds the delta into a new base in the background: readers
+// keep the current view, and the next refresh waits for the merge. m.mu
+// must be held.
+func (m *Segments) startMerge() {
+	if m.ctx == nil {
+		m.ctx, m.stop = context.WithCancel(context.Background())
+	}
+	m.merge = true
+	m.merging.Add(1)
+	go func() {
+		defer m.merging.Done()
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		m.merge = false
+		if m.ctx.Err() != nil {
+			return
+		}
+		segment.Step(StepMerge)
+		m.log().Info("merging the read index's delta into a new base", "delta_records", m.Catalog.Current().delta.Len())
+		if err := m.rebuild(m.ctx); err != nil {
+			m.log().Error("merging the read index failed; serving the base and its delta", "err", err)
+		}
+	}()
+}
+
+// Close waits for a background merge to finish, asking it to stop first.
+func (m *Segments) Close() error {
+	m.mu.Lock()
+	if m.stop != nil {
+		m.stop()
+	}
+	m.mu.Unlock()
+	m.merging.Wait()
+	return nil
+}
+
+// Wait waits for a background merge, if one runs, to finish.
+func (m *Segments) Wait() { m.merging.Wait() }
 
 func (m *Segments) mergeAt(base, delta int) bool {
 	if m.MergeAt != nil {
@@ -398,7 +454,7 @@ func (m *Segments) rebuild(ctx context.Context) error {
 	}
 	m.log().Info("read index rebuilt", "records", base.n, "took", time.Since(start).Round(time.Millisecond))
 	// Changes made while the base was built come after seq.
-	return m.catchUp(ctx)
+	return m.catchUpAfter(ctx, true)
 }
 
 // writeBase builds the snapshot of recs and writes it as segment name.

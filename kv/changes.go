@@ -1,0 +1,362 @@
+package kv
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"github.com/cockroachdb/pebble/v2"
+)
+
+// The change log lets a reader that keeps its own copy of the records (the
+// read index's segments, a change feed) follow the store without reading
+// it in full: every write that puts or deletes records adds, in its own
+// batch, one entry per record it changed, numbered in commit order. A full
+// load (Load, Replace, Ingest) logs no entries; it starts a new generation
+// instead, and a reader of an older one reads the dataset again.
+//
+// Numbers are handed out under Store.mu, which every writer of records
+// holds until its batch has committed, so batches commit in the order of
+// their numbers and only one holding entries is ever in flight: whatever a
+// reader sees of the log is all of it up to some number, and no entry
+// below a number it has seen appears later. A number is never handed out
+// twice, across restarts too: Open resumes after the last entry or the
+// floor, whichever is higher. A batch that fails to commit may leave a gap.
+
+// ErrGenerationChanged is wrapped by Changes when the generation asked for
+// is no longer the store's: the dataset was loaded in full since, its
+// entries are gone, and the reader must read the dataset again.
+var ErrGenerationChanged = errors.New("the dataset was replaced since that generation")
+
+// Kinds of change, the first byte of an entry's value. A byte this program
+// does not know is an error, never a guess, as the value version is for
+// other values.
+const (
+	changePut    = 0x01
+	changeDelete = 0x02
+)
+
+// changed collects the records one batch changes, each once, in the order
+// first changed, with the kind of its last change: a record put and then
+// deleted in one batch is logged once, deleted.
+type changed struct {
+	ids     []string
+	deleted []bool
+	// at indexes ids from the first delete on. Before it, puts are
+	// appended unchecked: a batch puts each record once (PutRecords keeps
+	// the last of a record_id, ApplySource refuses repeats), and a map
+	// per put would be most of what logging costs.
+	at map[string]int
+}
+
+func (c *changed) add(id string, deleted bool) {
+	if deleted && c.at == nil {
+		c.at = make(map[string]int, len(c.ids)+1)
+		for i, id := range c.ids {
+			c.at[id] = i
+		}
+	}
+	if c.at != nil {
+		if i, ok := c.at[id]; ok {
+			c.deleted[i] = deleted
+			return
+		}
+		c.at[id] = len(c.ids)
+	}
+	c.ids = append(c.ids, id)
+	c.deleted = append(c.deleted, deleted)
+}
+
+// changeValue appends to dst the value of an entry: its kind, then the
+// record_id.
+func changeValue(dst []byte, id string, deleted bool) []byte {
+	kind := byte(changePut)
+	if deleted {
+		kind = changeDelete
+	}
+	return append(append(dst, kind), id...)
+}
+
+// decodeChange is the inverse of changeValue.
+func decodeChange(val []byte) (id string, deleted bool, err error) {
+	if len(val) < 2 || (val[0] != changePut && val[0] != changeDelete) {
+		return "", false, fmt.Errorf("change log value %q is not one this program reads", val)
+	}
+	return string(val[1:]), val[0] == changeDelete, nil
+}
+
+// encodeChanges is the value of changesKey: the generation, then the
+// floor, 8 bytes big-endian each. The floor is the highest number whose
+// entry, and every entry below it, is deleted (trimmed, or dropped by a
+// full load).
+func encodeChanges(gen, floor uint64) []byte {
+	return binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint64(make([]byte, 0, 16), gen), floor)
+}
+
+// readChanges returns the generation and floor stored in r; both are 0 in a
+// store that never had them.
+func readChanges(r pebble.Reader) (gen, floor uint64, err error) {
+	val, closer, err := r.Get(changesKey)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return 0, 0, nil
+	}
+	if err != nil {
+		return 0, 0, fmt.Errorf("reading change log generation: %w", err)
+	}
+	defer closer.Close()
+	if len(val) != 16 {
+		return 0, 0, fmt.Errorf("reading change log generation: %d bytes, want 16", len(val))
+	}
+	return binary.BigEndian.Uint64(val), binary.BigEndian.Uint64(val[8:]), nil
+}
+
+// lastChange returns the number of the last entry in r, or 0 when the log
+// is empty.
+func lastChange(r pebble.Reader) (uint64, error) {
+	it, err := r.NewIter(prefixOptions([]byte(changePrefix)))
+	if err != nil {
+		return 0, fmt.Errorf("opening iterator: %w", err)
+	}
+	var seq uint64
+	if it.Last() {
+		seq, err = changeKeySeq(it.Key())
+	}
+	if err := errors.Join(err, it.Error(), it.Close()); err != nil {
+		return 0, fmt.Errorf("reading the last change: %w", err)
+	}
+	return seq, nil
+}
+
+// position returns the generation and the last number committed as r sees
+// them: the last entry, or the floor when the log above it is empty.
+func position(r pebble.Reader) (gen, seq uint64, err error) {
+	gen, floor, err := readChanges(r)
+	if err != nil {
+		return 0, 0, err
+	}
+	last, err := lastChange(r)
+	if err != nil {
+		return 0, 0, err
+	}
+	return gen, max(last, floor), nil
+}
+
+// openChanges reads the change log's position into s, at Open.
+func (s *Store) openChanges() error {
+	gen, floor, err := readChanges(s.db)
+	if err != nil {
+		return err
+	}
+	last, err := lastChange(s.db)
+	if err != nil {
+		return err
+	}
+	s.gen, s.floor, s.seq = gen, floor, max(last, floor)
+	return nil
+}
+
+// commitLogged adds to b one entry per record of ch, numbered after the
+// last number handed out, and commits b as commit does. s.mu must be held
+// from before the numbers are taken until the commit returns (see the
+// ordering above). The numbers count as handed out once the commit was
+// tried, even when it failed: a failed commit may still have been applied,
+// and a gap is harmless where a number used twice is not.
+func (s *Store) commitLogged(b *pebble.Batch, ch *changed, doing string) error {
+	seq, err := s.logChanges(b, ch)
+	if err != nil {
+		return fmt.Errorf("%s: logging changes: %w", doing, err)
+	}
+	err = commit(b, doing)
+	s.seq = seq
+	return err
+}
+
+// benchNoLog turns the log off. Only a benchmark sets it, to measure in
+// one run what the log costs a write.
+var benchNoLog = false
+
+// logChanges adds to b one entry per record of ch, numbered after s.seq,
+// and returns the last number.
+func (s *Store) logChanges(b *pebble.Batch, ch *changed) (uint64, error) {
+	seq := s.seq
+	if benchNoLog {
+		return seq, nil
+	}
+	var val []byte
+	for i, id := range ch.ids {
+		seq++
+		val = changeValue(val[:0], id, ch.deleted[i])
+		if err := b.Set(changeKey(seq), val, nil); err != nil {
+			return 0, err
+		}
+	}
+	return seq, nil
+}
+
+// restartChanges adds to b, the batch of a full load, the start of a new
+// generation: every entry is deleted and the floor raised to the last
+// number handed out, so that numbers are not reused. It returns the new
+// generation, which the caller sets in s.gen once the commit was tried,
+// and in s.floor (with s.seq) once it succeeded. s.mu must be held.
+func (s *Store) restartChanges(b *pebble.Batch) (uint64, error) {
+	if s.seq > s.floor {
+		if err := b.DeleteRange([]byte(changePrefix), prefixEnd([]byte(changePrefix)), nil); err != nil {
+			return 0, fmt.Errorf("clearing change log: %w", err)
+		}
+	}
+	gen := s.gen + 1
+	if err := b.Set(changesKey, encodeChanges(gen, s.seq), nil); err != nil {
+		return 0, fmt.Errorf("starting change log generation: %w", err)
+	}
+	return gen, nil
+}
+
+// trimChanges deletes the entries up to upTo, at most s.seq, in one
+// synced batch that raises the floor to upTo. s.mu must be held.
+func (s *Store) trimChanges(upTo uint64) error {
+	upTo = min(upTo, s.seq)
+	if upTo <= s.floor {
+		return nil // deleted already
+	}
+	b := s.db.NewBatch()
+	defer b.Close()
+	if err := b.DeleteRange([]byte(changePrefix), changeKey(upTo+1), nil); err != nil {
+		return fmt.Errorf("trimming change log: %w", err)
+	}
+	if err := b.Set(changesKey, encodeChanges(s.gen, upTo), nil); err != nil {
+		return fmt.Errorf("trimming change log: %w", err)
+	}
+	if err := commit(b, "trimming change log"); err != nil {
+		return err
+	}
+	s.floor = upTo
+	return nil
+}
+
+// ChangeSeq returns the store's generation and the number of the last
+// change committed. A reader that keeps its own copy of the records calls
+// it before it reads the dataset in full (ForEachRecord), then follows
+// Changes(gen, seq): a record changed during that read is seen twice,
+// never missed. seq is 0 when nothing was ever logged. Both come from one
+// snapshot of the store, so that they agree with each other.
+func (s *Store) ChangeSeq(ctx context.Context) (gen, seq uint64, err error) {
+	if err := ctx.Err(); err != nil {
+		return 0, 0, err
+	}
+	if s.db == nil {
+		return 0, 0, errNotOpen
+	}
+	snap := s.db.NewSnapshot()
+	defer snap.Close()
+	return position(snap)
+}
+
+// Changes calls fn with every entry of the change log numbered above
+// after, in order: the record_id changed and whether it was deleted (else
+// it was put). A reader looks the record up when it applies an entry: the
+// entry says which record changed, the store what it now holds. Changes
+// stops at the first error fn returns and returns it. ctx is checked
+// between entries.
+//
+// gen must be the store's generation, as ChangeSeq returned it: when a
+// full load has started another since, Changes returns an error wrapping
+// ErrGenerationChanged before calling fn at all. The log and its
+// generation are read from one snapshot, so no entry of a newer
+// generation is ever passed for an older one. Every entry of a generation
+// is numbered above the numbers of the one before, so after may be below
+// the generation's first (0 reads all of it); entries that TrimChanges
+// deleted are not passed, and their absence is not an error.
+func (s *Store) Changes(ctx context.Context, gen, after uint64, fn func(seq uint64, id string, deleted bool) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if s.db == nil {
+		return errNotOpen
+	}
+	snap := s.db.NewSnapshot()
+	defer snap.Close()
+	cur, _, err := readChanges(snap)
+	if err != nil {
+		return err
+	}
+	if cur != gen {
+		return fmt.Errorf("reading changes of generation %d: the store is at generation %d: %w", gen, cur, ErrGenerationChanged)
+	}
+	if after == ^uint64(0) {
+		return nil
+	}
+	opts := &pebble.IterOptions{LowerBound: changeKey(after + 1), UpperBound: prefixEnd([]byte(changePrefix))}
+	return scanRange(ctx, snap, opts, func(key, val []byte) error {
+		seq, err := changeKeySeq(key)
+		if err != nil {
+			return err
+		}
+		id, deleted, err := decodeChange(val)
+		if err != nil {
+			return fmt.Errorf("reading change %d: %w", seq, err)
+		}
+		return fn(seq, id, deleted)
+	})
+}
+
+// TrimChanges deletes the entries numbered up to upTo, durably: a reader
+// whose copy covers them (a merged segment) no longer needs them, and the
+// log would otherwise grow with every write. Numbers above the last one
+// handed out are not trimmed in advance, and numbers are never handed out
+// again. The log keeps no reader's place: with more than one reader, trim
+// only up to what every one of them has read.
+func (s *Store) TrimChanges(ctx context.Context, upTo uint64) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.db == nil {
+		return errNotOpen
+	}
+	return s.trimChanges(upTo)
+}
+
+// IndexState returns the bytes last given to PutIndexState, or nil and no
+// error when none were. The read index keeps there what it needs to start
+// from its files rather than from the records (which segments are live,
+// and the generation and number they cover); the store does not read them.
+func (s *Store) IndexState(ctx context.Context) ([]byte, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if s.db == nil {
+		return nil, errNotOpen
+	}
+	val, closer, err := s.db.Get(indexStateKey)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading index state: %w", err)
+	}
+	defer closer.Close()
+	if len(val) == 0 || val[0] != valueVersion {
+		return nil, fmt.Errorf("reading index state: unknown value version")
+	}
+	return append([]byte{}, val[1:]...), nil
+}
+
+// PutIndexState stores b as the index state, durably (pebble.Sync), so
+// that an index which writes it once its segment files are synced names,
+// after a crash, only files that are whole. A full load leaves it as it
+// is: the index finds the new generation in it and builds again.
+func (s *Store) PutIndexState(ctx context.Context, b []byte) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if s.db == nil {
+		return errNotOpen
+	}
+	val := append([]byte{valueVersion}, b...)
+	if err := s.db.Set(indexStateKey, val, pebble.Sync); err != nil {
+		return fmt.Errorf("writing index state: %w", err)
+	}
+	return nil
+}

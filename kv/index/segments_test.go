@@ -1,0 +1,365 @@
+package index
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rappel-ca/rappel"
+	"github.com/rappel-ca/rappel/kv"
+	"github.com/rappel-ca/rappel/kv/segment"
+)
+
+// openStoreAt opens (creating) the Pebble store in dir.
+func openStoreAt(tb testing.TB, dir string) *kv.Store {
+	tb.Helper()
+	s := kv.NewStore(filepath.Join(dir, "pebble"))
+	s.Logger = slog.New(slog.DiscardHandler)
+	if err := s.Open(context.Background()); err != nil {
+		tb.Fatal(err)
+	}
+	return s
+}
+
+// seedStore opens a store in dir holding mixedRecords.
+func seedStore(tb testing.TB, dir string) *kv.Store {
+	tb.Helper()
+	s := openStoreAt(tb, dir)
+	ctx := context.Background()
+	if err := s.PutRecords(ctx, mixedRecords()); err != nil {
+		tb.Fatal(err)
+	}
+	if err := s.SetDatasetInfo(ctx, rappel.DatasetInfo{UpdatedAt: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), Source: "feeds"}); err != nil {
+		tb.Fatal(err)
+	}
+	return s
+}
+
+func segmentsAt(store *kv.Store, dir string) *Segments {
+	return &Segments{Dir: filepath.Join(dir, "index"), Store: store, Catalog: &Catalog{}}
+}
+
+// checkServes checks that seg's catalog answers as a snapshot built from
+// every record of the store does.
+func checkServes(t *testing.T, seg *Segments, n int) {
+	t.Helper()
+	ctx := context.Background()
+	var recs []*rappel.Record
+	if err := seg.Store.ForEachRecord(ctx, func(r *rappel.Record) error { recs = append(recs, r); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	info, err := seg.Store.DatasetInfo(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := Build(cloneAll(recs), info)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameAnswers(t, want, seg.Catalog.Current(), recs, uint64(len(recs)), n)
+}
+
+// change adds, changes and removes records of the store, as a refresh
+// would; round makes each call's changes its own.
+func change(t testing.TB, store *kv.Store, round, added, changed, removed int) {
+	t.Helper()
+	ctx := context.Background()
+	var all []*rappel.Record
+	if err := store.ForEachRecord(ctx, func(r *rappel.Record) error { all = append(all, r); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	var put []*rappel.Record
+	for i := range added {
+		r := *all[i%len(all)]
+		r.RecordID = fmt.Sprintf("new-%d-%d", round, i)
+		r.EventDate = fmt.Sprintf("2027-%02d-%02d", 1+i%12, 1+i%28)
+		put = append(put, &r)
+	}
+	for i := range changed {
+		r := *all[(i*37+round)%len(all)]
+		r.Status = rappel.StatusArchived
+		u := 1000 + round + i
+		r.UnitsAffected = &u
+		if tr := r.Translations.EN; tr != nil {
+			c := *tr
+			c.Title = fmt.Sprintf("Corrected title %d of round %d", i, round)
+			r.Translations.EN = &c
+		}
+		put = append(put, &r)
+	}
+	if err := store.PutRecords(ctx, put); err != nil {
+		t.Fatal(err)
+	}
+	var del []string
+	for i := range removed {
+		del = append(del, all[len(all)-1-(i*13+round)%(len(all)/2)].RecordID)
+	}
+	if err := store.DeleteRecords(ctx, del); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// state reads the store's index state.
+func state(t *testing.T, seg *Segments) segmentState {
+	t.Helper()
+	raw, err := seg.Store.IndexState(context.Background())
+	if err != nil || raw == nil {
+		t.Fatalf("index state %q: %v", raw, err)
+	}
+	var st segmentState
+	if err := json.Unmarshal(raw, &st); err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// files lists the files of the segments' directory.
+func files(t *testing.T, seg *Segments) []string {
+	t.Helper()
+	entries, err := os.ReadDir(seg.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range entries {
+		out = append(out, e.Name())
+	}
+	return out
+}
+
+// checkFiles checks that the directory holds the state's files alone.
+func checkFiles(t *testing.T, seg *Segments) {
+	t.Helper()
+	st := state(t, seg)
+	want := []string{}
+	if st.Base != BundleBase {
+		want = append(want, st.Base)
+	}
+	if st.Delta != "" {
+		want = append(want, st.Delta)
+	}
+	slices.Sort(want)
+	if got := files(t, seg); !slices.Equal(got, want) {
+		t.Fatalf("the index directory holds %v; the state names %v", got, want)
+	}
+}
+
+func TestSegments_Lifecycle(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	store := seedStore(t, dir)
+	defer store.Close()
+	seg := segmentsAt(store, dir)
+	if err := seg.Open(ctx); err != nil {
+		t.Fatal(err)
+	}
+	checkServes(t, seg, 200)
+	base := state(t, seg).Base
+	checkFiles(t, seg)
+
+	// A refresh writes a delta; the base stays.
+	for round := range 3 {
+		change(t, store, round, 15, 10, 5)
+		if err := seg.DataChanged(ctx, true); err != nil {
+			t.Fatal(err)
+		}
+		st := state(t, seg)
+		if st.Base != base || st.Delta == "" {
+			t.Fatalf("round %d: state %+v; want the base %s and a delta", round, st, base)
+		}
+		checkFiles(t, seg)
+		checkServes(t, seg, 200)
+	}
+	// A refresh that changed nothing writes nothing.
+	before := state(t, seg)
+	if err := seg.DataChanged(ctx, false); err != nil {
+		t.Fatal(err)
+	}
+	if after := state(t, seg); after.Delta != before.Delta || after.Seq != before.Seq {
+		t.Fatalf("a refresh without changes moved the state from %+v to %+v", before, after)
+	}
+
+	// A restart opens the same set: no rebuild.
+	again := segmentsAt(store, dir)
+	if err := again.Open(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if st := state(t, again); st.Base != base || st.Delta != before.Delta {
+		t.Fatalf("after a restart: state %+v", st)
+	}
+	checkServes(t, again, 200)
+
+	// A delta past MergeAt is folded into a new base, in the background.
+	again.MergeAt = func(_, delta int) bool { return delta > 0 }
+	change(t, store, 9, 3, 3, 3)
+	if err := again.DataChanged(ctx, true); err != nil {
+		t.Fatal(err)
+	}
+	again.Wait()
+	if st := state(t, again); st.Base == base || st.Delta != "" {
+		t.Fatalf("after a merge: state %+v", st)
+	}
+	checkFiles(t, again)
+	checkServes(t, again, 200)
+	gen, seq, err := store.ChangeSeq(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	if err := store.Changes(ctx, gen, 0, func(uint64, string, bool) error { n++; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if n != 0 {
+		t.Fatalf("%d changes up to %d are kept after the merge folded them in", n, seq)
+	}
+}
+
+// TestSegments_Corrupt checks that a segment that fails its checks is
+// rebuilt from the store, never served.
+func TestSegments_Corrupt(t *testing.T) {
+	ctx := context.Background()
+	for _, which := range []string{"base", "delta"} {
+		t.Run(which, func(t *testing.T) {
+			dir := t.TempDir()
+			store := seedStore(t, dir)
+			defer store.Close()
+			seg := segmentsAt(store, dir)
+			if err := seg.Open(ctx); err != nil {
+				t.Fatal(err)
+			}
+			change(t, store, 1, 5, 5, 5)
+			if err := seg.DataChanged(ctx, true); err != nil {
+				t.Fatal(err)
+			}
+			st := state(t, seg)
+			name := st.Base
+			if which == "delta" {
+				name = st.Delta
+			}
+			path := filepath.Join(seg.Dir, name)
+			b, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b[len(b)/2] ^= 0x40
+			if err := os.WriteFile(path, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			var log strings.Builder
+			again := segmentsAt(store, dir)
+			again.Log = slog.New(slog.NewTextHandler(&log, nil))
+			if err := again.Open(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(log.String(), "rebuilding the read index") || !strings.Contains(log.String(), "checksum") {
+				t.Fatalf("the log does not say the corrupt segment was rebuilt:\n%s", log.String())
+			}
+			if st2 := state(t, again); st2.Base == st.Base {
+				t.Fatalf("the corrupt set %+v is still named", st2)
+			}
+			checkFiles(t, again)
+			checkServes(t, again, 150)
+		})
+	}
+}
+
+// The crash tests run a refresh in a child process that kills itself with
+// SIGKILL at one step of writing a segment and committing it, then open
+// the store and its segments as a restarted node does: the set must be
+// whole and serve the store's records.
+const (
+	crashDirEnv   = "RAPPEL_TEST_CRASH_DIR"
+	crashStepEnv  = "RAPPEL_TEST_CRASH_STEP"
+	crashMergeEnv = "RAPPEL_TEST_CRASH_MERGE"
+)
+
+func TestSegments_CrashChild(t *testing.T) {
+	dir := os.Getenv(crashDirEnv)
+	if dir == "" {
+		t.Skip("run by TestSegments_Crash")
+	}
+	ctx := context.Background()
+	store := openStoreAt(t, dir)
+	seg := segmentsAt(store, dir)
+	if err := seg.Open(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if os.Getenv(crashMergeEnv) != "" {
+		seg.MergeAt = func(_, delta int) bool { return delta > 0 }
+	}
+	change(t, store, 7, 10, 10, 10)
+	step := os.Getenv(crashStepEnv)
+	// In a merge, the steps count from the merge's start: the refresh
+	// before it writes a delta through the same steps.
+	armed := os.Getenv(crashMergeEnv) == ""
+	segment.Hook = func(s string) {
+		if s == StepMerge {
+			armed = true
+		}
+		if armed && s == step {
+			_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+			time.Sleep(time.Minute)
+		}
+	}
+	err := seg.DataChanged(ctx, true)
+	seg.Wait()
+	t.Fatalf("the refresh finished (%v) without reaching step %s", err, step)
+}
+
+func TestSegments_Crash(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns processes")
+	}
+	steps := []string{segment.StepWritten, segment.StepSynced, segment.StepRenamed, StepStateWrite, StepStateSaved}
+	for _, merge := range []bool{false, true} {
+		for _, step := range steps {
+			name := "delta/" + step
+			if merge {
+				name = "merge/" + step
+			}
+			t.Run(name, func(t *testing.T) {
+				ctx := context.Background()
+				dir := t.TempDir()
+				store := seedStore(t, dir)
+				seg := segmentsAt(store, dir)
+				if err := seg.Open(ctx); err != nil {
+					t.Fatal(err)
+				}
+				before := state(t, seg)
+				store.Close()
+
+				cmd := exec.Command(os.Args[0], "-test.run=^TestSegments_CrashChild$", "-test.count=1")
+				cmd.Env = append(os.Environ(), crashDirEnv+"="+dir, crashStepEnv+"="+step)
+				if merge {
+					cmd.Env = append(cmd.Env, crashMergeEnv+"=1")
+				}
+				out, err := cmd.CombinedOutput()
+				if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
+					t.Fatalf("the child was not killed at %s (%v):\n%s", step, err, out)
+				}
+
+				store = openStoreAt(t, dir)
+				defer store.Close()
+				again := segmentsAt(store, dir)
+				if err := again.Open(ctx); err != nil {
+					t.Fatal(err)
+				}
+				after := state(t, again)
+				if step != StepStateSaved && after.Seq == before.Seq && after.Delta != "" {
+					t.Fatalf("state %+v names a delta the crash never committed", after)
+				}
+				checkFiles(t, again)
+				checkServes(t, again, 120)
+			})
+		}
+	}
+}
