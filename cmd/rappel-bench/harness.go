@@ -36,11 +36,11 @@ type Harness struct {
 	Scales    []float64
 	Startups  int
 	MixedDur  time.Duration // the mixed load run before rappel's memory is read
-	WorkDir   string // by default build/bench in Repo
-	Out       string // the Markdown file to rewrite between the markers; by default Repo's BENCHMARKS.md
-	GoBench   string // file holding `go test -bench` output to include
-	FromJSON  string // an earlier run's results.json to render, measuring nothing
-	Repo      string // the rappel module's root, for building rappel; by default the one above the working directory
+	WorkDir   string        // by default build/bench in Repo
+	Out       string        // the Markdown file to rewrite between the markers; by default Repo's BENCHMARKS.md
+	GoBench   string        // file holding `go test -bench` output to include
+	FromJSON  string        // an earlier run's results.json to render, measuring nothing
+	Repo      string        // the rappel module's root, for building rappel; by default the one above the working directory
 
 	Stdout, Stderr io.Writer
 	args           []string // as given, for the report

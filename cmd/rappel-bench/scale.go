@@ -47,9 +47,9 @@ type ScaleResult struct {
 	// is that node's memory once idle (Peak its highest) and
 	// BuildLimitMiB the GOMEMLIMIT it ran with; IndexBytes and StoreBytes
 	// are the segment files and the store on disk after it.
-	Build                 time.Duration
-	BuildMem              Mem
-	BuildLimitMiB         int64
+	Build                  time.Duration
+	BuildMem               Mem
+	BuildLimitMiB          int64
 	IndexBytes, StoreBytes int64
 	// Starts are the warm starts, exec to first 200 of GET /recall on the
 	// data dir the build left; Mem the memory after the last and the
