@@ -130,8 +130,11 @@ func fmtDur(d time.Duration) string {
 		return fmt.Sprintf("%.2f ms", float64(d)/1e6)
 	case d < time.Second:
 		return fmt.Sprintf("%.1f ms", float64(d)/1e6)
+	case d < time.Minute:
+		return fmt.Sprintf("%.2f s", d.Seconds())
 	}
-	return fmt.Sprintf("%.2f s", d.Seconds())
+	d = d.Round(time.Second)
+	return fmt.Sprintf("%d min %02d s", d/time.Minute, d%time.Minute/time.Second)
 }
 
 func fmtRatio(x float64) string {
@@ -471,7 +474,8 @@ func renderStartup(b *strings.Builder, res *Results) {
 	row(b, "private resident (RssAnon) after the mixed load", fmtMB(res.ColdMem.AnonKB), fmtMB(res.WarmMem.AnonKB),
 		fmt.Sprintf("≤ %d MB after a first start: %s", goalPrivateMB, mbVerdict(res.ColdMem.AnonKB, goalPrivateMB)))
 	row(b, "file-backed resident (RssFile) after the mixed load", fmtMB(res.ColdMem.FileKB), fmtMB(res.WarmMem.FileKB), "(for information)")
-	row(b, "mixed load's throughput", fmtRPS(res.ColdMem.MixedRPS)+" req/s", fmtRPS(res.WarmMem.MixedRPS)+" req/s", "")
+	row(b, "mixed load's throughput", fmtRPS(res.ColdMem.MixedRPS)+" req/s"+failed(res.ColdMem.MixedErrors),
+		fmtRPS(res.WarmMem.MixedRPS)+" req/s"+failed(res.WarmMem.MixedErrors), "")
 	b.WriteString("\n")
 	fmt.Fprintf(b, "| other systems | figure |\n|---|---|\n")
 	fmt.Fprintf(b, "| rappel (warm start) RSS, highest sampled during the comparison's wrk runs | %s |\n", fmtMB(res.MemKB["rappel"]))
@@ -490,6 +494,14 @@ func renderStartup(b *strings.Builder, res *Results) {
 		}
 	}
 	b.WriteString("\n")
+}
+
+// failed says how many requests failed, when some did.
+func failed(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (%s failed)", groupThousands(int64(n)))
 }
 
 // startCell is the median of starts and how many there were.
@@ -570,6 +582,9 @@ func renderScale(b *strings.Builder, res *Results) {
 	line("private resident (RssAnon) after the mixed load", fmtMB(res.WarmMem.AnonKB), func(s *ScaleResult) string { return fmtMB(s.Mem.AnonKB) },
 		fmt.Sprintf("≤ %d MB: %s", goalLargePrivate, largeVerdict(func(s *ScaleResult) string { return mbVerdict(s.Mem.AnonKB, goalLargePrivate) })))
 	line("file-backed resident (RssFile) after the mixed load", fmtMB(res.WarmMem.FileKB), func(s *ScaleResult) string { return fmtMB(s.Mem.FileKB) }, "")
+	line("mixed load's throughput", fmtRPS(res.WarmMem.MixedRPS)+" req/s"+failed(res.WarmMem.MixedErrors), func(s *ScaleResult) string {
+		return fmtRPS(s.Mem.MixedRPS) + " req/s" + failed(s.Mem.MixedErrors)
+	}, "")
 	for _, cr := range res.Classes {
 		main := fmtRPS(median(cr.RPS["rappel"])) + ", " + fmtDur(medianDur(cr.P99["rappel"]))
 		line(cr.Class.Label+": req/s, p99", main, func(s *ScaleResult) string {
@@ -581,7 +596,7 @@ func renderScale(b *strings.Builder, res *Results) {
 			if rate := s.Rate[cr.Class.Name]; rate > r {
 				cell += " (overloaded: " + fmtRPS(rate) + "/s sent)"
 			}
-			return cell
+			return cell + failed(s.Errors[cr.Class.Name])
 		}, fmt.Sprintf("p99 ≤ %s: %s", fmtDur(goalLargeP99), largeVerdict(func(s *ScaleResult) string {
 			p, ok := s.P99[cr.Class.Name]
 			if !ok {
@@ -595,12 +610,17 @@ func renderScale(b *strings.Builder, res *Results) {
 		case s.Skipped != "":
 			fmt.Fprintf(b, "\n%.2f× (%s records) was not measured: %s.", s.Scale, groupThousands(int64(s.Records)), s.Skipped)
 		case s.Reused:
-			fmt.Fprintf(b, "\n%.2f×: the data set and loaded store of an earlier run in the same work dir were reused; the index was built anew.", s.Scale)
+			fmt.Fprintf(b, "\n%.2f×: the data set and loaded store of an earlier run in the same work dir were reused.", s.Scale)
 		default:
 			fmt.Fprintf(b, "\n%.2f×: generating, normalizing and loading took %s.", s.Scale, fmtDur(s.Prepare))
 		}
-		if s.BuildLimitMiB > 0 && s.Skipped == "" {
-			fmt.Fprintf(b, " The index build ran with GOMEMLIMIT=%dMiB.", s.BuildLimitMiB)
+		if s.Skipped == "" && s.Build > 0 {
+			when := "in this run"
+			if !s.BuildThisRun {
+				when = fmt.Sprintf("by the run of %s (commit %s), whose data dir this run started on, its segments opened as they were (`-rebuild` measures it again)",
+					s.BuildWhen.Format("2006-01-02 15:04 UTC"), orDash(s.BuildCommit))
+			}
+			fmt.Fprintf(b, " The one-time index build was measured %s, with GOMEMLIMIT=%dMiB.", when, s.BuildLimitMiB)
 		}
 	}
 	b.WriteString("\n\n")

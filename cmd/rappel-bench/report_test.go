@@ -94,6 +94,9 @@ func TestRender(t *testing.T) {
 	res.Scale = []*ScaleResult{
 		{Scale: 4.88, Records: 200000, Skipped: "it did not fit"},
 		{Scale: 24.39, Records: 999990, Starts: []time.Duration{time.Second}, Mem: NodeMem{Mem: Mem{AnonKB: 500 << 10}},
+			ScaleBuild: ScaleBuild{Build: 8 * time.Minute, BuildMem: Mem{PeakKB: 16 << 20}, BuildLimitMiB: 14000,
+				BuildWhen: time.Date(2026, 11, 25, 19, 23, 0, 0, time.UTC), BuildCommit: "abc"},
+			Errors: map[string]int{"common_word": 3},
 			RPS: map[string]float64{"record": 40000, "common_word": 900}, Rate: map[string]float64{"record": 1000, "common_word": 1000},
 			P99: map[string]time.Duration{"record": ms, "common_word": 7 * ms}},
 	}
@@ -111,7 +114,9 @@ func TestRender(t *testing.T) {
 		"- private resident memory after a first start and the mixed load at 41,000 records is 315 MB, 3.1× the goal of 100 MB",
 		"- p99 of common word at 999,990 records is 7.00 ms (goal ≤ 5.00 ms)",
 		"| exec to first 200 of GET /recall | 900.0 ms (median of 3) | 150.0 ms (median of 1) | ≤ 1.00 s empty: met; ≤ 100.0 ms warm: **missed: 1.50×, 50% over** |",
-		"| common word: req/s, p99 | 5,000, 6.00 ms | not run | 900, 7.00 ms (overloaded: 1,000/s sent) | p99 ≤ 5.00 ms: **missed: 1.40×, 40% over** |",
+		"| common word: req/s, p99 | 5,000, 6.00 ms | not run | 900, 7.00 ms (overloaded: 1,000/s sent) (3 failed) | p99 ≤ 5.00 ms: **missed: 1.40×, 40% over** |",
+		"| one-time index build: exec to first 200 | (the bundle's index is embedded) | not run | 8 min 00 s |  |",
+		"measured by the run of 2026-11-25 19:23 UTC (commit abc)",
 		"4.88× (200,000 records) was not measured: it did not fit.",
 	} {
 		if !strings.Contains(out, want) {

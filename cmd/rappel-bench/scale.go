@@ -41,16 +41,10 @@ type ScaleResult struct {
 	// were used.
 	Prepare time.Duration
 	Reused  bool
-	// Build is the one-time first start on the loaded store, which holds
-	// records but no index segments: exec to first 200 of GET /recall, the
-	// read index built from the store and written as a segment; BuildMem
-	// is that node's memory once idle (Peak its highest) and
-	// BuildLimitMiB the GOMEMLIMIT it ran with; IndexBytes and StoreBytes
-	// are the segment files and the store on disk after it.
-	Build                  time.Duration
-	BuildMem               Mem
-	BuildLimitMiB          int64
-	IndexBytes, StoreBytes int64
+	ScaleBuild
+	// BuildThisRun says the build was measured by this run, not kept from
+	// an earlier one.
+	BuildThisRun bool
 	// Starts are the warm starts, exec to first 200 of GET /recall on the
 	// data dir the build left; Mem the memory after the last and the
 	// mixed load.
@@ -59,16 +53,29 @@ type ScaleResult struct {
 	RPS      map[string]float64
 	P50, P99 map[string]time.Duration
 	Rate     map[string]float64
+	Errors   map[string]int // failed requests of each class's runs
+}
+
+// ScaleBuild is the one-time first start on the loaded store, which holds
+// records but no index segments: Build is exec to first 200 of GET
+// /recall, the read index built from the store and written as a segment;
+// BuildMem is that node's memory once idle (Peak its highest) and
+// BuildLimitMiB the GOMEMLIMIT it ran with; IndexBytes and StoreBytes are
+// the segment files and the store on disk after it; BuildWhen and
+// BuildCommit say which run measured it.
+type ScaleBuild struct {
+	Build                  time.Duration
+	BuildMem               Mem
+	BuildLimitMiB          int64
+	IndexBytes, StoreBytes int64
+	BuildWhen              time.Time
+	BuildCommit            string
 }
 
 // scaleCurve measures rappel on each size of -scales but 1 (the main run's
 // figures are that size).
 func (h *Harness) scaleCurve(ctx context.Context, bin string, res *Results) {
-	keep := map[string]bool{}
-	for _, s := range h.Scales {
-		keep[h.scaleDir(s)] = true
-	}
-	h.removeOtherScales(keep)
+	h.removeStaleScales()
 	for _, s := range h.Scales {
 		if s == 1 {
 			continue
@@ -87,24 +94,31 @@ func (h *Harness) scaleCurve(ctx context.Context, bin string, res *Results) {
 }
 
 // scaleDir is where a size's data set, store and data dir are kept: named
-// by size, reference date and the digests of the normalizing plugins, so
-// that a later run reuses a data set only if it would generate the same.
+// by size and scaleKey, so that a later run reuses a data set only if it
+// would generate the same.
 func (h *Harness) scaleDir(scale float64) string {
+	return filepath.Join(h.WorkDir, "scale-"+strconv.FormatFloat(scale, 'f', 2, 64)+"-"+scaleKey())
+}
+
+// scaleKey is what the generated data sets depend on beside their size:
+// the reference date and the digests of the normalizing plugins.
+func scaleKey() string {
 	m := embeddedManifest()
 	sum := sha256.New()
 	for _, source := range slices.Sorted(maps.Keys(m.Plugins)) {
 		fmt.Fprintf(sum, "%s=%s\n", source, m.Plugins[source])
 	}
-	return filepath.Join(h.WorkDir, fmt.Sprintf("scale-%s-%s-%x", strconv.FormatFloat(scale, 'f', 2, 64), m.ReferenceDate, sum.Sum(nil)[:4]))
+	return fmt.Sprintf("%s-%x", m.ReferenceDate, sum.Sum(nil)[:4])
 }
 
-// removeOtherScales removes the scale-* dirs of the work dir not in keep:
-// earlier data sets hold gigabytes.
-func (h *Harness) removeOtherScales(keep map[string]bool) {
+// removeStaleScales removes the scale-* dirs of the work dir that another
+// reference date or other plugins made: they hold gigabytes no run would
+// use again.
+func (h *Harness) removeStaleScales() {
 	dirs, _ := filepath.Glob(filepath.Join(h.WorkDir, "scale-*"))
 	for _, d := range dirs {
-		if !keep[d] {
-			h.logf("removing the earlier data set %s", filepath.Base(d))
+		if !strings.HasSuffix(d, "-"+scaleKey()) {
+			h.logf("removing the stale data set %s", filepath.Base(d))
 			os.RemoveAll(d)
 		}
 	}
@@ -112,7 +126,7 @@ func (h *Harness) removeOtherScales(keep map[string]bool) {
 
 func (h *Harness) scaleOne(ctx context.Context, bin string, scale float64, res *Results) (*ScaleResult, error) {
 	sr := &ScaleResult{Scale: scale, Records: int(math.Round(float64(res.Records) * scale)), RPS: map[string]float64{},
-		P50: map[string]time.Duration{}, P99: map[string]time.Duration{}, Rate: map[string]float64{}}
+		P50: map[string]time.Duration{}, P99: map[string]time.Duration{}, Rate: map[string]float64{}, Errors: map[string]int{}}
 	dir := h.scaleDir(scale)
 	bdir, storeDir, dataDir := filepath.Join(dir, "bundle"), filepath.Join(dir, "store"), filepath.Join(dir, "data")
 	start := time.Now()
@@ -142,15 +156,7 @@ func (h *Harness) scaleOne(ctx context.Context, bin string, scale float64, res *
 			classes = append(classes, c)
 		}
 	}
-	// Each run starts from the loaded store as prefill left it, with no
-	// index segments: the first start builds the index, once.
-	if err := os.RemoveAll(dataDir); err != nil {
-		return sr, err
-	}
-	if err := cloneDir(storeDir, dataDir); err != nil {
-		return sr, fmt.Errorf("copying the loaded store: %w", err)
-	}
-	if err := h.buildIndex(ctx, bin, dataDir, sr); err != nil {
+	if err := h.firstStart(ctx, bin, storeDir, dataDir, sr); err != nil {
 		return sr, err
 	}
 	took, p, err := h.starts(ctx, bin, dataDir, false, h.Startups)
@@ -184,9 +190,64 @@ func (h *Harness) scaleOne(ctx context.Context, bin string, scale float64, res *
 			return sr, err
 		}
 		sr.RPS[c.Name], sr.P50[c.Name], sr.P99[c.Name], sr.Rate[c.Name] = w.RPS, l.P50, l.P99, rate
+		sr.Errors[c.Name] = w.Errors + l.Errors
 		h.logf("  %-16s %.0f/s p99 %s", c.Name, w.RPS, l.P99.Round(time.Microsecond))
 	}
 	return sr, nil
+}
+
+// firstStart gives the size a data dir whose index is built. The first
+// start on a copy of the loaded store, which holds records and no index
+// segments, builds the index: that start is measured (buildIndex) and its
+// figures kept beside the data dir. Building takes minutes at a million
+// records, so a later run starts on the data dir it left and reports the
+// figures kept, unless -rebuild is given or that start rebuilt the index
+// (a binary whose segments differ): then the figures are this run's.
+func (h *Harness) firstStart(ctx context.Context, bin, storeDir, dataDir string, sr *ScaleResult) error {
+	record := dataDir + ".build.json"
+	var kept ScaleBuild
+	b, err := os.ReadFile(record)
+	reuse := !h.Rebuild && err == nil && json.Unmarshal(b, &kept) == nil && kept.Build > 0
+	if _, err := os.Stat(filepath.Join(dataDir, "index")); err != nil {
+		reuse = false
+	}
+	if !reuse {
+		os.Remove(record)
+		if err := os.RemoveAll(dataDir); err != nil {
+			return err
+		}
+		if err := cloneDir(storeDir, dataDir); err != nil {
+			return fmt.Errorf("copying the loaded store: %w", err)
+		}
+	}
+	before := dirListing(filepath.Join(dataDir, "index"))
+	if err := h.buildIndex(ctx, bin, dataDir, sr); err != nil {
+		return err
+	}
+	if reuse && dirListing(filepath.Join(dataDir, "index")) == before {
+		h.logf("  the index segments of an earlier run were opened as they were; reporting the build that run measured")
+		sr.ScaleBuild = kept
+		return nil
+	}
+	sr.BuildWhen, sr.BuildCommit = time.Now().UTC(), h.commit
+	if b, err := json.Marshal(sr.ScaleBuild); err == nil {
+		os.WriteFile(record, b, 0o644)
+	}
+	sr.BuildThisRun = true
+	return nil
+}
+
+// dirListing names the files of dir with their sizes and times, to tell
+// whether a start rewrote them.
+func dirListing(dir string) string {
+	entries, _ := os.ReadDir(dir)
+	var b strings.Builder
+	for _, e := range entries {
+		if info, err := e.Info(); err == nil {
+			fmt.Fprintf(&b, "%s %d %d\n", e.Name(), info.Size(), info.ModTime().UnixNano())
+		}
+	}
+	return b.String()
 }
 
 // buildIndex is the one-time first start on a store that holds records
@@ -200,7 +261,7 @@ func (h *Harness) scaleOne(ctx context.Context, bin string, scale float64, res *
 // below memFloorKB while it builds.
 func (h *Harness) buildIndex(ctx context.Context, bin, dataDir string, sr *ScaleResult) error {
 	sr.BuildLimitMiB = memAvailableKB() * 3 / 4 >> 10
-	h.logf("  first start on the loaded store: building the read index (GOMEMLIMIT=%dMiB)", sr.BuildLimitMiB)
+	h.logf("  first start on the data dir (GOMEMLIMIT=%dMiB)", sr.BuildLimitMiB)
 	var low, peak atomic.Int64 // MemAvailable when the watch stopped the build; the highest resident set seen
 	done := make(chan struct{})
 	defer close(done)
@@ -304,7 +365,15 @@ func (h *Harness) makeBundle(ctx context.Context, scale float64, dir, bdir strin
 	// need the memory.
 	recs = nil
 	debug.FreeOSMemory()
-	return os.RemoveAll(corpus) // gigabytes at a million records; the bundle is what is kept
+	// The corpus is gigabytes in a million files at a million records,
+	// which take minutes to remove: the bundle is what is kept, and the
+	// corpus goes while the run goes on.
+	h.cleanup.Add(1)
+	go func() {
+		defer h.cleanup.Done()
+		os.RemoveAll(corpus)
+	}()
+	return nil
 }
 
 // memFloorKB is the available memory (MemAvailable) below which the
