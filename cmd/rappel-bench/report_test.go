@@ -97,7 +97,7 @@ func TestRender(t *testing.T) {
 			ScaleBuild: ScaleBuild{Build: 8 * time.Minute, BuildMem: Mem{PeakKB: 16 << 20}, BuildLimitMiB: 14000,
 				BuildWhen: time.Date(2026, 11, 25, 19, 23, 0, 0, time.UTC), BuildCommit: "abc"},
 			Errors: map[string]int{"common_word": 3},
-			RPS: map[string]float64{"record": 40000, "common_word": 900}, Rate: map[string]float64{"record": 1000, "common_word": 1000},
+			RPS:    map[string]float64{"record": 40000, "common_word": 900}, Rate: map[string]float64{"record": 1000, "common_word": 1000},
 			P99: map[string]time.Duration{"record": ms, "common_word": 7 * ms}},
 	}
 	out := render(res)
