@@ -27,7 +27,7 @@ type Results struct {
 	// FirstStart is exec to first 200 of GET /recall on an empty data dir
 	// (the embedded bundle loaded into the store); WarmStart on the data
 	// dir a first start left once idle.
-	FirstStart, WarmStart []time.Duration
+	FirstStart, WarmStart []Start
 	// ColdMem is rappel's memory after its last first start and the
 	// mixed load (its peak over both), WarmMem after its last warm start
 	// and the mixed load; MixedDur is the mixed load's duration.

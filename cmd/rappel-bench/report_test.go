@@ -89,11 +89,11 @@ func TestRender(t *testing.T) {
 	word.Bytes = map[string]int{"rappel": 1000, "postgres": 1001, "bleve": 1002, "sqlite": 1003}
 	word.Rate = 25
 	res := &Results{Systems: AllSystems, Classes: []*ClassResult{rec, word}, Rounds: 3, Records: 41000,
-		FirstStart: []time.Duration{900 * ms, 1200 * ms, 800 * ms}, WarmStart: []time.Duration{150 * ms},
+		FirstStart: []Start{{Took: 900 * ms}, {Took: 1200 * ms}, {Took: 800 * ms}}, WarmStart: []Start{{Took: 150 * ms, Logging: 5 * ms, Bundle: 60 * ms, Ready: 120 * ms, Serving: 121 * ms}},
 		ColdMem: NodeMem{Mem: Mem{PeakKB: 200 << 10, AnonKB: 300 << 10}}}
 	res.Scale = []*ScaleResult{
 		{Scale: 4.88, Records: 200000, Skipped: "it did not fit"},
-		{Scale: 24.39, Records: 999990, Starts: []time.Duration{time.Second}, Mem: NodeMem{Mem: Mem{AnonKB: 500 << 10}},
+		{Scale: 24.39, Records: 999990, Starts: []Start{{Took: time.Second}}, Mem: NodeMem{Mem: Mem{AnonKB: 500 << 10}},
 			ScaleBuild: ScaleBuild{Build: 8 * time.Minute, BuildMem: Mem{PeakKB: 16 << 20}, BuildLimitMiB: 14000,
 				BuildWhen: time.Date(2026, 11, 25, 19, 23, 0, 0, time.UTC), BuildCommit: "abc"},
 			Errors: map[string]int{"common_word": 3},
@@ -118,6 +118,7 @@ func TestRender(t *testing.T) {
 		"| one-time index build: exec to first 200 | (the bundle's index is embedded) | not run | 8 min 00 s |  |",
 		"measured by the run of 2026-11-25 19:23 UTC (commit abc)",
 		"4.88× (200,000 records) was not measured: it did not fit.",
+		"| of which exec to the log's \"starting rappel\" / bundle line / \"dataset ready\" / \"serving\" | 0 µs / 0 µs / 0 µs / 0 µs | 5.00 ms / 60.0 ms / 120.0 ms / 121.0 ms |",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("report lacks %q:\n%s", want, out)

@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"io"
 	"path/filepath"
+	"strings"
 	"time"
 )
 
@@ -15,20 +17,45 @@ const startProbe = "/recall"
 // idleTimeout bounds the wait for a started node to finish its work.
 const idleTimeout = 10 * time.Minute
 
+// Start is one start of rappel: exec to its first 200 of GET /recall
+// (Took), and to the lines of its log that mark its steps, -1 for a line
+// not found: "starting rappel" (the runtime up, the flags read); the
+// bundle's line, the first after it not from Pebble (the store open, the
+// bundle loaded into it or found there); "dataset ready" (the read index
+// open); and "serving".
+type Start struct {
+	Took, Logging, Bundle, Ready, Serving time.Duration
+
+	log     string    // rappel's log file
+	logFrom int64     // its size at exec
+	exec    time.Time // when the start began
+}
+
+// readSteps fills the steps from rappel's log. rappel writes its log out
+// every 100 ms: call it once the node has stopped or has been up longer.
+func (st *Start) readSteps() {
+	steps := logSteps(st.log, st.logFrom, st.exec)
+	st.Logging, st.Bundle, st.Ready, st.Serving = steps.Logging, steps.Bundle, steps.Ready, steps.Serving
+}
+
 // startRappel starts `rappel serve` on dataDir, with env added to its
 // environment and watch, when not nil, running on the process from its
-// exec, and returns the process and the time from exec to its first 200
-// on GET /recall.
-func (h *Harness) startRappel(ctx context.Context, bin, dataDir string, env []string, timeout time.Duration, watch func(*proc)) (*proc, time.Duration, error) {
+// exec, and returns the process and the start.
+func (h *Harness) startRappel(ctx context.Context, bin, dataDir string, env []string, timeout time.Duration, watch func(*proc)) (*proc, Start, error) {
 	addr, err := freeAddr()
 	if err != nil {
-		return nil, 0, err
+		return nil, Start{}, err
+	}
+	logName := filepath.Join(h.WorkDir, "logs", "rappel.log")
+	var offset int64
+	if info, err := os.Stat(logName); err == nil {
+		offset = info.Size()
 	}
 	start := time.Now()
 	p, err := startProc("rappel", addr, h.ServerCPU, 1, h.logFile("rappel"), env,
 		bin, "serve", "--addr", addr, "--data-dir", dataDir, "--api-keys", benchKey, "--feeds", "off")
 	if err != nil {
-		return nil, 0, err
+		return nil, Start{}, err
 	}
 	if watch != nil {
 		go watch(p)
@@ -36,16 +63,55 @@ func (h *Harness) startRappel(ctx context.Context, bin, dataDir string, env []st
 	took, err := p.waitOK(ctx, "http://"+addr+startProbe, keyHeader(), start, timeout)
 	if err != nil {
 		p.Stop()
-		return nil, 0, err
+		return nil, Start{}, err
 	}
-	return p, took, nil
+	return p, Start{Took: took, Logging: -1, Bundle: -1, Ready: -1, Serving: -1, log: logName, logFrom: offset, exec: start}, nil
+}
+
+// logSteps reads, from offset on in rappel's log file, when the start
+// that began at exec logged its steps (Start).
+func logSteps(file string, offset int64, exec time.Time) Start {
+	st := Start{Logging: -1, Bundle: -1, Ready: -1, Serving: -1}
+	f, err := os.Open(file)
+	if err != nil {
+		return st
+	}
+	defer f.Close()
+	b, _ := io.ReadAll(io.NewSectionReader(f, offset, 1<<20))
+	for _, line := range strings.Split(string(b), "\n") {
+		var at *time.Duration
+		switch {
+		case strings.Contains(line, `msg="starting rappel"`):
+			at = &st.Logging
+		case strings.Contains(line, `msg="dataset ready"`):
+			at = &st.Ready
+		case strings.Contains(line, `msg=serving`):
+			at = &st.Serving
+		case st.Logging >= 0 && st.Bundle < 0 && strings.HasPrefix(line, "time=") && !strings.Contains(line, "component=pebble"):
+			at = &st.Bundle
+		default:
+			continue
+		}
+		v, ok := strings.CutPrefix(line, "time=")
+		if !ok || *at >= 0 {
+			continue
+		}
+		t, err := time.Parse(time.RFC3339Nano, strings.Fields(v)[0])
+		if err == nil {
+			*at = t.Sub(exec)
+		}
+		if st.Serving >= 0 {
+			break
+		}
+	}
+	return st
 }
 
 // starts starts rappel n times on dataDir, emptied before each start when
 // empty is set, and returns each start's time and the last process, left
 // running once it is idle.
-func (h *Harness) starts(ctx context.Context, bin, dataDir string, empty bool, n int) ([]time.Duration, *proc, error) {
-	var took []time.Duration
+func (h *Harness) starts(ctx context.Context, bin, dataDir string, empty bool, n int) ([]Start, *proc, error) {
+	var took []Start
 	var p *proc
 	kind := "its warm data dir"
 	if empty {
@@ -56,6 +122,7 @@ func (h *Harness) starts(ctx context.Context, bin, dataDir string, empty bool, n
 			if err := p.Stop(); err != nil {
 				return nil, nil, err
 			}
+			took[i-1].readSteps()
 		}
 		if empty {
 			if err := os.RemoveAll(dataDir); err != nil {
@@ -63,7 +130,7 @@ func (h *Harness) starts(ctx context.Context, bin, dataDir string, empty bool, n
 			}
 		}
 		h.logf("starting rappel on %s (%d/%d)", kind, i+1, n)
-		var d time.Duration
+		var d Start
 		var err error
 		if p, d, err = h.startRappel(ctx, bin, dataDir, nil, 10*time.Minute, nil); err != nil {
 			return nil, nil, err
@@ -74,6 +141,7 @@ func (h *Harness) starts(ctx context.Context, bin, dataDir string, empty bool, n
 		p.Stop()
 		return nil, nil, err
 	}
+	took[n-1].readSteps()
 	return took, p, nil
 }
 

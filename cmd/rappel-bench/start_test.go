@@ -126,3 +126,32 @@ func TestCloneDir(t *testing.T) {
 		t.Errorf("dirBytes = %d", n)
 	}
 }
+
+// TestLogSteps reads the steps of the second start in a log that holds
+// two, as rappel writes them.
+func TestLogSteps(t *testing.T) {
+	first := `time=2026-11-25T19:23:31.311Z level=INFO msg="dataset ready" records=999990
+time=2026-11-25T19:23:31.319Z level=INFO msg=serving addr=127.0.0.1:37457
+`
+	second := `time=2026-11-25T19:23:32.941Z level=INFO msg="starting rappel" version=dev
+time=2026-11-25T19:23:32.951Z level=INFO msg="Found 1 WALs" component=pebble
+time=2026-11-25T19:23:33.151Z level=INFO msg="keeping the data dir's feeds data" data_updated_at=2026-11-25T18:55:49.000Z
+time=2026-11-25T19:23:36.298Z level=INFO msg="dataset ready" records=999990 source=feeds
+time=2026-11-25T19:23:36.299Z level=INFO msg=serving addr=127.0.0.1:45749
+time=2026-11-25T19:23:36.310Z level=INFO msg=request method=GET route=/recall status=200
+time=2026-11-25T19:23:39.259Z level=INFO msg=serving addr=127.0.0.1:45501
+`
+	file := filepath.Join(t.TempDir(), "rappel.log")
+	if err := os.WriteFile(file, []byte(first+second), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	exec := time.Date(2026, 11, 25, 19, 23, 32, 900e6, time.UTC)
+	got := logSteps(file, int64(len(first)), exec)
+	want := Start{Logging: 41 * time.Millisecond, Bundle: 251 * time.Millisecond, Ready: 3398 * time.Millisecond, Serving: 3399 * time.Millisecond}
+	if got != want {
+		t.Errorf("logSteps = %+v, want %+v", got, want)
+	}
+	if got := logSteps(filepath.Join(t.TempDir(), "none.log"), 0, exec); got.Ready != -1 || got.Logging != -1 {
+		t.Errorf("logSteps of no log = %+v, want every step missing", got)
+	}
+}
