@@ -520,7 +520,9 @@ func medianStep(ss []Start, step func(Start) time.Duration) time.Duration {
 }
 
 // medianTook is the median time from exec to first 200 of starts.
-func medianTook(ss []Start) time.Duration { return medianStep(ss, func(s Start) time.Duration { return s.Took }) }
+func medianTook(ss []Start) time.Duration {
+	return medianStep(ss, func(s Start) time.Duration { return s.Took })
+}
 
 // startCell is the median of starts and how many there were.
 func startCell(ss []Start) string {
