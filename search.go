@@ -37,6 +37,11 @@ type Search struct {
 	Offset       int
 	Cursor       string // opaque, from a previous Page
 	Lang         string // "", en or fr: the variant of the records' bytes
+	// NoTypos turns off the matching of misspelled words (typos=off).
+	NoTypos bool
+	// PrefixLast makes the last word of q a prefix too (prefix=last), for
+	// search as you type.
+	PrefixLast bool
 	// Buf, when its capacity suffices, holds Page.Results, so a caller can
 	// reuse one buffer across searches instead of allocating a page each.
 	Buf []byte
@@ -54,6 +59,16 @@ type Page struct {
 	N int
 	// NextCursor continues after the last result; "" on the last page.
 	NextCursor string
+	// Corrections says which words of q matched other words than their
+	// own: misspellings matched to the dictionary's words, words matched
+	// split in two.
+	Corrections []Correction
+}
+
+// Correction is a word of q and the index terms it was matched to.
+type Correction struct {
+	Word    string   `json:"word"`
+	Matched []string `json:"matched"`
 }
 
 // Searcher answers searches. Search returns an *Error: EBADREQUEST for a

@@ -25,7 +25,7 @@ var (
 var recallParams = slices.Concat(
 	[]string{"q", "category", "recall_type", "recall_agency", "hazard_class", "allergen"},
 	issuedAfterNames, issuedBeforeNames,
-	[]string{"sort_by", "sort_order", "limit", "offset", "cursor", "lang"})
+	[]string{"sort_by", "sort_order", "limit", "offset", "cursor", "lang", "typos", "prefix"})
 
 // Sort values a client may send besides closing, which is recognised only
 // to be refused with a 400 by the searcher (README, "Searching"): a
@@ -33,6 +33,9 @@ var recallParams = slices.Concat(
 var (
 	sortKeys   = rappel.Vocabulary{rappel.SortDate, rappel.SortPublished, rappel.SortValue, rappel.SortRelevance}
 	sortOrders = rappel.Vocabulary{"asc", "desc"}
+	// typoModes and prefixModes are the values of typos and prefix.
+	typoModes   = rappel.Vocabulary{"on", "off"}
+	prefixModes = rappel.Vocabulary{"none", "last"}
 )
 
 // searchRecalls answers GET /recall: it validates every parameter, reporting
@@ -114,6 +117,8 @@ func searchOf(p *params) (*rappel.Search, error) {
 		}
 		q.Query = parsed
 	}
+	q.NoTypos = p.enum("typos", typoModes) == "off"
+	q.PrefixLast = p.enum("prefix", prefixModes) == "last"
 	q.SortBy, q.Ascending = readSort(p)
 	q.IssuedAfter, q.IssuedBefore = readDates(p)
 	return q, p.err()
@@ -165,6 +170,10 @@ func writePage(w http.ResponseWriter, r *http.Request, page *rappel.Page, etag s
 		results = []byte("[]") // a searcher that found nothing may say so with no bytes
 	}
 	tail := make([]byte, 0, 32+2*len(page.NextCursor))
+	if len(page.Corrections) > 0 {
+		b, _ := json.Marshal(page.Corrections) // strings and lists of strings always encode
+		tail = append(append(tail, `,"corrections":`...), b...)
+	}
 	tail = append(tail, `,"next_cursor":`...)
 	tail = appendCursor(tail, page.NextCursor)
 	tail = append(tail, `,"next":`...)

@@ -216,6 +216,14 @@ func (v *View) Summaries(ids []string) []rappel.RecordSummary {
 	return out
 }
 
+// parts are the snapshots a search of the view looks in.
+func (v *View) parts() []part {
+	if v.delta == nil {
+		return []part{{s: v.base}}
+	}
+	return []part{{s: v.base, hidden: v.deleted}, {s: v.delta}}
+}
+
 // corpus returns the collection figures of base and delta together, with
 // document frequencies memoized for one query.
 func (v *View) corpus() corpus {
@@ -268,14 +276,15 @@ func (v *View) Search(ctx context.Context, q *rappel.Search) (*rappel.Page, erro
 	if q.Category != "" && !v.hasCategory(CategoryKey(q.Category)) {
 		return nil, rappel.Unknown("category", q.Category, rappel.Suggest(CategoryKey(q.Category), v.categories), "list the categories with GET /recall/stats?group_by=category")
 	}
-	mb, err := v.base.match(ctx, q, false)
+	exp := expand(v.parts(), q)
+	mb, err := v.base.match(ctx, q, false, exp)
 	if err != nil {
 		return nil, err
 	}
 	if !v.deleted.IsEmpty() {
 		mb = roaring.AndNot(mb, v.deleted)
 	}
-	md, err := v.delta.match(ctx, q, false)
+	md, err := v.delta.match(ctx, q, false, exp)
 	if err != nil {
 		return nil, err
 	}
@@ -296,14 +305,14 @@ func (v *View) Search(ctx context.Context, q *rappel.Search) (*rappel.Page, erro
 	var hits []hit
 	var scores []float64
 	if relevance {
-		hits, scores, err = v.pageByRelevance(ctx, q.Query, mb, md, c, q.Offset, limit)
+		hits, scores, err = v.pageByRelevance(ctx, q, mb, md, c, q.Offset, limit, exp)
 	} else {
 		hits, err = v.pageInOrder(ctx, orderKey{sortBy, q.Ascending}, mb, md, c, q.Offset, limit)
 	}
 	if err != nil {
 		return nil, err
 	}
-	page := &rappel.Page{Count: count}
+	page := &rappel.Page{Count: count, Corrections: exp.corr}
 	if len(hits) > limit {
 		hits = hits[:limit]
 		if sortBy != rappel.SortValue {
@@ -355,8 +364,9 @@ func (v *View) pageInOrder(ctx context.Context, ok orderKey, mb, md *roaring.Bit
 
 // pageByRelevance scores the matches of both parts with the collection's
 // figures and returns up to limit+1, best first, with their scores.
-func (v *View) pageByRelevance(ctx context.Context, q *rappel.Query, mb, md *roaring.Bitmap, c *cursor, offset, limit int) ([]hit, []float64, error) {
+func (v *View) pageByRelevance(ctx context.Context, q *rappel.Search, mb, md *roaring.Bitmap, c *cursor, offset, limit int, exp *expansion) ([]hit, []float64, error) {
 	cs := v.corpus()
+	qcs := clauses(q)
 	type scored struct {
 		hit
 		score float64
@@ -372,7 +382,7 @@ func (v *View) pageByRelevance(ctx context.Context, q *rappel.Query, mb, md *roa
 				return nil, nil, timeoutError()
 			}
 			d := int32(it.Next())
-			ranked = append(ranked, scored{hit{part.s, d}, part.s.text.score(q, d, cs)})
+			ranked = append(ranked, scored{hit{part.s, d}, part.s.text.score(qcs, d, cs, exp)})
 		}
 	}
 	slices.SortFunc(ranked, func(a, b scored) int {
