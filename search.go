@@ -78,3 +78,36 @@ type Correction struct {
 type Searcher interface {
 	Search(ctx context.Context, s *Search) (*Page, error)
 }
+
+// Suggestions are what GET /recall/suggest proposes for a q being typed:
+// words that complete (or correct) its last word, each with the number of
+// records GET /recall would find for it, and the records that match best.
+type Suggestions struct {
+	Terms   []SuggestedTerm   `json:"terms"`
+	Recalls []SuggestedRecall `json:"recalls"`
+}
+
+// SuggestedTerm is a word and how many records hold it.
+type SuggestedTerm struct {
+	Term  string `json:"term"`
+	Count int    `json:"count"`
+}
+
+// SuggestedRecall is a record that matches what is typed, by its title in
+// the language asked for (English when none, or when the record has none).
+type SuggestedRecall struct {
+	RecordID string `json:"record_id"`
+	Title    string `json:"title"`
+}
+
+// Limits of GET /recall/suggest.
+const (
+	DefaultSuggest = 8
+	MaxSuggest     = 20
+)
+
+// Suggester answers GET /recall/suggest: q is what has been typed so far,
+// its last word being completed; lang is "", en or fr.
+type Suggester interface {
+	Suggest(ctx context.Context, q, lang string, limit int) (*Suggestions, error)
+}

@@ -54,9 +54,9 @@ type part struct {
 // expansion is what the terms of one search match besides themselves.
 type expansion struct {
 	terms map[rappel.Term]*termExp
-	// joins[i] is what clauses i and i+1 also match together: the word
-	// they join into, or a synonym of the two as a phrase.
-	joins map[int][]rappel.Term
+	// joins[i] is what clauses i to i+n-1 also match together: the word
+	// two of them join into, or a synonym of their words as a phrase.
+	joins map[int]join
 	corr  []rappel.Correction
 }
 
@@ -71,6 +71,12 @@ type termExp struct {
 	// only is set when words replace the term's own forms (a prefix: its
 	// completions include the word itself when the dictionary has it).
 	only bool
+}
+
+// join is what n adjacent clauses also match together.
+type join struct {
+	n    int
+	alts []rappel.Term
 }
 
 type expTerm struct {
@@ -110,7 +116,7 @@ func isWord(text string) bool {
 // expand computes the expansion of q's terms over parts.
 func expand(parts []part, q *rappel.Search) *expansion {
 	cs := clauses(q)
-	exp := &expansion{terms: map[rappel.Term]*termExp{}, joins: map[int][]rappel.Term{}}
+	exp := &expansion{terms: map[rappel.Term]*termExp{}, joins: map[int]join{}}
 	if len(cs) == 0 {
 		return exp
 	}
@@ -125,24 +131,42 @@ func expand(parts []part, q *rappel.Search) *expansion {
 			}
 		}
 	}
-	for i := 0; i+1 < len(cs); i++ {
-		a, b := cs[i], cs[i+1]
-		if len(a.Terms) != 1 || len(b.Terms) != 1 || a.Exclude || b.Exclude {
-			continue
-		}
-		ta, tb := a.Terms[0], b.Terms[0]
-		if ta.Phrase || tb.Phrase || ta.Prefix || tb.Prefix || !isWord(ta.Text) || !isWord(tb.Text) {
-			continue
-		}
-		var alts []rappel.Term
-		if joined := ta.Text + tb.Text; lx.exact(joined) {
-			alts = append(alts, rappel.Term{Text: joined})
-		}
-		for _, syn := range synonymsOf(ta.Text + " " + tb.Text) {
-			alts = append(alts, rappel.Term{Text: syn, Phrase: true})
-		}
-		if len(alts) > 0 {
-			exp.joins[i] = alts
+	// plain reports whether clause i is one word or hyphenated word, as
+	// joins and multi-word synonyms take them.
+	plain := func(i int) bool {
+		c := cs[i]
+		return len(c.Terms) == 1 && !c.Exclude && !c.Terms[0].Phrase && !c.Terms[0].Prefix
+	}
+	for i := 0; i < len(cs); i++ {
+		// The longest run of clauses that is a synonym list entry, then
+		// two words that join into one.
+		for n := min(maxSynonymWords, len(cs)-i); n >= 2; n-- {
+			if !plain(i) {
+				break
+			}
+			texts := make([]string, 0, n)
+			ok := true
+			for k := i; k < i+n; k++ {
+				ok = ok && plain(k)
+				texts = append(texts, cs[k].Terms[0].Text)
+			}
+			if !ok {
+				continue
+			}
+			var alts []rappel.Term
+			for _, syn := range synonymsOf(strings.Join(texts, " ")) {
+				alts = append(alts, rappel.Term{Text: syn, Phrase: true})
+			}
+			if n == 2 && isWord(texts[0]) && isWord(texts[1]) {
+				if joined := texts[0] + texts[1]; lx.exact(joined) {
+					alts = append(alts, rappel.Term{Text: joined})
+				}
+			}
+			if len(alts) > 0 {
+				exp.joins[i] = join{n: n, alts: alts}
+				i += n - 1
+				break
+			}
 		}
 	}
 	return exp
@@ -212,8 +236,25 @@ func (lx *lexicon) expandTerm(t rappel.Term, typos bool, exp *expansion) *termEx
 	word := strings.ToLower(t.Text)
 	if t.Prefix {
 		te.only = true
+		found := false
 		for s := range 2 {
 			te.words[s] = lx.completions(s, word)
+			found = found || len(te.words[s]) > 0
+		}
+		if !found && typos && typoBudget(word) > 0 {
+			// Nothing begins with it: what was typed so far has a typo
+			// ("lysteri"), which the nearest words correct.
+			var matched []string
+			for s := range 2 {
+				te.words[s] = lx.nearest(s, word)
+				for _, e := range te.words[s] {
+					matched = append(matched, e.term)
+				}
+			}
+			if len(matched) > 0 {
+				slices.Sort(matched)
+				exp.corr = append(exp.corr, rappel.Correction{Word: t.Text + "*", Matched: slices.Compact(matched)})
+			}
 		}
 		return te
 	}
@@ -305,17 +346,27 @@ func (lx *lexicon) adjacent(a, b string) bool {
 func (lx *lexicon) completions(stream int, word string) []expTerm {
 	an := lx.parts[0].s.text.an
 	f := an.forms(stream, word)
-	seen := map[string]int{}
+	raw := map[string]int{}
 	for _, p := range []string{fold(word), f.main, f.alt} {
 		if utf8.RuneCountInString(p) < rappel.MinPrefix {
 			continue
 		}
 		for _, part := range lx.parts {
-			part.s.text.eachTerm(stream, []byte(p), nil, func(term string) {
-				if _, ok := seen[term]; !ok {
-					seen[term] = lx.visible(stream, term)
-				}
-			})
+			part.s.text.eachTerm(stream, []byte(p), nil, func(term string, df int) { raw[term] += df })
+		}
+	}
+	// The most frequent first, by the dictionaries' own counts; only the
+	// terms taken are counted as the search sees them (hidden documents
+	// left out), so that a short prefix costs no more than a long one.
+	terms := slices.Collect(maps.Keys(raw))
+	slices.SortFunc(terms, func(a, b string) int { return cmp.Or(cmp.Compare(raw[b], raw[a]), strings.Compare(a, b)) })
+	seen := map[string]int{}
+	for _, t := range terms {
+		if len(seen) == maxPrefixTerms {
+			break
+		}
+		if n := lx.visible(stream, t); n > 0 {
+			seen[t] = n
 		}
 	}
 	return top(seen, maxPrefixTerms, func(string) int { return 0 })
@@ -335,7 +386,7 @@ func (lx *lexicon) nearest(stream int, word string) []expTerm {
 			continue
 		}
 		for _, part := range lx.parts {
-			part.s.text.eachTerm(stream, nil, aut, func(term string) {
+			part.s.text.eachTerm(stream, nil, aut, func(term string, _ int) {
 				d := typoDistance(q, term)
 				if d > budget {
 					return
@@ -349,7 +400,52 @@ func (lx *lexicon) nearest(stream int, word string) []expTerm {
 			})
 		}
 	}
+	if utf8.RuneCountInString(word) >= minEditWord {
+		// A long word's stem can be much shorter than the word
+		// ("contamination" is indexed as "contamin"), too far for the
+		// automaton from the misspelled word it was typed as: the words
+		// one edit away are stemmed and looked up instead.
+		typed := fold(word)
+		edits(typed, func(cand string) {
+			term := an.forms(stream, cand).main
+			d := typoDistance(typed, cand)
+			if d > budget || lx.visible(stream, term) == 0 {
+				return
+			}
+			if old, ok := dist[term]; !ok || d < old {
+				dist[term] = d
+			}
+			seen[term] = lx.visible(stream, term)
+		})
+	}
 	return top(seen, maxTypoTerms, func(t string) int { return dist[t] })
+}
+
+// minEditWord is the length from which a misspelled word's single edits
+// are stemmed and looked up (nearest).
+const minEditWord = 7
+
+// edits calls fn with every string one deletion, transposition,
+// substitution or insertion (of a letter a to z) away from w, which is
+// folded ASCII in practice; a string may come more than once.
+func edits(w string, fn func(string)) {
+	b := []byte(w)
+	for i := range b {
+		fn(string(b[:i]) + string(b[i+1:]))
+		if i+1 < len(b) {
+			t := slices.Clone(b)
+			t[i], t[i+1] = t[i+1], t[i]
+			fn(string(t))
+		}
+	}
+	for i := 0; i <= len(b); i++ {
+		for c := byte('a'); c <= 'z'; c++ {
+			fn(string(b[:i]) + string(c) + string(b[i:]))
+			if i < len(b) && b[i] != c {
+				fn(string(b[:i]) + string(c) + string(b[i+1:]))
+			}
+		}
+	}
 }
 
 // top returns up to n terms of seen (term → visible documents) that some
@@ -432,8 +528,9 @@ func typoAutomaton(q string, budget int) vellum.Automaton {
 }
 
 // eachTerm calls fn for each term of stream that begins with prefix and,
-// when aut is set, that aut accepts.
-func (ix *textIndex) eachTerm(stream int, prefix []byte, aut vellum.Automaton, fn func(term string)) {
+// when aut is set, that aut accepts, with the number of documents of this
+// index holding it (hidden ones included).
+func (ix *textIndex) eachTerm(stream int, prefix []byte, aut vellum.Automaton, fn func(term string, df int)) {
 	fst := ix.dict()
 	if fst == nil {
 		return
@@ -449,10 +546,24 @@ func (ix *textIndex) eachTerm(stream int, prefix []byte, aut vellum.Automaton, f
 		it, err = fst.Iterator(start, end)
 	}
 	for err == nil {
-		key, _ := it.Current()
-		fn(string(bytes.TrimPrefix(key, head)))
+		key, val := it.Current()
+		fn(string(bytes.TrimPrefix(key, head)), ix.rawDF(val))
 		err = it.Next()
 	}
+}
+
+// rawDF is the document frequency of the term whose dictionary value is
+// val: a built dictionary holds it; a segment's holds the term's ordinal,
+// and its positions' offsets (one per document, and one more) count the
+// documents without reading the bitmap.
+func (ix *textIndex) rawDF(val uint64) int {
+	if ix.seg == nil {
+		return int(val)
+	}
+	if val >= uint64(ix.seg.offs.Len()) {
+		return 0
+	}
+	return max(len(ix.seg.offs.At(int(val)))/4-1, 0)
 }
 
 // successor returns the first key after every key that begins with p.
@@ -483,7 +594,7 @@ func (ix *textIndex) dict() *vellum.FST {
 		for s := range ix.postings {
 			for _, t := range slices.Sorted(maps.Keys(ix.postings[s])) {
 				key = termKey(key[:0], s, t)
-				if b.Insert(key, 0) != nil {
+				if b.Insert(key, uint64(ix.postings[s][t].df())) != nil {
 					return
 				}
 			}

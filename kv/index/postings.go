@@ -491,7 +491,7 @@ func (ix *textIndex) score(qcs []rappel.Clause, doc int32, cs corpus, exp *expan
 			}
 		}
 		if exp != nil {
-			for _, alt := range exp.joins[i] {
+			for _, alt := range exp.joins[i].alts {
 				total += ix.textScore(alt.Text, doc, cs, 0.5)
 			}
 		}

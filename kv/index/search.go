@@ -73,6 +73,9 @@ func (s *Snapshot) Search(ctx context.Context, q *rappel.Search) (*rappel.Page, 
 // result must not be changed (it may be a shared bitmap). A category no
 // document has is an error when strict, and matches nothing otherwise.
 func (s *Snapshot) match(ctx context.Context, q *rappel.Search, strict bool, exp *expansion) (*roaring.Bitmap, error) {
+	if exp == nil {
+		exp = &expansion{} // the terms alone
+	}
 	var ands []*roaring.Bitmap
 	if q.Category != "" {
 		bm := s.filters[filterCategory][CategoryKey(q.Category)]
@@ -109,17 +112,19 @@ func (s *Snapshot) match(ctx context.Context, q *rappel.Search, strict bool, exp
 			if err != nil {
 				return nil, err
 			}
-			if alts, ok := exp.joins[i]; ok && bm != nil {
-				// Two words that also match as the one they join into, or
-				// as a synonym of the two.
-				next, err := s.clauseDocs(cs[i+1], exp)
-				if err != nil {
-					return nil, err
+			if j, ok := exp.joins[i]; ok && bm != nil {
+				// Adjacent words that also match together: as the one word
+				// two of them join into, or as a synonym of them all.
+				for k := i + 1; k < i+j.n; k++ {
+					next, err := s.clauseDocs(cs[k], exp)
+					if err != nil {
+						return nil, err
+					}
+					if next != nil {
+						bm = roaring.And(bm, next)
+					}
 				}
-				if next != nil {
-					bm = roaring.And(bm, next)
-				}
-				for _, alt := range alts {
+				for _, alt := range j.alts {
 					more, err := s.text.termDocs(alt, nil)
 					if err != nil {
 						return nil, err
@@ -128,7 +133,7 @@ func (s *Snapshot) match(ctx context.Context, q *rappel.Search, strict bool, exp
 						bm = roaring.Or(bm, more)
 					}
 				}
-				i++
+				i += j.n - 1
 			}
 			if bm == nil {
 				continue

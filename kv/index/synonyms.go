@@ -13,6 +13,10 @@ import (
 //go:embed synonyms.tsv
 var synonymsTSV string
 
+// maxSynonymWords is the most words of a list entry typed as words of q
+// rather than as a phrase.
+const maxSynonymWords = 4
+
 // synonymTable maps each entry, normalized (synonymKey), to its group.
 var synonymTable = sync.OnceValue(func() map[string][]string {
 	out := map[string][]string{}
@@ -47,6 +51,17 @@ func synonymsOf(text string) []string {
 	for _, e := range synonymTable()[k] {
 		if synonymKey(e) != k {
 			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// SynonymGroups returns the synonym list's groups, for tests and docs.
+func SynonymGroups() [][]string {
+	var out [][]string
+	for line := range strings.Lines(synonymsTSV) {
+		if line = strings.TrimSpace(line); line != "" && !strings.HasPrefix(line, "#") {
+			out = append(out, strings.Split(line, "\t"))
 		}
 	}
 	return out
