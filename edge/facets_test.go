@@ -3,6 +3,7 @@ package edge
 import (
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"slices"
 	"strings"
@@ -241,5 +242,39 @@ func TestHighlight_Router(t *testing.T) {
 	_, b = e.get(t, "recall_type=vehicle&highlight=true&facets=year")
 	if !strings.Contains(string(b), `"highlights":{}}],`) || !strings.HasSuffix(string(b), `"facets":{"year":[{"value":"2025","count":1}]}}`) {
 		t.Errorf("without q: %s", b)
+	}
+}
+
+// BenchmarkFacets serves GET /recall pages of 100 results from the real
+// bundle with every facet, with highlights, and with neither, through the
+// whole handler.
+func BenchmarkFacets(b *testing.B) {
+	catalog, _ := mustBundleCatalog(b)
+	s, _ := MustServer(b, catalog)
+	s.Logger = discardLogger()
+	h := s.Handler()
+	all := "&facets=" + strings.Join(rappel.FacetFields, ",")
+	for _, sh := range []struct{ name, query string }{
+		{"no_q", ""}, {"no_q_facets", all},
+		{"common_word", "q=recalled"}, {"common_word_facets", "q=recalled" + all},
+		{"common_word_highlight", "q=recalled&highlight=true"},
+		{"or_filter", "q=listeria+OR+salmonella&recall_type=food"}, {"or_filter_facets", "q=listeria+OR+salmonella&recall_type=food" + all},
+		{"or_filter_highlight", "q=listeria+OR+salmonella&recall_type=food&highlight=true"},
+	} {
+		b.Run(sh.name, func(b *testing.B) {
+			r := httptest.NewRequest(http.MethodGet, "/recall?"+sh.query+"&limit=100", nil)
+			r.Header.Set("X-Gateway-Key", testKey)
+			w := &benchWriter{h: http.Header{}}
+			b.ReportAllocs()
+			for b.Loop() {
+				clear(w.h)
+				w.status, w.n = 0, 0
+				h.ServeHTTP(w, r)
+				if w.status != http.StatusOK {
+					b.Fatalf("status %d", w.status)
+				}
+			}
+			b.ReportMetric(float64(w.n), "B/page")
+		})
 	}
 }
