@@ -25,7 +25,7 @@ var (
 var recallParams = slices.Concat(
 	[]string{"q", "category", "recall_type", "recall_agency", "hazard_class", "allergen"},
 	issuedAfterNames, issuedBeforeNames,
-	[]string{"sort_by", "sort_order", "limit", "offset", "cursor", "lang", "typos", "prefix"})
+	[]string{"sort_by", "sort_order", "limit", "offset", "cursor", "lang", "typos", "prefix", "facets", "highlight"})
 
 // Sort values a client may send besides closing, which is recognised only
 // to be refused with a 400 by the searcher (README, "Searching"): a
@@ -121,7 +121,23 @@ func searchOf(p *params) (*rappel.Search, error) {
 	q.PrefixLast = p.enum("prefix", prefixModes) == "last"
 	q.SortBy, q.Ascending = readSort(p)
 	q.IssuedAfter, q.IssuedBefore = readDates(p)
+	q.Facets = readFacets(p)
+	q.Highlight = p.enum("highlight", rappel.Booleans) == "true"
 	return q, p.err()
+}
+
+// readFacets returns the facets asked for, nil when none, recording an
+// item naming the nearest facet for an unknown name.
+func readFacets(p *params) []string {
+	v, ok := p.str("facets")
+	if !ok {
+		return nil
+	}
+	names, err := rappel.ParseFacets(v)
+	if fe := (*rappel.FacetsError)(nil); errors.As(err, &fe) {
+		p.invalid(rappel.InvalidFacets(rappel.QueryLoc("facets"), v, fe))
+	}
+	return names
 }
 
 // readSort returns sort_by ("" for the default, date) and whether
@@ -178,11 +194,30 @@ func writePage(w http.ResponseWriter, r *http.Request, page *rappel.Page, etag s
 	tail = appendCursor(tail, page.NextCursor)
 	tail = append(tail, `,"next":`...)
 	tail = appendCursor(tail, page.NextCursor)
+	if page.Facets != nil {
+		tail = appendFacets(tail, page.Facets)
+	}
 	tail = append(tail, '}')
 
 	// In three parts: the results, up to hundreds of kilobytes, are not
 	// copied into one buffer.
 	writeJSONTagged(w, r, http.StatusOK, etag, head, results, tail)
+}
+
+// appendFacets appends the facets member of GET /recall's response:
+//
+//	,"facets":{"recall_type":[{"value":"food","count":120},…],…}
+func appendFacets(dst []byte, facets []rappel.Facet) []byte {
+	dst = append(dst, `,"facets":{`...)
+	for i, f := range facets {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendJSONString(dst, f.Field)
+		dst = append(dst, ':')
+		dst = appendGroups(dst, f.Groups, false)
+	}
+	return append(dst, '}')
 }
 
 // appendCursor appends c as a JSON string, or null when c is empty.

@@ -65,7 +65,10 @@ func (s *Snapshot) Search(ctx context.Context, q *rappel.Search) (*rappel.Page, 
 			page.NextCursor = s.encodeCursor(nc, relevance)
 		}
 	}
-	page.Results, page.N = s.appendDocs(q.Buf, docs, q.Lang), len(docs)
+	page.Results, page.N = s.appendDocs(q.Buf, docs, q.Lang, s.highlighter(q, exp)), len(docs)
+	if q.Facets != nil {
+		page.Facets = s.facets(q, match)
+	}
 	return page, nil
 }
 
@@ -316,8 +319,8 @@ func (s *Snapshot) pageByRelevance(ctx context.Context, q *rappel.Search, match 
 }
 
 // appendDocs splices the documents' JSON into one array, in buf when it is
-// large enough.
-func (s *Snapshot) appendDocs(buf []byte, docs []int32, lang string) []byte {
+// large enough, each with its highlights when hl is not nil.
+func (s *Snapshot) appendDocs(buf []byte, docs []int32, lang string, hl *highlighter) []byte {
 	n := 2
 	for _, d := range docs {
 		n += s.enc.size(d) + 1
@@ -332,6 +335,9 @@ func (s *Snapshot) appendDocs(buf []byte, docs []int32, lang string) []byte {
 			b = append(b, ',')
 		}
 		b = s.enc.appendDoc(b, d, lang)
+		if hl != nil {
+			b = hl.append(b, s, d)
+		}
 	}
 	return append(b, ']')
 }

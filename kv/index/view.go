@@ -324,7 +324,10 @@ func (v *View) Search(ctx context.Context, q *rappel.Search) (*rappel.Page, erro
 			page.NextCursor = v.base.encodeCursor(nc, relevance)
 		}
 	}
-	page.Results, page.N = appendHits(q.Buf, hits, q.Lang), len(hits)
+	page.Results, page.N = appendHits(q.Buf, hits, q.Lang, v.highlighter(q, exp)), len(hits)
+	if q.Facets != nil {
+		page.Facets = v.facets(q, mb, md)
+	}
 	return page, nil
 }
 
@@ -411,8 +414,8 @@ func (v *View) pageByRelevance(ctx context.Context, q *rappel.Search, mb, md *ro
 }
 
 // appendHits splices the hits' JSON into one array, in buf when it is
-// large enough.
-func appendHits(buf []byte, hits []hit, lang string) []byte {
+// large enough, each with its highlights when hl is not nil.
+func appendHits(buf []byte, hits []hit, lang string, hl *highlighter) []byte {
 	n := 2
 	for _, h := range hits {
 		n += h.s.enc.size(h.doc) + 1
@@ -427,6 +430,9 @@ func appendHits(buf []byte, hits []hit, lang string) []byte {
 			b = append(b, ',')
 		}
 		b = h.s.enc.appendDoc(b, h.doc, lang)
+		if hl != nil {
+			b = hl.append(b, h.s, h.doc)
+		}
 	}
 	return append(b, ']')
 }
@@ -454,47 +460,13 @@ func (v *View) Stats(ctx context.Context, q *rappel.StatsQuery) (*rappel.Stats, 
 	if sum {
 		out.TotalSum = b.unitSum[hiB] - b.unitsOf(hidden) + d.unitSum[hiD]
 	}
-	type group struct {
-		rappel.StatsGroup
-		first hit // for a category: the record its spelling is from
-		named bool
-	}
-	groups := map[string]*group{}
-	var order []string
-	add := func(f *statsField, s *Snapshot, i int, count int, units int64) {
-		k := f.values[i]
-		if q.GroupBy == "category" {
-			k = CategoryKey(k)
-		}
-		g := groups[k]
-		if g == nil {
-			g = &group{}
-			groups[k] = g
-			order = append(order, k)
-		}
-		g.Count += count
-		g.Sum += units
-		// A category is named as its newest record spells it; a spelling
-		// whose record is hidden names it only when no other does.
-		switch {
-		case f.first == nil:
-			g.Value = f.values[i]
-		case s == b && v.deleted.Contains(uint32(f.first[i])):
-			if g.Value == "" {
-				g.Value = f.values[i]
-			}
-		default:
-			if h := (hit{s, f.first[i]}); !g.named || h.before(g.first) {
-				g.Value, g.first, g.named = f.values[i], h, true
-			}
-		}
-	}
+	m := v.mergeGroups(q.GroupBy)
 	for i := range fd.values {
 		var units int64
 		if sum {
 			units = d.groupSum(fd, i, hiD)
 		}
-		add(fd, d, i, fd.count(i, hiD, d.n), units)
+		m.add(fd, d, i, fd.count(i, hiD, d.n), units)
 	}
 	for i := range fb.values {
 		count := fb.count(i, hiB, b.n)
@@ -509,15 +481,9 @@ func (v *View) Stats(ctx context.Context, q *rappel.StatsQuery) (*rappel.Stats, 
 				units -= b.unitsOf(gone)
 			}
 		}
-		add(fb, b, i, count, units)
+		m.add(fb, b, i, count, units)
 	}
-	out.Groups = make([]rappel.StatsGroup, 0, len(order))
-	for _, k := range order {
-		if g := groups[k]; g.Count > 0 {
-			out.Groups = append(out.Groups, g.StatsGroup)
-		}
-	}
-	sortGroups(out.Groups)
+	out.Groups = m.result()
 	return out, nil
 }
 
