@@ -2,9 +2,7 @@ package edge
 
 import (
 	"bytes"
-	"encoding/json"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"strings"
 	"testing"
@@ -39,35 +37,17 @@ func TestSearch_Judged(t *testing.T) {
 	catalog.Swap(mustBundleSegment(t))
 	s, _ := MustServer(t, catalog)
 	s.Logger = discardLogger()
-	h := s.Handler()
-	outs := make([]judged.Outcome, len(qs))
+	outs, err := judged.Serve(s.Handler(), qs, func(r *http.Request) { r.Header.Set("X-Gateway-Key", testKey) })
+	if err != nil {
+		t.Fatal(err)
+	}
 	for i, q := range qs {
-		v := q.Values(judged.K)
-		v.Set("sort_by", "relevance")
-		r := httptest.NewRequest(http.MethodGet, "/recall?"+v.Encode(), nil)
-		r.Header.Set("X-Gateway-Key", testKey)
-		w := httptest.NewRecorder()
-		h.ServeHTTP(w, r)
-		switch w.Code {
-		case http.StatusOK:
-			var p idPage
-			if err := json.Unmarshal(w.Body.Bytes(), &p); err != nil {
-				t.Fatalf("%s: %v", v.Encode(), err)
-			}
-			for _, res := range p.Results {
-				outs[i].IDs = append(outs[i].IDs, res.RecordID)
-			}
-		case http.StatusUnprocessableEntity:
-			outs[i].Rejected = true
-		default:
-			t.Fatalf("%s: status %d: %.300s", v.Encode(), w.Code, w.Body)
-		}
 		recall := judged.RecallAt(q, outs[i].IDs, judged.K)
 		if q.Kind == judged.KindExact && recall < 1 {
 			t.Errorf("exact control %q: recall@10 %.2f, got %v, want %v", q.Q, recall, outs[i].IDs, q.Targets)
 		}
 		if recall < 1 && os.Getenv("RAPPEL_JUDGED_MISSES") != "" {
-			t.Logf("miss %s/%s %q (%s): recall@10 %.2f, rejected %v", q.Kind, q.Variant, q.Q, q.Params.Encode(), recall, outs[i].Rejected)
+			t.Logf("miss %s/%s %q (%s): recall@10 %.2f, refused %v", q.Kind, q.Variant, q.Q, q.Params.Encode(), recall, outs[i].Rejected)
 		}
 	}
 	scores := judged.Scores(qs, outs)

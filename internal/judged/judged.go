@@ -14,8 +14,11 @@ package judged
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"slices"
 	"strings"
@@ -220,4 +223,38 @@ func Table(w io.Writer, names []string, scores []map[string]Score) {
 		}
 		fmt.Fprintln(w)
 	}
+}
+
+// Serve sends each query to h as GET /recall?q=…&limit=K&sort_by=relevance
+// with its parameters, after prepare (which sets the API key), and returns
+// the outcomes: a 422 is a refusal, any status but 200 and 422 an error.
+func Serve(h http.Handler, qs []Query, prepare func(*http.Request)) ([]Outcome, error) {
+	outs := make([]Outcome, len(qs))
+	for i, q := range qs {
+		v := q.Values(K)
+		v.Set("sort_by", "relevance")
+		r := httptest.NewRequest(http.MethodGet, "/recall?"+v.Encode(), nil)
+		prepare(r)
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		switch w.Code {
+		case http.StatusOK:
+			var page struct {
+				Results []struct {
+					RecordID string `json:"record_id"`
+				} `json:"results"`
+			}
+			if err := json.Unmarshal(w.Body.Bytes(), &page); err != nil {
+				return nil, fmt.Errorf("%s: %w", v.Encode(), err)
+			}
+			for _, res := range page.Results {
+				outs[i].IDs = append(outs[i].IDs, res.RecordID)
+			}
+		case http.StatusUnprocessableEntity:
+			outs[i].Rejected = true
+		default:
+			return nil, fmt.Errorf("%s: status %d: %.300s", v.Encode(), w.Code, w.Body)
+		}
+	}
+	return outs, nil
 }
