@@ -309,7 +309,8 @@ func typoBudget(word string) int {
 }
 
 // splits returns the ways word splits into two words that some visible
-// document holds side by side, as "left right".
+// document holds side by side, as "left right", or when none does, into
+// three ("saftliner" as "Saf-T-Liner").
 func (lx *lexicon) splits(word string) []string {
 	var out []string
 	for i := range word {
@@ -321,13 +322,31 @@ func (lx *lexicon) splits(word string) []string {
 			out = append(out, left+" "+right)
 		}
 	}
+	if len(out) > 0 || len(word) > maxSplit3 {
+		return out
+	}
+	for i := range word {
+		if i == 0 || !lx.exact(word[:i]) {
+			continue
+		}
+		for j := i + 1; j < len(word); j++ {
+			a, b, c := word[:i], word[i:j], word[j:]
+			if lx.exact(b) && lx.exact(c) && lx.adjacent(a, b, c) {
+				out = append(out, a+" "+b+" "+c)
+			}
+		}
+	}
 	return out
 }
 
-// adjacent reports whether a visible document holds the phrase "a b".
-func (lx *lexicon) adjacent(a, b string) bool {
+// maxSplit3 is the longest word tried split in three.
+const maxSplit3 = 16
+
+// adjacent reports whether a visible document holds the words side by
+// side.
+func (lx *lexicon) adjacent(words ...string) bool {
 	for _, p := range lx.parts {
-		bm, err := p.s.text.phraseUnion([]string{a, b})
+		bm, err := p.s.text.phraseUnion(words)
 		if err != nil || bm == nil {
 			continue
 		}
