@@ -15,6 +15,7 @@ import (
 	"github.com/blevesearch/vellum/levenshtein"
 
 	"github.com/rappel-ca/rappel"
+	"github.com/rappel-ca/rappel/kv/segment"
 )
 
 // Forgiving search: what a query's words match beyond their own forms.
@@ -192,14 +193,15 @@ func (lx *lexicon) visible(stream int, term string) int {
 	}
 	n := 0
 	for _, p := range lx.parts {
+		if p.hidden == nil || p.hidden.IsEmpty() {
+			n += p.s.text.df(stream, term) // no bitmap to read
+			continue
+		}
 		post, _ := p.s.text.post(stream, term)
 		if post == nil {
 			continue
 		}
-		n += post.df()
-		if p.hidden != nil {
-			n -= int(post.docs.AndCardinality(p.hidden))
-		}
+		n += post.df() - int(post.docs.AndCardinality(p.hidden))
 	}
 	lx.df[k] = n
 	return n
@@ -419,16 +421,24 @@ func (lx *lexicon) nearest(stream int, word string) []expTerm {
 			})
 		}
 	}
-	if utf8.RuneCountInString(word) >= minEditWord {
+	if len(seen) == 0 && utf8.RuneCountInString(word) >= minEditWord {
 		// A long word's stem can be much shorter than the word
 		// ("contamination" is indexed as "contamin"), too far for the
 		// automaton from the misspelled word it was typed as: the words
 		// one edit away are stemmed and looked up instead.
 		typed := fold(word)
+		tried := map[string]bool{}
 		edits(typed, func(cand string) {
-			term := an.forms(stream, cand).main
+			if tried[cand] {
+				return
+			}
+			tried[cand] = true
 			d := typoDistance(typed, cand)
-			if d > budget || lx.visible(stream, term) == 0 {
+			if d > budget {
+				return
+			}
+			term := stem(stream, cand)
+			if lx.visible(stream, term) == 0 {
 				return
 			}
 			if old, ok := dist[term]; !ok || d < old {
@@ -569,6 +579,23 @@ func (ix *textIndex) eachTerm(stream int, prefix []byte, aut vellum.Automaton, f
 		fn(string(bytes.TrimPrefix(key, head)), ix.rawDF(val))
 		err = it.Next()
 	}
+}
+
+// df is the number of documents of this index holding term in stream
+// (hidden ones included), read without decoding its bitmap.
+func (ix *textIndex) df(stream int, term string) int {
+	if ix.seg == nil {
+		if p := ix.postings[stream][term]; p != nil {
+			return p.df()
+		}
+		return 0
+	}
+	var buf [64]byte
+	ord, found, err := segment.FSTGet(ix.seg.terms, termKey(buf[:0], stream, term))
+	if err != nil || !found {
+		return 0
+	}
+	return ix.rawDF(ord)
 }
 
 // rawDF is the document frequency of the term whose dictionary value is

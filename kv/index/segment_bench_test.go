@@ -71,8 +71,16 @@ func BenchmarkSegment_Held(b *testing.B) {
 		seg := liveHeap() - before
 		runtime.KeepAlive(s)
 		s = nil
+		var recs []*rappel.Record
+		if err := bundle.ReadRecords(bundle.Embedded(), func(r *rappel.Record) error { recs = append(recs, r); return nil }); err != nil {
+			b.Fatal(err)
+		}
 		before = liveHeap()
-		built := bundled(b)
+		built, err := Build(recs, rappel.DatasetInfo{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		recs = nil
 		mem := liveHeap() - before
 		runtime.KeepAlive(built)
 		b.ReportMetric(float64(seg)/1e6, "segment-heap-MB")
@@ -109,6 +117,11 @@ func BenchmarkSegment_Search(b *testing.B) {
 		{"phrase", rappel.Search{Limit: 20, Query: mustQuery(b, `"peanut butter"`)}},
 		{"relevance", rappel.Search{Limit: 20, Query: mustQuery(b, "cheese listeria"), SortBy: rappel.SortRelevance}},
 		{"value", rappel.Search{Limit: 20, SortBy: rappel.SortValue}},
+		{"typo", rappel.Search{Limit: 20, Query: mustQuery(b, "lysteria")}},
+		{"typo2", rappel.Search{Limit: 20, Query: mustQuery(b, "contaminaton")}},
+		{"split", rappel.Search{Limit: 20, Query: mustQuery(b, "f150")}},
+		{"prefix", rappel.Search{Limit: 20, Query: mustQuery(b, "frozen listeri"), PrefixLast: true}},
+		{"prefix2", rappel.Search{Limit: 20, Query: mustQuery(b, "pe*")}},
 	}
 	for _, impl := range []struct {
 		name string
@@ -127,6 +140,15 @@ func BenchmarkSegment_Search(b *testing.B) {
 				}
 			})
 		}
+		b.Run("suggest/"+impl.name, func(b *testing.B) {
+			b.ReportAllocs()
+			qs := []string{"lysteri", "chocol", "frozen pe", "brie chee", "air"}
+			for i := 0; b.Loop(); i++ {
+				if _, err := impl.s.Suggest(ctx, qs[i%len(qs)], "", 8); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 		b.Run("record/"+impl.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for i := 0; b.Loop(); i++ {
