@@ -49,8 +49,8 @@ import (
 //     tunes it for typos (at 0.6, one letter dropped from a 6-letter word
 //     is too far: "cocnut" is 0.5 from "coconut").
 //
-// The peers get the prefix semantics of the set; neither has stemming in
-// the trigram case nor synonyms in either.
+// The peers are given the set's prefix semantics; pg_trgm has no
+// stemming, and neither peer has synonyms.
 func runJudged(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("rappel-bench judged", flag.ContinueOnError)
 	fs.SetOutput(stderr)
