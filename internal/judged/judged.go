@@ -8,7 +8,7 @@
 // The set is data: testdata/judged/queries.tsv, described in
 // testdata/judged/README.md. Generate derives it from the bundle's records
 // and TestGenerate rewrites it (`go test ./internal/judged -run
-// TestGenerate -update`); it is committed, so that figures measured on
+// TestGenerate -args -update`); it is committed, so that figures measured on
 // different days, or by different systems, judge the same queries.
 package judged
 
