@@ -24,10 +24,19 @@ type Clause struct {
 // phrase. Text is as the client wrote it; the index analyses it (case and
 // accent folding, stemming), and a word that splits into several tokens, such
 // as "F-150", is matched as a phrase.
+//
+// Prefix marks a word typed with a trailing * (or the last word of a q
+// searched with prefix=last): it also matches the words it begins, as
+// search-as-you-type does. Text is then the word without the *.
 type Term struct {
 	Text   string
 	Phrase bool
+	Prefix bool
 }
+
+// MinPrefix is how many letters or digits a prefix needs before its *:
+// fewer would match a good part of the dictionary.
+const MinPrefix = 2
 
 // Limits of a q.
 const (
@@ -117,6 +126,10 @@ func scanQuery(q string) ([]queryItem, error) {
 			if strings.TrimSpace(text) == "" {
 				continue
 			}
+			if strings.Contains(text, "*") {
+				return nil, queryError(fmt.Sprintf("has a * inside the quoted phrase %s", Quote(`"`+text+`"`)),
+					"remove the * (a phrase is matched word for word) or the quotes (to search its words, the last as a prefix)")
+			}
 			items = append(items, queryItem{term: Term{Text: text, Phrase: true}, exclude: exclude})
 			continue
 		}
@@ -137,9 +150,37 @@ func scanQuery(q string) ([]queryItem, error) {
 			items = append(items, queryItem{or: true})
 			continue
 		}
-		items = append(items, queryItem{term: Term{Text: word}, exclude: exclude})
+		t := Term{Text: word}
+		if strings.Contains(word, "*") {
+			var err error
+			if t, err = prefixTerm(word); err != nil {
+				return nil, err
+			}
+		}
+		items = append(items, queryItem{term: t, exclude: exclude})
 	}
 	return items, nil
+}
+
+// prefixTerm reads a word holding a *: a prefix when the * ends it and
+// follows at least MinPrefix letters or digits.
+func prefixTerm(word string) (Term, error) {
+	stem, ok := strings.CutSuffix(word, "*")
+	if strings.Contains(stem, "*") || !ok {
+		return Term{}, queryError(fmt.Sprintf("has a * inside the word %s", Quote(word)),
+			"put * only at the end of a word, as in 'listeri*'")
+	}
+	n := 0
+	for _, r := range stem {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			n++
+		}
+	}
+	if n < MinPrefix {
+		return Term{}, queryError(fmt.Sprintf("has the wildcard %s, with fewer than %d letters before the *", Quote(word), MinPrefix),
+			fmt.Sprintf("type at least %d letters before the *, as in 'li*'", MinPrefix))
+	}
+	return Term{Text: stem, Prefix: true}, nil
 }
 
 const orUsage = "put OR between two words or phrases, as in 'listeria OR salmonella'"
@@ -194,9 +235,12 @@ func (q *Query) String() string {
 			if c.Exclude {
 				b.WriteByte('-')
 			}
-			if t.Phrase {
+			switch {
+			case t.Phrase:
 				b.WriteString(`"` + t.Text + `"`)
-			} else {
+			case t.Prefix:
+				b.WriteString(t.Text + "*")
+			default:
 				b.WriteString(t.Text)
 			}
 		}

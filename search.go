@@ -1,6 +1,10 @@
 package rappel
 
-import "context"
+import (
+	"context"
+	"slices"
+	"strings"
+)
 
 // Sort keys of GET /recall.
 const (
@@ -37,6 +41,17 @@ type Search struct {
 	Offset       int
 	Cursor       string // opaque, from a previous Page
 	Lang         string // "", en or fr: the variant of the records' bytes
+	// NoTypos turns off the matching of misspelled words (typos=off).
+	NoTypos bool
+	// PrefixLast makes the last word of q a prefix too (prefix=last), for
+	// search as you type.
+	PrefixLast bool
+	// Facets are the FacetFields to count the matches by, each once, in
+	// the order of Page.Facets; nil for none.
+	Facets []string
+	// Highlight adds to each result the fragments of its title, product
+	// and hazard text that q matches (README, "Searching").
+	Highlight bool
 	// Buf, when its capacity suffices, holds Page.Results, so a caller can
 	// reuse one buffer across searches instead of allocating a page each.
 	Buf []byte
@@ -54,6 +69,18 @@ type Page struct {
 	N int
 	// NextCursor continues after the last result; "" on the last page.
 	NextCursor string
+	// Corrections says which words of q matched other words than their
+	// own: misspellings matched to the dictionary's words, words matched
+	// split in two.
+	Corrections []Correction
+	// Facets are the counts Search.Facets asked for, in its order.
+	Facets []Facet
+}
+
+// Correction is a word of q and the index terms it was matched to.
+type Correction struct {
+	Word    string   `json:"word"`
+	Matched []string `json:"matched"`
 }
 
 // Searcher answers searches. Search returns an *Error: EBADREQUEST for a
@@ -62,4 +89,103 @@ type Page struct {
 // category no record has; ETIMEOUT when ctx ends first.
 type Searcher interface {
 	Search(ctx context.Context, s *Search) (*Page, error)
+}
+
+// Suggestions are what GET /recall/suggest proposes for a q being typed:
+// words that complete (or correct) its last word, each with the number of
+// records GET /recall would find for it, and the records that match best.
+type Suggestions struct {
+	Terms   []SuggestedTerm   `json:"terms"`
+	Recalls []SuggestedRecall `json:"recalls"`
+}
+
+// SuggestedTerm is a word and how many records hold it.
+type SuggestedTerm struct {
+	Term  string `json:"term"`
+	Count int    `json:"count"`
+}
+
+// SuggestedRecall is a record that matches what is typed, by its title in
+// the language asked for (English when none, or when the record has none).
+type SuggestedRecall struct {
+	RecordID string `json:"record_id"`
+	Title    string `json:"title"`
+}
+
+// Limits of GET /recall/suggest.
+const (
+	DefaultSuggest = 8
+	MaxSuggest     = 20
+)
+
+// Suggester answers GET /recall/suggest: q is what has been typed so far,
+// its last word being completed; lang is "", en or fr.
+type Suggester interface {
+	Suggest(ctx context.Context, q, lang string, limit int) (*Suggestions, error)
+}
+
+// FacetFields are the fields GET /recall counts its matches by when asked
+// with facets: each names the filter the counts are for (recall_agency is
+// the record's agency), and year the year of event_date. The counts are
+// those of GET /recall/stats for the same records (README, "Searching").
+var FacetFields = Vocabulary{"recall_type", "recall_agency", "hazard_class", "allergen", "category", GroupYear}
+
+// Booleans are the values of a switch parameter such as highlight.
+var Booleans = Vocabulary{"true", "false"}
+
+// Facet is the counts of one facet field over every record a search
+// matches: Groups as GET /recall/stats orders them, by count descending,
+// then value, without Sum.
+type Facet struct {
+	Field  string
+	Groups []StatsGroup
+}
+
+// FacetsError says why a facets value was refused: Unknown is a name that
+// is not one of FacetFields (an enum item naming the nearest), "" for a
+// value that is wrong otherwise (Reason).
+type FacetsError struct {
+	Reason
+	Unknown string
+}
+
+func (e *FacetsError) Error() string {
+	if e.Unknown != "" {
+		return "unknown facet " + Quote(e.Unknown)
+	}
+	return "facets " + e.Reason.String()
+}
+
+// facetsForm is the fix of a facets value that is not a list of names.
+const facetsForm = "list one or more facets separated by commas, as in 'recall_type,year'"
+
+// ParseFacets reads the facets parameter of GET /recall: names of
+// FacetFields separated by commas, spaces around them ignored, each at most
+// once. It returns the names in the order given; errors are *FacetsError.
+func ParseFacets(s string) ([]string, error) {
+	var names []string
+	for part := range strings.SplitSeq(s, ",") {
+		name := strings.TrimSpace(part)
+		switch {
+		case name == "" && strings.TrimSpace(s) == "":
+			return nil, &FacetsError{Reason: Reason{Problem: "is empty", Fix: facetsForm}}
+		case name == "":
+			return nil, &FacetsError{Reason: Reason{Problem: "is " + Quote(s) + ", which has an empty name between commas", Fix: facetsForm}}
+		case !FacetFields.Has(name):
+			return nil, &FacetsError{Unknown: name}
+		case slices.Contains(names, name):
+			return nil, &FacetsError{Reason: Reason{Problem: "names " + Quote(name) + " twice", Fix: "give each facet once"}}
+		}
+		names = append(names, name)
+	}
+	return names, nil
+}
+
+// InvalidFacets is the item of a facets value ParseFacets refused with
+// err, at loc: an unknown name is an enum item naming the nearest facet.
+func InvalidFacets(loc []any, input string, err *FacetsError) Invalid {
+	if err.Unknown != "" {
+		return InvalidEnumOf(loc, err.Unknown, FacetFields, "facet names separated by commas", "")
+	}
+	return InvalidValue(loc, input, err.Reason)
 }

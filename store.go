@@ -69,6 +69,8 @@ type Snapshot interface {
 	StatsSource
 	// Summarizer lists the records lookups find.
 	Summarizer
+	// Suggester completes what is being typed.
+	Suggester
 }
 
 // Catalog hands out the current Snapshot. Implementations are safe for

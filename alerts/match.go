@@ -233,7 +233,10 @@ func (b bitset) has(i int) bool { return b[i/64]&(1<<(i%64)) != 0 }
 // them (a clause with nothing searchable keeps every record either way).
 func (ix *subIndex) clauseSets(ctx context.Context, rm rappel.RecordMatcher, pos map[string]int, words int) ([]bitset, error) {
 	sets := make([]bitset, len(ix.clauses))
-	q := &rappel.Search{Query: &rappel.Query{Clauses: make([]rappel.Clause, 1)}}
+	// Words as written (typos=off): a batch of new recalls is no
+	// dictionary to correct a word against — a word absent from the batch
+	// would be "corrected" to whatever near word it holds.
+	q := &rappel.Search{Query: &rappel.Query{Clauses: make([]rappel.Clause, 1)}, NoTypos: true}
 	for i, c := range ix.clauses {
 		q.Query.Clauses[0] = c
 		ids, err := rm.MatchIDs(ctx, q)

@@ -115,6 +115,7 @@ func TestSubIndex_Match(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		search.NoTypos = true
 		ids, err := rm.MatchIDs(context.Background(), search)
 		if err != nil {
 			t.Fatal(err)

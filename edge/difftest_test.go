@@ -757,6 +757,22 @@ func (g *diffGen) searchQuery(cursor bool) query {
 		}
 		q = q.add("offset", strconv.Itoa(o))
 	}
+	if g.chance(12) {
+		var names []string
+		for _, f := range rappel.FacetFields {
+			if g.chance(40) {
+				names = append(names, f)
+			}
+		}
+		if len(names) == 0 {
+			names = append(names, pick(g, rappel.FacetFields))
+		}
+		g.rng.Shuffle(len(names), func(i, j int) { names[i], names[j] = names[j], names[i] })
+		q = q.add("facets", strings.Join(names, ","))
+	}
+	if g.chance(10) {
+		q = q.add("highlight", pick(g, rappel.Booleans))
+	}
 	q = g.lang(q)
 	return g.shuffled(q)
 }

@@ -25,7 +25,7 @@ var (
 var recallParams = slices.Concat(
 	[]string{"q", "category", "recall_type", "recall_agency", "hazard_class", "allergen"},
 	issuedAfterNames, issuedBeforeNames,
-	[]string{"sort_by", "sort_order", "limit", "offset", "cursor", "lang"})
+	[]string{"sort_by", "sort_order", "limit", "offset", "cursor", "lang", "typos", "prefix", "facets", "highlight"})
 
 // Sort values a client may send besides closing, which is recognised only
 // to be refused with a 400 by the searcher (README, "Searching"): a
@@ -33,6 +33,9 @@ var recallParams = slices.Concat(
 var (
 	sortKeys   = rappel.Vocabulary{rappel.SortDate, rappel.SortPublished, rappel.SortValue, rappel.SortRelevance}
 	sortOrders = rappel.Vocabulary{"asc", "desc"}
+	// typoModes and prefixModes are the values of typos and prefix.
+	typoModes   = rappel.Vocabulary{"on", "off"}
+	prefixModes = rappel.Vocabulary{"none", "last"}
 )
 
 // searchRecalls answers GET /recall: it validates every parameter, reporting
@@ -114,9 +117,27 @@ func searchOf(p *params) (*rappel.Search, error) {
 		}
 		q.Query = parsed
 	}
+	q.NoTypos = p.enum("typos", typoModes) == "off"
+	q.PrefixLast = p.enum("prefix", prefixModes) == "last"
 	q.SortBy, q.Ascending = readSort(p)
 	q.IssuedAfter, q.IssuedBefore = readDates(p)
+	q.Facets = readFacets(p)
+	q.Highlight = p.enum("highlight", rappel.Booleans) == "true"
 	return q, p.err()
+}
+
+// readFacets returns the facets asked for, nil when none, recording an
+// item naming the nearest facet for an unknown name.
+func readFacets(p *params) []string {
+	v, ok := p.str("facets")
+	if !ok {
+		return nil
+	}
+	names, err := rappel.ParseFacets(v)
+	if fe := (*rappel.FacetsError)(nil); errors.As(err, &fe) {
+		p.invalid(rappel.InvalidFacets(rappel.QueryLoc("facets"), v, fe))
+	}
+	return names
 }
 
 // readSort returns sort_by ("" for the default, date) and whether
@@ -165,15 +186,38 @@ func writePage(w http.ResponseWriter, r *http.Request, page *rappel.Page, etag s
 		results = []byte("[]") // a searcher that found nothing may say so with no bytes
 	}
 	tail := make([]byte, 0, 32+2*len(page.NextCursor))
+	if len(page.Corrections) > 0 {
+		b, _ := json.Marshal(page.Corrections) // strings and lists of strings always encode
+		tail = append(append(tail, `,"corrections":`...), b...)
+	}
 	tail = append(tail, `,"next_cursor":`...)
 	tail = appendCursor(tail, page.NextCursor)
 	tail = append(tail, `,"next":`...)
 	tail = appendCursor(tail, page.NextCursor)
+	if page.Facets != nil {
+		tail = appendFacets(tail, page.Facets)
+	}
 	tail = append(tail, '}')
 
 	// In three parts: the results, up to hundreds of kilobytes, are not
 	// copied into one buffer.
 	writeJSONTagged(w, r, http.StatusOK, etag, head, results, tail)
+}
+
+// appendFacets appends the facets member of GET /recall's response:
+//
+//	,"facets":{"recall_type":[{"value":"food","count":120},…],…}
+func appendFacets(dst []byte, facets []rappel.Facet) []byte {
+	dst = append(dst, `,"facets":{`...)
+	for i, f := range facets {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendJSONString(dst, f.Field)
+		dst = append(dst, ':')
+		dst = appendGroups(dst, f.Groups, false)
+	}
+	return append(dst, '}')
 }
 
 // appendCursor appends c as a JSON string, or null when c is empty.

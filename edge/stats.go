@@ -120,8 +120,17 @@ func appendStats(dst []byte, q *rappel.StatsQuery, days int, since string, st *r
 	}
 	dst = append(dst, `,"by_`...)
 	dst = append(dst, q.GroupBy...) // a field name: no escaping needed
-	dst = append(dst, `":[`...)
-	for i, g := range st.Groups {
+	dst = append(dst, `":`...)
+	dst = appendGroups(dst, st.Groups, sum)
+	return append(dst, '}')
+}
+
+// appendGroups appends groups as a JSON array of {"value","count"}
+// objects, with "sum" when sum is set: the groups of GET /recall/stats and
+// the facets of GET /recall.
+func appendGroups(dst []byte, groups []rappel.StatsGroup, sum bool) []byte {
+	dst = append(dst, '[')
+	for i, g := range groups {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
@@ -135,7 +144,7 @@ func appendStats(dst []byte, q *rappel.StatsQuery, days int, since string, st *r
 		}
 		dst = append(dst, '}')
 	}
-	return append(dst, "]}"...)
+	return append(dst, ']')
 }
 
 // appendJSONString appends s as a JSON string: quotes, backslashes and

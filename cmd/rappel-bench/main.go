@@ -118,6 +118,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return runBleve(ctx, args[1:], stderr)
 	case "sqlite":
 		return runSQLite(ctx, args[1:], stderr)
+	case "judged":
+		return runJudged(ctx, args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return nil

@@ -97,10 +97,10 @@ func TestServe_Feeds(t *testing.T) {
 	up.LoadDir(t, "/tc", filepath.Join(root, "testdata", "tc"))
 	up.LoadDir(t, "/detail", filepath.Join(root, "testdata", "detail"))
 
-	pluginsDir := t.TempDir()
+	pluginsDir, dataDir := t.TempDir(), t.TempDir()
 	c := NewServeCommand()
 	err := c.ParseFlags([]string{
-		"--data-dir", t.TempDir(), "--api-keys", "k1", "--feeds", "on",
+		"--data-dir", dataDir, "--api-keys", "k1", "--feeds", "on",
 		"--feed-hc-en", up.URL + "/hc/recalls-en.json", "--feed-hc-fr", up.URL + "/hc/recalls-fr.json",
 		"--feed-tc-vrdb", up.URL + "/tc/vrdb.csv", "--feed-detail", up.URL + "/detail/{lang}/{id}.json",
 		"--refresh-interval", "3s", "--admin-key", adminKey, "--plugins-dir", pluginsDir, "--feed-detail-rate", "0",
@@ -162,6 +162,13 @@ func TestServe_Feeds(t *testing.T) {
 		code, page := get(t, base+"/recall?q=peas", "k1")
 		if code != 200 || !strings.Contains(string(page), `"hc-70009"`) {
 			t.Fatalf("GET /recall?q=peas = %d %s", code, page)
+		}
+		// Without a full rebuild: the node still serves the bundle's
+		// segment from the binary, the refreshes' changes in one delta
+		// segment beside it, and no base was written.
+		files, err := filepath.Glob(filepath.Join(dataDir, "index", "*"))
+		if err != nil || len(files) != 1 || !strings.HasPrefix(filepath.Base(files[0]), "delta-") {
+			t.Fatalf("the index directory holds %v (%v), want one delta segment", files, err)
 		}
 	})
 	t.Run("Archived", func(t *testing.T) {

@@ -47,6 +47,13 @@ func queryHash(q *rappel.Search) uint64 {
 	if q.Ascending {
 		h.Write([]byte{1})
 	}
+	// Typos and prefixes change what matches.
+	if q.NoTypos {
+		h.Write([]byte{2})
+	}
+	if q.PrefixLast {
+		h.Write([]byte{3})
+	}
 	return binary.BigEndian.Uint64(h.Sum(nil))
 }
 

@@ -2,6 +2,9 @@ package index
 
 import (
 	"encoding/binary"
+	"sync"
+
+	"github.com/blevesearch/vellum"
 	"math"
 	"sort"
 	"strings"
@@ -80,6 +83,9 @@ type textIndex struct {
 	avgLen   [2]float64
 	total    [2]int64 // the sum of docLen, exactly
 	docs     int
+	// The term dictionary of a built index, made on first use (expand.go).
+	dictOnce sync.Once
+	dictFST  *vellum.FST
 }
 
 // post returns the posting of term in stream, or nil. The error reports a
@@ -238,9 +244,52 @@ func indexRecord(b *textBuilder, r *rappel.Record) {
 }
 
 // termDocs returns the documents matching one query term (a word, or a
-// phrase of several tokens), across both streams, or nil when the term has
-// nothing searchable in it (it then does not constrain).
-func (ix *textIndex) termDocs(t rappel.Term) (*roaring.Bitmap, error) {
+// phrase of several tokens), across both streams, with what exp says it
+// also matches, or nil when the term has nothing searchable in it (it then
+// does not constrain).
+func (ix *textIndex) termDocs(t rappel.Term, exp *expansion) (*roaring.Bitmap, error) {
+	var te *termExp
+	if exp != nil {
+		te = exp.terms[t]
+	}
+	var out *roaring.Bitmap
+	var err error
+	if te == nil || !te.only {
+		if out, err = ix.ownDocs(t); err != nil {
+			return nil, err
+		}
+	}
+	if te == nil {
+		return out, nil
+	}
+	if out == nil {
+		out = roaring.New()
+	}
+	for s, words := range te.words {
+		for _, e := range words {
+			p, err := ix.post(s, e.term)
+			if err != nil {
+				return nil, err
+			}
+			if p != nil {
+				out.Or(p.docs)
+			}
+		}
+	}
+	for _, alt := range te.alts {
+		bm, err := ix.termDocs(alt, nil)
+		if err != nil {
+			return nil, err
+		}
+		if bm != nil {
+			out.Or(bm)
+		}
+	}
+	return out, nil
+}
+
+// ownDocs returns the documents matching t by its own forms.
+func (ix *textIndex) ownDocs(t rappel.Term) (*roaring.Bitmap, error) {
 	var words []string
 	tokens(t.Text, func(w string) { words = append(words, w) })
 	var out *roaring.Bitmap
@@ -412,33 +461,69 @@ func (cs *corpus) df(stream int, term string, p *posting) int {
 }
 
 // score returns the BM25 score of doc for the query's positive terms,
-// summed over both streams, with the figures of the collection cs.
-func (ix *textIndex) score(q *rappel.Query, doc int32, cs corpus) float64 {
+// summed over both streams, with the figures of the collection cs. What a
+// term matches through exp counts too, a typo's match less the more typos
+// it has, so that fewer typos rank first.
+func (ix *textIndex) score(qcs []rappel.Clause, doc int32, cs corpus, exp *expansion) float64 {
 	var total float64
-	for _, c := range q.Clauses {
+	for i, c := range qcs {
 		if c.Exclude {
 			continue
 		}
 		for _, t := range c.Terms {
-			tokens(t.Text, func(w string) {
-				for s := range ix.postings {
-					// The match found every term's posting well formed.
-					term := ix.an.term(s, w)
-					p, _ := ix.post(s, term)
-					if p == nil {
-						continue
-					}
-					tf := float64(p.tf(doc))
-					if tf == 0 {
-						continue
-					}
-					n := float64(cs.df(s, term, p))
-					idf := math.Log(1 + (float64(cs.docs)-n+0.5)/(n+0.5))
-					norm := 1 - bm25B + bm25B*float64(ix.docLen[s][doc])/math.Max(cs.avgLen[s], 1)
-					total += idf * tf * (bm25K1 + 1) / (tf + bm25K1*norm)
+			var te *termExp
+			if exp != nil {
+				te = exp.terms[t]
+			}
+			if te == nil || !te.only {
+				total += ix.textScore(t.Text, doc, cs, 1)
+			}
+			if te == nil {
+				continue
+			}
+			for s, words := range te.words {
+				for _, e := range words {
+					total += ix.bm25(s, e.term, doc, cs, 1/float64((1+e.dist)*(1+e.dist)))
 				}
-			})
+			}
+			for _, alt := range te.alts {
+				total += ix.textScore(alt.Text, doc, cs, 0.5)
+			}
+		}
+		if exp != nil {
+			for _, alt := range exp.joins[i].alts {
+				total += ix.textScore(alt.Text, doc, cs, 0.5)
+			}
 		}
 	}
 	return total
+}
+
+// textScore is the BM25 score of doc for the words of text, in both
+// streams, times weight.
+func (ix *textIndex) textScore(text string, doc int32, cs corpus, weight float64) float64 {
+	var total float64
+	tokens(text, func(w string) {
+		for s := range ix.postings {
+			total += ix.bm25(s, ix.an.term(s, w), doc, cs, weight)
+		}
+	})
+	return total
+}
+
+// bm25 is the BM25 score of doc for term in stream s, times weight.
+func (ix *textIndex) bm25(s int, term string, doc int32, cs corpus, weight float64) float64 {
+	// The match found every term's posting well formed.
+	p, _ := ix.post(s, term)
+	if p == nil {
+		return 0
+	}
+	tf := float64(p.tf(doc))
+	if tf == 0 {
+		return 0
+	}
+	n := float64(cs.df(s, term, p))
+	idf := math.Log(1 + (float64(cs.docs)-n+0.5)/(n+0.5))
+	norm := 1 - bm25B + bm25B*float64(ix.docLen[s][doc])/math.Max(cs.avgLen[s], 1)
+	return weight * idf * tf * (bm25K1 + 1) / (tf + bm25K1*norm)
 }

@@ -24,7 +24,8 @@ func (s *Snapshot) Search(ctx context.Context, q *rappel.Search) (*rappel.Page, 
 	if err := q.Check(); err != nil {
 		return nil, err
 	}
-	match, err := s.match(ctx, q, true)
+	exp := expand([]part{{s: s}}, q)
+	match, err := s.match(ctx, q, true, exp)
 	if err != nil {
 		return nil, err
 	}
@@ -45,14 +46,14 @@ func (s *Snapshot) Search(ctx context.Context, q *rappel.Search) (*rappel.Page, 
 	var docs []int32
 	var scores []float64
 	if relevance {
-		docs, scores, err = s.pageByRelevance(ctx, q.Query, match, c, q.Offset, limit, s.text.corpus())
+		docs, scores, err = s.pageByRelevance(ctx, q, match, c, q.Offset, limit, s.text.corpus(), exp)
 	} else {
 		docs, err = s.pageInOrder(ctx, orderKey{sortBy, q.Ascending}, match, count, c, q.Offset, limit)
 	}
 	if err != nil {
 		return nil, err
 	}
-	page := &rappel.Page{Count: count}
+	page := &rappel.Page{Count: count, Corrections: exp.corr}
 	if len(docs) > limit {
 		docs = docs[:limit]
 		if sortBy != rappel.SortValue { // a value-sorted search pages by offset
@@ -64,14 +65,20 @@ func (s *Snapshot) Search(ctx context.Context, q *rappel.Search) (*rappel.Page, 
 			page.NextCursor = s.encodeCursor(nc, relevance)
 		}
 	}
-	page.Results, page.N = s.appendDocs(q.Buf, docs, q.Lang), len(docs)
+	page.Results, page.N = s.appendDocs(q.Buf, docs, q.Lang, s.highlighter(q, exp)), len(docs)
+	if q.Facets != nil {
+		page.Facets = s.facets(q, match)
+	}
 	return page, nil
 }
 
 // match returns the documents matching q's text, filters and dates. The
 // result must not be changed (it may be a shared bitmap). A category no
 // document has is an error when strict, and matches nothing otherwise.
-func (s *Snapshot) match(ctx context.Context, q *rappel.Search, strict bool) (*roaring.Bitmap, error) {
+func (s *Snapshot) match(ctx context.Context, q *rappel.Search, strict bool, exp *expansion) (*roaring.Bitmap, error) {
+	if exp == nil {
+		exp = &expansion{} // the terms alone
+	}
 	var ands []*roaring.Bitmap
 	if q.Category != "" {
 		bm := s.filters[filterCategory][CategoryKey(q.Category)]
@@ -101,10 +108,35 @@ func (s *Snapshot) match(ctx context.Context, q *rappel.Search, strict bool) (*r
 	}
 	var excl []*roaring.Bitmap
 	if q.Query != nil {
-		for _, cl := range q.Query.Clauses {
-			bm, err := s.clauseDocs(cl)
+		cs := clauses(q)
+		for i := 0; i < len(cs); i++ {
+			cl := cs[i]
+			bm, err := s.clauseDocs(cl, exp)
 			if err != nil {
 				return nil, err
+			}
+			if j, ok := exp.joins[i]; ok && bm != nil {
+				// Adjacent words that also match together: as the one word
+				// two of them join into, or as a synonym of them all.
+				for k := i + 1; k < i+j.n; k++ {
+					next, err := s.clauseDocs(cs[k], exp)
+					if err != nil {
+						return nil, err
+					}
+					if next != nil {
+						bm = roaring.And(bm, next)
+					}
+				}
+				for _, alt := range j.alts {
+					more, err := s.text.termDocs(alt, nil)
+					if err != nil {
+						return nil, err
+					}
+					if more != nil {
+						bm = roaring.Or(bm, more)
+					}
+				}
+				i += j.n - 1
 			}
 			if bm == nil {
 				continue
@@ -136,10 +168,10 @@ func (s *Snapshot) match(ctx context.Context, q *rappel.Search, strict bool) (*r
 
 // clauseDocs returns the documents matching any term of cl, or nil when no
 // term has anything searchable (the clause then does not constrain).
-func (s *Snapshot) clauseDocs(cl rappel.Clause) (*roaring.Bitmap, error) {
+func (s *Snapshot) clauseDocs(cl rappel.Clause, exp *expansion) (*roaring.Bitmap, error) {
 	var out *roaring.Bitmap
 	for _, t := range cl.Terms {
-		bm, err := s.text.termDocs(t)
+		bm, err := s.text.termDocs(t, exp)
 		if err != nil {
 			return nil, err
 		}
@@ -249,7 +281,8 @@ func (s *Snapshot) pageInOrder(ctx context.Context, ok orderKey, match *roaring.
 
 // pageByRelevance scores every match and returns up to limit+1 of them,
 // best first, with their scores.
-func (s *Snapshot) pageByRelevance(ctx context.Context, q *rappel.Query, match *roaring.Bitmap, c *cursor, offset, limit int, cs corpus) ([]int32, []float64, error) {
+func (s *Snapshot) pageByRelevance(ctx context.Context, q *rappel.Search, match *roaring.Bitmap, c *cursor, offset, limit int, cs corpus, exp *expansion) ([]int32, []float64, error) {
+	qcs := clauses(q)
 	all := match.ToArray()
 	type scored struct {
 		doc   int32
@@ -260,7 +293,7 @@ func (s *Snapshot) pageByRelevance(ctx context.Context, q *rappel.Query, match *
 		if i%ctxCheckEvery == 0 && ctx.Err() != nil {
 			return nil, nil, timeoutError()
 		}
-		ranked[i] = scored{int32(d), s.text.score(q, int32(d), cs)}
+		ranked[i] = scored{int32(d), s.text.score(qcs, int32(d), cs, exp)}
 	}
 	before := func(a scored, score float64, id string) bool {
 		if a.score != score {
@@ -286,8 +319,8 @@ func (s *Snapshot) pageByRelevance(ctx context.Context, q *rappel.Query, match *
 }
 
 // appendDocs splices the documents' JSON into one array, in buf when it is
-// large enough.
-func (s *Snapshot) appendDocs(buf []byte, docs []int32, lang string) []byte {
+// large enough, each with its highlights when hl is not nil.
+func (s *Snapshot) appendDocs(buf []byte, docs []int32, lang string, hl *highlighter) []byte {
 	n := 2
 	for _, d := range docs {
 		n += s.enc.size(d) + 1
@@ -302,6 +335,9 @@ func (s *Snapshot) appendDocs(buf []byte, docs []int32, lang string) []byte {
 			b = append(b, ',')
 		}
 		b = s.enc.appendDoc(b, d, lang)
+		if hl != nil {
+			b = hl.append(b, s, d)
+		}
 	}
 	return append(b, ']')
 }

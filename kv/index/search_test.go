@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/rappel-ca/rappel"
@@ -217,17 +218,31 @@ func FuzzDecodeCursor(f *testing.F) {
 	})
 }
 
+// bundledOnce holds the embedded bundle's snapshot, built once per test
+// binary: building it takes seconds, and no test changes it.
+var bundledOnce struct {
+	sync.Once
+	snap *Snapshot
+	err  error
+}
+
 // bundled returns a snapshot of the embedded bundle, or skips.
 func bundled(tb testing.TB) *Snapshot {
-	var recs []*rappel.Record
-	err := bundle.ReadRecords(bundle.Embedded(), func(r *rappel.Record) error { recs = append(recs, r); return nil })
-	if err != nil {
+	tb.Helper()
+	bundledOnce.Do(func() {
+		var recs []*rappel.Record
+		bundledOnce.err = bundle.ReadRecords(bundle.Embedded(), func(r *rappel.Record) error { recs = append(recs, r); return nil })
+		if bundledOnce.err == nil {
+			bundledOnce.snap, bundledOnce.err = Build(recs, rappel.DatasetInfo{})
+		}
+	})
+	if err := bundledOnce.err; err != nil {
 		if os.Getenv("RAPPEL_TEST_BUNDLE") != "" {
 			tb.Fatal(err)
 		}
 		tb.Skip("no bundle embedded: run `make bundle`")
 	}
-	return mustBuild(tb, recs)
+	return bundledOnce.snap
 }
 
 func BenchmarkSnapshot_Search(b *testing.B) {

@@ -65,7 +65,7 @@ func TestSegment_Bundle(t *testing.T) {
 		r, _ := built.Record(built.ids.str(d))
 		recs = append(recs, r)
 	}
-	sameAnswers(t, built, opened, recs, 2, 1500)
+	sameAnswers(t, built, opened, recs, 2, 300)
 	// Every record, in every language.
 	for d := range built.n {
 		id := built.ids.str(d)

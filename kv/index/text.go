@@ -96,6 +96,18 @@ func (a *analyzer) forms(stream int, word string) forms {
 	return f
 }
 
+// stem returns the main form of a folded, lower-case word in stream, as
+// forms does, without the cache and the second French form.
+func stem(stream int, w string) string {
+	switch {
+	case isDigits(w) || utf8.RuneCountInString(w) < 3:
+		return w
+	case stream == streamEN:
+		return english.Stem(w, false)
+	}
+	return fold(french.Stem(w, false))
+}
+
 func isDigits(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if s[i] < '0' || s[i] > '9' {

@@ -216,6 +216,14 @@ func (v *View) Summaries(ids []string) []rappel.RecordSummary {
 	return out
 }
 
+// parts are the snapshots a search of the view looks in.
+func (v *View) parts() []part {
+	if v.delta == nil {
+		return []part{{s: v.base}}
+	}
+	return []part{{s: v.base, hidden: v.deleted}, {s: v.delta}}
+}
+
 // corpus returns the collection figures of base and delta together, with
 // document frequencies memoized for one query.
 func (v *View) corpus() corpus {
@@ -268,14 +276,15 @@ func (v *View) Search(ctx context.Context, q *rappel.Search) (*rappel.Page, erro
 	if q.Category != "" && !v.hasCategory(CategoryKey(q.Category)) {
 		return nil, rappel.Unknown("category", q.Category, rappel.Suggest(CategoryKey(q.Category), v.categories), "list the categories with GET /recall/stats?group_by=category")
 	}
-	mb, err := v.base.match(ctx, q, false)
+	exp := expand(v.parts(), q)
+	mb, err := v.base.match(ctx, q, false, exp)
 	if err != nil {
 		return nil, err
 	}
 	if !v.deleted.IsEmpty() {
 		mb = roaring.AndNot(mb, v.deleted)
 	}
-	md, err := v.delta.match(ctx, q, false)
+	md, err := v.delta.match(ctx, q, false, exp)
 	if err != nil {
 		return nil, err
 	}
@@ -296,14 +305,14 @@ func (v *View) Search(ctx context.Context, q *rappel.Search) (*rappel.Page, erro
 	var hits []hit
 	var scores []float64
 	if relevance {
-		hits, scores, err = v.pageByRelevance(ctx, q.Query, mb, md, c, q.Offset, limit)
+		hits, scores, err = v.pageByRelevance(ctx, q, mb, md, c, q.Offset, limit, exp)
 	} else {
 		hits, err = v.pageInOrder(ctx, orderKey{sortBy, q.Ascending}, mb, md, c, q.Offset, limit)
 	}
 	if err != nil {
 		return nil, err
 	}
-	page := &rappel.Page{Count: count}
+	page := &rappel.Page{Count: count, Corrections: exp.corr}
 	if len(hits) > limit {
 		hits = hits[:limit]
 		if sortBy != rappel.SortValue {
@@ -315,7 +324,10 @@ func (v *View) Search(ctx context.Context, q *rappel.Search) (*rappel.Page, erro
 			page.NextCursor = v.base.encodeCursor(nc, relevance)
 		}
 	}
-	page.Results, page.N = appendHits(q.Buf, hits, q.Lang), len(hits)
+	page.Results, page.N = appendHits(q.Buf, hits, q.Lang, v.highlighter(q, exp)), len(hits)
+	if q.Facets != nil {
+		page.Facets = v.facets(q, mb, md)
+	}
 	return page, nil
 }
 
@@ -355,8 +367,9 @@ func (v *View) pageInOrder(ctx context.Context, ok orderKey, mb, md *roaring.Bit
 
 // pageByRelevance scores the matches of both parts with the collection's
 // figures and returns up to limit+1, best first, with their scores.
-func (v *View) pageByRelevance(ctx context.Context, q *rappel.Query, mb, md *roaring.Bitmap, c *cursor, offset, limit int) ([]hit, []float64, error) {
+func (v *View) pageByRelevance(ctx context.Context, q *rappel.Search, mb, md *roaring.Bitmap, c *cursor, offset, limit int, exp *expansion) ([]hit, []float64, error) {
 	cs := v.corpus()
+	qcs := clauses(q)
 	type scored struct {
 		hit
 		score float64
@@ -372,7 +385,7 @@ func (v *View) pageByRelevance(ctx context.Context, q *rappel.Query, mb, md *roa
 				return nil, nil, timeoutError()
 			}
 			d := int32(it.Next())
-			ranked = append(ranked, scored{hit{part.s, d}, part.s.text.score(q, d, cs)})
+			ranked = append(ranked, scored{hit{part.s, d}, part.s.text.score(qcs, d, cs, exp)})
 		}
 	}
 	slices.SortFunc(ranked, func(a, b scored) int {
@@ -401,8 +414,8 @@ func (v *View) pageByRelevance(ctx context.Context, q *rappel.Query, mb, md *roa
 }
 
 // appendHits splices the hits' JSON into one array, in buf when it is
-// large enough.
-func appendHits(buf []byte, hits []hit, lang string) []byte {
+// large enough, each with its highlights when hl is not nil.
+func appendHits(buf []byte, hits []hit, lang string, hl *highlighter) []byte {
 	n := 2
 	for _, h := range hits {
 		n += h.s.enc.size(h.doc) + 1
@@ -417,6 +430,9 @@ func appendHits(buf []byte, hits []hit, lang string) []byte {
 			b = append(b, ',')
 		}
 		b = h.s.enc.appendDoc(b, h.doc, lang)
+		if hl != nil {
+			b = hl.append(b, h.s, h.doc)
+		}
 	}
 	return append(b, ']')
 }
@@ -444,47 +460,13 @@ func (v *View) Stats(ctx context.Context, q *rappel.StatsQuery) (*rappel.Stats, 
 	if sum {
 		out.TotalSum = b.unitSum[hiB] - b.unitsOf(hidden) + d.unitSum[hiD]
 	}
-	type group struct {
-		rappel.StatsGroup
-		first hit // for a category: the record its spelling is from
-		named bool
-	}
-	groups := map[string]*group{}
-	var order []string
-	add := func(f *statsField, s *Snapshot, i int, count int, units int64) {
-		k := f.values[i]
-		if q.GroupBy == "category" {
-			k = CategoryKey(k)
-		}
-		g := groups[k]
-		if g == nil {
-			g = &group{}
-			groups[k] = g
-			order = append(order, k)
-		}
-		g.Count += count
-		g.Sum += units
-		// A category is named as its newest record spells it; a spelling
-		// whose record is hidden names it only when no other does.
-		switch {
-		case f.first == nil:
-			g.Value = f.values[i]
-		case s == b && v.deleted.Contains(uint32(f.first[i])):
-			if g.Value == "" {
-				g.Value = f.values[i]
-			}
-		default:
-			if h := (hit{s, f.first[i]}); !g.named || h.before(g.first) {
-				g.Value, g.first, g.named = f.values[i], h, true
-			}
-		}
-	}
+	m := v.mergeGroups(q.GroupBy)
 	for i := range fd.values {
 		var units int64
 		if sum {
 			units = d.groupSum(fd, i, hiD)
 		}
-		add(fd, d, i, fd.count(i, hiD, d.n), units)
+		m.add(fd, d, i, fd.count(i, hiD, d.n), units)
 	}
 	for i := range fb.values {
 		count := fb.count(i, hiB, b.n)
@@ -499,15 +481,9 @@ func (v *View) Stats(ctx context.Context, q *rappel.StatsQuery) (*rappel.Stats, 
 				units -= b.unitsOf(gone)
 			}
 		}
-		add(fb, b, i, count, units)
+		m.add(fb, b, i, count, units)
 	}
-	out.Groups = make([]rappel.StatsGroup, 0, len(order))
-	for _, k := range order {
-		if g := groups[k]; g.Count > 0 {
-			out.Groups = append(out.Groups, g.StatsGroup)
-		}
-	}
-	sortGroups(out.Groups)
+	out.Groups = m.result()
 	return out, nil
 }
 

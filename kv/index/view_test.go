@@ -116,5 +116,5 @@ func TestView_Bundle(t *testing.T) {
 		rng[i], rng[j] = rng[j], rng[i]
 	}
 	base, delta, deleted := splitChange(t, rng, 120, 100, 50)
-	sameAnswers(t, all, NewView(base, delta, deleted, all.Info()), final, 5, 400)
+	sameAnswers(t, all, NewView(base, delta, deleted, all.Info()), final, 5, 200)
 }

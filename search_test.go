@@ -1,0 +1,88 @@
+package rappel
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestParseFacets(t *testing.T) {
+	for _, c := range []struct {
+		in      string
+		want    []string
+		unknown string
+		problem string
+	}{
+		{in: "recall_type", want: []string{"recall_type"}},
+		{in: "year, category ,allergen", want: []string{"year", "category", "allergen"}},
+		{in: "recall_type,recall_agency,hazard_class,allergen,category,year", want: FacetFields},
+		{in: "", problem: "is empty"},
+		{in: " ", problem: "is empty"},
+		{in: "year,", problem: "empty name"},
+		{in: "year,,category", problem: "empty name"},
+		{in: "year,year", problem: "names 'year' twice"},
+		{in: "foo", unknown: "foo"},
+		{in: "year,agency", unknown: "agency"},
+		{in: "Year", unknown: "Year"},
+	} {
+		got, err := ParseFacets(c.in)
+		var fe *FacetsError
+		switch {
+		case c.want != nil:
+			if err != nil || !slices.Equal(got, c.want) {
+				t.Errorf("ParseFacets(%q) = %v, %v; want %v", c.in, got, err, c.want)
+			}
+		case !errors.As(err, &fe):
+			t.Errorf("ParseFacets(%q) = %v, %v; want a *FacetsError", c.in, got, err)
+		case fe.Unknown != c.unknown || !strings.Contains(fe.Problem, c.problem):
+			t.Errorf("ParseFacets(%q): unknown %q, problem %q; want %q, %q", c.in, fe.Unknown, fe.Problem, c.unknown, c.problem)
+		}
+	}
+}
+
+func TestInvalidFacets(t *testing.T) {
+	for _, c := range []struct{ in, typ, msg string }{
+		{"recal_type", ItemEnum, "Query parameter 'facets' should be facet names separated by commas, not 'recal_type'; did you mean 'recall_type'?"},
+		{"foo", ItemEnum, "Query parameter 'facets' should be facet names separated by commas, not 'foo'; use 'recall_type', 'recall_agency', 'hazard_class', 'allergen', 'category' or 'year'."},
+		{"year,year", ItemValue, "Query parameter 'facets' names 'year' twice; give each facet once."},
+		{"year,", ItemValue, "Query parameter 'facets' is 'year,', which has an empty name between commas; list one or more facets separated by commas, as in 'recall_type,year'."},
+	} {
+		_, err := ParseFacets(c.in)
+		var fe *FacetsError
+		if !errors.As(err, &fe) {
+			t.Fatalf("ParseFacets(%q) = %v", c.in, err)
+		}
+		it := InvalidFacets(QueryLoc("facets"), c.in, fe)
+		if it.Type != c.typ || it.Msg != c.msg {
+			t.Errorf("facets=%s: %s %q\nwant %s %q", c.in, it.Type, it.Msg, c.typ, c.msg)
+		}
+	}
+}
+
+func FuzzParseFacets(f *testing.F) {
+	for _, s := range []string{"year", "recall_type,year", "", ",", "year,,", "year,year", "ye ar", "\xffyear", strings.Repeat("year,", 40)} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		names, err := ParseFacets(s)
+		if err != nil {
+			var fe *FacetsError
+			if !errors.As(err, &fe) || (fe.Unknown == "" && (fe.Problem == "" || fe.Fix == "")) {
+				t.Fatalf("ParseFacets(%q) = %v: not a *FacetsError with a reason or a name", s, err)
+			}
+			if it := InvalidFacets(QueryLoc("facets"), s, fe); it.Msg == "" || len(it.Msg) > 1000 {
+				t.Fatalf("ParseFacets(%q): item message %q", s, it.Msg)
+			}
+			return
+		}
+		if len(names) == 0 || len(names) > len(FacetFields) {
+			t.Fatalf("ParseFacets(%q) = %v", s, names)
+		}
+		for i, n := range names {
+			if !FacetFields.Has(n) || slices.Contains(names[:i], n) {
+				t.Fatalf("ParseFacets(%q) = %v: %q unknown or repeated", s, names, n)
+			}
+		}
+	})
+}
