@@ -9,12 +9,10 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
-	"maps"
 	"math"
 	"os"
 	"path/filepath"
 	"runtime/debug"
-	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -97,18 +95,31 @@ func (h *Harness) scaleCurve(ctx context.Context, bin string, res *Results) {
 // by size and scaleKey, so that a later run reuses a data set only if it
 // would generate the same.
 func (h *Harness) scaleDir(scale float64) string {
-	return filepath.Join(h.WorkDir, "scale-"+strconv.FormatFloat(scale, 'f', 2, 64)+"-"+scaleKey())
+	return filepath.Join(h.WorkDir, "scale-"+strconv.FormatFloat(scale, 'f', 2, 64)+"-"+h.scaleKey())
 }
 
+// scaleSources are the packages whose code makes a data set: the
+// generator and the normalizers, compiled into this harness.
+var scaleSources = []string{"bundle/synth", "plugins/hcdump", "plugins/vrdb", "plugins/detail"}
+
 // scaleKey is what the generated data sets depend on beside their size:
-// the reference date and the digests of the normalizing plugins.
-func scaleKey() string {
-	m := embeddedManifest()
+// the reference date, and the code of scaleSources (their Go files in the
+// repository), not the plugins' Wasm digests, which change with every
+// build of the modules.
+func (h *Harness) scaleKey() string {
 	sum := sha256.New()
-	for _, source := range slices.Sorted(maps.Keys(m.Plugins)) {
-		fmt.Fprintf(sum, "%s=%s\n", source, m.Plugins[source])
+	for _, dir := range scaleSources {
+		files, _ := filepath.Glob(filepath.Join(h.Repo, dir, "*.go"))
+		for _, f := range files {
+			if strings.HasSuffix(f, "_test.go") {
+				continue
+			}
+			b, _ := os.ReadFile(f)
+			fmt.Fprintf(sum, "%s %d\n", filepath.ToSlash(filepath.Join(dir, filepath.Base(f))), len(b))
+			sum.Write(b)
+		}
 	}
-	return fmt.Sprintf("%s-%x", m.ReferenceDate, sum.Sum(nil)[:4])
+	return fmt.Sprintf("%s-%x", embeddedManifest().ReferenceDate, sum.Sum(nil)[:4])
 }
 
 // removeStaleScales removes the scale-* dirs of the work dir that another
@@ -117,7 +128,7 @@ func scaleKey() string {
 func (h *Harness) removeStaleScales() {
 	dirs, _ := filepath.Glob(filepath.Join(h.WorkDir, "scale-*"))
 	for _, d := range dirs {
-		if !strings.HasSuffix(d, "-"+scaleKey()) {
+		if !strings.HasSuffix(d, "-"+h.scaleKey()) {
 			h.logf("removing the stale data set %s", filepath.Base(d))
 			os.RemoveAll(d)
 		}

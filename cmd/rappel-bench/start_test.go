@@ -155,3 +155,28 @@ time=2026-11-25T19:23:39.259Z level=INFO msg=serving addr=127.0.0.1:45501
 		t.Errorf("logSteps of no log = %+v, want every step missing", got)
 	}
 }
+
+// TestScaleKey checks that the data sets' key follows the code that makes
+// them, and not the tests beside it.
+func TestScaleKey(t *testing.T) {
+	h := &Harness{Repo: t.TempDir()}
+	write := func(name, body string) {
+		path := filepath.Join(h.Repo, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("bundle/synth/synth.go", "package synth")
+	key := h.scaleKey()
+	write("bundle/synth/synth_test.go", "package synth // a test")
+	if got := h.scaleKey(); got != key {
+		t.Errorf("a test file changed the key: %s, then %s", key, got)
+	}
+	write("plugins/vrdb/vrdb.go", "package vrdb")
+	if got := h.scaleKey(); got == key {
+		t.Errorf("a normalizer's code left the key as it was: %s", got)
+	}
+}
