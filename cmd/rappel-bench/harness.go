@@ -175,8 +175,7 @@ type system struct {
 func (s *system) memKB() int64 {
 	var total int64
 	for _, p := range s.procs {
-		rss, _ := rssKB(p.PID())
-		total += rss
+		total += readMem(p.PID()).RSSKB
 	}
 	if s.pg != nil {
 		pid := s.pg.PID()

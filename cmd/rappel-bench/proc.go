@@ -154,13 +154,6 @@ func parseStatusMem(status string) Mem {
 	return m
 }
 
-// rssKB returns the resident set size and its peak (VmRSS, VmHWM) of pid,
-// in KiB, from /proc.
-func rssKB(pid int) (rss, peak int64) {
-	m := readMem(pid)
-	return m.RSSKB, m.PeakKB
-}
-
 // cpuTicks is the CPU time pid has used (user and system, in clock ticks),
 // from /proc/PID/stat; -1 when the process is gone.
 func cpuTicks(pid int) int64 {

@@ -462,7 +462,7 @@ func renderStartup(b *strings.Builder, res *Results) {
 		"First starts run on an empty data dir, which the embedded bundle fills (its store tables ingested, its index segment served from the binary's bytes); "+
 		"warm starts on the data dir the last first start left, once it had used no CPU for a second. "+
 		"The steps of a start are read from the times of rappel's log lines (millisecond precision): \"starting rappel\" (the runtime up), the bundle line, its first line after it not from Pebble (the store open, the bundle loaded into it or found there), \"dataset ready\" (the read index open) and \"serving\". "+
-		"The mixed load is wrk sending every class's request in turn for %s (`-c%d`); memory is read from `/proc/PID/status` after it: "+
+		"The mixed load is wrk sending every class's request in turn for %s (`-c%d`); memory is read from `/proc/PID/status` after it. "+
 		"Peak is VmHWM, the highest resident set since exec, the start included; private is RssAnon, the memory the process allocated; "+
 		"file-backed is RssFile, the pages of mapped files (the binary, its embedded index, index segments) resident at that moment, which the kernel can drop and read again and which processes mapping the same file share.\n\n",
 		res.MixedDur, res.Conns)
