@@ -2,8 +2,8 @@ package index
 
 import (
 	"bytes"
-	"errors"
 	"cmp"
+	"errors"
 	"maps"
 	"slices"
 	"strings"
