@@ -156,7 +156,7 @@ func judgedClauses(q judged.Query) ([][]judgedWord, error) {
 		for ti, t := range c.Terms {
 			w := judgedWord{text: strings.TrimSuffix(t.Text, "*"), phrase: t.Phrase}
 			last := ci == len(parsed.Clauses)-1 && ti == len(c.Terms)-1
-			w.prefix = !t.Phrase && (strings.HasSuffix(t.Text, "*") || last && q.Params.Get("prefix") == "last")
+			w.prefix = !t.Phrase && (t.Prefix || strings.HasSuffix(t.Text, "*") || last && q.Params.Get("prefix") == "last")
 			ws = append(ws, w)
 		}
 		out = append(out, ws)
