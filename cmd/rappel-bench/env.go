@@ -35,17 +35,7 @@ func readEnv(repo string) Env {
 			}
 		}
 	}
-	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
-		for _, line := range strings.Split(string(b), "\n") {
-			if v, ok := strings.CutPrefix(line, "MemTotal:"); ok {
-				var kb int64
-				for _, c := range strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")) {
-					kb = kb*10 + int64(c-'0')
-				}
-				e.MemMiB = kb >> 10
-			}
-		}
-	}
+	e.MemMiB = memTotalKB() >> 10
 	e.Kernel = output("uname", "-r")
 	commit := output("git", "-C", repo, "rev-parse", "--short=12", "HEAD")
 	if commit != "" && output("git", "-C", repo, "status", "--porcelain", "--untracked-files=no") != "" {

@@ -15,6 +15,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/rappel-ca/rappel/bundle"
@@ -35,14 +36,18 @@ type Harness struct {
 	Systems   []string // which systems to run, of rappel, bare, postgres, bleve, sqlite
 	Scales    []float64
 	Startups  int
-	WorkDir   string // by default build/bench in Repo
-	Out       string // the Markdown file to rewrite between the markers; by default Repo's BENCHMARKS.md
-	GoBench   string // file holding `go test -bench` output to include
-	FromJSON  string // an earlier run's results.json to render, measuring nothing
-	Repo      string // the rappel module's root, for building rappel; by default the one above the working directory
+	MixedDur  time.Duration // the mixed load run before rappel's memory is read
+	Rebuild   bool          // measure the scale curve's one-time index builds again
+	WorkDir   string        // by default build/bench in Repo
+	Out       string        // the Markdown file to rewrite between the markers; by default Repo's BENCHMARKS.md
+	GoBench   string        // file holding `go test -bench` output to include
+	FromJSON  string        // an earlier run's results.json to render, measuring nothing
+	Repo      string        // the rappel module's root, for building rappel; by default the one above the working directory
 
 	Stdout, Stderr io.Writer
 	args           []string // as given, for the report
+	commit         string   // the repository's, for the report
+	cleanup        sync.WaitGroup
 }
 
 // AllSystems are the systems compared, rappel first.
@@ -55,7 +60,7 @@ func NewHarness() *Harness {
 	return &Harness{
 		Rounds: 5, WrkDur: 2 * time.Second, LatDur: 2 * time.Second, Conns: 16, MaxRate: 1000, MinSample: 30,
 		ServerCPU: "0", LoadCPU: "1", Systems: AllSystems, Scales: []float64{1, 200000.0 / 41000, 1000000.0 / 41000},
-		Startups: 3, Stdout: os.Stdout, Stderr: os.Stderr,
+		Startups: 5, MixedDur: 10 * time.Second, Stdout: os.Stdout, Stderr: os.Stderr,
 	}
 }
 
@@ -75,6 +80,8 @@ func (h *Harness) ParseFlags(args []string) error {
 	systems := fs.String("systems", strings.Join(h.Systems, ","), "comma-separated `systems` to run")
 	scales := fs.String("scales", "", "comma-separated data set `sizes` as multiples of the bundle (default 1,4.88,24.39: 41k, 200k, 1M records; 1 in -quick)")
 	fs.IntVar(&h.Startups, "startups", h.Startups, "start-up measurements of each kind")
+	fs.DurationVar(&h.MixedDur, "mixed-duration", h.MixedDur, "`time` of the mixed load (every class in turn) after which rappel's memory is read")
+	fs.BoolVar(&h.Rebuild, "rebuild", false, "start the scale curve's sizes from their loaded stores, so that their one-time index builds are measured again rather than reported from the run that measured them")
 	fs.StringVar(&h.WorkDir, "work", h.WorkDir, "`directory` for binaries, data dirs and logs (default build/bench in -repo)")
 	fs.StringVar(&h.Out, "out", h.Out, "Markdown `file` whose section between <!-- bench:begin --> and <!-- bench:end --> is rewritten; empty to print it (default BENCHMARKS.md in -repo)")
 	fs.StringVar(&h.GoBench, "go-bench", h.GoBench, "`file` of `go test -bench` output to include")
@@ -108,6 +115,7 @@ func (h *Harness) ParseFlags(args []string) error {
 			"wrk-duration":     func() { h.WrkDur = time.Second },
 			"latency-duration": func() { h.LatDur = time.Second },
 			"startups":         func() { h.Startups = 1 },
+			"mixed-duration":   func() { h.MixedDur = 2 * time.Second },
 			"scales":           func() { h.Scales = []float64{1} },
 		} {
 			if !given[name] {
@@ -135,8 +143,8 @@ func (h *Harness) ParseFlags(args []string) error {
 			h.Scales = append(h.Scales, v)
 		}
 	}
-	if h.Rounds < 1 || h.WrkDur < time.Second || h.LatDur <= 0 || h.Conns < 1 || h.MaxRate <= 0 {
-		return errors.New("-rounds, -conns and -max-rate must be positive and durations at least 1s")
+	if h.Rounds < 1 || h.Startups < 1 || h.WrkDur < time.Second || h.MixedDur < time.Second || h.LatDur <= 0 || h.Conns < 1 || h.MaxRate <= 0 {
+		return errors.New("-rounds, -startups, -conns and -max-rate must be positive and durations at least 1s")
 	}
 	return nil
 }
@@ -230,6 +238,8 @@ func (h *Harness) Run(ctx context.Context) error {
 		return fmt.Errorf("creating work dir: %w", err)
 	}
 	res.Env = readEnv(h.Repo)
+	h.commit = res.Env.Commit
+	defer h.cleanup.Wait()
 	rappelBin, err := h.buildRappel(ctx)
 	if err != nil {
 		return err
@@ -238,11 +248,11 @@ func (h *Harness) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("finding own executable: %w", err)
 	}
-	recs, _, err := bundleRecords()
+	m := embeddedManifest()
+	samples, err := streamSamples(bundle.Embedded(), m.Records)
 	if err != nil {
 		return err
 	}
-	samples := pickSamples(recs)
 	classes := Classes(samples)
 	if h.Quick {
 		var quick []Class
@@ -253,7 +263,8 @@ func (h *Harness) Run(ctx context.Context) error {
 		}
 		classes = quick
 	}
-	res.Records = len(recs)
+	res.Records = m.Records
+	res.MixedDur = h.MixedDur
 
 	systems := map[string]*system{}
 	defer func() {
@@ -265,15 +276,11 @@ func (h *Harness) Run(ctx context.Context) error {
 			}
 		}
 	}()
-	rp, err := h.startRappelFirst(ctx, rappelBin, "/recall/"+url.PathEscape(samples.RecordID), res)
+	rp, bodies, err := h.coldAndWarm(ctx, rappelBin, classes, res)
 	if err != nil {
 		return err
 	}
 	systems["rappel"] = rp
-	bodies, err := h.resolve(ctx, rp, classes)
-	if err != nil {
-		return err
-	}
 	for _, name := range h.Systems[1:] {
 		h.logf("starting %s", name)
 		s, err := h.startPeer(ctx, name, self, bodies, rp.URI)
@@ -309,8 +316,11 @@ func (h *Harness) Run(ctx context.Context) error {
 		return err
 	}
 	h.profiles(ctx, systems["rappel"], res)
-	if err := h.warmStarts(ctx, rappelBin, systems["rappel"], classes, res); err != nil {
-		res.Notes = append(res.Notes, fmt.Sprintf("warm start-up could not be measured: %v", err))
+	// The scale curve's nodes need the memory the others hold.
+	for _, s := range run {
+		if err := s.stop(); err != nil {
+			h.logf("stopping %s: %v", s.Name, err)
+		}
 	}
 	h.scaleCurve(ctx, rappelBin, res)
 	h.readGoBench(res)
@@ -374,55 +384,6 @@ func (h *Harness) logFile(name string) io.Writer {
 }
 
 func keyHeader() http.Header { return http.Header{"X-Gateway-Key": {benchKey}} }
-
-// startRappel starts `rappel serve` on dataDir and returns the process and
-// the time from exec to its first 200 on probe (a record).
-func (h *Harness) startRappel(ctx context.Context, bin, dataDir, probe string) (*proc, time.Duration, error) {
-	addr, err := freeAddr()
-	if err != nil {
-		return nil, 0, err
-	}
-	start := time.Now()
-	p, err := startProc("rappel", addr, h.ServerCPU, 1, h.logFile("rappel"), nil,
-		bin, "serve", "--addr", addr, "--data-dir", dataDir, "--api-keys", benchKey, "--feeds", "off")
-	if err != nil {
-		return nil, 0, err
-	}
-	took, err := p.waitOK(ctx, "http://"+addr+probe, keyHeader(), start, 10*time.Minute)
-	if err != nil {
-		p.Stop()
-		return nil, 0, err
-	}
-	return p, took, nil
-}
-
-// startRappelFirst measures first starts (empty data dir, the embedded
-// bundle loaded into it) and leaves the last one running.
-func (h *Harness) startRappelFirst(ctx context.Context, bin, probe string, res *Results) (*system, error) {
-	dataDir := h.rappelDataDir()
-	var p *proc
-	for i := range h.Startups {
-		if p != nil {
-			p.Stop()
-		}
-		if err := os.RemoveAll(dataDir); err != nil {
-			return nil, fmt.Errorf("clearing rappel data dir: %w", err)
-		}
-		h.logf("starting rappel on an empty data dir (%d/%d)", i+1, h.Startups)
-		var took time.Duration
-		var err error
-		p, took, err = h.startRappel(ctx, bin, dataDir, probe)
-		if err != nil {
-			return nil, err
-		}
-		res.FirstStart = append(res.FirstStart, took)
-	}
-	rss, _ := rssKB(p.PID())
-	res.IdleRSSKB = rss
-	return &system{Name: "rappel", Base: "http://" + p.Addr, URI: map[string]string{}, procs: []*proc{p}}, nil
-}
-
-func (h *Harness) rappelDataDir() string { return filepath.Join(h.WorkDir, "rappel-data") }
 
 // resolve fills s.URI for every class (walking s's own cursors for the
 // deep class) and returns the bodies s answered, by URI.

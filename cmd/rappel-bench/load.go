@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"os/exec"
 	"regexp"
 	"slices"
@@ -24,7 +25,38 @@ type wrkRun struct {
 // runWrk measures url's throughput with wrk: keep-alive connections,
 // pinned to cpu, for dur.
 func runWrk(ctx context.Context, cpu, url string, header http.Header, conns int, dur time.Duration) (wrkRun, error) {
+	return wrk(ctx, cpu, url, "", header, conns, dur)
+}
+
+// runWrkMixed loads base with every one of uris in turn, request after
+// request, as wrk's script (written to script) sends them: the mixed load
+// the memory figures are taken after.
+func runWrkMixed(ctx context.Context, cpu, base string, uris []string, script string, header http.Header, conns int, dur time.Duration) (wrkRun, error) {
+	if err := os.WriteFile(script, []byte(mixedScript(uris)), 0o644); err != nil {
+		return wrkRun{}, fmt.Errorf("writing wrk's script: %w", err)
+	}
+	return wrk(ctx, cpu, base+uris[0], script, header, conns, dur)
+}
+
+// mixedScript is a wrk script sending the request URIs in turn. URIs are
+// printable ASCII (their query escaped), which a Lua string literal holds
+// as Go quotes it.
+func mixedScript(uris []string) string {
+	var b strings.Builder
+	b.WriteString("local uris = {\n")
+	for _, u := range uris {
+		fmt.Fprintf(&b, "  %q,\n", u)
+	}
+	b.WriteString("}\nlocal i = 0\nrequest = function()\n  i = i % #uris + 1\n  return wrk.format(\"GET\", uris[i])\nend\n")
+	return b.String()
+}
+
+// wrk runs wrk on url, with a script when script is not empty.
+func wrk(ctx context.Context, cpu, url, script string, header http.Header, conns int, dur time.Duration) (wrkRun, error) {
 	argv := []string{"wrk", "-t1", "-c" + strconv.Itoa(conns), "-d" + strconv.Itoa(max(1, int(dur.Seconds()))) + "s", "--timeout", "10s"}
+	if script != "" {
+		argv = append(argv, "-s", script)
+	}
 	for k, vs := range header {
 		for _, v := range vs {
 			argv = append(argv, "-H", k+": "+v)

@@ -15,8 +15,12 @@
 // generators run pinned to the other, and measures each query class on
 // each system in alternating rounds:
 //
-//   - rappel: `rappel serve` on a fresh data dir, which loads the embedded
-//     bundle on first start;
+//   - rappel: `rappel serve`, started several times on an empty data dir
+//     (the embedded bundle loaded into it, its index segment served from
+//     the binary) and several times on the data dir a first start left,
+//     each start timed from exec to its first 200 of GET /recall, its
+//     memory read from /proc after a mixed load of every class; the last
+//     warm-started node is the one compared;
 //   - bare: the physical limit, a net/http handler serving from a map the
 //     exact bytes rappel answered for each request of the query set;
 //   - postgres: Debian's PostgreSQL, initialised in a temporary directory
@@ -29,6 +33,11 @@
 //   - sqlite: the same records in a SQLite database file (the pure-Go
 //     driver modernc.org/sqlite), with an FTS5 table per language and
 //     B-tree indexes, queried in the server's process.
+//
+// The scale curve generates larger data sets (bundle/synth), loads them
+// into a store, lets rappel's first start on it build the read index (a
+// one-time cost, reported apart) and measures warm starts, memory and
+// every class on it.
 //
 // Throughput comes from wrk (keep-alive); latency percentiles from an
 // open-loop client sending at a constant rate and timing each request from

@@ -24,13 +24,15 @@ type Results struct {
 	Records           int
 	Systems           []string
 	Classes           []*ClassResult
-	// FirstStart is exec to first 200 on an empty data dir (the embedded
-	// bundle loaded into the store); WarmStart on the data dir it left.
-	FirstStart, WarmStart []time.Duration
-	IdleRSSKB             int64
-	// WarmIdleRSSKB and WarmMemKB are rappel's memory after a warm start:
-	// idle, and the highest sampled under load.
-	WarmIdleRSSKB, WarmMemKB int64
+	// FirstStart is exec to first 200 of GET /recall on an empty data dir
+	// (the embedded bundle loaded into the store); WarmStart on the data
+	// dir a first start left once idle.
+	FirstStart, WarmStart []Start
+	// ColdMem is rappel's memory after its last first start and the
+	// mixed load (its peak over both), WarmMem after its last warm start
+	// and the mixed load; MixedDur is the mixed load's duration.
+	ColdMem, WarmMem NodeMem
+	MixedDur         time.Duration
 	// PeerSetup is how long each peer took from exec to ready (loading
 	// and indexing the records included).
 	PeerSetup map[string]time.Duration
@@ -199,40 +201,6 @@ func pssKB(pid int) int64 {
 		}
 	}
 	return 0
-}
-
-// warmStarts stops rappel and starts it again on the data dir it filled,
-// Startups times: exec to first 200 with the store already loaded.
-func (h *Harness) warmStarts(ctx context.Context, bin string, s *system, classes []Class, res *Results) error {
-	dataDir := h.rappelDataDir()
-	probe := s.URI[classes[0].Name]
-	for i := range h.Startups {
-		if err := s.stop(); err != nil {
-			return err
-		}
-		h.logf("starting rappel on its warm data dir (%d/%d)", i+1, h.Startups)
-		p, took, err := h.startRappel(ctx, bin, dataDir, probe)
-		if err != nil {
-			s.procs = nil
-			return err
-		}
-		s.procs, s.Base = []*proc{p}, "http://"+p.Addr
-		res.WarmStart = append(res.WarmStart, took)
-	}
-	// Memory of a node that started on its data dir, as a node does on
-	// every start but its first: idle, then under a wrk run of each class.
-	res.WarmIdleRSSKB, _ = rssKB(s.procs[0].PID())
-	mem := &Results{MemKB: map[string]int64{}}
-	for _, c := range classes {
-		stop := sampleMem(s, mem)
-		_, err := runWrk(ctx, h.LoadCPU, s.Base+s.URI[c.Name], keyHeader(), h.Conns, h.WrkDur)
-		stop()
-		if err != nil {
-			return err
-		}
-	}
-	res.WarmMemKB = mem.MemKB["rappel"]
-	return nil
 }
 
 // fetch GETs url with the bench key and returns the body of a 200.

@@ -21,6 +21,7 @@ type proc struct {
 	Addr string // host:port it serves on
 	cmd  *exec.Cmd
 	done chan error
+	exit chan struct{} // closed when the process has exited
 }
 
 // freeAddr returns a loopback address with a port free right now.
@@ -48,10 +49,16 @@ func startProc(name, addr, cpu string, procs int, log io.Writer, env []string, a
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting %s: %w", name, err)
 	}
-	p := &proc{Name: name, Addr: addr, cmd: cmd, done: make(chan error, 1)}
-	go func() { p.done <- cmd.Wait() }()
+	p := &proc{Name: name, Addr: addr, cmd: cmd, done: make(chan error, 1), exit: make(chan struct{})}
+	go func() {
+		p.done <- cmd.Wait()
+		close(p.exit)
+	}()
 	return p, nil
 }
+
+// exited is closed once the process has exited.
+func (p *proc) exited() <-chan struct{} { return p.exit }
 
 // PID is the server's process id (taskset execs it, so it is the same).
 func (p *proc) PID() int { return p.cmd.Process.Pid }
@@ -105,14 +112,29 @@ func (p *proc) Stop() error {
 	}
 }
 
-// rssKB returns the resident set size and its peak (VmRSS, VmHWM) of pid,
-// in KiB, from /proc.
-func rssKB(pid int) (rss, peak int64) {
+// Mem is what /proc/PID/status says of a process's memory, in KiB: its
+// resident set (VmRSS), the peak of it over the process's life (VmHWM),
+// and the resident set's private part, anonymous memory the process
+// allocated (RssAnon), apart from the pages of files it maps (RssFile),
+// which the kernel can drop and read again and which processes mapping
+// the same file share.
+type Mem struct {
+	RSSKB, PeakKB, AnonKB, FileKB int64
+}
+
+// readMem reads pid's Mem; zero when the process is gone.
+func readMem(pid int) Mem {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
 	if err != nil {
-		return 0, 0
+		return Mem{}
 	}
-	for _, line := range strings.Split(string(b), "\n") {
+	return parseStatusMem(string(b))
+}
+
+// parseStatusMem reads the memory lines of a /proc/PID/status.
+func parseStatusMem(status string) Mem {
+	var m Mem
+	for _, line := range strings.Split(status, "\n") {
 		k, v, ok := strings.Cut(line, ":")
 		if !ok {
 			continue
@@ -120,12 +142,74 @@ func rssKB(pid int) (rss, peak int64) {
 		n, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
 		switch k {
 		case "VmRSS":
-			rss = n
+			m.RSSKB = n
 		case "VmHWM":
-			peak = n
+			m.PeakKB = n
+		case "RssAnon":
+			m.AnonKB = n
+		case "RssFile":
+			m.FileKB = n
 		}
 	}
-	return rss, peak
+	return m
+}
+
+// rssKB returns the resident set size and its peak (VmRSS, VmHWM) of pid,
+// in KiB, from /proc.
+func rssKB(pid int) (rss, peak int64) {
+	m := readMem(pid)
+	return m.RSSKB, m.PeakKB
+}
+
+// cpuTicks is the CPU time pid has used (user and system, in clock ticks),
+// from /proc/PID/stat; -1 when the process is gone.
+func cpuTicks(pid int) int64 {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return -1
+	}
+	// The command name, in parentheses, may hold spaces: the fields
+	// counted start after its closing parenthesis, utime and stime being
+	// the 14th and 15th of the line.
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return -1
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 13 {
+		return -1
+	}
+	u, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return u + st
+}
+
+// waitIdle waits until p has used at most one clock tick of CPU over a
+// second: a start that answered its first request may still be at work
+// (writing its index, compacting its store), and the data dir it leaves
+// is the one a node finds at its next start only once that work is done.
+// It gives up after timeout and says so.
+func (p *proc) waitIdle(ctx context.Context, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	var window [4]int64 // the ticks of the last four quarter seconds
+	last := cpuTicks(p.PID())
+	for i := 0; time.Now().Before(deadline); i++ {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case err := <-p.done:
+			p.done <- err
+			return fmt.Errorf("%s exited: %v", p.Name, err)
+		case <-time.After(250 * time.Millisecond):
+		}
+		now := cpuTicks(p.PID())
+		window[i%len(window)], last = now-last, now
+		if i >= len(window)-1 && window[0]+window[1]+window[2]+window[3] <= 1 {
+			return nil
+		}
+	}
+	return fmt.Errorf("%s was still using CPU after %s", p.Name, timeout)
 }
 
 // childPIDs returns the children of pid (one level), from /proc.
@@ -144,13 +228,19 @@ func childPIDs(pid int) []int {
 }
 
 // memAvailableKB is MemAvailable from /proc/meminfo.
-func memAvailableKB() int64 {
+func memAvailableKB() int64 { return meminfo("MemAvailable:") }
+
+// memTotalKB is MemTotal from /proc/meminfo.
+func memTotalKB() int64 { return meminfo("MemTotal:") }
+
+// meminfo reads the line key of /proc/meminfo, in KiB; 0 when absent.
+func meminfo(key string) int64 {
 	b, err := os.ReadFile("/proc/meminfo")
 	if err != nil {
 		return 0
 	}
 	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "MemAvailable:"); ok {
+		if v, ok := strings.CutPrefix(line, key); ok {
 			n, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
 			return n
 		}
