@@ -126,23 +126,25 @@ func NewKey() (key string, hash [sha256.Size]byte) {
 func KeyID(hash [sha256.Size]byte) string { return hex.EncodeToString(hash[:KeyIDBytes]) }
 
 // CheckKey reports whether key has the form of the keys NewKey draws; the
-// error is a sentence saying what is wrong, without repeating the key.
+// error is a sentence saying what is wrong, without repeating the key. It
+// speaks of issued keys only: an operator's own keys (--api-keys) may have
+// any form.
 func CheckKey(key string) error {
 	if len(key) < len(KeyPrefix) || key[:len(KeyPrefix)] != KeyPrefix {
-		return fmt.Errorf("a key starts with %s", KeyPrefix)
+		return fmt.Errorf("a key issued by this service starts with %s", KeyPrefix)
 	}
 	if len(key) != keyLen {
-		return fmt.Errorf("a key has %d characters, this one %d", keyLen, len(key))
+		return fmt.Errorf("a key issued by this service has %d characters, this one %d", keyLen, len(key))
 	}
 	for i := len(KeyPrefix); i < len(key); i++ {
 		if !isBase64URL(key[i]) {
-			return fmt.Errorf("a key holds only letters, digits, - and _ after %s; character %d is not one", KeyPrefix, i+1)
+			return fmt.Errorf("a key issued by this service holds only letters, digits, - and _ after %s; character %d is not one", KeyPrefix, i+1)
 		}
 	}
 	// 32 bytes are 43 characters with 2 bits to spare in the last; a
 	// canonical encoding leaves them zero.
 	if _, err := base64.RawURLEncoding.Strict().DecodeString(key[len(KeyPrefix):]); err != nil {
-		return fmt.Errorf("a key ends in a character no issued key ends in")
+		return fmt.Errorf("no key issued by this service ends in this key's last character")
 	}
 	return nil
 }

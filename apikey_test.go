@@ -35,7 +35,7 @@ func TestCheckKey(t *testing.T) {
 		key, err string
 	}{
 		{good, ""},
-		{"", "starts with rk_"},
+		{"", "a key issued by this service starts with rk_"},
 		{"RK_" + good[3:], "starts with rk_"},
 		{good[:45], "46 characters"},
 		{good + "A", "46 characters"},
@@ -43,7 +43,7 @@ func TestCheckKey(t *testing.T) {
 		{good[:10] + "é"[:1] + good[11:], "character 11"},
 		// The last character carries 2 bits of padding, which an issued
 		// key has at zero: B is 000001.
-		{good[:45] + "B", "ends in"},
+		{good[:45] + "B", "ends in this key's last character"},
 	} {
 		err := CheckKey(tc.key)
 		if tc.err == "" && err != nil || tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)) {

@@ -427,3 +427,56 @@ func (q *Search) Check() error {
 	}
 	return nil
 }
+
+// UnsupportedMediaType returns the 415 of a request body sent with the
+// Content-Type contentType to an endpoint that reads only JSON.
+func UnsupportedMediaType(contentType string) *Error {
+	return &Error{Code: EMEDIATYPE, Message: "The body is sent as " + Quote(contentType) +
+		", which this endpoint does not read; send it as JSON, with the header 'Content-Type: application/json'."}
+}
+
+// BadChar returns the reason to refuse the first character of v that text
+// sent by a client must not hold: a byte that is not UTF-8, a control
+// character, or a line or paragraph separator, any of which could reach a
+// mail header. With strict, as for an e-mail address, it refuses as well
+// the invisible format characters (Unicode category Cf: bidi controls such
+// as U+202E, zero-width characters, U+2060, U+FEFF), which make an address
+// look like another, and U+FFFD, which JSON decoding puts in place of a
+// lone surrogate or of bytes that are not UTF-8. The reason says which
+// character, at which byte, and how to fix it.
+func BadChar(v string, strict bool) (Reason, bool) {
+	for i, r := range v {
+		switch {
+		case r == utf8.RuneError && !strings.HasPrefix(v[i:], "\uFFFD"):
+			return Reason{Problem: fmt.Sprintf("holds the byte 0x%02X at byte %d, which is not UTF-8 text", v[i], i),
+				Fix: "send the text encoded as UTF-8"}, true
+		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || r == 0x2028 || r == 0x2029:
+			return Reason{Problem: fmt.Sprintf("holds a control character (U+%04X) at byte %d", r, i), Fix: "remove it"}, true
+		case !strict:
+		case r == utf8.RuneError:
+			return Reason{Problem: fmt.Sprintf("holds U+FFFD, the replacement character, at byte %d: the text sent had a lone surrogate (such as \\ud800) or bytes that are not UTF-8 there", i),
+				Fix: "send the address as UTF-8 text, with whole surrogate pairs in JSON escapes"}, true
+		case unicode.Is(unicode.Cf, r):
+			name := formatNames[r]
+			if name == "" {
+				name = "an invisible format character"
+			} else {
+				name += ", an invisible format character"
+			}
+			return Reason{Problem: fmt.Sprintf("holds U+%04X (%s) at byte %d", r, name, i),
+				Fix: "remove it: type the address again rather than pasting it"}, true
+		}
+	}
+	return Reason{}, false
+}
+
+// formatNames names the format characters most often met in pasted text.
+var formatNames = map[rune]string{
+	0x00AD: "soft hyphen", 0x061C: "Arabic letter mark",
+	0x200B: "zero-width space", 0x200C: "zero-width non-joiner", 0x200D: "zero-width joiner",
+	0x200E: "left-to-right mark", 0x200F: "right-to-left mark",
+	0x202A: "left-to-right embedding", 0x202B: "right-to-left embedding", 0x202C: "pop directional formatting",
+	0x202D: "left-to-right override", 0x202E: "right-to-left override",
+	0x2060: "word joiner", 0x2066: "left-to-right isolate", 0x2067: "right-to-left isolate",
+	0x2068: "first strong isolate", 0x2069: "pop directional isolate", 0xFEFF: "zero-width no-break space, or byte order mark",
+}

@@ -62,7 +62,7 @@ func TestParseQuery_Errors(t *testing.T) {
 }
 
 func FuzzParseQuery(f *testing.F) {
-	for _, s := range []string{"listeria", `"soft cheese" -goat`, "a OR b OR c", `-"x`, "OR", "F-150 rappelé"} {
+	for _, s := range []string{"listeria", `"soft cheese" -goat`, "a OR b OR c", `-"x`, "OR", "F-150 rappelé", "lister* OR sal*", "-re*", "*", "a*b*", `"x*"`} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

@@ -2,11 +2,9 @@ package rappel
 
 import (
 	"context"
-	"fmt"
 	"net/mail"
 	"strings"
 	"time"
-	"unicode/utf8"
 )
 
 // Subscription states.
@@ -146,7 +144,7 @@ func (req *SubscribeRequest) Validate() (email, lang string, s AlertSearch, err 
 			return ""
 		}
 		v := *p
-		if it, bad := checkText(field, v, max); bad {
+		if it, bad := checkText(field, v, max, field == "email"); bad {
 			items = append(items, it)
 			return ""
 		}
@@ -189,20 +187,15 @@ func (req *SubscribeRequest) Validate() (email, lang string, s AlertSearch, err 
 	return email, lang, s, nil
 }
 
-// checkText refuses over-long values and CR, LF, NUL and other control
-// characters, which could otherwise reach mail headers.
-func checkText(field, v string, max int) (it Invalid, bad bool) {
+// checkText refuses over-long values and the characters BadChar refuses,
+// with strict for an e-mail address.
+func checkText(field, v string, max int, strict bool) (it Invalid, bad bool) {
 	loc := BodyLoc(field)
 	if len(v) > max {
 		return InvalidTooLong(loc, v, len(v), max), true
 	}
-	if !utf8.ValidString(v) {
-		return InvalidValue(loc, nil, Reason{Problem: "is not valid UTF-8 text", Fix: "send it encoded as UTF-8"}), true
-	}
-	for i, r := range v {
-		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || r == 0x2028 || r == 0x2029 {
-			return InvalidValue(loc, v, Reason{Problem: fmt.Sprintf("holds a control character (U+%04X) at byte %d", r, i), Fix: "remove it"}), true
-		}
+	if r, bad := BadChar(v, strict); bad {
+		return InvalidValue(loc, v, r), true
 	}
 	return it, false
 }

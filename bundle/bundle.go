@@ -265,15 +265,7 @@ func encodeManifest(m Manifest) ([]byte, error) {
 // the same before and after: it leaves the list of tables out.
 func WriteTables(dir string, write func(dir string, c Contents) ([]string, error)) error {
 	src := os.DirFS(dir)
-	m, err := ReadManifest(src)
-	if err != nil {
-		return err
-	}
-	version, err := Version(src)
-	if err != nil {
-		return err
-	}
-	c, err := readContents(src, m, version)
+	m, version, c, err := readBack(src)
 	if err != nil {
 		return err
 	}

@@ -16,15 +16,7 @@ import (
 // path; the bundle's Version is the same before and after.
 func WriteIndex(dir string, write func(path string, c Contents) error) error {
 	src := os.DirFS(dir)
-	m, err := ReadManifest(src)
-	if err != nil {
-		return err
-	}
-	version, err := Version(src)
-	if err != nil {
-		return err
-	}
-	c, err := readContents(src, m, version)
+	m, version, c, err := readBack(src)
 	if err != nil {
 		return err
 	}
@@ -112,4 +104,19 @@ func ReadIndex(fsys fs.FS) ([]byte, string, error) {
 		return nil, "", fmt.Errorf("reading the bundle's index: %w", err)
 	}
 	return b, m.Index.Bundle, nil
+}
+
+// readBack reads the bundle in src as a node reads it: its manifest, its
+// version and its contents, for what is derived from them after Write.
+func readBack(src fs.FS) (Manifest, string, Contents, error) {
+	m, err := ReadManifest(src)
+	if err != nil {
+		return m, "", Contents{}, err
+	}
+	version, err := Version(src)
+	if err != nil {
+		return m, "", Contents{}, err
+	}
+	c, err := readContents(src, m, version)
+	return m, version, c, err
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"mime"
 	"net/http"
 	"sort"
 	"strings"
@@ -64,6 +65,9 @@ func (s *Server) subscribe(w http.ResponseWriter, r *http.Request) error {
 // items at ["body", ...]. The values themselves are checked by
 // SubscribeRequest.Validate.
 func decodeSubscribe(r *http.Request) (*rappel.SubscribeRequest, error) {
+	if err := checkJSONBody(r); err != nil {
+		return nil, err
+	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxSubscribeBody+1))
 	if err != nil {
 		return nil, rappel.BadRequest("the request body could not be read", "send it again")
@@ -108,74 +112,108 @@ func decodeSubscribe(r *http.Request) (*rappel.SubscribeRequest, error) {
 	return req, nil
 }
 
+// checkJSONBody refuses with a 415 a body whose Content-Type is not JSON:
+// application/json or an application/…+json type, with no parameter but
+// charset=utf-8. A form or text/plain body is what a page on another site
+// can send without asking; refusing it keeps such posts out. A request
+// without a Content-Type is read as JSON, the only format the endpoint
+// reads: the body must still parse as a JSON object.
+func checkJSONBody(r *http.Request) error {
+	ct := r.Header.Get("Content-Type")
+	if ct == "" {
+		return nil
+	}
+	media, params, err := mime.ParseMediaType(ct)
+	ok := err == nil && (media == "application/json" || strings.HasPrefix(media, "application/") && strings.HasSuffix(media, "+json"))
+	for k, v := range params {
+		ok = ok && k == "charset" && strings.EqualFold(v, "utf-8")
+	}
+	if !ok {
+		return rappel.UnsupportedMediaType(ct)
+	}
+	return nil
+}
+
 // subscribeExample is the fix of a body that is not a JSON object.
 const subscribeExample = `send a JSON object such as '{"email": "name@example.ca", "q": "cheese listeria"}'`
 
-// confirm answers GET /recall/alerts/confirm?token=….
-func (s *Server) confirm(w http.ResponseWriter, r *http.Request) error {
+// tokenRequest reads the token of a confirm or unsubscribe link and
+// returns it with the alert service.
+func (s *Server) tokenRequest(w http.ResponseWriter) (string, rappel.Alerts, error) {
 	p := paramsOf(w)
 	token := p.required("token")
 	if err := p.err(); err != nil {
-		return err
+		return "", nil, err
 	}
 	svc, err := s.alerts()
-	if err != nil {
-		return err
-	}
-	res, err := svc.Confirm(r.Context(), token, r.UserAgent())
-	if err != nil {
-		return err
-	}
-	if wantsHTML(r) {
-		return writeHTMLPage(w, r, confirmedPage, nil)
-	}
-	return s.writeValue(w, r, res)
+	return token, svc, err
 }
 
-// unsubscribeGet answers GET /recall/alerts/unsubscribe?token=…: API
-// clients are unsubscribed at once; a browser gets a page with a one-button
-// form, so that mail scanners following links unsubscribe no one.
-func (s *Server) unsubscribeGet(w http.ResponseWriter, r *http.Request) error {
-	p := paramsOf(w)
-	token := p.required("token")
-	if err := p.err(); err != nil {
-		return err
-	}
-	svc, err := s.alerts()
-	if err != nil {
-		return err
-	}
-	if wantsHTML(r) {
-		return writeHTMLPage(w, r, unsubscribeFormPage, map[string]string{"Token": token})
-	}
-	res, err := svc.Unsubscribe(r.Context(), token)
-	if err != nil {
-		return err
-	}
-	return s.writeValue(w, r, res)
+// emailLink is a link of the alert e-mails, which changes a subscription:
+// act does it; form is the page whose one button POSTs back to the link;
+// done is the page shown after the POST.
+type emailLink struct {
+	act        func(r *http.Request, svc rappel.Alerts, token string) (*rappel.UnsubscribeResult, error)
+	form, done *template.Template
 }
 
-// unsubscribePost answers POST /recall/alerts/unsubscribe?token=…, the
-// RFC 8058 one-click unsubscribe and the page's form.
-func (s *Server) unsubscribePost(w http.ResponseWriter, r *http.Request) error {
-	p := paramsOf(w)
-	token := p.required("token")
-	if err := p.err(); err != nil {
-		return err
+var (
+	// confirmLink is /recall/alerts/confirm, of the confirmation e-mail.
+	confirmLink = emailLink{
+		act: func(r *http.Request, svc rappel.Alerts, token string) (*rappel.UnsubscribeResult, error) {
+			return svc.Confirm(r.Context(), token, r.UserAgent())
+		},
+		form: confirmFormPage, done: confirmedPage,
 	}
-	svc, err := s.alerts()
-	if err != nil {
-		return err
+	// unsubscribeLink is /recall/alerts/unsubscribe, of every e-mail.
+	unsubscribeLink = emailLink{
+		act: func(r *http.Request, svc rappel.Alerts, token string) (*rappel.UnsubscribeResult, error) {
+			return svc.Unsubscribe(r.Context(), token)
+		},
+		form: unsubscribeFormPage, done: unsubscribedPage,
 	}
-	_, _ = io.Copy(io.Discard, io.LimitReader(r.Body, 4<<10))
-	res, err := svc.Unsubscribe(r.Context(), token)
-	if err != nil {
-		return err
+)
+
+// linkGet answers GET and HEAD of link. Only a client asking for JSON
+// acts with a GET; anything else (a browser, a mail scanner, a link
+// checker sending */* or no Accept) gets the page whose one button POSTs,
+// so that a link followed by a machine confirms or unsubscribes no one.
+// HEAD never acts: it answers as the page would.
+func (s *Server) linkGet(link emailLink) func(http.ResponseWriter, *http.Request) error {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		token, svc, err := s.tokenRequest(w)
+		if err != nil {
+			return err
+		}
+		if r.Method == http.MethodHead || !asksJSON(r) {
+			return writeHTMLPage(w, r, link.form, map[string]string{"Token": token})
+		}
+		res, err := link.act(r, svc, token)
+		if err != nil {
+			return err
+		}
+		return s.writeValue(w, r, res)
 	}
-	if wantsHTML(r) {
-		return writeHTMLPage(w, r, unsubscribedPage, nil)
+}
+
+// linkPost answers POST of link: the page's button and, for unsubscribe,
+// the RFC 8058 one-click unsubscribe. The body is ignored.
+func (s *Server) linkPost(link emailLink) func(http.ResponseWriter, *http.Request) error {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		token, svc, err := s.tokenRequest(w)
+		if err != nil {
+			return err
+		}
+		_, _ = io.Copy(io.Discard, io.LimitReader(r.Body, 4<<10))
+		res, err := link.act(r, svc, token)
+		if err != nil {
+			return err
+		}
+		if wantsHTML(r) {
+			return writeHTMLPage(w, r, link.done, nil)
+		}
+		return s.writeValue(w, r, res)
 	}
-	return s.writeValue(w, r, res)
 }
 
 func (s *Server) writeValue(w http.ResponseWriter, r *http.Request, v any) error {
@@ -185,6 +223,43 @@ func (s *Server) writeValue(w http.ResponseWriter, r *http.Request, v any) error
 	}
 	writeJSON(w, r, http.StatusOK, b)
 	return nil
+}
+
+// asksJSON reports whether the client asked for JSON and not for HTML:
+// some media range of its Accept is application/json or a +json type, and
+// none is text/html or application/xhtml+xml (ranges with q=0 refused
+// aside). Only such a client changes state with a GET: browsers, mail
+// scanners and link checkers send text/html, */* or no Accept.
+func asksJSON(r *http.Request) bool {
+	json := false
+	for _, accept := range r.Header.Values("Accept") {
+		for _, rng := range strings.Split(accept, ",") {
+			media, params, _ := strings.Cut(rng, ";")
+			media = strings.ToLower(strings.TrimSpace(media))
+			if refused(params) {
+				continue
+			}
+			switch {
+			case media == "text/html" || media == "application/xhtml+xml":
+				return false
+			case media == "application/json" || strings.HasPrefix(media, "application/") && strings.HasSuffix(media, "+json"):
+				json = true
+			}
+		}
+	}
+	return json
+}
+
+// refused reports whether the parameters of a media range give it q=0.
+func refused(params string) bool {
+	for _, p := range strings.Split(params, ";") {
+		k, v, _ := strings.Cut(p, "=")
+		if strings.EqualFold(strings.TrimSpace(k), "q") {
+			v = strings.TrimRight(strings.TrimSpace(v), "0")
+			return v == "0." || v == "0" || v == ""
+		}
+	}
+	return false
 }
 
 // wantsHTML reports whether the client asked for HTML, as a browser does.
@@ -221,6 +296,10 @@ var (
 	unsubscribedPage = template.Must(template.New("done").Parse(pageHead +
 		`<h1>You are unsubscribed</h1><p>You will receive no more alerts for this search.</p>` +
 		`<h1 lang="fr">Vous êtes désabonné</h1><p lang="fr">Vous ne recevrez plus d'alertes pour cette recherche.</p></body></html>`))
+	confirmFormPage = template.Must(template.New("confirm").Parse(pageHead +
+		`<h1>Confirm your recall alerts</h1><p>Press the button to receive an e-mail when a new recall matches your search.</p>` +
+		`<h1 lang="fr">Confirmer vos alertes de rappel</h1><p lang="fr">Appuyez sur le bouton pour recevoir un courriel lorsqu'un nouveau rappel correspondra à votre recherche.</p>` +
+		`<form method="post" action="?token={{.Token}}"><button type="submit">Confirm / Confirmer</button></form></body></html>`))
 	confirmedPage = template.Must(template.New("confirmed").Parse(pageHead +
 		`<h1>Subscription confirmed</h1><p>You will receive an e-mail when a new recall matches your search.</p>` +
 		`<h1 lang="fr">Abonnement confirmé</h1><p lang="fr">Vous recevrez un courriel lorsqu'un nouveau rappel correspondra à votre recherche.</p></body></html>`))

@@ -60,7 +60,7 @@ func TestAlerts_FlowThroughRouter(t *testing.T) {
 		t.Fatalf("%d confirmation e-mails", len(msgs))
 	}
 	confirm := regexp.MustCompile(`http://[^\s]+/recall/alerts/confirm\?token=[A-Za-z0-9_-]{22}`).FindString(decodedBody(t, msgs[0].Data))
-	if code, body, _ := do(t, "GET", confirm, "", nil); code != 200 || !strings.Contains(body, `"subscribed"`) {
+	if code, body, _ := do(t, "POST", confirm, "", nil); code != 200 || !strings.Contains(body, `"subscribed"`) {
 		t.Fatalf("confirm %q: %d %s", confirm, code, body)
 	}
 

@@ -3,6 +3,7 @@ package edge
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -66,7 +67,10 @@ func do(tb testing.TB, method, url, body string, hdr map[string]string) (int, st
 	return res.StatusCode, string(b), res.Header
 }
 
-var keyHdr = map[string]string{"x-gateway-key": testKey, "Content-Type": "application/json"}
+var (
+	keyHdr     = map[string]string{"x-gateway-key": testKey, "Content-Type": "application/json"}
+	jsonAccept = map[string]string{"Accept": "application/json"}
+)
 
 func TestServer_Subscribe(t *testing.T) {
 	ts, st, cc := mustAlertServer(t, true)
@@ -162,24 +166,24 @@ func TestServer_ConfirmUnsubscribe(t *testing.T) {
 	}
 
 	t.Run("ConfirmUnknown", func(t *testing.T) {
-		if code, _, _ := do(t, "GET", ts.URL+"/recall/alerts/confirm?token=AAAAAAAAAAAAAAAAAAAAAA", "", nil); code != 404 {
+		if code, _, _ := do(t, "GET", ts.URL+"/recall/alerts/confirm?token=AAAAAAAAAAAAAAAAAAAAAA", "", jsonAccept); code != 404 {
 			t.Fatalf("status %d", code)
 		}
 		// An unsubscribe token does not confirm.
-		if code, _, _ := do(t, "GET", ts.URL+"/recall/alerts/confirm?token="+res.Token, "", nil); code != 404 {
+		if code, _, _ := do(t, "GET", ts.URL+"/recall/alerts/confirm?token="+res.Token, "", jsonAccept); code != 404 {
 			t.Fatalf("status %d", code)
 		}
 	})
 	t.Run("Confirm", func(t *testing.T) {
 		for range 2 {
-			code, body, _ := do(t, "GET", ts.URL+"/recall/alerts/confirm?token="+cc.confirm[0], "", map[string]string{"User-Agent": "test-browser"})
+			code, body, _ := do(t, "GET", ts.URL+"/recall/alerts/confirm?token="+cc.confirm[0], "", map[string]string{"User-Agent": "test-client", "Accept": "application/json"})
 			if code != 200 || !strings.Contains(body, rappel.SubActive) {
 				t.Fatalf("status %d: %s", code, body)
 			}
 		}
 		var sub *rappel.Subscription
 		st.ForEachSubscription(context.Background(), func(s *rappel.Subscription) error { sub = s; return nil })
-		if sub.Status != rappel.SubActive || sub.Consent == nil || sub.Consent.Method != rappel.ConsentDoubleOptIn || sub.Consent.UserAgent != "test-browser" || sub.Consent.At.IsZero() {
+		if sub.Status != rappel.SubActive || sub.Consent == nil || sub.Consent.Method != rappel.ConsentDoubleOptIn || sub.Consent.UserAgent != "test-client" || sub.Consent.At.IsZero() {
 			t.Fatalf("stored %+v %+v", sub, sub.Consent)
 		}
 	})
@@ -205,13 +209,13 @@ func TestServer_ConfirmUnsubscribe(t *testing.T) {
 		}
 	})
 	t.Run("GETJSONUsedToken", func(t *testing.T) {
-		if code, body, _ := do(t, "GET", ts.URL+"/recall/alerts/unsubscribe?token="+res.Token, "", nil); code != 200 {
+		if code, body, _ := do(t, "GET", ts.URL+"/recall/alerts/unsubscribe?token="+res.Token, "", jsonAccept); code != 200 || !strings.Contains(body, rappel.SubUnsubscribed) {
 			t.Fatalf("status %d: %s", code, body)
 		}
 	})
 	t.Run("ErrNotFound", func(t *testing.T) {
 		for _, tok := range []string{"nope", "AAAAAAAAAAAAAAAAAAAAAA", cc.confirm[0]} {
-			if code, body, _ := do(t, "GET", ts.URL+"/recall/alerts/unsubscribe?token="+tok, "", nil); code != 404 {
+			if code, body, _ := do(t, "GET", ts.URL+"/recall/alerts/unsubscribe?token="+tok, "", jsonAccept); code != 404 {
 				t.Fatalf("%s: status %d: %s", tok, code, body)
 			}
 		}
@@ -244,5 +248,183 @@ func TestServer_AlertsUnavailable(t *testing.T) {
 	ts := MustHTTP(t, s.Handler())
 	if code, _, _ := do(t, "POST", ts.URL+"/recall/alerts/subscribe", `{"email":"a@example.ca"}`, keyHdr); code != 503 {
 		t.Fatalf("status %d", code)
+	}
+}
+
+// TestAlerts_OnlyOnPurpose: the links of the e-mails change a subscription
+// only when a person or an API client means it. A link checker or mail
+// scanner (HEAD, Accept */* or none) and a browser get the page whose
+// button POSTs; HEAD never acts, whatever it accepts; a client asking for
+// JSON confirms or unsubscribes with a GET; the button's POST does.
+func TestAlerts_OnlyOnPurpose(t *testing.T) {
+	ts, st, cc := mustAlertServer(t, true)
+	_, body, _ := do(t, "POST", ts.URL+"/recall/alerts/subscribe", `{"email":"ana@example.ca","recall_type":"food"}`, keyHdr)
+	var sub rappel.SubscribeResult
+	if err := json.Unmarshal([]byte(body), &sub); err != nil || len(cc.confirm) != 1 {
+		t.Fatalf("subscribe: %s (%d links)", body, len(cc.confirm))
+	}
+	status := func() string {
+		var s string
+		st.ForEachSubscription(context.Background(), func(x *rappel.Subscription) error { s = x.Status; return nil })
+		return s
+	}
+	confirm := ts.URL + "/recall/alerts/confirm?token=" + cc.confirm[0]
+	unsub := ts.URL + "/recall/alerts/unsubscribe?token=" + sub.Token
+	machines := []struct {
+		method string
+		hdr    map[string]string
+	}{
+		{"HEAD", nil},
+		{"HEAD", map[string]string{"Accept": "*/*"}},
+		{"HEAD", map[string]string{"Accept": "application/json"}},
+		{"GET", nil},
+		{"GET", map[string]string{"Accept": "*/*"}},
+		{"GET", map[string]string{"Accept": "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"}},
+		{"GET", map[string]string{"Accept": "application/json, text/html"}},
+		{"GET", map[string]string{"Accept": "application/json;q=0, */*"}},
+		{"GET", map[string]string{"Accept": "text/plain"}},
+	}
+	page := func(t *testing.T, what string, code int, body string, h http.Header, method, form string) {
+		t.Helper()
+		if code != 200 || !strings.HasPrefix(h.Get("Content-Type"), "text/html") || h.Get("Cache-Control") != "no-store" ||
+			h.Get("Referrer-Policy") != "no-referrer" || !strings.HasPrefix(h.Get("Content-Security-Policy"), "default-src 'none'; form-action 'self'") {
+			t.Fatalf("%s: %d %v", what, code, h)
+		}
+		if method == "GET" && (!strings.Contains(body, `<form method="post" action="?token=`) || !strings.Contains(body, form)) {
+			t.Fatalf("%s: %s", what, body)
+		}
+		if method == "HEAD" && body != "" {
+			t.Fatalf("%s: a body to HEAD: %s", what, body)
+		}
+	}
+	for _, m := range machines {
+		what := fmt.Sprintf("%s %v", m.method, m.hdr)
+		code, body, h := do(t, m.method, confirm, "", m.hdr)
+		page(t, "confirm: "+what, code, body, h, m.method, "Confirm / Confirmer")
+		code, body, h = do(t, m.method, unsub, "", m.hdr)
+		page(t, "unsubscribe: "+what, code, body, h, m.method, "Se désabonner")
+		if s := status(); s != rappel.SubPending {
+			t.Fatalf("%s: status %s, want %s", what, s, rappel.SubPending)
+		}
+	}
+
+	// The confirmation page's button.
+	code, body, h := do(t, "POST", confirm, "", map[string]string{"Accept": "text/html", "Content-Type": "application/x-www-form-urlencoded", "User-Agent": "a-browser"})
+	if code != 200 || !strings.HasPrefix(h.Get("Content-Type"), "text/html") || !strings.Contains(body, "Abonnement confirmé") || status() != rappel.SubActive {
+		t.Fatalf("POST confirm: %d %s, status %s", code, body, status())
+	}
+	var stored *rappel.Subscription
+	st.ForEachSubscription(context.Background(), func(x *rappel.Subscription) error { stored = x; return nil })
+	if stored.Consent == nil || stored.Consent.Method != rappel.ConsentDoubleOptIn || stored.Consent.UserAgent != "a-browser" {
+		t.Fatalf("consent %+v", stored.Consent)
+	}
+	// Again, as an API client: the used token answers as the first time.
+	if code, body, _ := do(t, "POST", confirm, "", nil); code != 200 || !strings.Contains(body, `"status":"subscribed"`) {
+		t.Fatalf("POST confirm again: %d %s", code, body)
+	}
+	for _, m := range machines {
+		do(t, m.method, unsub, "", m.hdr)
+	}
+	if s := status(); s != rappel.SubActive {
+		t.Fatalf("status %s after the link checkers, want %s", s, rappel.SubActive)
+	}
+	// A client asking for JSON (a +json type is JSON too) unsubscribes
+	// with a GET.
+	if code, body, _ := do(t, "GET", unsub, "", map[string]string{"Accept": "application/problem+json, */*;q=0.1"}); code != 200 ||
+		!strings.Contains(body, rappel.SubUnsubscribed) || status() != rappel.SubUnsubscribed {
+		t.Fatalf("GET unsubscribe as JSON: %d %s, status %s", code, body, status())
+	}
+}
+
+// TestAlerts_SubscribeMediaType: the subscribe body is read as JSON only
+// when labelled JSON, or not labelled at all; anything else is a 415
+// sentence naming the Content-Type to send.
+func TestAlerts_SubscribeMediaType(t *testing.T) {
+	ts, _, _ := mustAlertServer(t, true)
+	url := ts.URL + "/recall/alerts/subscribe"
+	for i, tc := range []struct {
+		ct   string
+		want int
+	}{
+		{"application/json", 200},
+		{"application/json; charset=utf-8", 200},
+		{"Application/JSON; Charset=\"UTF-8\"", 200},
+		{"application/merge-patch+json", 200},
+		{"", 200},
+		{"application/x-www-form-urlencoded", 415},
+		{"text/plain;charset=UTF-8", 415},
+		{"multipart/form-data; boundary=x", 415},
+		{"application/json; charset=iso-8859-1", 415},
+		{"application/json; version=2", 415},
+		{"application/jsonp", 415},
+		{"text/json", 415},
+		{"json", 415},
+		{"application/json;", 200},
+		{"application/json; charset", 415},
+	} {
+		hdr := map[string]string{"x-gateway-key": testKey}
+		if tc.ct != "" {
+			hdr["Content-Type"] = tc.ct
+		}
+		code, body, _ := do(t, "POST", url, fmt.Sprintf(`{"email":"ana%d@example.ca"}`, i), hdr)
+		if code != tc.want {
+			t.Errorf("Content-Type %q: %d %s, want %d", tc.ct, code, body, tc.want)
+			continue
+		}
+		if code == 415 {
+			want := fmt.Sprintf(`{"detail":"The body is sent as %s, which this endpoint does not read; send it as JSON, with the header 'Content-Type: application/json'."}`,
+				rappel.Quote(tc.ct))
+			if body != want {
+				t.Errorf("Content-Type %q: %s, want %s", tc.ct, body, want)
+			}
+		}
+	}
+}
+
+// TestAlerts_SubscribeEmailChars: through the router, an address with an
+// invisible or broken character is a 422 naming it and its place.
+func TestAlerts_SubscribeEmailChars(t *testing.T) {
+	ts, _, _ := mustAlertServer(t, true)
+	url := ts.URL + "/recall/alerts/subscribe"
+	for _, tc := range []struct{ body, want string }{
+		{`{"email":"ana\u202e@example.ca"}`, "Body field 'email' holds U+202E (right-to-left override, an invisible format character) at byte 3; remove it: type the address again rather than pasting it."},
+		{`{"email":"ana\u200b@example.ca"}`, "U+200B (zero-width space"},
+		{`{"email":"ana@example.ca\ufeff"}`, "U+FEFF (zero-width no-break space, or byte order mark, an invisible format character) at byte 14"},
+		{`{"email":"ana\ud800@example.ca"}`, "holds U+FFFD, the replacement character, at byte 3: the text sent had a lone surrogate"},
+		{"{\"email\":\"ana\xff@example.ca\"}", "holds U+FFFD, the replacement character, at byte 3"},
+		{`{"email":"ana\u0007@example.ca"}`, "holds a control character (U+0007) at byte 3; remove it."},
+	} {
+		code, body, _ := do(t, "POST", url, tc.body, keyHdr)
+		var eb struct{ Detail []rappel.Invalid }
+		if err := json.Unmarshal([]byte(body), &eb); code != 422 || err != nil || len(eb.Detail) != 1 ||
+			eb.Detail[0].Type != rappel.ItemValue || !strings.Contains(eb.Detail[0].Msg, tc.want) {
+			t.Errorf("%q: %d %s, want %q", tc.body, code, body, tc.want)
+		}
+	}
+}
+
+func TestAsksJSON(t *testing.T) {
+	for accept, want := range map[string]bool{
+		"":                                        false,
+		"*/*":                                     false,
+		"text/html":                               false,
+		"application/json":                        true,
+		"Application/JSON; charset=utf-8":         true,
+		"application/vnd.api+json":                true,
+		"application/json, text/plain, */*":       true,
+		"application/json, text/html":             false,
+		"text/html;q=0, application/json":         true,
+		"application/json;q=0":                    false,
+		"application/json;q=0.000":                false,
+		"application/json;q=0.001":                true,
+		"application/xhtml+xml, application/json": false,
+	} {
+		r := httptest.NewRequest("GET", "/", nil)
+		if accept != "" {
+			r.Header.Set("Accept", accept)
+		}
+		if got := asksJSON(r); got != want {
+			t.Errorf("asksJSON(%q) = %v, want %v", accept, got, want)
+		}
 	}
 }

@@ -254,11 +254,18 @@ func (k *KeyService) Authenticate(_ context.Context, key string) (*rappel.APIKey
 	a, ok := (*m)[hashKey(key)]
 	switch {
 	case !ok:
-		if err := rappel.CheckKey(key); err != nil {
-			return nil, rappel.Errorf(rappel.EFORBIDDEN,
-				"Malformed API key: %s; check that the x-gateway-key header holds the whole key.", err)
+		err := rappel.CheckKey(key)
+		switch {
+		case err == nil:
+			return nil, errUnknownKey
+		case k.Static != nil && len(k.Static.byHash) > 0:
+			// The operator's own keys may have any form: a key unlike
+			// an issued one may be one of them, mistyped.
+			return nil, rappel.Errorf(rappel.EFORBIDDEN, "Unknown API key: the key in the x-gateway-key header is not valid here, "+
+				"nor in the form of the keys this service issues (%s); check that the header holds the whole key, or get one from the gateway provider.", err)
 		}
-		return nil, errUnknownKey
+		return nil, rappel.Errorf(rappel.EFORBIDDEN,
+			"Malformed API key: %s; check that the x-gateway-key header holds the whole key.", err)
 	case a.Revoked:
 		return nil, errRevokedKey
 	}

@@ -575,18 +575,36 @@ func waitFor(tb testing.TB, cond func() bool) {
 func TestKeyService_Authenticate(t *testing.T) {
 	e := mustKeyedEnv(t, "", march2025)
 	key := e.issue(t, "tiny")
-	for _, tc := range []struct{ key, detail string }{
-		{"rk_" + strings.Repeat("A", 43), "Unknown API key:"},
-		{"rk_short", "Malformed API key: a key has 46 characters"},
-		{"xx" + key[2:], "Malformed API key: a key starts with rk_"},
-		{key[:len(key)-1] + "*", "Malformed API key: a key holds only"},
-		{strings.Repeat("k", 10000), "Malformed API key: a key starts with rk_"},
-		{"rk_" + strings.Repeat("k", 10000), "Malformed API key: a key has 46 characters, this one 10003"},
+	// Without static keys, a key unlike the issued ones is malformed; with
+	// them (the env's --api-keys), it may be one of them mistyped, so it
+	// is unknown, and the form of issued keys is a hint.
+	issuedOnly := NewKeyService(e.keys, nil)
+	if err := issuedOnly.Open(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	const unknown = "Unknown API key: the key in the x-gateway-key header is not valid here, nor in the form of the keys this service issues ("
+	for _, tc := range []struct{ key, why string }{
+		{"rk_short", "a key issued by this service has 46 characters, this one 8"},
+		{"xx" + key[2:], "a key issued by this service starts with rk_"},
+		{key[:len(key)-1] + "*", "a key issued by this service holds only letters, digits, - and _ after rk_; character 46 is not one"},
+		{strings.Repeat("k", 10000), "a key issued by this service starts with rk_"},
+		{"rk_" + strings.Repeat("k", 10000), "a key issued by this service has 46 characters, this one 10003"},
 	} {
-		_, err := e.svc.Authenticate(context.Background(), tc.key)
-		if rappel.ErrorCode(err) != rappel.EFORBIDDEN || !strings.HasPrefix(rappel.ErrorMessage(err), tc.detail) || strings.Contains(rappel.ErrorMessage(err), tc.key) {
-			t.Errorf("key %.20q: %v, want 403 %q", tc.key, err, tc.detail)
+		for _, c := range []struct {
+			svc  *KeyService
+			want string
+		}{
+			{issuedOnly, "Malformed API key: " + tc.why + "; check that the x-gateway-key header holds the whole key."},
+			{e.svc, unknown + tc.why + "); check that the header holds the whole key, or get one from the gateway provider."},
+		} {
+			_, err := c.svc.Authenticate(context.Background(), tc.key)
+			if rappel.ErrorCode(err) != rappel.EFORBIDDEN || rappel.ErrorMessage(err) != c.want || strings.Contains(rappel.ErrorMessage(err), tc.key) {
+				t.Errorf("key %.20q: %v, want 403 %q", tc.key, err, c.want)
+			}
 		}
+	}
+	if _, err := e.svc.Authenticate(context.Background(), "rk_"+strings.Repeat("A", 43)); err != errUnknownKey {
+		t.Errorf("a key of the issued form: %v", err)
 	}
 	a, err := e.svc.Authenticate(context.Background(), key)
 	if err != nil || a.Plan != "tiny" || a.ID != rappel.KeyID(sha(key)) {
@@ -594,6 +612,39 @@ func TestKeyService_Authenticate(t *testing.T) {
 	}
 	if a, err := e.svc.Authenticate(context.Background(), testKey); err != nil || a.Plan != rappel.PlanDev {
 		t.Fatalf("static key: %+v, %v", a, err)
+	}
+}
+
+// TestKeyService_StaticKeyTypo: a deployment whose --api-keys do not look
+// like issued keys tells a client with a mistyped key that it is unknown,
+// through the router, and claims no form for the operator's keys.
+func TestKeyService_StaticKeyTypo(t *testing.T) {
+	for _, store := range []bool{false, true} {
+		var ks rappel.KeyStore
+		if store {
+			ks = kv.NewKeys(filepath.Join(t.TempDir(), "keys"))
+		}
+		svc := NewKeyService(ks, NewStaticKeys([]string{"dev-secret-2026"}))
+		svc.Refresh = 0
+		if err := svc.Open(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { svc.Close() })
+		s, _ := MustServer(t, MustCatalog(t, testRecords()))
+		s.Keys = svc
+		base := MustHTTP(t, s.Handler()).URL
+		if code, body, _ := do(t, "GET", base+"/recall", "", map[string]string{"x-gateway-key": "dev-secret-2026"}); code != 200 {
+			t.Fatalf("the static key: %d %s", code, body)
+		}
+		for _, typo := range []string{"dev-secret-2062", "dev-secret", "rk_dev-secret-2026"} {
+			code, body, _ := do(t, "GET", base+"/recall", "", map[string]string{"x-gateway-key": typo})
+			var eb struct{ Detail string }
+			json.Unmarshal([]byte(body), &eb)
+			if code != 403 || !strings.HasPrefix(eb.Detail, "Unknown API key: the key in the x-gateway-key header is not valid here, nor in the form of the keys this service issues (a key issued by this service ") ||
+				strings.Contains(eb.Detail, "Malformed") || strings.Contains(eb.Detail, "a key starts with") || strings.Contains(eb.Detail, typo) {
+				t.Errorf("store %v, key %q: %d %s", store, typo, code, body)
+			}
+		}
 	}
 }
 

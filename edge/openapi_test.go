@@ -454,6 +454,7 @@ func TestOpenAPI_Responses(t *testing.T) {
 	key := map[string]string{"X-Gateway-Key": testKey}
 	admin := map[string]string{"X-Admin-Key": testAdminKey}
 	html := map[string]string{"Accept": "text/html"}
+	jsonAccept := map[string]string{"Accept": "application/json"}
 	run := func(c docCase) []byte {
 		t.Helper()
 		resp, body := docRequest(t, base, c)
@@ -499,7 +500,9 @@ func TestOpenAPI_Responses(t *testing.T) {
 		{"GET", "/recall/hc-1", "", key, 404},
 		{"POST", "/recall/alerts/subscribe", `{"email":"name@example.ca","q":"cheddar","agency":null,"lang":"fr"}`, key, 200},
 		{"POST", "/recall/alerts/subscribe", `{"emial":"name@example.ca"}`, key, 422},
-		{"GET", "/recall/alerts/confirm?token=AAAAAAAAAAAAAAAAAAAAAA", "", nil, 404},
+		{"GET", "/recall/alerts/confirm?token=AAAAAAAAAAAAAAAAAAAAAA", "", jsonAccept, 404},
+		{"POST", "/recall/alerts/confirm?token=AAAAAAAAAAAAAAAAAAAAAA", "", nil, 404},
+		{"POST", "/recall/alerts/subscribe", "email=name@example.ca", map[string]string{"X-Gateway-Key": testKey, "Content-Type": "application/x-www-form-urlencoded"}, 415},
 		{"GET", "/recall/alerts/unsubscribe", "", nil, 422},
 		{"POST", "/admin/refresh", "", admin, 200},
 		{"POST", "/admin/refresh", "", nil, 403},
@@ -520,10 +523,12 @@ func TestOpenAPI_Responses(t *testing.T) {
 		t.Fatalf("%d confirmation links, want 1", len(links.confirm))
 	}
 	confirm, unsub := links.confirm[0], links.unsub[0]
-	run(docCase{"GET", "/recall/alerts/confirm?token=" + confirm, "", nil, 200})
 	run(docCase{"GET", "/recall/alerts/confirm?token=" + confirm, "", html, 200})
+	run(docCase{"GET", "/recall/alerts/confirm?token=" + confirm, "", nil, 200})
+	run(docCase{"POST", "/recall/alerts/confirm?token=" + confirm, "", html, 200})
+	run(docCase{"GET", "/recall/alerts/confirm?token=" + confirm, "", jsonAccept, 200})
 	run(docCase{"GET", "/recall/alerts/unsubscribe?token=" + unsub, "", html, 200})
-	run(docCase{"GET", "/recall/alerts/unsubscribe?token=" + unsub, "", nil, 200})
+	run(docCase{"GET", "/recall/alerts/unsubscribe?token=" + unsub, "", jsonAccept, 200})
 	run(docCase{"POST", "/recall/alerts/unsubscribe?token=" + unsub, "List-Unsubscribe=One-Click", nil, 200})
 
 	// An unknown path is a 404, documented once as a component.
@@ -624,9 +629,11 @@ func docRequest(tb testing.TB, base string, c docCase) (*http.Response, []byte) 
 	for k, v := range c.header {
 		req.Header.Set(k, v)
 	}
-	if c.method == http.MethodPost && c.body != "" {
+	// A body is JSON but for the form of the unsubscribe links, unless
+	// the case sets its own Content-Type.
+	if c.method == http.MethodPost && c.body != "" && req.Header.Get("Content-Type") == "" {
 		ct := "application/json"
-		if !strings.HasPrefix(c.body, "{") {
+		if strings.HasPrefix(c.body, "List-Unsubscribe=") {
 			ct = "application/x-www-form-urlencoded"
 		}
 		req.Header.Set("Content-Type", ct)

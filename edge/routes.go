@@ -51,9 +51,10 @@ func (s *Server) routes() []route {
 		{methods: get, pattern: "/recall/vin", params: []string{"vin", "lang"}, handle: s.getByVIN},
 		{methods: get, pattern: "/recall/{record_id}", params: []string{"lang"}, handle: s.getRecord},
 		{methods: []string{http.MethodPost}, pattern: "/recall/alerts/subscribe", handle: s.subscribe},
-		{methods: get, pattern: "/recall/alerts/confirm", public: true, params: []string{"token"}, handle: s.confirm},
-		{methods: get, pattern: "/recall/alerts/unsubscribe", public: true, params: []string{"token"}, handle: s.unsubscribeGet},
-		{methods: []string{http.MethodPost}, pattern: "/recall/alerts/unsubscribe", public: true, params: []string{"token"}, handle: s.unsubscribePost},
+		{methods: get, pattern: "/recall/alerts/confirm", public: true, params: []string{"token"}, handle: s.linkGet(confirmLink)},
+		{methods: []string{http.MethodPost}, pattern: "/recall/alerts/confirm", public: true, params: []string{"token"}, handle: s.linkPost(confirmLink)},
+		{methods: get, pattern: "/recall/alerts/unsubscribe", public: true, params: []string{"token"}, handle: s.linkGet(unsubscribeLink)},
+		{methods: []string{http.MethodPost}, pattern: "/recall/alerts/unsubscribe", public: true, params: []string{"token"}, handle: s.linkPost(unsubscribeLink)},
 		// Public to the gateway keys: the admin key is checked instead.
 		{methods: []string{http.MethodPost}, pattern: "/admin/refresh", public: true, handle: s.adminRefresh},
 		{methods: get, pattern: "/metrics", public: true, handle: s.getMetrics},

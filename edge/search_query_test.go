@@ -458,6 +458,8 @@ func FuzzSearchQuery(f *testing.F) {
 		"issued_after=2024-02-29&date_to=2024-03-01", "date_from=2024-02-30", "sort_by=value&sort_order=asc&offset=20",
 		"sort_by=closing", "limit=500&offset=9500", "cursor=AQAAAAAAAAAAAAAAAAAAAA", "category=Produits+laitiers",
 		"q=0+62639+31285+4", "q=%22F-150%22", "limit=1&limit=2", "q=caf%C3%A9&category=%FF", "lang=en&lang",
+		"q=lysteria+choclate", "q=recal*+-chee*", "q=*", "q=a*", "q=%22pea*+butter%22", "q=f150&typos=off",
+		"q=frozen+listeri&prefix=last", "q=airbag+air+bag&sort_by=relevance", "q=re*+re*+re*+re*&prefix=last",
 	} {
 		f.Add(seed)
 	}

@@ -31,6 +31,7 @@ type badCase struct {
 	body   string
 	status int
 	items  []string // type@loc of each 422 item, in order
+	header map[string]string
 }
 
 // TestValidation_Walk sends bad requests to every route of the routes
@@ -192,6 +193,15 @@ func TestValidation_Walk(t *testing.T) {
 		sub(`{"email":"a@example.ca","agncy":"CFIA","zzzz":1}`, "extra_forbidden@body.agncy", "extra_forbidden@body.zzzz"),
 		sub(`{"email":42,"q":["cheese"]}`, "value_error@body.email", "value_error@body.q"),
 		sub(`{}`, "missing@body.email"),
+		sub(`{"email":"ana\u202e@example.ca"}`, "value_error@body.email"),
+		sub(`{"email":"\ufeffana@example.ca"}`, "value_error@body.email"),
+		sub(`{"email":"ana\ud800@example.ca"}`, "value_error@body.email"),
+		sub("{\"email\":\"ana\xff@example.ca\"}", "value_error@body.email"),
+		// A body that is not JSON, by its Content-Type: a 415 sentence.
+		{what: "body", method: http.MethodPost, target: "/recall/alerts/subscribe", body: `email=a@example.ca`, status: 415,
+			header: map[string]string{"Content-Type": "application/x-www-form-urlencoded"}},
+		{what: "body", method: http.MethodPost, target: "/recall/alerts/subscribe", body: `{"email":"a@example.ca"}`, status: 415,
+			header: map[string]string{"Content-Type": "text/plain;charset=UTF-8"}},
 		sub(`{"email":"Name <a@example.ca>"}`, "value_error@body.email"),
 		sub(`{"email":"`+strings.Repeat("a", 250)+`@example.ca"}`, "string_too_long@body.email"),
 		sub(`{"email":"a@example.ca","q":"cheese\r\nBcc: b@example.ca"}`, "value_error@body.q"),
@@ -203,7 +213,10 @@ func TestValidation_Walk(t *testing.T) {
 			status: 422, items: []string{"extra_forbidden@query.email"}},
 		get("query:token", "/recall/alerts/confirm", "", 422, "missing@query.token"),
 		get("query:token", "/recall/alerts/confirm", q("token", "a", "token", "b"), 422, "value_error@query.token"),
-		get("query:token", "/recall/alerts/confirm", q("token", "AAAAAAAAAAAAAAAAAAAAAA"), 404),
+		{what: "query:token", method: http.MethodGet, target: "/recall/alerts/confirm?token=AAAAAAAAAAAAAAAAAAAAAA", status: 404,
+			header: map[string]string{"Accept": "application/json"}},
+		{what: "query:token", method: http.MethodPost, target: "/recall/alerts/confirm", status: 422, items: []string{"missing@query.token"}},
+		{what: "query:token", method: http.MethodPost, target: "/recall/alerts/confirm?token=nope", status: 404},
 		get("query:token", "/recall/alerts/unsubscribe", "", 422, "missing@query.token"),
 		get("query:token", "/recall/alerts/unsubscribe", q("tokn", "x"), 422, "extra_forbidden@query.tokn", "missing@query.token"),
 		{what: "query:token", method: http.MethodPost, target: "/recall/alerts/unsubscribe", status: 422, items: []string{"missing@query.token"}},
@@ -266,6 +279,9 @@ func routeKey(tb testing.TB, s *Server, method, target string) string {
 func checkBad(tb testing.TB, base string, c badCase) {
 	tb.Helper()
 	keys := map[string]string{"X-Gateway-Key": testKey, "X-Admin-Key": testAdminKey}
+	for k, v := range c.header {
+		keys[k] = v
+	}
 	resp, b := docRequest(tb, base, docCase{c.method, c.target, c.body, keys, c.status})
 	if resp.StatusCode != c.status {
 		tb.Fatalf("status %d, want %d: %s", resp.StatusCode, c.status, b)
@@ -445,23 +461,43 @@ func TestValidation_Root(t *testing.T) {
 	}
 }
 
-// FuzzValidation_Subscribe sends any body to the subscribe endpoint's
-// decoding and validation: each refusal is a 422 whose items are shaped
-// as rappel's constructors shape them.
+// FuzzValidation_Subscribe sends any body, with any Content-Type, to the
+// subscribe endpoint's decoding and validation: each refusal is a 415
+// sentence naming the Content-Type to send, or a 422 whose items are shaped
+// as rappel's constructors shape them; an accepted address holds no
+// invisible or replacement character.
 func FuzzValidation_Subscribe(f *testing.F) {
 	for _, b := range []string{``, `{}`, `null`, `{"email":"a@example.ca","lang":"de"}`, `{"email":1,"agncy":"x"}`,
-		`{"email":"a@example.ca","q":"\"x OR"}`, `{"email":"Name <a@b.ca>","allergen":"peanuts"}`} {
-		f.Add(b)
+		`{"email":"a@example.ca","q":"\"x OR"}`, `{"email":"Name <a@b.ca>","allergen":"peanuts"}`,
+		`{"email":"ana\u202e@example.ca"}`, `{"email":"ana\ud800@example.ca"}`, "{\"email\":\"\xef\xbb\xbfana@example.ca\"}"} {
+		f.Add(b, "application/json")
 	}
-	f.Fuzz(func(t *testing.T, body string) {
-		req, err := decodeSubscribe(httptest.NewRequest(http.MethodPost, "/recall/alerts/subscribe", strings.NewReader(body)))
+	f.Add(`{"email":"a@example.ca"}`, "")
+	f.Add(`email=a@example.ca`, "application/x-www-form-urlencoded")
+	f.Add(`{"email":"a@example.ca"}`, "application/json; charset=latin1")
+	f.Fuzz(func(t *testing.T, body, contentType string) {
+		r := httptest.NewRequest(http.MethodPost, "/recall/alerts/subscribe", strings.NewReader(body))
+		r.Header.Set("Content-Type", contentType)
+		req, err := decodeSubscribe(r)
+		var addr string
 		if err == nil {
-			_, _, _, err = req.Validate()
+			addr, _, _, err = req.Validate()
 		}
 		if err == nil {
+			for _, c := range addr {
+				if c == utf8.RuneError || unicode.Is(unicode.Cf, c) {
+					t.Fatalf("%q: accepted address %q", body, addr)
+				}
+			}
 			return
 		}
 		var e *rappel.Error
+		if errors.As(err, &e) && e.Code == rappel.EMEDIATYPE {
+			if !strings.HasSuffix(e.Message, "send it as JSON, with the header 'Content-Type: application/json'.") {
+				t.Fatalf("%q: 415 %q", contentType, e.Message)
+			}
+			return
+		}
 		if !errors.As(err, &e) || e.Code != rappel.EINVALID || len(e.Items) == 0 {
 			t.Fatalf("%q: %v, want a 422 with items", body, err)
 		}

@@ -304,8 +304,12 @@ func (p pebbleLogger) Errorf(format string, args ...any) {
 
 // Fatalf must not return: Pebble calls it on corruption and broken
 // invariants, after which the database must not be used. Like Pebble's own
-// default logger, it exits the process.
+// default logger, it exits the process — after writing the reason straight
+// to stderr as well: the service's log writer buffers, and os.Exit would
+// lose the one line that says why the node stopped.
 func (p pebbleLogger) Fatalf(format string, args ...any) {
-	p.l.Error(fmt.Sprintf(format, args...), "component", "pebble", "fatal", true)
+	msg := fmt.Sprintf(format, args...)
+	p.l.Error(msg, "component", "pebble", "fatal", true)
+	fmt.Fprintf(os.Stderr, "rappel: the data store failed and the node stops: %s; if the store is corrupt, restore the data dir from a backup or start on an empty one (the bundle and the feeds refill it)\n", msg)
 	os.Exit(1)
 }

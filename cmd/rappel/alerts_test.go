@@ -48,7 +48,7 @@ func TestServe_MailDir(t *testing.T) {
 	if link == nil {
 		t.Fatalf("no confirmation link in\n%s", data)
 	}
-	if code, _, body := call(t, "GET", base+link[1], "", ""); code != 200 || !strings.Contains(body, `"status":"subscribed"`) {
+	if code, _, body := call(t, "POST", base+link[1], "", ""); code != 200 || !strings.Contains(body, `"status":"subscribed"`) {
 		t.Fatalf("following the link: %d %s", code, body)
 	}
 	// The store holds the subscription active, with the consent of the

@@ -267,7 +267,7 @@ func testThreeNodes(t *testing.T, f *fleetEnv) {
 		}
 		return false
 	})
-	if code, _, body := call(t, "GET", b+confirm, "", ""); code != 200 || !strings.Contains(body, `"subscribed"`) {
+	if code, _, body := call(t, "POST", b+confirm, "", ""); code != 200 || !strings.Contains(body, `"subscribed"`) {
 		t.Fatalf("confirming on B: %d %s", code, body)
 	}
 

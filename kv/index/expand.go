@@ -3,6 +3,7 @@ package index
 import (
 	"bytes"
 	"cmp"
+	"errors"
 	"maps"
 	"slices"
 	"strings"
@@ -114,12 +115,13 @@ func isWord(text string) bool {
 	return n == 1
 }
 
-// expand computes the expansion of q's terms over parts.
-func expand(parts []part, q *rappel.Search) *expansion {
+// expand computes the expansion of q's terms over parts. The error
+// reports a malformed term dictionary.
+func expand(parts []part, q *rappel.Search) (*expansion, error) {
 	cs := clauses(q)
 	exp := &expansion{terms: map[rappel.Term]*termExp{}, joins: map[int]join{}}
 	if len(cs) == 0 {
-		return exp
+		return exp, nil
 	}
 	lx := lexicon{parts: parts, df: map[dfKey]int{}}
 	for _, c := range cs {
@@ -170,7 +172,7 @@ func expand(parts []part, q *rappel.Search) *expansion {
 			}
 		}
 	}
-	return exp
+	return exp, lx.err
 }
 
 type dfKey struct {
@@ -183,6 +185,15 @@ type dfKey struct {
 type lexicon struct {
 	parts []part
 	df    map[dfKey]int
+	err   error // the first malformed dictionary met
+}
+
+// walk is eachTerm over a part, keeping the first error.
+func (lx *lexicon) walk(p part, stream int, prefix []byte, aut vellum.Automaton, fn func(term string, df int)) {
+	if lx.err != nil {
+		return
+	}
+	lx.err = p.s.text.eachTerm(stream, prefix, aut, fn)
 }
 
 // visible is the number of visible documents holding term in stream.
@@ -373,7 +384,7 @@ func (lx *lexicon) completions(stream int, word string) []expTerm {
 			continue
 		}
 		for _, part := range lx.parts {
-			part.s.text.eachTerm(stream, []byte(p), nil, func(term string, df int) { raw[term] += df })
+			lx.walk(part, stream, []byte(p), nil, func(term string, df int) { raw[term] += df })
 		}
 	}
 	// The most frequent first, by the dictionaries' own counts; only the
@@ -407,7 +418,7 @@ func (lx *lexicon) nearest(stream int, word string) []expTerm {
 			continue
 		}
 		for _, part := range lx.parts {
-			part.s.text.eachTerm(stream, nil, aut, func(term string, _ int) {
+			lx.walk(part, stream, nil, aut, func(term string, _ int) {
 				d := typoDistance(q, term)
 				if d > budget {
 					return
@@ -558,17 +569,23 @@ func typoAutomaton(q string, budget int) vellum.Automaton {
 
 // eachTerm calls fn for each term of stream that begins with prefix and,
 // when aut is set, that aut accepts, with the number of documents of this
-// index holding it (hidden ones included).
-func (ix *textIndex) eachTerm(stream int, prefix []byte, aut vellum.Automaton, fn func(term string, df int)) {
+// index holding it (hidden ones included). vellum walks a dictionary as its
+// bytes say: a malformed one (a segment whose checksums hold but whose
+// writer was faulty) is an error, not a panic.
+func (ix *textIndex) eachTerm(stream int, prefix []byte, aut vellum.Automaton, fn func(term string, df int)) (err error) {
 	fst := ix.dict()
 	if fst == nil {
-		return
+		return nil
 	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ix.seg.fail(secTerms, "malformed term dictionary: %v", r)
+		}
+	}()
 	head := termKey(nil, stream, "")
 	start := append(slices.Clone(head), prefix...)
 	end := successor(start)
 	var it *vellum.FSTIterator
-	var err error
 	if aut != nil {
 		it, err = fst.Search(&streamAutomaton{prefix: head, inner: aut}, start, end)
 	} else {
@@ -579,6 +596,10 @@ func (ix *textIndex) eachTerm(stream int, prefix []byte, aut vellum.Automaton, f
 		fn(string(bytes.TrimPrefix(key, head)), ix.rawDF(val))
 		err = it.Next()
 	}
+	if errors.Is(err, vellum.ErrIteratorDone) {
+		return nil
+	}
+	return err
 }
 
 // df is the number of documents of this index holding term in stream

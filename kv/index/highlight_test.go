@@ -86,9 +86,11 @@ func TestHighlight(t *testing.T) {
 		q, lang string
 		want    map[string]map[string]string // of the first result
 	}{
+		// The synonym list's "arachide" is marked too.
 		{"peanut", "", map[string]map[string]string{
 			"en": {"title": `&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt; &amp; &#39;quotes&#39; <em>Peanut</em> butter cookies`,
-				"hazard": "May contain <em>peanut</em>."}}},
+				"hazard": "May contain <em>peanut</em>."},
+			"fr": {"title": "Biscuits au beurre d&#39;<em>arachide</em> : sécurité", "hazard": "Peut contenir des <em>arachides</em>."}}},
 		{"script", "", map[string]map[string]string{
 			"en": {"title": `&lt;<em>script</em>&gt;alert(&#34;x&#34;)&lt;/<em>script</em>&gt; &amp; &#39;quotes&#39; Peanut butter cookies`}}},
 		// Stems: "cookie" finds "cookies", in the title and a product name.

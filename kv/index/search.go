@@ -24,7 +24,10 @@ func (s *Snapshot) Search(ctx context.Context, q *rappel.Search) (*rappel.Page, 
 	if err := q.Check(); err != nil {
 		return nil, err
 	}
-	exp := expand([]part{{s: s}}, q)
+	exp, err := expand([]part{{s: s}}, q)
+	if err != nil {
+		return nil, err
+	}
 	match, err := s.match(ctx, q, true, exp)
 	if err != nil {
 		return nil, err

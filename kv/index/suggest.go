@@ -31,7 +31,10 @@ func (v *View) Suggest(ctx context.Context, q, lang string, limit int) (*rappel.
 	// short prefix by relevance would cost what a keystroke cannot.
 	s := &rappel.Search{Query: pq, PrefixLast: true, Limit: limit}
 	parts := v.parts()
-	exp := expand(parts, s)
+	exp, err := expand(parts, s)
+	if err != nil {
+		return nil, err
+	}
 	var hits []hit
 	matches := make([]*roaring.Bitmap, len(parts))
 	for i, p := range parts {

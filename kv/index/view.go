@@ -276,7 +276,10 @@ func (v *View) Search(ctx context.Context, q *rappel.Search) (*rappel.Page, erro
 	if q.Category != "" && !v.hasCategory(CategoryKey(q.Category)) {
 		return nil, rappel.Unknown("category", q.Category, rappel.Suggest(CategoryKey(q.Category), v.categories), "list the categories with GET /recall/stats?group_by=category")
 	}
-	exp := expand(v.parts(), q)
+	exp, err := expand(v.parts(), q)
+	if err != nil {
+		return nil, err
+	}
 	mb, err := v.base.match(ctx, q, false, exp)
 	if err != nil {
 		return nil, err
