@@ -60,12 +60,11 @@ func (s *Snapshot) Search(ctx context.Context, q *rappel.Search) (*rappel.Page, 
 	if len(docs) > limit {
 		docs = docs[:limit]
 		if sortBy != rappel.SortValue { // a value-sorted search pages by offset
-			last := docs[limit-1]
-			nc := cursor{hash: queryHash(q), key: s.key(sortBy, last), id: s.ids.str(int(last))}
+			var score float64
 			if relevance {
-				nc.score = scores[limit-1]
+				score = scores[limit-1]
 			}
-			page.NextCursor = s.encodeCursor(nc, relevance)
+			page.NextCursor = s.encodeCursor(s.cursorAt(q, sortBy, docs[limit-1], score), relevance)
 		}
 	}
 	page.Results, page.N = s.appendDocs(q.Buf, docs, q.Lang, s.highlighter(q, exp)), len(docs)
@@ -343,4 +342,14 @@ func (s *Snapshot) appendDocs(buf []byte, docs []int32, lang string, hl *highlig
 		}
 	}
 	return append(b, ']')
+}
+
+// cursorAt is the cursor of a page ending at doc, a document of s, with
+// its relevance score when q sorts by relevance.
+func (s *Snapshot) cursorAt(q *rappel.Search, sortBy string, doc int32, score float64) cursor {
+	nc := cursor{hash: queryHash(q), key: s.key(sortBy, doc), id: s.ids.str(int(doc))}
+	if sortBy == rappel.SortRelevance {
+		nc.score = score
+	}
+	return nc
 }

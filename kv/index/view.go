@@ -319,12 +319,12 @@ func (v *View) Search(ctx context.Context, q *rappel.Search) (*rappel.Page, erro
 	if len(hits) > limit {
 		hits = hits[:limit]
 		if sortBy != rappel.SortValue {
-			last := hits[limit-1]
-			nc := cursor{hash: queryHash(q), key: last.s.key(sortBy, last.doc), id: last.s.ids.str(int(last.doc))}
+			var score float64
 			if relevance {
-				nc.score = scores[limit-1]
+				score = scores[limit-1]
 			}
-			page.NextCursor = v.base.encodeCursor(nc, relevance)
+			last := hits[limit-1]
+			page.NextCursor = v.base.encodeCursor(last.s.cursorAt(q, sortBy, last.doc, score), relevance)
 		}
 	}
 	page.Results, page.N = appendHits(q.Buf, hits, q.Lang, v.highlighter(q, exp)), len(hits)
