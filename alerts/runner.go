@@ -165,7 +165,7 @@ func NewRunner(cfg Config, store Store, records RecordSource, log *slog.Logger) 
 		r.pruneEvery = DefaultPruneInterval
 	}
 	r.Service = NewService(store)
-	r.Service.RequireConfirm, r.Service.Logger = cfg.Confirm, log
+	r.Service.RequireConfirm, r.Service.Logger, r.Service.Background = cfg.Confirm, log, true
 	r.Service.PendingTTL, r.Service.ConfirmPerAddress, r.Service.ConfirmWindow = cfg.PendingTTL, cfg.ConfirmPerAddress, cfg.ConfirmWindow
 	r.Service.SubscriptionsPerKeyDay = cfg.SubscriptionsPerKeyDay
 	r.Matcher = NewMatcher()
@@ -241,19 +241,22 @@ func (r *Runner) DataChanged(_ context.Context, records bool) error {
 	return nil
 }
 
-// Close stops the loop, waits for it, then runs one last pass within the
-// flush timeout, so that alerts already due are sent before the store
-// closes rather than at the next start. It returns that pass's error.
+// Close stops the loop, waits for it and for the confirmation e-mails
+// being sent, then runs one last pass within the flush timeout, so that
+// alerts already due are sent before the store closes rather than at the
+// next start. It returns that pass's error.
 func (r *Runner) Close() error {
 	r.mu.Lock()
 	ctx, cancel, done := r.ctx, r.cancel, r.done
 	r.ctx, r.cancel, r.done = nil, nil, nil
 	r.mu.Unlock()
 	if done == nil {
+		r.Service.Wait()
 		return nil
 	}
 	cancel()
 	<-done
+	r.Service.Wait()
 	fctx, cancelFlush := context.WithTimeout(context.WithoutCancel(ctx), r.flushTimeout)
 	defer cancelFlush()
 	return r.pass(fctx)

@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/rappel-ca/rappel"
@@ -47,10 +48,17 @@ type Service struct {
 	// make a calendar day (UTC); over it Subscribe refuses with a
 	// *rappel.LimitError. 0 means no cap.
 	SubscriptionsPerKeyDay int
+	// Background sends confirmation e-mails off the request path:
+	// Subscribe answers once the subscription is stored, so that how long
+	// it takes does not tell whether an e-mail went out. Wait waits for
+	// the sends started; the runner sets it and waits at Close.
+	Background bool
 	// Now is the clock; Random the source of tokens.
 	Now    func() time.Time
 	Random io.Reader
 	Logger *slog.Logger
+
+	sends sync.WaitGroup
 }
 
 var _ rappel.Alerts = (*Service)(nil)
@@ -125,23 +133,40 @@ func (s *Service) Subscribe(ctx context.Context, req *rappel.SubscribeRequest) (
 	if err := s.Store.CreateSubscription(ctx, sub, hashes); err != nil {
 		return nil, fmt.Errorf("subscribing: %w", err)
 	}
-	if s.RequireConfirm {
-		switch {
-		case s.Confirmations == nil:
-			s.Logger.Warn("no mailer: confirmation e-mail not sent", "subscription", sub.ID)
-		case !s.mayConfirm(ctx, sub, now):
-			// Logged by mayConfirm; the subscription expires unconfirmed.
-		default:
-			if err := s.Confirmations.SendConfirmation(ctx, sub, confirm, unsub); err != nil {
-				// The subscription stays pending; subscribing again sends a
-				// new link once the address's allowance allows. The client
-				// is told nothing it could not learn.
-				s.Logger.Error("sending confirmation e-mail", "subscription", sub.ID, "error", redactAddresses(err.Error()))
-			}
-		}
+	if s.RequireConfirm && s.Background {
+		s.sends.Add(1)
+		go func() {
+			defer s.sends.Done()
+			// The request's values (its trace), not its end: the answer
+			// is gone before the e-mail. The sender bounds its own time.
+			s.sendConfirmation(context.WithoutCancel(ctx), sub, confirm, unsub, now)
+		}()
+	} else if s.RequireConfirm {
+		s.sendConfirmation(ctx, sub, confirm, unsub, now)
 	}
 	return &rappel.SubscribeResult{Status: sub.Status, Token: unsub}, nil
 }
+
+// sendConfirmation sends the confirmation e-mail of sub while its
+// address's allowance lasts. Failures are logged: the client is told
+// nothing it could not learn.
+func (s *Service) sendConfirmation(ctx context.Context, sub *rappel.Subscription, confirm, unsub string, now time.Time) {
+	switch {
+	case s.Confirmations == nil:
+		s.Logger.Warn("no mailer: confirmation e-mail not sent", "subscription", sub.ID)
+	case !s.mayConfirm(ctx, sub, now):
+		// Logged by mayConfirm; the subscription expires unconfirmed.
+	default:
+		if err := s.Confirmations.SendConfirmation(ctx, sub, confirm, unsub); err != nil {
+			// The subscription stays pending; subscribing again sends a
+			// new link once the address's allowance allows.
+			s.Logger.Error("sending confirmation e-mail", "subscription", sub.ID, "error", redactAddresses(err.Error()))
+		}
+	}
+}
+
+// Wait waits for the confirmation e-mails sent in the background.
+func (s *Service) Wait() { s.sends.Wait() }
 
 // takeKeyDay counts one subscription of key today, or refuses it with a
 // 429 when the key has made SubscriptionsPerKeyDay of them. The refusal
