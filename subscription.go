@@ -2,9 +2,12 @@ package rappel
 
 import (
 	"context"
+	"fmt"
 	"net/mail"
 	"strings"
 	"time"
+
+	"golang.org/x/net/idna"
 )
 
 // Subscription states.
@@ -81,6 +84,9 @@ type SubscribeRequest struct {
 	Lang        *string `json:"lang"`
 	// UserAgent is the request's User-Agent, kept with the consent record.
 	UserAgent string `json:"-"`
+	// KeyID is the ID of the caller's API key, whose subscriptions a day
+	// are capped; "" when the caller has none (no cap applies).
+	KeyID string `json:"-"`
 }
 
 // SubscribeResult is the response of POST /recall/alerts/subscribe. It is
@@ -95,13 +101,27 @@ type UnsubscribeResult struct {
 	Status string `json:"status"`
 }
 
+// LimitError refuses a request over a limit that resets after RetryAfter:
+// a 429 whose Retry-After header the edge takes from RetryAfter. Its
+// *Error is what the client reads.
+type LimitError struct {
+	Err        *Error
+	RetryAfter time.Duration
+}
+
+func (e *LimitError) Error() string { return e.Err.Error() }
+func (e *LimitError) Unwrap() error { return e.Err }
+
 // Alerts is the alert service the edge calls.
 type Alerts interface {
 	// Subscribe validates req and stores a subscription. It returns a
-	// 422 *Error for an invalid request.
+	// 422 *Error for an invalid request, and a *LimitError when req's key
+	// has made all the subscriptions it may make today. Its answer is the
+	// same whether or not a confirmation e-mail went out.
 	Subscribe(ctx context.Context, req *SubscribeRequest) (*SubscribeResult, error)
 	// Confirm activates the subscription of a confirmation token; ENOTFOUND
-	// for an unknown token. A used token answers as the first time did.
+	// for an unknown token, or one whose pending subscription expired. A
+	// used token answers as the first time did.
 	Confirm(ctx context.Context, token, userAgent string) (*UnsubscribeResult, error)
 	// Unsubscribe ends the subscription of an unsubscribe token; ENOTFOUND
 	// for an unknown token, and success again for a used one.
@@ -132,6 +152,23 @@ type SubscriptionStore interface {
 	// ForEachSubscription calls fn for every stored subscription, stopping
 	// at fn's first error.
 	ForEachSubscription(ctx context.Context, fn func(*Subscription) error) error
+	// DeletePendingBefore deletes the subscriptions still pending whose
+	// CreatedAt is before t, with all their tokens, and returns how many
+	// it deleted.
+	DeletePendingBefore(ctx context.Context, t time.Time) (int, error)
+
+	// TakeAllowance counts one use of the allowance called name, which
+	// allows limit uses (at least 1) in a window: when name has no window
+	// open at now, it opens one ending at end and counts the use; inside
+	// an open window it counts the use while fewer than limit were
+	// counted, and otherwise counts nothing and answers ok false. until
+	// is the end of the window. It is atomic across every handle on the
+	// store (every node of a fleet). Names are the caller's and opaque to
+	// the store; callers never put an e-mail address in clear in one.
+	TakeAllowance(ctx context.Context, name string, limit int, now, end time.Time) (ok bool, until time.Time, err error)
+	// DeleteAllowancesEnded deletes the allowances whose window ended at
+	// or before now, and returns how many.
+	DeleteAllowancesEnded(ctx context.Context, now time.Time) (int, error)
 }
 
 // Validate checks req as the subscribe endpoint does and returns the
@@ -153,11 +190,10 @@ func (req *SubscribeRequest) Validate() (email, lang string, s AlertSearch, err 
 	if req.Email == nil {
 		items = append(items, InvalidMissing(BodyLoc("email"), "send the e-mail address to alert"))
 	} else if e := str("email", req.Email, MaxEmailBytes); e != "" || *req.Email == "" {
-		if addr, ok := mailbox(e); ok {
+		if addr, why := mailbox(e); why == nil {
 			email = addr
 		} else {
-			items = append(items, InvalidValue(BodyLoc("email"), *req.Email, Reason{Problem: "is not a valid e-mail address",
-				Fix: "send one mailbox such as 'name@example.ca', without a display name"}))
+			items = append(items, InvalidValue(BodyLoc("email"), *req.Email, *why))
 		}
 	}
 	s.Q = strings.TrimSpace(str("q", req.Q, MaxQueryBytes))
@@ -201,23 +237,44 @@ func checkText(field, v string, max int, strict bool) (it Invalid, bad bool) {
 }
 
 // mailbox accepts one bare address local@domain, with a dotted domain, and
-// returns it with the domain lower-cased.
-func mailbox(s string) (string, bool) {
+// returns it with the domain as its lower-case A-label (xn--…), so that
+// the address reaches SMTP's RCPT TO, and every counter keyed by it, in
+// one ASCII form however its domain was typed. The local part is kept as
+// sent (RFC 6532 allows UTF-8 there; it has no ASCII form). The reason
+// says what is wrong with an address refused.
+func mailbox(s string) (string, *Reason) {
+	notMailbox := &Reason{Problem: "is not a valid e-mail address", Fix: "send one mailbox such as 'name@example.ca', without a display name"}
 	if s == "" || strings.ContainsAny(s, "<>\"(), ;:\\[]") {
-		return "", false
+		return "", notMailbox
 	}
 	a, err := mail.ParseAddress(s)
 	if err != nil || a.Name != "" || a.Address != s {
-		return "", false
+		return "", notMailbox
 	}
 	at := strings.LastIndexByte(s, '@')
 	local, domain := s[:at], s[at+1:]
 	if local == "" || len(local) > 64 || !strings.Contains(domain, ".") || strings.HasPrefix(domain, ".") ||
 		strings.HasSuffix(domain, ".") || strings.Contains(domain, "..") {
-		return "", false
+		return "", notMailbox
 	}
-	return local + "@" + strings.ToLower(domain), true
+	ascii, err := emailDomain.ToASCII(domain)
+	if err != nil {
+		return "", &Reason{Problem: fmt.Sprintf("has the domain %s, which is not a valid internationalized domain name (%s)",
+			Quote(domain), strings.TrimPrefix(err.Error(), "idna: ")),
+			Fix: "check the part after '@': a domain in another script is sent as typed ('bücher.example') or as its A-label ('xn--bcher-kva.example'), with letters, digits and single hyphens between the dots"}
+	}
+	if addr := local + "@" + ascii; len(addr) <= MaxEmailBytes {
+		return addr, nil
+	}
+	return "", &Reason{Problem: fmt.Sprintf("is longer than %d bytes once its domain is written as an A-label (%s)", MaxEmailBytes, Quote(ascii)),
+		Fix: "send a shorter address"}
 }
+
+// emailDomain converts a domain to its A-label form: UTS #46 mapping for
+// lookup (case folded, full-width letters mapped), IDNA2008 label rules
+// (no hyphens in the third and fourth places, joiners only where a script
+// needs them), the bidi rule and DNS lengths.
+var emailDomain = idna.New(idna.MapForLookup(), idna.BidiRule(), idna.VerifyDNSLength(true), idna.Transitional(false))
 
 // RecordMatcher evaluates a search over a fixed set of records, with the
 // query engine of GET /recall. MatchIDs returns the record_ids that match s

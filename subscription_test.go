@@ -23,12 +23,41 @@ func TestMailbox(t *testing.T) {
 		{"@example.ca", "", false},
 		{"ana@.example.ca", "", false},
 		{"", "", false},
+		// Domains become their A-label, however typed; the local part
+		// stays as sent.
+		{"ana@bücher.example.ca", "ana@xn--bcher-kva.example.ca", true},
+		{"Ana@BÜCHER.Example.CA", "Ana@xn--bcher-kva.example.ca", true},
+		{"ana@XN--BCHER-KVA.example.ca", "ana@xn--bcher-kva.example.ca", true},
+		{"ana@ｅｘａｍｐｌｅ.ca", "ana@example.ca", true},
+		{"josé@exemple.ca", "josé@exemple.ca", true},
+		{"ana@例え.テスト", "ana@xn--r8jz45g.xn--zckzah", true},
+		{"ana@straße.de", "ana@xn--strae-oqa.de", true},
+		// Not domain names: bad punycode, hyphens, underscore, a label
+		// over 63 bytes, mixed right-to-left and left-to-right.
+		{"ana@xn--zz.ca", "", false},
+		{"ana@-bad-.ca", "", false},
+		{"ana@ab--cd.ca", "", false},
+		{"ana@a_b.ca", "", false},
+		{"ana@" + strings.Repeat("a", 64) + ".ca", "", false},
+		{"ana@\u05d0a.ca", "", false},
 	} {
-		got, ok := mailbox(tc.in)
-		if got != tc.want || ok != tc.ok {
-			t.Errorf("mailbox(%q) = %q, %v; want %q, %v", tc.in, got, ok, tc.want, tc.ok)
+		got, why := mailbox(tc.in)
+		if got != tc.want || (why == nil) != tc.ok {
+			t.Errorf("mailbox(%q) = %q, %v; want %q, %v", tc.in, got, why, tc.want, tc.ok)
+		}
+		if got != "" && !isASCIIDomain(got) {
+			t.Errorf("mailbox(%q) = %q: the domain is not ASCII", tc.in, got)
 		}
 	}
+}
+
+func isASCIIDomain(addr string) bool {
+	for _, r := range addr[strings.LastIndexByte(addr, '@')+1:] {
+		if r >= 0x80 {
+			return false
+		}
+	}
+	return true
 }
 
 // FuzzSubscribeRequest_Validate checks that whatever comes in, an accepted
@@ -42,6 +71,14 @@ func FuzzSubscribeRequest_Validate(f *testing.F) {
 	f.Add("\ufeffana@example.ca", "", "", "")
 	f.Add("ana\xff@example.ca", "", "", "")
 	f.Add("ana\ufffd@example.ca", "", "", "")
+	f.Add("ana@bücher.example.ca", "", "", "")
+	f.Add("ana@XN--BCHER-KVA.example.ca", "", "", "")
+	f.Add("ana@xn--zz.ca", "", "", "")
+	f.Add("ana@例え.テスト", "", "", "")
+	f.Add("ana@\u05d0a.ca", "", "", "")
+	f.Add("ana@ab\u200d.ca", "", "", "")
+	f.Add("ana@ｅｘａｍｐｌｅ.ca", "", "", "")
+	f.Add("josé@straße.de", "", "", "")
 	f.Fuzz(func(t *testing.T, email, q, agency, lang string) {
 		req := &SubscribeRequest{Email: &email, Q: &q, Agency: &agency, Lang: &lang}
 		addr, l, s, err := req.Validate()
@@ -66,6 +103,14 @@ func FuzzSubscribeRequest_Validate(f *testing.F) {
 				t.Fatalf("accepted address %q with U+%04X", addr, r)
 			}
 		}
+		// The domain reaches SMTP as its A-label: ASCII, lower case,
+		// and the same address again when validated again.
+		if !isASCIIDomain(addr) || strings.ToLower(addr[strings.LastIndexByte(addr, '@'):]) != addr[strings.LastIndexByte(addr, '@'):] {
+			t.Fatalf("accepted address %q whose domain is not a lower-case A-label", addr)
+		}
+		if again, _, _, err := (&SubscribeRequest{Email: &addr}).Validate(); err != nil || again != addr {
+			t.Fatalf("%q validated again: %q, %v", addr, again, err)
+		}
 		if _, err := s.Search(); err != nil {
 			t.Fatalf("saved search %q does not parse: %v", s.Q, err)
 		}
@@ -74,7 +119,8 @@ func FuzzSubscribeRequest_Validate(f *testing.F) {
 
 // TestSubscribeRequest_EmailChars: an address holding a character that
 // does not show, or that is not text, is refused with a sentence naming
-// the character and its byte.
+// the character and its byte; one whose domain is not a valid
+// internationalized domain name, with a sentence naming the domain.
 func TestSubscribeRequest_EmailChars(t *testing.T) {
 	for _, tc := range []struct{ email, want string }{
 		{"ana\u202e@example.ca", "holds U+202E (right-to-left override, an invisible format character) at byte 3; remove it"},
@@ -92,6 +138,10 @@ func TestSubscribeRequest_EmailChars(t *testing.T) {
 		{"ana\x7f@example.ca", "holds a control character (U+007F) at byte 3"},
 		{"ana@example.ca\u0085", "holds a control character (U+0085) at byte 14"},
 		{"ana@example.ca\u2028", "control character (U+2028)"},
+		// A domain that is not an internationalized domain name.
+		{"ana@xn--zz.ca", "has the domain 'xn--zz.ca', which is not a valid internationalized domain name (invalid label"},
+		{"ana@ab--cd.ca", "which is not a valid internationalized domain name (invalid label \"ab--cd\"); check the part after '@'"},
+		{"ana@a_b.ca", "(disallowed rune U+005F); check the part after '@': a domain in another script is sent as typed ('bücher.example') or as its A-label"},
 	} {
 		req := &SubscribeRequest{Email: &tc.email}
 		_, _, _, err := req.Validate()

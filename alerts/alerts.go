@@ -6,6 +6,13 @@
 // Tokens are 128-bit random values in unpadded base64url; only their SHA-256
 // reaches the store, so a copy of the database cannot unsubscribe anyone.
 //
+// Nobody can turn the alerts against an inbox: an address gets at most
+// ConfirmPerAddress confirmation e-mails per ConfirmWindow whatever asks,
+// without the answer saying whether one went out; a key makes at most
+// SubscriptionsPerKeyDay subscriptions a day; and a subscription left
+// unconfirmed for PendingTTL can no longer be confirmed and is pruned. The
+// counters live in the store, so a fleet counts as one.
+//
 // The stores are interfaces of the domain package: one node's Pebble, or a
 // database a fleet of nodes shares. In a fleet every node runs the
 // matcher and the sender; matched marks per record id make each new recall

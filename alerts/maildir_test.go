@@ -163,8 +163,9 @@ func TestSender_MailDirConfirmation(t *testing.T) {
 	var logs bytes.Buffer
 	p.snd.Logger = slog.New(slog.NewJSONHandler(&logs, nil))
 	p.svc.Confirmations = p.snd
-	for range 2 {
-		if _, err := p.svc.Subscribe(ctx, &rappel.SubscribeRequest{Email: ptr("ana@example.ca")}); err != nil {
+	// Two addresses: one address gets one confirmation a day.
+	for _, addr := range []string{"ana@example.ca", "bob@example.ca"} {
+		if _, err := p.svc.Subscribe(ctx, &rappel.SubscribeRequest{Email: ptr(addr)}); err != nil {
 			t.Fatal(err)
 		}
 	}

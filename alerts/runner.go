@@ -60,7 +60,22 @@ type Config struct {
 	// (2 minutes) and SMTP timeout (30 s); the lease must exceed the
 	// timeout. Tests shorten both to see a dead node's claim recovered.
 	Lease, SMTPTimeout time.Duration
+	// PendingTTL, ConfirmPerAddress, ConfirmWindow and
+	// SubscriptionsPerKeyDay are the Service's limits (0 turns each off;
+	// rappel serve's flags give the defaults).
+	PendingTTL             time.Duration
+	ConfirmPerAddress      int
+	ConfirmWindow          time.Duration
+	SubscriptionsPerKeyDay int
+	// PruneInterval is the time between two prunes of expired pending
+	// subscriptions and ended allowances (Service.Prune), run by the
+	// passes; 0 is DefaultPruneInterval.
+	PruneInterval time.Duration
 }
+
+// DefaultPruneInterval is Config.PruneInterval when zero: expired pending
+// subscriptions wait at most this long past their expiry to be deleted.
+const DefaultPruneInterval = time.Hour
 
 // DevFrom is the sender address of e-mails written to a mail dir when
 // none is given: trying alerts locally needs no address of one's own.
@@ -78,6 +93,16 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("--alerts-interval is %s; give a positive duration such as 30s", c.Interval)
 	case c.FlushTimeout < 0:
 		return fmt.Errorf("the alerts' flush timeout is %s; give a positive duration, or 0 for %s", c.FlushTimeout, DefaultFlushTimeout)
+	case c.PendingTTL < 0:
+		return fmt.Errorf("--alerts-pending-ttl is %s; give a positive duration such as 168h, or 0 to keep unconfirmed subscriptions forever", c.PendingTTL)
+	case c.ConfirmPerAddress < 0:
+		return fmt.Errorf("--alerts-confirm-per-address is %d; give a count such as 1, or 0 for no limit", c.ConfirmPerAddress)
+	case c.ConfirmPerAddress > 0 && c.ConfirmWindow <= 0:
+		return fmt.Errorf("--alerts-confirm-window is %s; give a positive duration such as 24h for --alerts-confirm-per-address to count in", c.ConfirmWindow)
+	case c.SubscriptionsPerKeyDay < 0:
+		return fmt.Errorf("--alerts-subscriptions-per-key-day is %d; give a count such as 1000, or 0 for no cap", c.SubscriptionsPerKeyDay)
+	case c.PruneInterval < 0:
+		return fmt.Errorf("the alerts' prune interval is %s; give a positive duration, or 0 for %s", c.PruneInterval, DefaultPruneInterval)
 	}
 	return nil
 }
@@ -107,6 +132,9 @@ type Runner struct {
 	flushTimeout time.Duration
 	log          *slog.Logger
 
+	pruneEvery time.Duration
+	lastPrune  time.Time // by Service.Now; zero until the first pass
+
 	wake chan struct{} // one pending wake-up at most
 
 	mu     sync.Mutex
@@ -128,12 +156,18 @@ func NewRunner(cfg Config, store Store, records RecordSource, log *slog.Logger) 
 	if log == nil {
 		log = slog.Default()
 	}
-	r := &Runner{records: records, interval: cfg.Interval, flushTimeout: cfg.FlushTimeout, log: log, wake: make(chan struct{}, 1)}
+	r := &Runner{records: records, interval: cfg.Interval, flushTimeout: cfg.FlushTimeout, log: log, wake: make(chan struct{}, 1),
+		pruneEvery: cfg.PruneInterval}
 	if r.flushTimeout == 0 {
 		r.flushTimeout = DefaultFlushTimeout
 	}
+	if r.pruneEvery == 0 {
+		r.pruneEvery = DefaultPruneInterval
+	}
 	r.Service = NewService(store)
-	r.Service.RequireConfirm, r.Service.Logger = cfg.Confirm, log
+	r.Service.RequireConfirm, r.Service.Logger, r.Service.Background = cfg.Confirm, log, true
+	r.Service.PendingTTL, r.Service.ConfirmPerAddress, r.Service.ConfirmWindow = cfg.PendingTTL, cfg.ConfirmPerAddress, cfg.ConfirmWindow
+	r.Service.SubscriptionsPerKeyDay = cfg.SubscriptionsPerKeyDay
 	r.Matcher = NewMatcher()
 	r.Matcher.Subscriptions, r.Matcher.Outbox, r.Matcher.Records, r.Matcher.Logger = store, store, records, log
 	if cfg.SMTPAddr == "" && cfg.MailDir == "" {
@@ -207,25 +241,29 @@ func (r *Runner) DataChanged(_ context.Context, records bool) error {
 	return nil
 }
 
-// Close stops the loop, waits for it, then runs one last pass within the
-// flush timeout, so that alerts already due are sent before the store
-// closes rather than at the next start. It returns that pass's error.
+// Close stops the loop, waits for it and for the confirmation e-mails
+// being sent, then runs one last pass within the flush timeout, so that
+// alerts already due are sent before the store closes rather than at the
+// next start. It returns that pass's error.
 func (r *Runner) Close() error {
 	r.mu.Lock()
 	ctx, cancel, done := r.ctx, r.cancel, r.done
 	r.ctx, r.cancel, r.done = nil, nil, nil
 	r.mu.Unlock()
 	if done == nil {
+		r.Service.Wait()
 		return nil
 	}
 	cancel()
 	<-done
+	r.Service.Wait()
 	fctx, cancelFlush := context.WithTimeout(context.WithoutCancel(ctx), r.flushTimeout)
 	defer cancelFlush()
 	return r.pass(fctx)
 }
 
-// pass matches the new recalls, then sends what is due.
+// pass matches the new recalls, then sends what is due, then prunes when
+// the last prune is PruneInterval old.
 func (r *Runner) pass(ctx context.Context) error {
 	err := r.Matcher.Drain(ctx, r.records)
 	if err != nil {
@@ -237,5 +275,24 @@ func (r *Runner) pass(ctx context.Context) error {
 			err = errors.Join(err, serr)
 		}
 	}
-	return err
+	return errors.Join(err, r.prune(ctx))
+}
+
+// prune runs Service.Prune at the first pass and then once every
+// pruneEvery, by the service's clock. Only the loop and Close call pass,
+// one at a time, so lastPrune needs no lock.
+func (r *Runner) prune(ctx context.Context) error {
+	now := r.Service.Now()
+	if !r.lastPrune.IsZero() && now.Sub(r.lastPrune) < r.pruneEvery {
+		return nil
+	}
+	subs, allowances, err := r.Service.Prune(ctx)
+	if err != nil {
+		return err
+	}
+	r.lastPrune = now
+	if subs > 0 || allowances > 0 {
+		r.log.Info("pruned alerts", "expired_subscriptions", subs, "ended_allowances", allowances)
+	}
+	return nil
 }

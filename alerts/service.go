@@ -5,9 +5,12 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/rappel-ca/rappel"
@@ -31,17 +34,49 @@ type Service struct {
 	// Confirmations sends the confirmation e-mail; when nil, none is sent
 	// and the subscription stays pending (logged).
 	Confirmations ConfirmationSender
+	// PendingTTL is how long a confirmation link works: a subscription
+	// still pending after it cannot be confirmed, and Prune deletes it.
+	// 0 keeps pending subscriptions forever.
+	PendingTTL time.Duration
+	// ConfirmPerAddress is how many confirmation e-mails one address may
+	// receive in ConfirmWindow, however many subscribe requests name it
+	// and whichever keys send them; 0 means no limit. Subscribe answers
+	// the same whether or not the e-mail went out.
+	ConfirmPerAddress int
+	ConfirmWindow     time.Duration
+	// SubscriptionsPerKeyDay is how many subscriptions one API key may
+	// make a calendar day (UTC); over it Subscribe refuses with a
+	// *rappel.LimitError. 0 means no cap.
+	SubscriptionsPerKeyDay int
+	// Background sends confirmation e-mails off the request path:
+	// Subscribe answers once the subscription is stored, so that how long
+	// it takes does not tell whether an e-mail went out. Wait waits for
+	// the sends started; the runner sets it and waits at Close.
+	Background bool
 	// Now is the clock; Random the source of tokens.
 	Now    func() time.Time
 	Random io.Reader
 	Logger *slog.Logger
+
+	sends sync.WaitGroup
 }
 
 var _ rappel.Alerts = (*Service)(nil)
 
-// NewService returns a Service on store requiring confirmation.
+// Defaults of NewService, and of rappel serve's flags.
+const (
+	DefaultPendingTTL             = 7 * 24 * time.Hour
+	DefaultConfirmPerAddress      = 1
+	DefaultConfirmWindow          = 24 * time.Hour
+	DefaultSubscriptionsPerKeyDay = 1000
+)
+
+// NewService returns a Service on store requiring confirmation, with the
+// default limits.
 func NewService(store rappel.SubscriptionStore) *Service {
-	return &Service{Store: store, RequireConfirm: true, Now: time.Now, Random: rand.Reader, Logger: slog.Default()}
+	return &Service{Store: store, RequireConfirm: true, PendingTTL: DefaultPendingTTL,
+		ConfirmPerAddress: DefaultConfirmPerAddress, ConfirmWindow: DefaultConfirmWindow, SubscriptionsPerKeyDay: DefaultSubscriptionsPerKeyDay,
+		Now: time.Now, Random: rand.Reader, Logger: slog.Default()}
 }
 
 // NewToken returns a 128-bit random URL-safe token read from r.
@@ -60,9 +95,19 @@ func HashToken(token string) [32]byte { return sha256.Sum256([]byte(token)) }
 // new subscription with new tokens, so the answer is the same whether or not
 // the address was subscribed already; the matcher sends an address at most
 // one alert per recall however many identical subscriptions it has.
+//
+// The confirmation e-mail goes out only while the address's allowance
+// (ConfirmPerAddress in ConfirmWindow) lasts, so that nobody can flood an
+// inbox by subscribing it again and again; the subscription is stored
+// either way and the answer does not say which happened. A key over its
+// daily cap gets a *rappel.LimitError before anything is stored.
 func (s *Service) Subscribe(ctx context.Context, req *rappel.SubscribeRequest) (*rappel.SubscribeResult, error) {
 	email, lang, search, err := req.Validate()
 	if err != nil {
+		return nil, err
+	}
+	now := s.Now().UTC()
+	if err := s.takeKeyDay(ctx, req.KeyID, now); err != nil {
 		return nil, err
 	}
 	id, err := NewToken(s.Random)
@@ -77,7 +122,6 @@ func (s *Service) Subscribe(ctx context.Context, req *rappel.SubscribeRequest) (
 	if err != nil {
 		return nil, err
 	}
-	now := s.Now().UTC()
 	sub := &rappel.Subscription{ID: id, Email: email, Lang: lang, Search: search, Status: rappel.SubPending, CreatedAt: now}
 	hashes := map[string][32]byte{rappel.TokenUnsubscribe: HashToken(unsub)}
 	if s.RequireConfirm {
@@ -89,27 +133,120 @@ func (s *Service) Subscribe(ctx context.Context, req *rappel.SubscribeRequest) (
 	if err := s.Store.CreateSubscription(ctx, sub, hashes); err != nil {
 		return nil, fmt.Errorf("subscribing: %w", err)
 	}
-	if s.RequireConfirm {
-		if s.Confirmations == nil {
-			s.Logger.Warn("no mailer: confirmation e-mail not sent", "subscription", sub.ID)
-		} else if err := s.Confirmations.SendConfirmation(ctx, sub, confirm, unsub); err != nil {
-			// The subscription stays pending; subscribing again sends a
-			// new link. The client is told nothing it could not learn.
-			s.Logger.Error("sending confirmation e-mail", "subscription", sub.ID, "error", redactAddresses(err.Error()))
-		}
+	if s.RequireConfirm && s.Background {
+		s.sends.Add(1)
+		go func() {
+			defer s.sends.Done()
+			// The request's values (its trace), not its end: the answer
+			// is gone before the e-mail. The sender bounds its own time.
+			s.sendConfirmation(context.WithoutCancel(ctx), sub, confirm, unsub, now)
+		}()
+	} else if s.RequireConfirm {
+		s.sendConfirmation(ctx, sub, confirm, unsub, now)
 	}
 	return &rappel.SubscribeResult{Status: sub.Status, Token: unsub}, nil
 }
 
+// sendConfirmation sends the confirmation e-mail of sub while its
+// address's allowance lasts. Failures are logged: the client is told
+// nothing it could not learn.
+func (s *Service) sendConfirmation(ctx context.Context, sub *rappel.Subscription, confirm, unsub string, now time.Time) {
+	switch {
+	case s.Confirmations == nil:
+		s.Logger.Warn("no mailer: confirmation e-mail not sent", "subscription", sub.ID)
+	case !s.mayConfirm(ctx, sub, now):
+		// Logged by mayConfirm; the subscription expires unconfirmed.
+	default:
+		if err := s.Confirmations.SendConfirmation(ctx, sub, confirm, unsub); err != nil {
+			// The subscription stays pending; subscribing again sends a
+			// new link once the address's allowance allows.
+			s.Logger.Error("sending confirmation e-mail", "subscription", sub.ID, "error", redactAddresses(err.Error()))
+		}
+	}
+}
+
+// Wait waits for the confirmation e-mails sent in the background.
+func (s *Service) Wait() { s.sends.Wait() }
+
+// takeKeyDay counts one subscription of key today, or refuses it with a
+// 429 when the key has made SubscriptionsPerKeyDay of them. The refusal
+// names the key's limit only: it says nothing about any address.
+func (s *Service) takeKeyDay(ctx context.Context, key string, now time.Time) error {
+	if key == "" || s.SubscriptionsPerKeyDay <= 0 {
+		return nil
+	}
+	day := now.Truncate(24 * time.Hour) // UTC days: now is UTC, and Unix days start at UTC midnights
+	ok, until, err := s.Store.TakeAllowance(ctx, "key-day/"+day.Format(time.DateOnly)+"/"+key, s.SubscriptionsPerKeyDay, now, day.Add(24*time.Hour))
+	if err != nil {
+		return fmt.Errorf("counting the key's subscriptions: %w", err)
+	}
+	if ok {
+		return nil
+	}
+	wait := until.Sub(now)
+	secs := int64((wait + time.Second - 1) / time.Second)
+	return &rappel.LimitError{RetryAfter: wait, Err: rappel.Errorf(rappel.ERATELIMIT,
+		"Too many subscriptions: this API key may create %d a day (UTC) and has created them today; new subscriptions are accepted again at %s, in %d s (Retry-After).",
+		s.SubscriptionsPerKeyDay, until.UTC().Format(time.RFC3339), secs)}
+}
+
+// mayConfirm counts one confirmation e-mail to sub's address and reports
+// whether it may go out. The allowance is named after a hash of the
+// address as normalized by AddressKey, never the address itself. A store
+// that cannot count keeps the e-mail back: flooding an inbox is worse
+// than a link that has to be asked for again.
+func (s *Service) mayConfirm(ctx context.Context, sub *rappel.Subscription, now time.Time) bool {
+	if s.ConfirmPerAddress <= 0 {
+		return true
+	}
+	ok, _, err := s.Store.TakeAllowance(ctx, "confirm/"+AddressKey(sub.Email), s.ConfirmPerAddress, now, now.Add(s.ConfirmWindow))
+	switch {
+	case err != nil:
+		s.Logger.Error("counting confirmation e-mails; this one is not sent", "subscription", sub.ID, "error", err)
+		return false
+	case !ok:
+		s.Logger.Info("confirmation e-mail not sent: the address had its share within the window", "subscription", sub.ID,
+			"limit", s.ConfirmPerAddress, "window", s.ConfirmWindow)
+	}
+	return ok
+}
+
+// AddressKey names an address in counters: the hex SHA-256 of the address
+// lower-cased whole and without a "+tag" after its local part, so that
+// ANA@example.ca and ana+1@example.ca count as ana@example.ca. The domain
+// is already its A-label (rappel.SubscribeRequest.Validate). A hash keeps
+// the address out of counter keys, which outlive the subscriptions they
+// counted until their window ends.
+func AddressKey(email string) string {
+	e := strings.ToLower(email)
+	if at := strings.LastIndexByte(e, '@'); at > 0 {
+		if plus := strings.IndexByte(e[:at], '+'); plus > 0 {
+			e = e[:plus] + e[at:]
+		}
+	}
+	h := sha256.Sum256([]byte("rappel alert address\x00" + e))
+	return hex.EncodeToString(h[:])
+}
+
 // Confirm activates the subscription of a confirmation token and records
-// the consent. A used token answers with the subscription's status.
+// the consent. A used token answers with the subscription's status. A
+// link older than PendingTTL, or unknown (an expired subscription is
+// deleted by Prune), is a 404 saying to subscribe again.
 func (s *Service) Confirm(ctx context.Context, token, userAgent string) (*rappel.UnsubscribeResult, error) {
 	sub, err := s.byToken(ctx, token, rappel.TokenConfirm)
+	if rappel.ErrorCode(err) == rappel.ENOTFOUND && s.PendingTTL > 0 {
+		return nil, rappel.Errorf(rappel.ENOTFOUND, "No pending subscription has this confirmation link: it expired (links work for %s) or was not copied whole; "+
+			"subscribe again to get a new link.", days(s.PendingTTL))
+	}
 	if err != nil {
 		return nil, err
 	}
 	if sub.Status == rappel.SubPending {
 		now := s.Now().UTC()
+		if s.expired(sub, now) {
+			return nil, rappel.Errorf(rappel.ENOTFOUND, "This confirmation link has expired: links work for %s after subscribing. Subscribe again to get a new link.",
+				days(s.PendingTTL))
+		}
 		sub.Status = rappel.SubActive
 		sub.Consent = &rappel.Consent{Method: rappel.ConsentDoubleOptIn, At: now, RequestedAt: sub.CreatedAt, UserAgent: clipUA(userAgent)}
 		if err := s.Store.PutSubscription(ctx, sub); err != nil {
@@ -117,6 +254,39 @@ func (s *Service) Confirm(ctx context.Context, token, userAgent string) (*rappel
 		}
 	}
 	return &rappel.UnsubscribeResult{Status: sub.Status}, nil
+}
+
+// expired reports whether sub, pending, can no longer be confirmed.
+func (s *Service) expired(sub *rappel.Subscription, now time.Time) bool {
+	return s.PendingTTL > 0 && !now.Before(sub.CreatedAt.Add(s.PendingTTL))
+}
+
+// days writes d, positive, for a sentence: "7 days", or as Go writes a
+// duration when it is not a whole number of days.
+func days(d time.Duration) string {
+	switch {
+	case d == 24*time.Hour:
+		return "1 day"
+	case d%(24*time.Hour) == 0:
+		return fmt.Sprintf("%d days", d/(24*time.Hour))
+	}
+	return d.String()
+}
+
+// Prune deletes the subscriptions that stayed pending past PendingTTL,
+// with their tokens, and the allowances whose window ended. Every node of
+// a fleet may run it: each deletion is idempotent.
+func (s *Service) Prune(ctx context.Context) (subs, allowances int, err error) {
+	now := s.Now().UTC()
+	if s.PendingTTL > 0 {
+		if subs, err = s.Store.DeletePendingBefore(ctx, now.Add(-s.PendingTTL)); err != nil {
+			return 0, 0, fmt.Errorf("pruning expired subscriptions: %w", err)
+		}
+	}
+	if allowances, err = s.Store.DeleteAllowancesEnded(ctx, now); err != nil {
+		return subs, 0, fmt.Errorf("pruning allowances: %w", err)
+	}
+	return subs, allowances, nil
 }
 
 // Unsubscribe ends the subscription of an unsubscribe token; a used token

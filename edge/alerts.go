@@ -10,6 +10,7 @@ import (
 	"mime"
 	"net/http"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/rappel-ca/rappel"
@@ -53,7 +54,15 @@ func (s *Server) subscribe(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	req.UserAgent = r.UserAgent()
+	if x := exchangeOf(w); x != nil && x.key != nil {
+		req.KeyID = x.key.ID
+	}
 	res, err := svc.Subscribe(r.Context(), req)
+	var le *rappel.LimitError
+	if errors.As(err, &le) {
+		w.Header().Set(headerRetryAfter, strconv.FormatInt(ceilSeconds(le.RetryAfter), 10))
+		return le.Err
+	}
 	if err != nil {
 		return err
 	}

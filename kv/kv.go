@@ -26,6 +26,7 @@
 //	| alerts   | a/tok/<SHA-256 of a token, 32 bytes>                             | 0x01, then {sub, kind} JSON       |
 //	| alerts   | a/out/<subscription_id>\x00<record_id>                           | 0x01, then the AlertRow's JSON    |
 //	| alerts   | a/matched/<record_id>                                            | when the recall was matched       |
+//	| alerts   | a/allow/<allowance name, never an address in clear>              | 0x01, then {used, until} JSON     |
 //	| usage    | u/<YYYY-MM>/<key id>                                             | requests that month, 8 bytes BE   |
 //
 // API keys live in a database of their own (Keys, the data dir's "keys"),

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 
@@ -15,13 +17,15 @@ import (
 // names the subscription and kind of a token, a/out/<sub>\x00<record> is an
 // outbox row and a/matched/<record> marks a new recall as matched. (Stores
 // written before records were marked one by one hold a/done/<seq> marks of
-// whole batches, which nothing reads any more.)
+// whole batches, which nothing reads any more.) a/allow/<name> is an
+// allowance of TakeAllowance.
 const (
 	alertPrefix         = "a/"
 	subPrefix           = alertPrefix + "sub/"
 	tokenPrefix         = alertPrefix + "tok/"
 	outboxPrefix        = alertPrefix + "out/"
 	matchedRecordPrefix = alertPrefix + "matched/"
+	allowancePrefix     = alertPrefix + "allow/"
 )
 
 var _ rappel.SubscriptionStore = (*Store)(nil)
@@ -188,4 +192,121 @@ func (s *Store) AddToken(ctx context.Context, id, kind string, h [32]byte) error
 		return fmt.Errorf("storing token: %w", err)
 	}
 	return nil
+}
+
+// DeletePendingBefore deletes the pending subscriptions created before t
+// and every token naming them, in one synced batch. Tokens are keyed by
+// hash, so finding a subscription's tokens is a scan of all of them; the
+// pass runs rarely (the runner's prune interval) and is skipped when no
+// subscription expired.
+func (s *Store) DeletePendingBefore(ctx context.Context, t time.Time) (int, error) {
+	doomed := map[string]bool{}
+	err := s.ForEachSubscription(ctx, func(sub *rappel.Subscription) error {
+		if sub.Status == rappel.SubPending && sub.CreatedAt.Before(t) {
+			doomed[sub.ID] = true
+		}
+		return nil
+	})
+	if err != nil || len(doomed) == 0 {
+		return 0, err
+	}
+	b := s.db.NewBatch()
+	defer b.Close()
+	for id := range doomed {
+		if err := b.Delete(subKey(id), nil); err != nil {
+			return 0, err
+		}
+	}
+	err = s.scanAlerts(ctx, []byte(tokenPrefix), func(key, val []byte) error {
+		var ref tokenRef
+		if err := decodeValue(val, &ref); err != nil {
+			return fmt.Errorf("decoding token: %w", err)
+		}
+		if doomed[ref.Sub] {
+			return b.Delete(key, nil)
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	if err := commit(b, "deleting expired subscriptions"); err != nil {
+		return 0, err
+	}
+	return len(doomed), nil
+}
+
+// allowance is the value of an allowance key: the uses counted in the
+// window that ends at Until.
+type allowance struct {
+	Used  int       `json:"used"`
+	Until time.Time `json:"until"`
+}
+
+func allowanceKey(name string) []byte { return append([]byte(allowancePrefix), name...) }
+
+// allowanceMu serializes TakeAllowance's read and write. A Pebble store
+// has one process (the data dir is locked), so a lock in the process is
+// the store's; it is one lock for every Store of the process because the
+// step it guards is a read and a synced write, far shorter than anything
+// that calls it waits for (an SMTP exchange).
+var allowanceMu sync.Mutex
+
+// TakeAllowance counts one use of the allowance name; see
+// rappel.SubscriptionStore.
+func (s *Store) TakeAllowance(ctx context.Context, name string, limit int, now, end time.Time) (bool, time.Time, error) {
+	allowanceMu.Lock()
+	defer allowanceMu.Unlock()
+	var a allowance
+	found, err := s.getAlertJSON(ctx, allowanceKey(name), &a)
+	if err != nil {
+		return false, time.Time{}, fmt.Errorf("reading allowance: %w", err)
+	}
+	switch {
+	case !found || !a.Until.After(now):
+		a = allowance{Used: 1, Until: end.UTC()}
+	case a.Used < limit:
+		a.Used++
+	default:
+		return false, a.Until, nil
+	}
+	val, err := encodeValue(nil, a)
+	if err != nil {
+		return false, time.Time{}, err
+	}
+	if err := s.db.Set(allowanceKey(name), val, pebble.Sync); err != nil {
+		return false, time.Time{}, fmt.Errorf("storing allowance: %w", err)
+	}
+	return true, a.Until, nil
+}
+
+// DeleteAllowancesEnded deletes the allowances whose window ended at or
+// before now, in one synced batch.
+func (s *Store) DeleteAllowancesEnded(ctx context.Context, now time.Time) (int, error) {
+	allowanceMu.Lock()
+	defer allowanceMu.Unlock()
+	if s.db == nil {
+		return 0, errNotOpen
+	}
+	b := s.db.NewBatch()
+	defer b.Close()
+	n := 0
+	err := s.scanAlerts(ctx, []byte(allowancePrefix), func(key, val []byte) error {
+		var a allowance
+		if err := decodeValue(val, &a); err != nil {
+			return fmt.Errorf("decoding allowance: %w", err)
+		}
+		if a.Until.After(now) {
+			return nil
+		}
+		n++
+		return b.Delete(key, nil)
+	})
+	if err != nil {
+		return 0, err
+	}
+	if err := commit(b, "deleting ended allowances"); err != nil {
+		return 0, err
+	}
+	return n, nil
 }

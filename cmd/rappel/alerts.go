@@ -21,6 +21,8 @@ type AlertsConfig struct {
 func (c *AlertsConfig) register(fs *flag.FlagSet) {
 	if c.Interval == 0 {
 		c.Confirm, c.Interval, c.PublicURL = true, 30*time.Second, "http://127.0.0.1:8080"
+		c.PendingTTL, c.ConfirmPerAddress, c.ConfirmWindow = alerts.DefaultPendingTTL, alerts.DefaultConfirmPerAddress, alerts.DefaultConfirmWindow
+		c.SubscriptionsPerKeyDay = alerts.DefaultSubscriptionsPerKeyDay
 	}
 	fs.BoolVar(&c.Confirm, "alerts-confirm", c.Confirm, "send a confirmation e-mail (double opt-in) before alerts start; false when the integrator collects consent")
 	fs.StringVar(&c.SMTPAddr, "smtp-addr", c.SMTPAddr, "SMTP server `host:port` for alert e-mails (STARTTLS when offered); empty keeps alerts in the outbox")
@@ -30,6 +32,10 @@ func (c *AlertsConfig) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.MailDir, "mail-dir", c.MailDir, "for development, instead of --smtp-addr: write every e-mail into this `directory` as an .eml file and log its links")
 	fs.StringVar(&c.PublicURL, "public-url", c.PublicURL, "base `URL` of the links in e-mails")
 	fs.DurationVar(&c.Interval, "alerts-interval", c.Interval, "how often new recalls are matched and the outbox sent (also right after each refresh that changed records)")
+	fs.DurationVar(&c.PendingTTL, "alerts-pending-ttl", c.PendingTTL, "how long a confirmation link works; unconfirmed subscriptions are deleted after it (0 keeps them)")
+	fs.IntVar(&c.ConfirmPerAddress, "alerts-confirm-per-address", c.ConfirmPerAddress, "confirmation e-mails one address may receive per --alerts-confirm-window, however often it is subscribed (0: no limit)")
+	fs.DurationVar(&c.ConfirmWindow, "alerts-confirm-window", c.ConfirmWindow, "the window of --alerts-confirm-per-address")
+	fs.IntVar(&c.SubscriptionsPerKeyDay, "alerts-subscriptions-per-key-day", c.SubscriptionsPerKeyDay, "subscriptions one API key may create a UTC day; over it, 429 (0: no cap)")
 }
 
 // fleetRecordWait is how long, in fleet mode, a digest waits for recalls

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rappel-ca/rappel"
 	"github.com/rappel-ca/rappel/kv"
@@ -31,9 +32,11 @@ func TestServe_MailDir(t *testing.T) {
 	if json.Unmarshal([]byte(body), &sub); code != 200 || sub.Status != rappel.SubPending {
 		t.Fatalf("subscribing: %d %s", code, body)
 	}
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
+	// The e-mail is sent in the background: it is in the directory soon
+	// after the answer.
+	var ents []os.DirEntry
+	for deadline := time.Now().Add(time.Minute); len(ents) == 0 && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		ents, _ = os.ReadDir(dir)
 	}
 	if len(ents) != 1 || !strings.HasSuffix(ents[0].Name(), ".eml") {
 		t.Fatalf("mail dir holds %v, want one .eml file", ents)
@@ -77,5 +80,65 @@ func TestServeCommand_MailDirFlag(t *testing.T) {
 	err := NewServeCommand().ParseFlags([]string{"--smtp-addr", "127.0.0.1:25", "--smtp-from", "alerts@rappel.example.ca"})
 	if err == nil || !strings.Contains(err.Error(), "--smtp-addr and --mail-dir are both set") {
 		t.Fatalf("--smtp-addr with RAPPEL_MAIL_DIR: %v", err)
+	}
+}
+
+// TestServe_AlertsLimits runs rappel serve with the abuse limits' flags:
+// one address subscribed three times gets one confirmation e-mail and
+// three identical answers; the key's fourth subscription of the day is a
+// 429 with Retry-After.
+func TestServe_AlertsLimits(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "mail")
+	c := NewServeCommand()
+	if err := c.ParseFlags([]string{"--data-dir", t.TempDir(), "--api-keys", "test-key", "--mail-dir", dir, "--alerts-interval", "1h",
+		"--alerts-subscriptions-per-key-day", "3"}); err != nil {
+		t.Fatal(err)
+	}
+	c.Bundle = MustTinyBundle(t)
+	base, stop := serve(t, c)
+	defer stop()
+	var answers []string
+	for range 3 {
+		code, _, body := call(t, "POST", base+"/recall/alerts/subscribe", "test-key", `{"email":"ana@example.ca"}`)
+		if code != 200 {
+			t.Fatalf("subscribing: %d %s", code, body)
+		}
+		answers = append(answers, regexp.MustCompile(`[A-Za-z0-9_-]{22}`).ReplaceAllString(body, "TOKEN"))
+	}
+	if answers[0] != answers[1] || answers[1] != answers[2] {
+		t.Fatalf("answers differ: %q", answers)
+	}
+	code, h, body := call(t, "POST", base+"/recall/alerts/subscribe", "test-key", `{"email":"bob@example.ca"}`)
+	if code != 429 || h.Get("Retry-After") == "" || !strings.Contains(body, "this API key may create 3 a day (UTC)") {
+		t.Fatalf("fourth subscription: %d %v %s", code, h, body)
+	}
+	// Stopping waits for the e-mails sent in the background.
+	stop()
+	if ents, err := os.ReadDir(dir); err != nil || len(ents) != 1 {
+		t.Fatalf("mail dir holds %v (%v), want one e-mail", ents, err)
+	}
+}
+
+// TestServeCommand_AlertsLimitFlags: the limits' defaults, their
+// variables, and the refusal of a negative count naming its flag.
+func TestServeCommand_AlertsLimitFlags(t *testing.T) {
+	c := NewServeCommand()
+	if err := c.ParseFlags(nil); err != nil {
+		t.Fatal(err)
+	}
+	if a := c.Alerts; a.PendingTTL != 7*24*time.Hour || a.ConfirmPerAddress != 1 || a.ConfirmWindow != 24*time.Hour || a.SubscriptionsPerKeyDay != 1000 {
+		t.Fatalf("defaults %+v", a.Config)
+	}
+	t.Setenv("RAPPEL_ALERTS_PENDING_TTL", "48h")
+	c = NewServeCommand()
+	if err := c.ParseFlags([]string{"--alerts-confirm-per-address", "2", "--alerts-confirm-window", "1h", "--alerts-subscriptions-per-key-day", "0"}); err != nil {
+		t.Fatal(err)
+	}
+	if a := c.Alerts; a.PendingTTL != 48*time.Hour || a.ConfirmPerAddress != 2 || a.ConfirmWindow != time.Hour || a.SubscriptionsPerKeyDay != 0 {
+		t.Fatalf("set %+v", a.Config)
+	}
+	err := NewServeCommand().ParseFlags([]string{"--alerts-confirm-per-address", "-1"})
+	if err == nil || !strings.Contains(err.Error(), "--alerts-confirm-per-address is -1") {
+		t.Fatalf("negative count: %v", err)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -12,6 +13,18 @@ import (
 )
 
 var _ rappel.SubscriptionStore = (*Store)(nil)
+
+// schemaAllowances holds the allowances of TakeAllowance, one row per
+// name, and indexes tokens by subscription so that deleting an expired
+// subscription's tokens does not scan them all.
+const schemaAllowances = `
+CREATE TABLE IF NOT EXISTS alert_allowances (
+	name  TEXT PRIMARY KEY,
+	used  BIGINT NOT NULL,
+	until TIMESTAMPTZ NOT NULL
+);
+CREATE INDEX IF NOT EXISTS alert_tokens_sub ON alert_tokens (sub);
+`
 
 // subscriptionPage is how many subscriptions ForEachSubscription reads per
 // query: the callback runs between pages, with no connection held.
@@ -168,4 +181,73 @@ func decodeSubscription(body []byte) (*rappel.Subscription, error) {
 		return nil, fmt.Errorf("decoding subscription: %w", err)
 	}
 	return sub, nil
+}
+
+// DeletePendingBefore deletes the pending subscriptions created before t,
+// and their tokens, in one transaction. The status is checked by the
+// DELETE itself, so a subscription confirmed on another node meanwhile is
+// kept.
+func (s *Store) DeletePendingBefore(ctx context.Context, t time.Time) (int, error) {
+	if s.pool == nil {
+		return 0, errNotOpen
+	}
+	var n int
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, `DELETE FROM alert_subscriptions
+			WHERE status = $1 AND (body->>'created_at')::TIMESTAMPTZ < $2 RETURNING id`, rappel.SubPending, t.UTC())
+		if err != nil {
+			return err
+		}
+		ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			return err
+		}
+		n = len(ids)
+		if n == 0 {
+			return nil
+		}
+		_, err = tx.Exec(ctx, `DELETE FROM alert_tokens WHERE sub = ANY($1::TEXT[])`, ids)
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("deleting expired subscriptions: %w", err)
+	}
+	return n, nil
+}
+
+// takeAllowance is TakeAllowance in one statement, atomic under the row's
+// lock whichever node runs it: a window that ended is opened again with
+// one use; inside a window, used grows up to limit+1, which stands for a
+// use refused, so that the row returned says whether this one counted.
+const takeAllowance = `INSERT INTO alert_allowances AS a (name, used, until) VALUES ($1, 1, $3)
+	ON CONFLICT (name) DO UPDATE SET
+		used  = CASE WHEN a.until <= $2 THEN 1 ELSE LEAST(a.used + 1, $4 + 1) END,
+		until = CASE WHEN a.until <= $2 THEN excluded.until ELSE a.until END
+	RETURNING used, until`
+
+// TakeAllowance counts one use of the allowance name; see
+// rappel.SubscriptionStore.
+func (s *Store) TakeAllowance(ctx context.Context, name string, limit int, now, end time.Time) (bool, time.Time, error) {
+	if s.pool == nil {
+		return false, time.Time{}, errNotOpen
+	}
+	var used int64
+	var until time.Time
+	if err := s.pool.QueryRow(ctx, takeAllowance, name, now.UTC(), end.UTC(), int64(limit)).Scan(&used, &until); err != nil {
+		return false, time.Time{}, fmt.Errorf("counting allowance: %w", err)
+	}
+	return used <= int64(limit), until.UTC(), nil
+}
+
+// DeleteAllowancesEnded deletes the allowances whose window ended at or
+// before now.
+func (s *Store) DeleteAllowancesEnded(ctx context.Context, now time.Time) (int, error) {
+	if s.pool == nil {
+		return 0, errNotOpen
+	}
+	tag, err := s.pool.Exec(ctx, `DELETE FROM alert_allowances WHERE until <= $1`, now.UTC())
+	if err != nil {
+		return 0, fmt.Errorf("deleting ended allowances: %w", err)
+	}
+	return int(tag.RowsAffected()), nil
 }

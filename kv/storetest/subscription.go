@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -113,6 +115,114 @@ func SubscriptionStore(t *testing.T, newStores func(t *testing.T) (a, b rappel.S
 		err = other.ForEachSubscription(ctx, func(*rappel.Subscription) error { n++; return stop })
 		if !errors.Is(err, stop) || n != 1 {
 			t.Fatalf("fn's error: %v after %d calls; want it back after 1", err, n)
+		}
+	})
+	t.Run("DeletePendingBefore", func(t *testing.T) {
+		// Two pending subscriptions, one old enough to go; one active
+		// and one unsubscribed as old, which stay.
+		cutoff := t0.Add(7 * 24 * time.Hour)
+		mk := func(id, status string, created time.Time) *rappel.Subscription {
+			x := &rappel.Subscription{ID: id, Email: id + "@example.ca", Status: status, CreatedAt: created}
+			h := map[string][32]byte{rappel.TokenConfirm: tokenHash(id + "-c"), rappel.TokenUnsubscribe: tokenHash(id + "-u")}
+			if err := st.CreateSubscription(ctx, x, h); err != nil {
+				t.Fatal(err)
+			}
+			return x
+		}
+		old := mk("pend-old", rappel.SubPending, cutoff.Add(-time.Millisecond))
+		young := mk("pend-young", rappel.SubPending, cutoff)
+		mk("act-old", rappel.SubActive, t0)
+		mk("gone-old", rappel.SubUnsubscribed, t0)
+		if err := st.AddToken(ctx, old.ID, rappel.TokenUnsubscribe, tokenHash("pend-old-u2")); err != nil {
+			t.Fatal(err)
+		}
+		n, err := other.DeletePendingBefore(ctx, cutoff)
+		if err != nil || n != 1 {
+			t.Fatalf("DeletePendingBefore = %d, %v; want 1", n, err)
+		}
+		if _, err := st.Subscription(ctx, old.ID); rappel.ErrorCode(err) != rappel.ENOTFOUND {
+			t.Fatalf("expired subscription: %v, want ENOTFOUND", err)
+		}
+		for _, tok := range []string{"pend-old-c", "pend-old-u", "pend-old-u2"} {
+			if _, _, err := st.SubscriptionByToken(ctx, tokenHash(tok)); rappel.ErrorCode(err) != rappel.ENOTFOUND {
+				t.Fatalf("token %s of the expired subscription: %v, want ENOTFOUND", tok, err)
+			}
+		}
+		for _, id := range []string{young.ID, "act-old", "gone-old", sub.ID} {
+			if _, _, err := st.SubscriptionByToken(ctx, tokenHash(id+"-u")); err != nil && id != sub.ID {
+				t.Fatalf("token of %s: %v", id, err)
+			}
+			if _, err := st.Subscription(ctx, id); err != nil {
+				t.Fatalf("%s: %v", id, err)
+			}
+		}
+		if n, err := st.DeletePendingBefore(ctx, cutoff); err != nil || n != 0 {
+			t.Fatalf("DeletePendingBefore again = %d, %v; want 0", n, err)
+		}
+	})
+	t.Run("TakeAllowance", func(t *testing.T) {
+		day := t0.Add(24 * time.Hour)
+		take := func(s rappel.SubscriptionStore, name string, limit int, now, end time.Time, wantOK bool, wantUntil time.Time) {
+			t.Helper()
+			ok, until, err := s.TakeAllowance(ctx, name, limit, now, end)
+			if err != nil || ok != wantOK || !until.Equal(wantUntil.Truncate(time.Microsecond)) && !until.Equal(wantUntil) {
+				t.Fatalf("TakeAllowance(%s, %d, %s) = %v, %s, %v; want %v, %s", name, limit, now, ok, until, err, wantOK, wantUntil)
+			}
+		}
+		// Two uses a window, counted by either handle.
+		take(st, "n1", 2, t0, day, true, day)
+		take(other, "n1", 2, t0.Add(time.Hour), t0.Add(25*time.Hour), true, day)
+		take(st, "n1", 2, t0.Add(2*time.Hour), t0.Add(26*time.Hour), false, day)
+		take(other, "n1", 2, day.Add(-time.Second), day.Add(day.Sub(t0)), false, day)
+		// Names are independent.
+		take(other, "n2", 1, t0, day, true, day)
+		// The window ends: a new one opens with this use.
+		take(other, "n1", 2, day, day.Add(24*time.Hour), true, day.Add(24*time.Hour))
+	})
+	t.Run("TakeAllowanceConcurrently", func(t *testing.T) {
+		// Eight callers on two handles race for three uses.
+		var wg sync.WaitGroup
+		var granted atomic.Int32
+		errs := make(chan error, 8)
+		for i := range 8 {
+			s := st
+			if i%2 == 1 {
+				s = other
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				ok, _, err := s.TakeAllowance(ctx, "race", 3, t0, t0.Add(time.Hour))
+				if err != nil {
+					errs <- err
+				}
+				if ok {
+					granted.Add(1)
+				}
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Fatal(err)
+		}
+		if g := granted.Load(); g != 3 {
+			t.Fatalf("%d of 8 racing uses granted, want 3", g)
+		}
+	})
+	t.Run("DeleteAllowancesEnded", func(t *testing.T) {
+		// n1's window ends two days after t0, n2's and race's before.
+		n, err := other.DeleteAllowancesEnded(ctx, t0.Add(24*time.Hour))
+		if err != nil || n != 2 {
+			t.Fatalf("DeleteAllowancesEnded = %d, %v; want 2", n, err)
+		}
+		// n2 starts over: its window ended and was deleted.
+		if ok, _, err := st.TakeAllowance(ctx, "n2", 1, t0.Add(time.Hour), t0.Add(2*time.Hour)); !ok || err != nil {
+			t.Fatalf("n2 after its deletion: %v, %v", ok, err)
+		}
+		// n1's window is still open: its count is kept.
+		if ok, _, err := st.TakeAllowance(ctx, "n1", 1, t0.Add(30*time.Hour), t0.Add(50*time.Hour)); ok || err != nil {
+			t.Fatalf("n1 was reset: %v, %v", ok, err)
 		}
 	})
 	t.Run("Canceled", func(t *testing.T) {
