@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strconv"
 
 	"github.com/rappel-ca/rappel"
 )
@@ -41,7 +42,8 @@ type errorBody struct {
 }
 
 // fail turns err into the response: the status of its code and a JSON body
-// whose detail is the error's message, or its items for a 422. Any error
+// whose detail is the error's message, or its items for a 422, and the
+// error's Retry-After when it has one. Any error
 // that is not a *rappel.Error is a 500 with a safe sentence. The cause of a
 // 5xx, and of a 4xx that carries one, goes to the log only. When the
 // response has already started, fail only logs.
@@ -54,8 +56,13 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	var detail any = rappel.ErrorMessage(err)
 	var e *rappel.Error
-	if status == http.StatusUnprocessableEntity && errors.As(err, &e) && len(e.Items) > 0 {
-		detail = e.Items
+	if errors.As(err, &e) {
+		if status == http.StatusUnprocessableEntity && len(e.Items) > 0 {
+			detail = e.Items
+		}
+		if e.RetryAfter > 0 {
+			w.Header().Set(headerRetryAfter, strconv.FormatInt(ceilSeconds(e.RetryAfter), 10))
+		}
 	}
 	b, jerr := json.Marshal(errorBody{Detail: detail})
 	if jerr != nil {

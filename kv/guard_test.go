@@ -1,0 +1,155 @@
+package kv
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/cockroachdb/pebble/v2/vfs/errorfs"
+
+	"github.com/rappel-ca/rappel"
+	"github.com/rappel-ca/rappel/kv/storetest"
+)
+
+// openGuarded opens a store on the disk through inj, probing often.
+func openGuarded(t *testing.T, inj errorfs.Injector) *Store {
+	t.Helper()
+	s := NewStore(filepath.Join(t.TempDir(), "db"))
+	s.FS = errorfs.Wrap(vfs.Default, inj)
+	s.Logger = slog.New(slog.DiscardHandler)
+	s.ProbeInterval = 10 * time.Millisecond
+	if err := s.Open(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// waitRecovered waits until s counts its storage as working again.
+func waitRecovered(t *testing.T, s *Store) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		if err, _ := s.StorageFault(); err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			err, _ := s.StorageFault()
+			t.Fatalf("the storage still counts as failing: %v", err)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// mustUnavailable checks that err is the EUNAVAILABLE of a failing storage
+// and names reason.
+func mustUnavailable(t *testing.T, err error, reason string) {
+	t.Helper()
+	var e *rappel.Error
+	if !errors.As(err, &e) || e.Code != rappel.EUNAVAILABLE || e.RetryAfter <= 0 ||
+		!strings.Contains(e.Message, "The node's storage is failing: "+reason) {
+		t.Fatalf("got %v, want an EUNAVAILABLE error saying the storage fails (%s)", err, reason)
+	}
+}
+
+// TestStore_DiskFull fills the disk under a store: writes fail with
+// EUNAVAILABLE instead of hanging or stopping the process, reads go on,
+// and once there is room again the store takes writes without a restart,
+// and keeps them.
+func TestStore_DiskFull(t *testing.T) {
+	full := storetest.DiskFull()
+	s := openGuarded(t, full)
+	ctx := context.Background()
+	MustPut(t, s, makeRecord(1))
+
+	full.On()
+	mustUnavailable(t, s.PutRecords(ctx, []*rappel.Record{makeRecord(2)}), "no space left on device")
+	err, since := s.StorageFault()
+	var errno syscall.Errno
+	if !errors.As(err, &errno) || errno != syscall.ENOSPC || since.IsZero() || !strings.Contains(err.Error(), ".log: no space left on device") {
+		t.Fatalf("StorageFault = %v, %v", err, since)
+	}
+	if strings.Contains(err.Error(), string(os.PathSeparator)) {
+		t.Errorf("the fault names a path, which GET /health would show: %v", err)
+	}
+	mustUnavailable(t, s.SetDatasetInfo(ctx, rappel.DatasetInfo{Source: "x"}), "no space left on device")
+	mustUnavailable(t, s.DeleteRecords(ctx, []string{makeRecord(1).RecordID}), "no space left on device")
+	if _, err := s.Record(ctx, makeRecord(1).RecordID); err != nil {
+		t.Fatalf("reading on a full disk: %v", err)
+	}
+
+	full.Off()
+	waitRecovered(t, s)
+	MustPut(t, s, makeRecord(3))
+	MustReopen(t, s)
+	for _, i := range []int{1, 3} {
+		if _, err := s.Record(ctx, makeRecord(i).RecordID); err != nil {
+			t.Fatalf("record %d after recovery and a restart: %v", i, err)
+		}
+	}
+	checkIndex(t, s)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestStore_StalledDisk stalls the disk without any error: a write still
+// returns, EUNAVAILABLE, after the write timeout, and the store recovers
+// once the disk answers again.
+func TestStore_StalledDisk(t *testing.T) {
+	release := make(chan struct{})
+	stall := &errorfs.Toggle{Injector: errorfs.InjectorFunc(func(op errorfs.Op) error {
+		if op.Kind == errorfs.OpFileSync || op.Kind == errorfs.OpFileSyncData || op.Kind == errorfs.OpFileWrite {
+			<-release
+		}
+		return nil
+	})}
+	s := openGuarded(t, stall)
+	s.db.g.timeout = 50 * time.Millisecond
+	stall.On()
+	mustUnavailable(t, s.PutRecords(context.Background(), []*rappel.Record{makeRecord(1)}), "a write did not finish within 50ms")
+	stall.Off()
+	close(release)
+	waitRecovered(t, s)
+	MustPut(t, s, makeRecord(2))
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestStore_SyncFails fails an fsync of the write-ahead log: the kernel
+// may have dropped what it could not write, so the store never counts the
+// storage as working again, refuses writes, keeps reading, and does not
+// close its database (Pebble would stop the process).
+func TestStore_SyncFails(t *testing.T) {
+	eio := &errorfs.Toggle{Injector: errorfs.InjectorFunc(func(op errorfs.Op) error {
+		if (op.Kind == errorfs.OpFileSync || op.Kind == errorfs.OpFileSyncData) && strings.HasSuffix(op.Path, ".log") {
+			return &os.PathError{Op: "fsync", Path: op.Path, Err: syscall.EIO}
+		}
+		return nil
+	})}
+	s := openGuarded(t, eio)
+	ctx := context.Background()
+	MustPut(t, s, makeRecord(1))
+	eio.On()
+	mustUnavailable(t, s.PutRecords(ctx, []*rappel.Record{makeRecord(2)}), "input/output error")
+	eio.Off()
+	// Many probe ticks later, still failing: the probe write waits behind
+	// the held sync.
+	for range 20 {
+		time.Sleep(s.ProbeInterval)
+		mustUnavailable(t, s.SetDatasetInfo(ctx, rappel.DatasetInfo{Source: "x"}), "input/output error")
+	}
+	if _, err := s.Record(ctx, makeRecord(1).RecordID); err != nil {
+		t.Fatalf("reading after a failed sync: %v", err)
+	}
+	if err := s.Close(); err == nil || !strings.Contains(err.Error(), "syncing") {
+		t.Fatalf("Close after a failed sync: %v", err)
+	}
+}
