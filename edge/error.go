@@ -76,9 +76,17 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 }
 
 // logFailure logs a 5xx, or a 4xx whose error carries a cause, with the
-// request id; a panic's stack goes in its own attribute.
+// request id; a panic's stack goes in its own attribute. A 503 that says
+// when to retry is a refusal the node announced, such as a write while
+// its storage fails: its cause is logged once where it arises (a failing
+// store logs when the fault starts, then a count a minute), and the access
+// log has the requests, so it is not logged per request.
 func (s *Server) logFailure(r *http.Request, x *exchange, status int, err error) {
 	if status < 500 && errors.Unwrap(err) == nil {
+		return
+	}
+	var announced *rappel.Error
+	if status == http.StatusServiceUnavailable && errors.As(err, &announced) && announced.RetryAfter > 0 {
 		return
 	}
 	level := slog.LevelWarn

@@ -41,7 +41,7 @@ func TestServer_StorageFull(t *testing.T) {
 	svc := alerts.NewService(st)
 	svc.Logger = slog.New(slog.DiscardHandler)
 	svc.Now = stepClock()
-	s, _ := MustServer(t, MustCatalog(t, testRecords()))
+	s, serverLogs := MustServer(t, MustCatalog(t, testRecords()))
 	s.Alerts = svc
 	s.StorageFault = st.StorageFault
 	ts := MustHTTP(t, s.Handler())
@@ -139,5 +139,12 @@ func TestServer_StorageFull(t *testing.T) {
 	}
 	if n := strings.Count(logs.String(), "storage recovered"); n != 1 {
 		t.Errorf("%d log lines say the storage recovered, want 1:\n%s", n, logs)
+	}
+	// The refused requests are in the access log, not one error line each.
+	if n := strings.Count(serverLogs.String(), "request failed"); n != 0 {
+		t.Errorf("%d requests refused on a full disk were logged as failures:\n%s", n, serverLogs)
+	}
+	if n := strings.Count(serverLogs.String(), `"status":503`); n < 3 {
+		t.Errorf("the access log has %d of the refused requests:\n%s", n, serverLogs)
 	}
 }

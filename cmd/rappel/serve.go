@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -187,7 +188,11 @@ func (c *ServeCommand) Run(ctx context.Context) error {
 	if err != nil {
 		return c.storeFailed(err)
 	}
-	defer store.Close()
+	defer func() {
+		if err := store.Close(); err != nil {
+			log.Error("closing store", "error", err)
+		}
+	}()
 	if err := bundle.Load(ctx, c.bundleFS(), store, log); err != nil {
 		return c.storeFailed(err)
 	}
@@ -267,9 +272,11 @@ func (c *ServeCommand) openStore(ctx context.Context, log *slog.Logger) (*kv.Sto
 }
 
 // checkFreeSpace refuses to start on a file system with less than
-// --min-free-mib free: Pebble, short of room while it opens or loads the
-// bundle, would stop the process in a panic that never says why. The data
-// dir may not exist yet: its nearest existing parent is measured.
+// --min-free-mib free, and on a first start (no store yet) less than that
+// and the bundle's tables, which the store copies in: Pebble, short of
+// room while it opens or loads the bundle, would stop the process in a
+// panic that never says why. The data dir may not exist yet: its nearest
+// existing parent is measured.
 func (c *ServeCommand) checkFreeSpace() error {
 	free := c.freeSpace
 	if free == nil {
@@ -289,29 +296,57 @@ func (c *ServeCommand) checkFreeSpace() error {
 	if err != nil {
 		return fmt.Errorf("measuring the free space of the data directory %s: %w", c.DataDir, err)
 	}
-	if need := uint64(c.MinFreeMiB) << 20; avail < need {
-		return &stopError{fmt.Sprintf("the data directory %s has %s free; it needs at least %d MiB to start: free space or pass a --data-dir on a larger filesystem",
-			c.DataDir, mebibytes(avail), c.MinFreeMiB)}
+	need, why := uint64(c.MinFreeMiB)<<20, ""
+	if tables := c.bundleTables(); tables > 0 {
+		need += tables
+		why = fmt.Sprintf(" (--min-free-mib %d and the bundle's tables, %s, which a first start copies in)", c.MinFreeMiB, mebibytes(tables, true))
+	}
+	if avail < need {
+		return &stopError{fmt.Sprintf("the data directory %s has %s free; it needs at least %s to start%s: free space or pass a --data-dir on a larger filesystem",
+			c.DataDir, mebibytes(avail, false), mebibytes(need, true), why)}
 	}
 	return nil
 }
 
-// mebibytes writes n bytes in MiB, rounded down, or in KiB under 1 MiB.
-func mebibytes(n uint64) string {
-	if n < 1<<20 {
-		return fmt.Sprintf("%d KiB", n>>10)
+// bundleTables returns the size of the bundle's sstables when the data dir
+// holds no store yet, which a first start copies in, and 0 otherwise. A
+// bundle it cannot read counts 0: loading it says what is wrong.
+func (c *ServeCommand) bundleTables() uint64 {
+	if _, err := os.Stat(filepath.Join(c.DataDir, "pebble")); !errors.Is(err, os.ErrNotExist) {
+		return 0
+	}
+	m, err := bundle.ReadManifest(c.bundleFS())
+	if err != nil {
+		return 0
+	}
+	var n uint64
+	for _, t := range m.Tables {
+		n += uint64(max(t.Size, 0))
+	}
+	return n
+}
+
+// mebibytes writes n bytes in MiB, rounded down, or up when up is set:
+// free space is never overstated, nor a need understated.
+func mebibytes(n uint64, up bool) string {
+	if up {
+		n += 1<<20 - 1
 	}
 	return fmt.Sprintf("%d MiB", n>>20)
 }
 
-// storeFailed turns an error of the store that says its files are corrupt
-// into the sentence that says so and what to do, which ends the process
-// with status 1 like the store's own fatal path (kv's pebbleLogger).
+// storeFailed turns an error of the store while the node starts that says
+// its files are corrupt, or that the disk filled up, into the sentence
+// that says so and what to do, which ends the process with status 1 like
+// the store's own fatal path (kv's pebbleLogger).
 func (c *ServeCommand) storeFailed(err error) error {
-	if !kv.IsCorrupt(err) {
-		return err
+	switch {
+	case kv.IsCorrupt(err):
+		return &stopError{fmt.Sprintf("the data store in %s is corrupt (%v): restore the data dir from a backup or start on an empty one (the bundle and the feeds refill it)", c.DataDir, err)}
+	case errors.Is(err, syscall.ENOSPC):
+		return &stopError{fmt.Sprintf("the data directory %s ran out of space while the node started (%v): free space or pass a --data-dir on a larger filesystem", c.DataDir, err)}
 	}
-	return &stopError{fmt.Sprintf("the data store in %s is corrupt (%v): restore the data dir from a backup or start on an empty one (the bundle and the feeds refill it)", c.DataDir, err)}
+	return err
 }
 
 // readIndex opens the read index: the segment files of the data dir's

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"os"
@@ -18,32 +19,59 @@ import (
 )
 
 // TestServe_DiskFullAtStart starts a node whose data dir's file system has
-// 2 MiB free: it stops before opening the store, with status 1 and a
-// sentence naming the directory and the room it needs.
+// too little room: it stops before opening the store, with status 1 and a
+// sentence naming the directory and the room it needs, which on a first
+// start counts the bundle's tables.
 func TestServe_DiskFullAtStart(t *testing.T) {
-	c := NewServeCommand()
-	c.DataDir = filepath.Join(t.TempDir(), "data")
-	c.Bundle = MustTinyBundle(t)
-	c.Addr = "127.0.0.1:0"
-	c.Logger = slog.New(slog.DiscardHandler)
-	var measured string
-	c.freeSpace = func(dir string) (uint64, error) {
-		measured = dir
-		return 2 << 20, nil
+	for _, tc := range []struct {
+		name   string
+		bundle func(testing.TB) string
+		free   uint64
+		need   string
+	}{
+		{"Tiny", tinyBundleDir, 2 << 20, "64 MiB to start"},
+		{"Tables", tablesBundleDir, 64 << 20, "65 MiB to start (--min-free-mib 64 and the bundle's tables, 1 MiB, which a first start copies in)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := NewServeCommand()
+			c.DataDir = filepath.Join(t.TempDir(), "data")
+			c.Bundle = os.DirFS(tc.bundle(t))
+			c.Addr = "127.0.0.1:0"
+			c.Logger = slog.New(slog.DiscardHandler)
+			var measured string
+			c.freeSpace = func(dir string) (uint64, error) {
+				measured = dir
+				return tc.free, nil
+			}
+			err := c.Run(context.Background())
+			var stderr bytes.Buffer
+			code := exitCode(err, &stderr)
+			want := "rappel: the data directory " + c.DataDir + " has " + fmt.Sprint(tc.free>>20) + " MiB free; it needs at least " + tc.need +
+				": free space or pass a --data-dir on a larger filesystem\n"
+			if code != 1 || stderr.String() != want {
+				t.Fatalf("exit %d, stderr %q; want 1, %q", code, stderr.String(), want)
+			}
+			if measured != filepath.Dir(c.DataDir) {
+				t.Errorf("measured %s, want the data dir's existing parent", measured)
+			}
+			if _, err := os.Stat(filepath.Join(c.DataDir, "pebble")); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("the store was created on a full file system: %v", err)
+			}
+		})
 	}
-	err := c.Run(context.Background())
-	var stderr bytes.Buffer
-	code := exitCode(err, &stderr)
-	want := "rappel: the data directory " + c.DataDir + " has 2 MiB free; it needs at least 64 MiB to start: free space or pass a --data-dir on a larger filesystem\n"
-	if code != 1 || stderr.String() != want {
-		t.Fatalf("exit %d, stderr %q; want 1, %q", code, stderr.String(), want)
+}
+
+// tablesBundleDir writes tinyBundleDir's bundle with its sstables, which
+// a new store ingests as they are.
+func tablesBundleDir(tb testing.TB) string {
+	tb.Helper()
+	dir := tinyBundleDir(tb)
+	if err := bundle.WriteTables(dir, func(sst string, c bundle.Contents) ([]string, error) {
+		return kv.WriteTables(context.Background(), sst, c.Records, c.Partials, c.Raw, c.States, c.Info)
+	}); err != nil {
+		tb.Fatal(err)
 	}
-	if measured != filepath.Dir(c.DataDir) {
-		t.Errorf("measured %s, want the data dir's existing parent", measured)
-	}
-	if _, err := os.Stat(filepath.Join(c.DataDir, "pebble")); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("the store was created on a full file system: %v", err)
-	}
+	return dir
 }
 
 // envServeChild carries the arguments of TestServeChildProcess.
@@ -80,13 +108,7 @@ func TestServeChildProcess(t *testing.T) {
 // sstable and starts the node on it as a process of its own: it exits with
 // status 1 and says on stderr that the store is corrupt and what to do.
 func TestServe_CorruptStore(t *testing.T) {
-	// A bundle with sstables, which a new store ingests as they are.
-	bundleDir := tinyBundleDir(t)
-	if err := bundle.WriteTables(bundleDir, func(dir string, c bundle.Contents) ([]string, error) {
-		return kv.WriteTables(context.Background(), dir, c.Records, c.Partials, c.Raw, c.States, c.Info)
-	}); err != nil {
-		t.Fatal(err)
-	}
+	bundleDir := tablesBundleDir(t)
 	dataDir := t.TempDir()
 	c := NewServeCommand()
 	c.DataDir, c.Bundle = dataDir, os.DirFS(bundleDir)
