@@ -41,12 +41,12 @@ type errorBody struct {
 	Detail any `json:"detail"`
 }
 
-// fail turns err into the response: the status of its code and a JSON body
-// whose detail is the error's message, or its items for a 422, and the
-// error's Retry-After when it has one. Any error
-// that is not a *rappel.Error is a 500 with a safe sentence. The cause of a
-// 5xx, and of a 4xx that carries one, goes to the log only. When the
-// response has already started, fail only logs.
+// fail turns err into the response: the status of its code, the error's
+// Retry-After when it has one, and a JSON body whose detail is the error's
+// message, or its items for a 422. Any error that is not a *rappel.Error
+// is a 500 with a safe sentence. The cause of a 5xx, and of a 4xx that
+// carries one, goes to the log only. When the response has already
+// started, fail only logs.
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	status := statusOf(rappel.ErrorCode(err))
 	x := exchangeOf(w)

@@ -69,8 +69,8 @@ func TestServer_StorageFull(t *testing.T) {
 	if err := json.Unmarshal([]byte(body), &res); err != nil {
 		t.Fatal(err)
 	}
-	if st, _ := healthOf(); st != "ok" {
-		t.Fatalf("health on a healthy disk: %s", st)
+	if status, _ := healthOf(); status != "ok" {
+		t.Fatalf("health on a healthy disk: %s", status)
 	}
 
 	full.On()

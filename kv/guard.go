@@ -37,11 +37,11 @@ import (
 //     write answers at once an EUNAVAILABLE *rappel.Error that names the
 //     reason, without entering Pebble.
 //   - A write that started before the fault returns as soon as the fault
-//     starts, or after WriteTimeout at most (a stalled disk returns no
-//     error at all): the commit goes on in the background on a copy of the
-//     batch, so the caller's batch may be closed. It may still land once
-//     the storage recovers; the caller was told it failed, which the
-//     change log allows (commitLogged).
+//     starts, or after WriteTimeout and a second per 10 MiB it writes at
+//     most (a stalled disk returns no error at all): the commit goes on in
+//     the background on a copy of the batch, so the caller's batch may be
+//     closed. It may still land once the storage recovers; the caller was
+//     told it failed, which the change log allows (commitLogged).
 //   - While faulted, every ProbeInterval held operations are retried and
 //     a probe write (probeKey, synced) is tried; the fault ends when the
 //     probe succeeds with no operation held.
@@ -220,25 +220,32 @@ func (g *guard) probe() {
 	}
 }
 
-// write runs commit, which writes to Pebble, and waits for it at most
-// until a fault starts or the write timeout passes. While a fault lasts it
-// refuses at once. commit must own what it writes: it may run on after
-// write returned.
-func (g *guard) write(commit func() error) error {
+// slowestDisk is the write rate, in bytes a second, below which a disk
+// counts as stalled: a write of size bytes gets the write timeout and
+// size/slowestDisk more, so that a large batch (a bundle replacing the
+// data, hundreds of MB) is not taken for a stall.
+const slowestDisk = 10 << 20
+
+// write runs commit, which writes size bytes to Pebble, and waits for it
+// at most until a fault starts or the write timeout passes. While a fault
+// lasts it refuses at once. commit must own what it writes: it may run on
+// after write returned.
+func (g *guard) write(size int, commit func() error) error {
 	err, since, down := g.state()
 	if err != nil {
 		return unavailable(err, since)
 	}
 	done := make(chan error, 1)
 	go func() { done <- commit() }()
-	t := time.NewTimer(g.timeout)
+	timeout := g.timeout + time.Duration(size)*time.Second/slowestDisk
+	t := time.NewTimer(timeout)
 	defer t.Stop()
 	select {
 	case err := <-done:
 		return err
 	case <-down:
 	case <-t.C:
-		g.fail(fmt.Errorf("a write did not finish within %s", g.timeout))
+		g.fail(fmt.Errorf("a write did not finish within %s", timeout.Round(time.Millisecond)))
 	}
 	select {
 	case err := <-done:
@@ -460,7 +467,7 @@ func (d *guardedDB) Delete(key []byte, o *pebble.WriteOptions) error {
 // early the ingestion may go on; the tables are the caller's to remove,
 // which makes it fail if it has not linked them yet.
 func (d *guardedDB) Ingest(ctx context.Context, paths []string) error {
-	return d.g.write(func() error { return d.DB.Ingest(ctx, paths) })
+	return d.g.write(0, func() error { return d.DB.Ingest(ctx, paths) })
 }
 
 // NewBatch returns a batch of the database that commit knows to commit
@@ -473,7 +480,7 @@ func (d *guardedDB) NewBatch(opts ...pebble.BatchOption) *pebble.Batch {
 
 // commitOwned commits b, which it closes, through the guard.
 func (d *guardedDB) commitOwned(b *pebble.Batch, o *pebble.WriteOptions) error {
-	return d.g.write(func() error {
+	return d.g.write(len(b.Repr()), func() error {
 		defer b.Close()
 		return b.Commit(o)
 	})
