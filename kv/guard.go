@@ -71,6 +71,8 @@ type guard struct {
 	log      *slog.Logger
 	timeout  time.Duration
 	interval time.Duration
+	// now is the clock of the fault's times and log lines.
+	now func() time.Time
 
 	mu sync.Mutex
 	// err is the first error of the current fault, nil while the storage
@@ -109,7 +111,7 @@ func newGuard(log *slog.Logger, timeout, interval time.Duration) *guard {
 	if interval <= 0 {
 		interval = DefaultProbeInterval
 	}
-	return &guard{log: log, timeout: timeout, interval: interval, down: make(chan struct{}), retry: make(chan struct{})}
+	return &guard{log: log, timeout: timeout, interval: interval, now: time.Now, down: make(chan struct{}), retry: make(chan struct{})}
 }
 
 // start arms the guard on the opened db and starts the probe loop.
@@ -153,7 +155,7 @@ func (g *guard) state() (err error, since time.Time, down chan struct{}) {
 func (g *guard) fail(err error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	now := time.Now()
+	now := g.now()
 	if g.err == nil {
 		g.err, g.since, g.errs, g.unlogged, g.lastLog = err, now, 1, 0, now
 		close(g.down)
@@ -175,7 +177,7 @@ func (g *guard) recover() {
 	if g.err == nil {
 		return
 	}
-	g.log.Info("storage recovered: writes are accepted again", "failed_for", time.Since(g.since).Round(time.Millisecond), "first_error", g.err, "errors", g.errs)
+	g.log.Info("storage recovered: writes are accepted again", "failed_for", g.now().Sub(g.since).Round(time.Millisecond), "first_error", g.err, "errors", g.errs)
 	g.err = nil
 	g.down = make(chan struct{})
 }
@@ -254,7 +256,7 @@ func (g *guard) write(size int, commit func() error) error {
 	default:
 	}
 	if err, since, _ = g.state(); err == nil {
-		err, since = errors.New("a write was cut short by a fault that has since ended"), time.Now()
+		err, since = errors.New("a write was cut short by a fault that has since ended"), g.now()
 	}
 	return unavailable(err, since)
 }

@@ -1,12 +1,14 @@
 package kv
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -151,5 +153,77 @@ func TestStore_SyncFails(t *testing.T) {
 	}
 	if err := s.Close(); err == nil || !strings.Contains(err.Error(), "syncing") {
 		t.Fatalf("Close after a failed sync: %v", err)
+	}
+}
+
+// TestStore_FlushFails fails only the creation of sstables, as a full
+// disk does to a flush while the write-ahead log still has preallocated
+// room: the flush waits instead of failing in a loop, writes are refused
+// meanwhile, and once there is room the flush ends and writes resume.
+func TestStore_FlushFails(t *testing.T) {
+	var on atomic.Bool
+	noSST := errorfs.InjectorFunc(func(op errorfs.Op) error {
+		if on.Load() && op.Kind == errorfs.OpCreate && strings.HasSuffix(op.Path, ".sst") {
+			return &os.PathError{Op: "open", Path: op.Path, Err: syscall.ENOSPC}
+		}
+		return nil
+	})
+	s := openGuarded(t, noSST)
+	MustPut(t, s, makeRecord(1))
+	on.Store(true)
+	flushed := make(chan error, 1)
+	go func() { flushed <- s.db.Flush() }()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		if err, _ := s.StorageFault(); err != nil {
+			if !strings.Contains(err.Error(), ".sst: no space left on device") {
+				t.Fatalf("StorageFault = %v", err)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("a flush that cannot create its sstable did not mark the store faulted")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	mustUnavailable(t, s.PutRecords(context.Background(), []*rappel.Record{makeRecord(2)}), "no space left on device")
+	on.Store(false)
+	if err := <-flushed; err != nil {
+		t.Fatalf("the held flush: %v", err)
+	}
+	waitRecovered(t, s)
+	MustPut(t, s, makeRecord(3))
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestGuard_LogLines checks what a fault logs: one line when it starts,
+// then at most one a minute with the number of errors since the last,
+// and one when it ends.
+func TestGuard_LogLines(t *testing.T) {
+	var buf bytes.Buffer
+	g := newGuard(slog.New(slog.NewTextHandler(&buf, nil)), 0, 0)
+	now := time.Date(2026, 11, 26, 13, 0, 0, 0, time.UTC)
+	g.now = func() time.Time { return now }
+	enospc := &opError{what: "writing 000004.log", err: syscall.ENOSPC}
+	for range 100 { // a retry every 3 s for 5 minutes
+		g.fail(enospc)
+		now = now.Add(3 * time.Second)
+	}
+	g.recover()
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) != 6 {
+		t.Fatalf("%d lines, want 6 (start, one a minute for 4 minutes, end):\n%s", len(lines), buf.String())
+	}
+	for i, want := range []string{
+		`level=ERROR msg="storage failing: writes answer 503 until a probe write succeeds" error="writing 000004.log: no space left on device"`,
+		`level=WARN msg="storage still failing" error="writing 000004.log: no space left on device" since=2026-11-26T13:00:00.000Z errors=20`,
+		`errors=20`, `errors=20`, `errors=20`,
+		`level=INFO msg="storage recovered: writes are accepted again" failed_for=5m0s first_error="writing 000004.log: no space left on device" errors=100`,
+	} {
+		if !strings.Contains(lines[i], want) {
+			t.Errorf("line %d is %s, want %s", i+1, lines[i], want)
+		}
 	}
 }
