@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+	"weak"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -194,6 +195,7 @@ func (g *guard) run() {
 			return
 		case <-t.C:
 		}
+		sweepBatches(nil)
 		if err, _, _ := g.state(); err == nil {
 			continue
 		}
@@ -476,8 +478,17 @@ func (d *guardedDB) Ingest(ctx context.Context, paths []string) error {
 // through the guard.
 func (d *guardedDB) NewBatch(opts ...pebble.BatchOption) *pebble.Batch {
 	b := d.DB.NewBatch(opts...)
-	guardedBatches.Store(b, d)
+	guardedBatches.Store(weak.Make(b), d)
 	return b
+}
+
+// guardedOf returns the database of a batch made by guardedDB.NewBatch,
+// and forgets the batch; nil for any other batch.
+func guardedOf(b *pebble.Batch) *guardedDB {
+	if d, ok := guardedBatches.LoadAndDelete(weak.Make(b)); ok {
+		return d.(*guardedDB)
+	}
+	return nil
 }
 
 // commitOwned commits b, which it closes, through the guard.
@@ -503,15 +514,17 @@ func (d *guardedDB) commitCopy(b *pebble.Batch, o *pebble.WriteOptions) error {
 }
 
 // guardedBatches maps a batch made by guardedDB.NewBatch to its database,
-// for commit, which gets only the batch. commit removes the batch; a batch
-// closed without a commit (a write given up half-way) stays until Pebble
-// hands the same batch out again, or until its store closes.
-var guardedBatches sync.Map // *pebble.Batch → *guardedDB
+// for commit, which gets only the batch. commit removes the batch. A batch
+// closed without a commit (a write given up half-way) is held only
+// weakly: its entry goes when Pebble hands the same batch out again, when
+// a probe tick finds the batch collected, or when its store closes.
+var guardedBatches sync.Map // weak.Pointer[pebble.Batch] → *guardedDB
 
-// forget removes d's batches from guardedBatches.
-func (d *guardedDB) forget() {
+// sweepBatches removes the entries of collected batches, and every entry
+// of d when d is not nil.
+func sweepBatches(d *guardedDB) {
 	guardedBatches.Range(func(b, db any) bool {
-		if db == d {
+		if b.(weak.Pointer[pebble.Batch]).Value() == nil || (d != nil && db == d) {
 			guardedBatches.Delete(b)
 		}
 		return true

@@ -166,12 +166,13 @@ func (s *Store) DeleteRecords(ctx context.Context, ids []string) error {
 // store's database commits through its guard (guard.go), which bounds the
 // wait.
 func commit(b *pebble.Batch, doing string) error {
+	db := guardedOf(b)
 	if b.Empty() {
 		return nil
 	}
 	var err error
-	if db, ok := guardedBatches.LoadAndDelete(b); ok {
-		err = db.(*guardedDB).commitCopy(b, pebble.Sync)
+	if db != nil {
+		err = db.commitCopy(b, pebble.Sync)
 	} else {
 		err = b.Commit(pebble.Sync)
 	}

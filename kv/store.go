@@ -138,7 +138,7 @@ func (s *Store) Close() error {
 	}
 	db := s.db
 	s.db = nil
-	db.forget()
+	sweepBatches(db)
 	if err := db.g.close(); err != nil {
 		return fmt.Errorf("closing pebble %q: %w", s.Path, err)
 	}
