@@ -3,6 +3,7 @@ package rappel
 import (
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Error codes. The edge package maps each to one HTTP status, in one place.
@@ -21,12 +22,14 @@ const (
 
 // Error is the error every layer returns for something a client should see.
 // Message is a sentence for the client; Items carry 422 validation details;
-// Err is the cause, logged and never shown.
+// Err is the cause, logged and never shown. RetryAfter, when set, is how
+// long a client should wait before trying again (Retry-After).
 type Error struct {
-	Code    string
-	Message string
-	Items   []Invalid
-	Err     error
+	Code       string
+	Message    string
+	Items      []Invalid
+	Err        error
+	RetryAfter time.Duration
 }
 
 // Invalid is one validation error item, shaped like pydantic v2's.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strconv"
 
 	"github.com/rappel-ca/rappel"
 )
@@ -40,11 +41,12 @@ type errorBody struct {
 	Detail any `json:"detail"`
 }
 
-// fail turns err into the response: the status of its code and a JSON body
-// whose detail is the error's message, or its items for a 422. Any error
-// that is not a *rappel.Error is a 500 with a safe sentence. The cause of a
-// 5xx, and of a 4xx that carries one, goes to the log only. When the
-// response has already started, fail only logs.
+// fail turns err into the response: the status of its code, the error's
+// Retry-After when it has one, and a JSON body whose detail is the error's
+// message, or its items for a 422. Any error that is not a *rappel.Error
+// is a 500 with a safe sentence. The cause of a 5xx, and of a 4xx that
+// carries one, goes to the log only. When the response has already
+// started, fail only logs.
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	status := statusOf(rappel.ErrorCode(err))
 	x := exchangeOf(w)
@@ -54,8 +56,13 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	var detail any = rappel.ErrorMessage(err)
 	var e *rappel.Error
-	if status == http.StatusUnprocessableEntity && errors.As(err, &e) && len(e.Items) > 0 {
-		detail = e.Items
+	if errors.As(err, &e) {
+		if status == http.StatusUnprocessableEntity && len(e.Items) > 0 {
+			detail = e.Items
+		}
+		if e.RetryAfter > 0 {
+			w.Header().Set(headerRetryAfter, strconv.FormatInt(ceilSeconds(e.RetryAfter), 10))
+		}
 	}
 	b, jerr := json.Marshal(errorBody{Detail: detail})
 	if jerr != nil {
@@ -69,9 +76,17 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 }
 
 // logFailure logs a 5xx, or a 4xx whose error carries a cause, with the
-// request id; a panic's stack goes in its own attribute.
+// request id; a panic's stack goes in its own attribute. A 503 that says
+// when to retry is a refusal the node announced, such as a write while
+// its storage fails: its cause is logged once where it arises (a failing
+// store logs when the fault starts, then a count a minute), and the access
+// log has the requests, so it is not logged per request.
 func (s *Server) logFailure(r *http.Request, x *exchange, status int, err error) {
 	if status < 500 && errors.Unwrap(err) == nil {
+		return
+	}
+	var announced *rappel.Error
+	if status == http.StatusServiceUnavailable && errors.As(err, &announced) && announced.RetryAfter > 0 {
 		return
 	}
 	level := slog.LevelWarn

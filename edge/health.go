@@ -22,11 +22,21 @@ type health struct {
 	// Build says which binary answers, so that a rollout can be followed
 	// node by node from the load balancer's side.
 	Build buildinfo.Info `json:"build"`
+	// Storage is there while the node's storage fails its writes: status
+	// is then "degraded".
+	Storage *storageFault `json:"storage,omitempty"`
+}
+
+// storageFault is why and since when the node's storage fails its writes.
+type storageFault struct {
+	Error string `json:"error"`
+	Since string `json:"since"`
 }
 
 // health answers 200 while the node can answer from the data it holds, and
 // 503 when it holds no records at all, so that a load balancer routes
-// around it.
+// around it. Its status is "degraded" while the storage fails its writes:
+// reads are still served, writes answer 503.
 func (s *Server) health(w http.ResponseWriter, r *http.Request) error {
 	if err := paramsOf(w).err(); err != nil {
 		return err
@@ -38,6 +48,12 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) error {
 	}
 	info := snap.Info()
 	h := health{Status: "ok", Records: snap.Len(), DatasetSource: info.Source, Feeds: s.feeds(), Build: s.Build}
+	if s.StorageFault != nil {
+		if err, since := s.StorageFault(); err != nil {
+			h.Status = "degraded"
+			h.Storage = &storageFault{Error: err.Error(), Since: since.UTC().Format(time.RFC3339)}
+		}
+	}
 	if !info.UpdatedAt.IsZero() {
 		h.DatasetUpdatedAt = info.UpdatedAt.UTC().Format(time.RFC3339)
 	}

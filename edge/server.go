@@ -41,6 +41,10 @@ type Server struct {
 	Alerts rappel.Alerts
 	// Feeds, when set, returns every live feed's state for GET /health.
 	Feeds func() []rappel.FeedState
+	// StorageFault, when set, returns why and since when the node's
+	// storage fails its writes (kv.Store.StorageFault), nil while it works;
+	// GET /health then says "degraded".
+	StorageFault func() (err error, since time.Time)
 	// Refresh, when set, refreshes the feeds now and returns when done or
 	// when ctx is; POST /admin/refresh answers 503 while it is nil.
 	Refresh func(ctx context.Context) error

@@ -16,6 +16,7 @@
 //	| meta     | m/newrecalls                                                     | last new-recalls seq, 8 bytes BE  |
 //	| meta     | m/changes                                                        | change log generation, floor: 8 bytes BE each |
 //	| meta     | m/indexstate                                                     | 0x01, then the read index's state |
+//	| meta     | m/probe                                                          | last probe of a failing storage, Unix ns, 8 bytes BE |
 //	| changes  | c/<seq, 8 bytes BE>                                              | 0x01 put or 0x02 delete, then the record_id |
 //	| partials | s/<source>/<record_id>                                           | 0x01, 16-byte content hash, JSON  |
 //	| feeds    | f/state/<source>                                                 | 0x01, then the SourceState's JSON |

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 	"sync"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -46,6 +48,14 @@ type Store struct {
 	FS vfs.FS
 	// Logger receives Pebble's messages and the store's own.
 	Logger *slog.Logger
+	// WriteTimeout bounds the wait of a write on the storage: one that
+	// takes longer gets an EUNAVAILABLE error and the storage is counted
+	// as failing (guard.go); 0 means DefaultWriteTimeout.
+	WriteTimeout time.Duration
+	// ProbeInterval is how often, while the storage fails, the store tries
+	// again what failed and tries a probe write; 0 means
+	// DefaultProbeInterval.
+	ProbeInterval time.Duration
 
 	// mu serializes writes: PutRecords and DeleteRecords read the stored
 	// versions of records before replacing them, and two interleaved writers
@@ -53,7 +63,7 @@ type Store struct {
 	// Writers of records hold it until their batch has committed, which
 	// keeps the change log in commit order (changes.go).
 	mu sync.Mutex
-	db *pebble.DB
+	db *guardedDB
 	// gen and floor are the change log's generation and floor, seq the
 	// last number handed out; read at Open, changed under mu.
 	gen, floor, seq uint64
@@ -84,24 +94,41 @@ func (s *Store) Open(ctx context.Context) error {
 	if s.Logger == nil {
 		s.Logger = slog.New(slog.DiscardHandler)
 	}
+	g := newGuard(s.Logger, s.WriteTimeout, s.ProbeInterval)
 	db, err := pebble.Open(s.Path, &pebble.Options{
-		FS:     s.FS,
+		FS:     guardFS{FS: s.fs(), g: g},
 		Logger: pebbleLogger{s.Logger},
 	})
 	if err != nil {
 		return fmt.Errorf("opening pebble %q: %w", s.Path, err)
 	}
-	s.db = db
+	g.start(db)
+	s.db = &guardedDB{DB: db, g: g}
 	err = s.checkSchema(ctx)
 	if err == nil {
 		err = s.openChanges()
 	}
 	if err != nil {
-		s.db = nil
-		return errors.Join(fmt.Errorf("opening pebble %q: %w", s.Path, err), db.Close())
+		err = fmt.Errorf("opening pebble %q: %w", s.Path, err)
+		return errors.Join(err, s.Close())
 	}
 	return nil
 }
+
+// StorageFault reports whether the store's storage fails its writes (see
+// guard.go): the error that started the fault and when. It is nil while
+// writes work, and on a store that is not open.
+func (s *Store) StorageFault() (err error, since time.Time) {
+	if s.db == nil {
+		return nil, time.Time{}
+	}
+	err, since, _ = s.db.g.state()
+	return err, since
+}
+
+// IsCorrupt reports whether err, from a Store, says that its files are
+// corrupt: read back other than they were written.
+func IsCorrupt(err error) bool { return errors.Is(err, pebble.ErrCorruption) }
 
 // Close closes the database. It is safe to call on a Store that was never
 // opened, whose Open failed, or that is already closed.
@@ -111,6 +138,10 @@ func (s *Store) Close() error {
 	}
 	db := s.db
 	s.db = nil
+	sweepBatches(db)
+	if err := db.g.close(); err != nil {
+		return fmt.Errorf("closing pebble %q: %w", s.Path, err)
+	}
 	if err := db.Close(); err != nil {
 		return fmt.Errorf("closing pebble %q: %w", s.Path, err)
 	}
@@ -189,8 +220,8 @@ func (s *Store) upgrade(ctx context.Context, from int) error {
 	if err := b.Set(schemaKey, []byte{schemaVersion}, nil); err != nil {
 		return fmt.Errorf("upgrading schema: %w", err)
 	}
-	if err := b.Commit(pebble.Sync); err != nil {
-		return fmt.Errorf("upgrading schema: committing: %w", err)
+	if err := commit(b, "upgrading schema"); err != nil {
+		return err
 	}
 	if n >= 0 {
 		s.Logger.Info("rebuilt record index", "path", s.Path, "from_schema", from, "to_schema", schemaVersion, "records", n)
@@ -306,10 +337,13 @@ func (p pebbleLogger) Errorf(format string, args ...any) {
 // invariants, after which the database must not be used. Like Pebble's own
 // default logger, it exits the process — after writing the reason straight
 // to stderr as well: the service's log writer buffers, and os.Exit would
-// lose the one line that says why the node stopped.
+// lose the one line that says why the node stopped. That line is the
+// message's first: Pebble's errors go on with their stack traces, which
+// the log keeps.
 func (p pebbleLogger) Fatalf(format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
 	p.l.Error(msg, "component", "pebble", "fatal", true)
-	fmt.Fprintf(os.Stderr, "rappel: the data store failed and the node stops: %s; if the store is corrupt, restore the data dir from a backup or start on an empty one (the bundle and the feeds refill it)\n", msg)
+	reason, _, _ := strings.Cut(msg, "\n")
+	fmt.Fprintf(os.Stderr, "rappel: the data store failed and the node stops: %s; if the store is corrupt, restore the data dir from a backup or start on an empty one (the bundle and the feeds refill it)\n", reason)
 	os.Exit(1)
 }

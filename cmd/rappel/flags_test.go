@@ -89,6 +89,7 @@ func TestExitCode(t *testing.T) {
 		{flag.ErrHelp, 0, ""},
 		{fmt.Errorf("wrapped: %w", flag.ErrHelp), 0, ""},
 		{errUsage, 2, ""},
+		{fmt.Errorf("opening: %w", &stopError{"the data directory /x has 2 MiB free"}), 1, "rappel: opening: the data directory /x has 2 MiB free\n"},
 		{errors.New("--feeds is \"sometimes\"; it takes on or off"), 2, "rappel: --feeds is \"sometimes\"; it takes on or off\n"},
 	} {
 		var b bytes.Buffer

@@ -40,14 +40,26 @@ func main() {
 // with nothing more to say.
 var errUsage = errors.New("usage: a command or action is missing")
 
+// stopError is a node that cannot run on its data dir (a full file
+// system, a corrupt store): the process exits with status 1, as when the
+// store stops it at run time, rather than the 2 of a setting that cannot
+// work.
+type stopError struct{ msg string }
+
+func (e *stopError) Error() string { return e.msg }
+
 // exitCode is the process's exit status for run's error, which it prints
 // to stderr when there is something to say: 0 for none and for the help
-// asked for (flag.ErrHelp: printed to stdout already), 2 for any other,
-// usage errors included.
+// asked for (flag.ErrHelp: printed to stdout already), 1 for a stopError,
+// 2 for any other, usage errors included.
 func exitCode(err error, stderr io.Writer) int {
+	var stop *stopError
 	switch {
 	case err == nil, errors.Is(err, flag.ErrHelp):
 		return 0
+	case errors.As(err, &stop):
+		fmt.Fprintln(stderr, "rappel:", err)
+		return 1
 	case !errors.Is(err, errUsage):
 		fmt.Fprintln(stderr, "rappel:", err)
 	}

@@ -14,7 +14,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/rappel-ca/rappel"
 	"github.com/rappel-ca/rappel/bundle"
@@ -55,15 +58,28 @@ type ServeCommand struct {
 	// Bundle is the data bundle the store is loaded from (bundle.Load);
 	// the embedded one by default.
 	Bundle iofs.FS
+	// MinFreeMiB is the free space, in MiB, the data dir's file system
+	// must have for the node to start (--min-free-mib).
+	MinFreeMiB int
 	// Ready, when set, receives the API listener's address once serving
 	// (the HTTPS one with --tls-domains).
 	Ready  func(addr net.Addr)
 	Logger *slog.Logger
+
+	// freeSpace returns the bytes available to the node in dir's file
+	// system; nil means statfs (vfs.Default.GetDiskUsage). Tests replace
+	// it, since filling a real file system is not something a test does.
+	freeSpace func(dir string) (uint64, error)
 }
+
+// DefaultMinFreeMiB is --min-free-mib's default: room for the store to
+// open, replay its write-ahead log, rotate its MANIFEST and flush, with
+// some left for the first writes.
+const DefaultMinFreeMiB = 64
 
 // NewServeCommand returns a ServeCommand with its defaults.
 func NewServeCommand() *ServeCommand {
-	return &ServeCommand{Addr: "127.0.0.1:8080", DataDir: "data", Feeds: "off", LogFormat: "text", QueryBudget: edge.DefaultQueryBudget}
+	return &ServeCommand{Addr: "127.0.0.1:8080", DataDir: "data", Feeds: "off", LogFormat: "text", QueryBudget: edge.DefaultQueryBudget, MinFreeMiB: DefaultMinFreeMiB}
 }
 
 // ParseFlags reads the command line and environment into c.
@@ -87,6 +103,7 @@ func (c *ServeCommand) flagSet() *flag.FlagSet {
 	fs.DurationVar(&c.QueryBudget, "query-budget", c.QueryBudget, "`time` a search may take before it answers 504")
 	fs.StringVar(&c.CursorKey, "cursor-key", c.CursorKey, "hex `key` (32+ bytes) signing search cursors; nodes behind one load balancer must share it (default: generated once into the data dir)")
 	fs.StringVar(&c.SharedStore, "shared-store", c.SharedStore, "`URL` (postgres://…) of the PostgreSQL or CockroachDB database a fleet of nodes shares keys, quotas, subscriptions and the alert outbox through; empty keeps them in the data dir")
+	fs.IntVar(&c.MinFreeMiB, "min-free-mib", c.MinFreeMiB, "free `MiB` the data dir's file system must have for the node to start")
 	fs.DurationVar(&c.UsageInterval, "usage-interval", cmp.Or(c.UsageInterval, edge.DefaultUsageInterval), "`time` between two pushes of the keys' request counts to the store; in a fleet, a node learns the others' counts at the same pace")
 	c.Alerts.register(fs)
 	c.Upstream.register(fs)
@@ -113,6 +130,9 @@ func (c *ServeCommand) Validate() error {
 		if err := checkSharedStore(c.SharedStore); err != nil {
 			return err
 		}
+	}
+	if c.MinFreeMiB < 0 {
+		return fmt.Errorf("--min-free-mib is %d; give a number of MiB, 0 or more", c.MinFreeMiB)
 	}
 	if c.UsageInterval < 0 {
 		return fmt.Errorf("--usage-interval is %s; give a positive duration such as 10s", c.UsageInterval)
@@ -166,15 +186,19 @@ func (c *ServeCommand) Run(ctx context.Context) error {
 	defer c.Telemetry.unbind()
 	store, err := c.openStore(ctx, log)
 	if err != nil {
-		return err
+		return c.storeFailed(err)
 	}
-	defer store.Close()
+	defer func() {
+		if err := store.Close(); err != nil {
+			log.Error("closing store", "error", err)
+		}
+	}()
 	if err := bundle.Load(ctx, c.bundleFS(), store, log); err != nil {
-		return err
+		return c.storeFailed(err)
 	}
 	catalog, segments, err := c.readIndex(ctx, store, log)
 	if err != nil {
-		return err
+		return c.storeFailed(err)
 	}
 	// Deferred after the store's Close, so that it runs before it: a
 	// background merge of the read index finishes with the store open.
@@ -231,8 +255,11 @@ func (c *ServeCommand) Run(ctx context.Context) error {
 }
 
 // openStore opens the node's Pebble store in the data dir, creating both
-// when missing.
+// when missing, once the data dir's file system has room for it.
 func (c *ServeCommand) openStore(ctx context.Context, log *slog.Logger) (*kv.Store, error) {
+	if err := c.checkFreeSpace(); err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(c.DataDir, 0o755); err != nil {
 		return nil, fmt.Errorf("creating data dir: %w", err)
 	}
@@ -242,6 +269,84 @@ func (c *ServeCommand) openStore(ctx context.Context, log *slog.Logger) (*kv.Sto
 		return nil, err
 	}
 	return store, nil
+}
+
+// checkFreeSpace refuses to start on a file system with less than
+// --min-free-mib free, and on a first start (no store yet) less than that
+// and the bundle's tables, which the store copies in: Pebble, short of
+// room while it opens or loads the bundle, would stop the process in a
+// panic that never says why. The data dir may not exist yet: its nearest
+// existing parent is measured.
+func (c *ServeCommand) checkFreeSpace() error {
+	free := c.freeSpace
+	if free == nil {
+		free = func(dir string) (uint64, error) {
+			u, err := vfs.Default.GetDiskUsage(dir)
+			return u.AvailBytes, err
+		}
+	}
+	dir := c.DataDir
+	for {
+		if _, err := os.Stat(dir); err == nil || filepath.Dir(dir) == dir {
+			break
+		}
+		dir = filepath.Dir(dir)
+	}
+	avail, err := free(dir)
+	if err != nil {
+		return fmt.Errorf("measuring the free space of the data directory %s: %w", c.DataDir, err)
+	}
+	need, why := uint64(c.MinFreeMiB)<<20, ""
+	if tables := c.bundleTables(); tables > 0 {
+		need += tables
+		why = fmt.Sprintf(" (--min-free-mib %d and the bundle's tables, %s, which a first start copies in)", c.MinFreeMiB, mebibytes(tables, true))
+	}
+	if avail < need {
+		return &stopError{fmt.Sprintf("the data directory %s has %s free; it needs at least %s to start%s: free space or pass a --data-dir on a larger filesystem",
+			c.DataDir, mebibytes(avail, false), mebibytes(need, true), why)}
+	}
+	return nil
+}
+
+// bundleTables returns the size of the bundle's sstables when the data dir
+// holds no store yet, which a first start copies in, and 0 otherwise. A
+// bundle it cannot read counts 0: loading it says what is wrong.
+func (c *ServeCommand) bundleTables() uint64 {
+	if _, err := os.Stat(filepath.Join(c.DataDir, "pebble")); !errors.Is(err, os.ErrNotExist) {
+		return 0
+	}
+	m, err := bundle.ReadManifest(c.bundleFS())
+	if err != nil {
+		return 0
+	}
+	var n uint64
+	for _, t := range m.Tables {
+		n += uint64(max(t.Size, 0))
+	}
+	return n
+}
+
+// mebibytes writes n bytes in MiB, rounded down, or up when up is set:
+// free space is never overstated, nor a need understated.
+func mebibytes(n uint64, up bool) string {
+	if up {
+		n += 1<<20 - 1
+	}
+	return fmt.Sprintf("%d MiB", n>>20)
+}
+
+// storeFailed turns an error of the store while the node starts that says
+// its files are corrupt, or that the disk filled up, into the sentence
+// that says so and what to do, which ends the process with status 1 like
+// the store's own fatal path (kv's pebbleLogger).
+func (c *ServeCommand) storeFailed(err error) error {
+	switch {
+	case kv.IsCorrupt(err):
+		return &stopError{fmt.Sprintf("the data store in %s is corrupt (%v): restore the data dir from a backup or start on an empty one (the bundle and the feeds refill it)", c.DataDir, err)}
+	case errors.Is(err, syscall.ENOSPC):
+		return &stopError{fmt.Sprintf("the data directory %s ran out of space while the node started (%v): free space or pass a --data-dir on a larger filesystem", c.DataDir, err)}
+	}
+	return err
 }
 
 // readIndex opens the read index: the segment files of the data dir's
@@ -277,6 +382,7 @@ func (c *ServeCommand) server(catalog *index.Catalog, store *kv.Store, log *slog
 	srv := edge.NewServer()
 	srv.Catalog = catalog
 	srv.Lookup = store
+	srv.StorageFault = store.StorageFault
 	srv.GatewayHost = c.GatewayHost
 	srv.QueryBudget = c.QueryBudget
 	srv.Logger = log
