@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"sync"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -46,6 +47,14 @@ type Store struct {
 	FS vfs.FS
 	// Logger receives Pebble's messages and the store's own.
 	Logger *slog.Logger
+	// KeepChanges is how long the change log keeps an entry that
+	// TrimChanges is asked to delete, so that a reader of the change feed
+	// that polls at least this often never finds its place trimmed; 0
+	// trims as asked. Set before Open.
+	KeepChanges time.Duration
+	// Now is the clock the change log's times are read from; nil is
+	// time.Now.
+	Now func() time.Time
 
 	// mu serializes writes: PutRecords and DeleteRecords read the stored
 	// versions of records before replacing them, and two interleaved writers
