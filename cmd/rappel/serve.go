@@ -238,6 +238,7 @@ func (c *ServeCommand) openStore(ctx context.Context, log *slog.Logger) (*kv.Sto
 	}
 	store := kv.NewStore(filepath.Join(c.DataDir, "pebble"))
 	store.Logger = log
+	store.KeepChanges = kv.DefaultKeepChanges
 	if err := store.Open(ctx); err != nil {
 		return nil, err
 	}
@@ -277,6 +278,7 @@ func (c *ServeCommand) server(catalog *index.Catalog, store *kv.Store, log *slog
 	srv := edge.NewServer()
 	srv.Catalog = catalog
 	srv.Lookup = store
+	srv.Changes = store
 	srv.GatewayHost = c.GatewayHost
 	srv.QueryBudget = c.QueryBudget
 	srv.Logger = log
