@@ -31,15 +31,7 @@ func TestExport_Formats(t *testing.T) {
 
 	get := func(target string, header map[string]string, status int) (*http.Response, []byte) {
 		t.Helper()
-		c := docCase{"GET", target, "", header, status}
-		resp, body := docRequest(t, e.base, c)
-		if resp.StatusCode != status {
-			t.Fatalf("GET %s: status %d, want %d: %s", target, resp.StatusCode, status, body)
-		}
-		if status != http.StatusNotModified { // no body, no content to check
-			e.d.checkResponse(t, c, resp, body)
-		}
-		return resp, body
+		return e.request(t, target, header, status)
 	}
 	count := func(query string) int {
 		t.Helper()

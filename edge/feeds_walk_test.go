@@ -9,6 +9,7 @@ func feedsBadCases(q func(kv ...string) string, get func(what, path, query strin
 		get("query:limit", "/recall/changes", q("limit", "0", "lang", "de"), 422, "greater_than_equal@query.limit", "enum@query.lang"),
 		get("query:lang", "/recall/changes", q("lang", "EN"), 422, "enum@query.lang"),
 		get("query:format", "/recall/export", q("format", "xml"), 422, "enum@query.format"),
+		get("query:limit", "/recall/feed.atom", q("limit", "101"), 422, "less_than_equal@query.limit"),
 	}
 	for _, path := range feedsFilterPaths {
 		cases = append(cases,
@@ -33,4 +34,4 @@ func feedsBadCases(q func(kv ...string) string, get func(what, path, query strin
 }
 
 // feedsFilterPaths are the routes that take GET /recall's filters.
-var feedsFilterPaths = []string{"/recall/export"}
+var feedsFilterPaths = []string{"/recall/export", "/recall/feed.atom"}
