@@ -88,7 +88,9 @@ func (s *Server) getExport(w http.ResponseWriter, r *http.Request) error {
 		format = "ndjson"
 	}
 	// The change feed's place first, then the snapshot: a change made in
-	// between is exported and seen again in the feed, never missed.
+	// between is exported and seen again in the feed, never missed. That
+	// holds when the snapshot follows the store; one that says what it
+	// holds (changePositioned) is asked instead.
 	var cursor string
 	if s.Changes != nil {
 		pos, err := s.Changes.ReadChanges(r.Context(), 0, 0, 0)
@@ -98,6 +100,13 @@ func (s *Server) getExport(w http.ResponseWriter, r *http.Request) error {
 		cursor = changeCursor{gen: pos.Gen, seq: pos.Last}.String()
 	}
 	snap := s.Catalog.Snapshot()
+	if p, ok := snap.(changePositioned); ok {
+		// A view that knows which changes it holds gives the exact
+		// place, even when the read index is a refresh behind the store.
+		if gen, seq, ok := p.ChangePos(); ok {
+			cursor = changeCursor{gen: gen, seq: seq}.String()
+		}
+	}
 	q.Limit = exportPage
 	page, err := s.searchPage(r.Context(), snap, q)
 	if err != nil {
@@ -144,6 +153,12 @@ func (s *Server) getExport(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	return out.Flush()
+}
+
+// changePositioned is a snapshot that knows the place in the store's
+// change log it holds every change up to (the read index's View).
+type changePositioned interface {
+	ChangePos() (gen, seq uint64, ok bool)
 }
 
 // searchPage runs one search of q on snap within the query budget.
