@@ -117,3 +117,33 @@ func TestStore_KeepChanges(t *testing.T) {
 		t.Fatalf("floor %d after trimming to 3, want 3", p.Floor)
 	}
 }
+
+// TestDecodeChange_Kinds checks that the entries of stores written before
+// the log told kinds apart still read, as updated and deleted without a
+// time, that every kind written now round-trips, and that an unknown kind
+// byte is an error, never a guess.
+func TestDecodeChange_Kinds(t *testing.T) {
+	at := time.Date(2026, 11, 26, 13, 0, 0, 123e6, time.UTC)
+	for _, c := range []struct {
+		val  []byte
+		kind string
+		at   time.Time
+	}{
+		{[]byte("\x01hc-1"), rappel.ChangeUpdated, time.Time{}},
+		{[]byte("\x02hc-1"), rappel.ChangeDeleted, time.Time{}},
+		{changeValue(nil, "hc-1", changeCreated, at), rappel.ChangeCreated, at},
+		{changeValue(nil, "hc-1", changeUpdated, at), rappel.ChangeUpdated, at},
+		{changeValue(nil, "hc-1", changeArchived, at), rappel.ChangeArchived, at},
+		{changeValue(nil, "hc-1", changeDeleted, at), rappel.ChangeDeleted, at},
+	} {
+		got, err := decodeChange(c.val)
+		if err != nil || got.id != "hc-1" || changeKinds[got.kind] != c.kind || !got.at.Equal(c.at) {
+			t.Errorf("%q: %+v, %v; want %s at %v", c.val, got, err, c.kind, c.at)
+		}
+	}
+	for _, bad := range [][]byte{nil, {0x01}, []byte("\x07hc-1xxxxxxxxx"), []byte("\x03short")} {
+		if _, err := decodeChange(bad); err == nil {
+			t.Errorf("%q read as an entry", bad)
+		}
+	}
+}
