@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -138,7 +139,9 @@ func (s *Server) getExport(w http.ResponseWriter, r *http.Request) error {
 		write = ndjsonWriter(out)
 	}
 	for {
-		if err := write(page); err != nil {
+		if err := write(page); errors.Is(err, errClientGone) {
+			return nil // no one left to tell, and nothing wrong here
+		} else if err != nil {
 			return err
 		}
 		if page.NextCursor == "" {
@@ -152,7 +155,9 @@ func (s *Server) getExport(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	}
-	return out.Flush()
+	// A failed flush is the client gone too.
+	_ = out.Flush()
+	return nil
 }
 
 // changePositioned is a snapshot that knows the place in the store's
@@ -173,6 +178,10 @@ func (s *Server) searchPage(ctx context.Context, snap rappel.Snapshot, q *rappel
 	return page, nil
 }
 
+// errClientGone wraps a failure to write the export: the client closed
+// the connection, which is not the server's failure to log.
+var errClientGone = errors.New("the client stopped reading the export")
+
 // ndjsonWriter returns a function writing a page's records to out, one a
 // line.
 func ndjsonWriter(out *bufio.Writer) func(*rappel.Page) error {
@@ -187,7 +196,7 @@ func ndjsonWriter(out *bufio.Writer) func(*rappel.Page) error {
 		for _, rec := range recs {
 			out.Write(rec)
 			if err := out.WriteByte('\n'); err != nil {
-				return err // the client went away
+				return fmt.Errorf("%w: %w", errClientGone, err)
 			}
 		}
 		return nil
@@ -207,7 +216,7 @@ func csvWriter(out *bufio.Writer) func(*rappel.Page) error {
 		if !header {
 			header = true
 			if err := cw.Write(csvHeader); err != nil {
-				return err
+				return fmt.Errorf("%w: %w", errClientGone, err)
 			}
 		}
 		recs = recs[:0]
@@ -219,11 +228,14 @@ func csvWriter(out *bufio.Writer) func(*rappel.Page) error {
 		for _, rec := range recs {
 			row = csvRow(row, rec)
 			if err := cw.Write(row); err != nil {
-				return err
+				return fmt.Errorf("%w: %w", errClientGone, err)
 			}
 		}
 		cw.Flush()
-		return cw.Error()
+		if err := cw.Error(); err != nil {
+			return fmt.Errorf("%w: %w", errClientGone, err)
+		}
+		return nil
 	}
 }
 

@@ -296,3 +296,25 @@ func BenchmarkExport_Bundle(b *testing.B) {
 		}
 	}
 }
+
+// failingWriter is a client that went away: every write fails.
+type failingWriter struct{ h http.Header }
+
+func (w *failingWriter) Header() http.Header         { return w.h }
+func (w *failingWriter) WriteHeader(int)             {}
+func (w *failingWriter) Write(b []byte) (int, error) { return 0, io.ErrClosedPipe }
+
+// TestExport_ClientGone checks that a client that stops reading the
+// export is not logged as the server's failure.
+func TestExport_ClientGone(t *testing.T) {
+	s, logs := MustServer(t, MustCatalog(t, testRecords()))
+	h := s.Handler()
+	for _, format := range []string{"ndjson", "csv"} {
+		r := httptest.NewRequest(http.MethodGet, "/recall/export?format="+format, nil)
+		r.Header.Set("X-Gateway-Key", testKey)
+		h.ServeHTTP(&failingWriter{h: http.Header{}}, r)
+	}
+	if strings.Contains(logs.String(), `"level":"ERROR"`) || !strings.Contains(logs.String(), "/recall/export") {
+		t.Fatalf("logs:\n%s", logs)
+	}
+}
