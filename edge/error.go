@@ -19,6 +19,7 @@ var statuses = map[string]int{
 	rappel.EFORBIDDEN:   http.StatusForbidden,
 	rappel.ENOTFOUND:    http.StatusNotFound,
 	rappel.EMETHOD:      http.StatusMethodNotAllowed,
+	rappel.EGONE:        http.StatusGone,
 	rappel.EMEDIATYPE:   http.StatusUnsupportedMediaType,
 	rappel.ERATELIMIT:   http.StatusTooManyRequests,
 	rappel.EINTERNAL:    http.StatusInternalServerError,

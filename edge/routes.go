@@ -45,6 +45,10 @@ func (s *Server) routes() []route {
 		{methods: get, pattern: "/readyz", public: true, handle: s.readyz},
 		{methods: get, pattern: "/recall", params: recallParams, handle: s.searchRecalls},
 		{methods: get, pattern: "/recall/stats", params: statsParams, handle: s.getStats},
+		{methods: get, pattern: "/recall/changes", params: changesParams, handle: s.getChanges},
+		{methods: get, pattern: "/recall/export", params: exportParams, handle: s.getExport},
+		// Public: feed readers cannot send a key (README, "Change feed, Atom and export").
+		{methods: get, pattern: "/recall/feed.atom", public: true, params: atomParams, handle: s.getAtom},
 		{methods: get, pattern: "/recall/suggest", params: suggestParams, handle: s.getSuggest},
 		{methods: get, pattern: "/recall/products", params: []string{"id"}, handle: s.getProducts},
 		{methods: get, pattern: "/recall/upc", params: []string{"upc", "lang"}, handle: s.getByBarcode},

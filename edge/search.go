@@ -27,6 +27,11 @@ var recallParams = slices.Concat(
 	issuedAfterNames, issuedBeforeNames,
 	[]string{"sort_by", "sort_order", "limit", "offset", "cursor", "lang", "typos", "prefix", "facets", "highlight"})
 
+// filterParams are the query parameters filtersOf reads.
+var filterParams = slices.DeleteFunc(slices.Clone(recallParams), func(name string) bool {
+	return slices.Contains([]string{"sort_by", "sort_order", "limit", "offset", "cursor", "facets", "highlight"}, name)
+})
+
 // Sort values a client may send besides closing, which is recognised only
 // to be refused with a 400 by the searcher (README, "Searching"): a
 // 422 should not suggest it.
@@ -62,21 +67,26 @@ func (s *Server) searchRecalls(w http.ResponseWriter, r *http.Request) error {
 		*buf = page.Results[:0] // keep the larger buffer for the next request
 	}
 	if err != nil {
-		var ue *rappel.UnknownError
-		if errors.As(err, &ue) {
-			// A category no record has: the searcher names it, the
-			// request says where it was.
-			return rappel.Invalids(rappel.InvalidValue(rappel.QueryLoc(ue.Field), ue.Value, ue.Reason()))
-		}
-		if rappel.ErrorCode(err) == rappel.EINTERNAL && errors.Is(err, context.DeadlineExceeded) {
-			// A searcher that let the context's error through: still the
-			// client's 504, not a 500.
-			err = &rappel.Error{Code: rappel.ETIMEOUT, Message: timeoutMessage, Err: err}
-		}
-		return err
+		return searchError(err)
 	}
 	writePage(w, r, page, pageETag(snap.Info(), r.URL.RawQuery))
 	return nil
+}
+
+// searchError is the error the client gets for a search's err.
+func searchError(err error) error {
+	var ue *rappel.UnknownError
+	if errors.As(err, &ue) {
+		// A category no record has: the searcher names it, the
+		// request says where it was.
+		return rappel.Invalids(rappel.InvalidValue(rappel.QueryLoc(ue.Field), ue.Value, ue.Reason()))
+	}
+	if rappel.ErrorCode(err) == rappel.EINTERNAL && errors.Is(err, context.DeadlineExceeded) {
+		// A searcher that let the context's error through: still the
+		// client's 504, not a 500.
+		err = &rappel.Error{Code: rappel.ETIMEOUT, Message: timeoutMessage, Err: err}
+	}
+	return err
 }
 
 // pageBufs recycles page buffers: a 100-record page is about 250 KB, and
@@ -95,17 +105,48 @@ const timeoutMessage = "The query took longer than its time budget; narrow it wi
 // are the Search's own (Search.Check); a bad cursor and an unknown category
 // only the searcher can tell.
 func searchOf(p *params) (*rappel.Search, error) {
-	q := &rappel.Search{
+	q := filterEnums(p)
+	q.Limit = p.int("limit", 1, rappel.MaxLimit, rappel.DefaultLimit)
+	q.Offset = p.int("offset", 0, math.MaxInt, 0)
+	q.Cursor, _ = p.str("cursor")
+	if err := readText(p, q); err != nil {
+		return nil, err
+	}
+	q.SortBy, q.Ascending = readSort(p)
+	q.IssuedAfter, q.IssuedBefore = readDates(p)
+	q.Facets = readFacets(p)
+	q.Highlight = p.enum("highlight", rappel.Booleans) == "true"
+	return q, p.err()
+}
+
+// filtersOf reads what selects the records of a search and the language
+// of their bytes (filterParams), without paging or sort: GET /recall's
+// Atom feed and its export take them as GET /recall does. Bad values are
+// recorded in p, as searchOf records them.
+func filtersOf(p *params) (*rappel.Search, error) {
+	q := filterEnums(p)
+	if err := readText(p, q); err != nil {
+		return nil, err
+	}
+	q.IssuedAfter, q.IssuedBefore = readDates(p)
+	return q, nil
+}
+
+// filterEnums reads the filters of a search that take a vocabulary, and
+// lang.
+func filterEnums(p *params) *rappel.Search {
+	return &rappel.Search{
 		RecallType:  p.enum("recall_type", rappel.RecallTypes),
 		Agency:      p.enum("recall_agency", rappel.Agencies),
 		HazardClass: p.enum("hazard_class", rappel.HazardClasses),
 		Allergen:    p.enum("allergen", rappel.Allergens),
 		Lang:        p.enum("lang", rappel.Langs),
-		Limit:       p.int("limit", 1, rappel.MaxLimit, rappel.DefaultLimit),
-		Offset:      p.int("offset", 0, math.MaxInt, 0),
 	}
+}
+
+// readText reads category, q and how q matches (typos, prefix) into q.
+func readText(p *params, q *rappel.Search) error {
 	q.Category, _ = p.str("category")
-	q.Cursor, _ = p.str("cursor")
 	if v, ok := p.str("q"); ok && v != "" {
 		parsed, err := rappel.ParseQuery(v)
 		var qe *rappel.QueryError
@@ -113,17 +154,13 @@ func searchOf(p *params) (*rappel.Search, error) {
 		case errors.As(err, &qe):
 			p.invalid(qe.Item(rappel.QueryLoc("q"), v))
 		case err != nil:
-			return nil, fmt.Errorf("parsing q: %w", err)
+			return fmt.Errorf("parsing q: %w", err)
 		}
 		q.Query = parsed
 	}
 	q.NoTypos = p.enum("typos", typoModes) == "off"
 	q.PrefixLast = p.enum("prefix", prefixModes) == "last"
-	q.SortBy, q.Ascending = readSort(p)
-	q.IssuedAfter, q.IssuedBefore = readDates(p)
-	q.Facets = readFacets(p)
-	q.Highlight = p.enum("highlight", rappel.Booleans) == "true"
-	return q, p.err()
+	return nil
 }
 
 // readFacets returns the facets asked for, nil when none, recording an

@@ -22,6 +22,9 @@ type Server struct {
 	// Lookup finds records by barcode and by vehicle for GET /recall/upc
 	// and GET /recall/vin, which answer 503 while it is nil.
 	Lookup rappel.Lookup
+	// Changes reads the store's change log for GET /recall/changes, which
+	// answers 503 while it is nil.
+	Changes rappel.ChangeReader
 	// Keys checks the x-gateway-key of every route that needs a key.
 	Keys rappel.KeyService
 	// GatewayHost, when set, is the value x-gateway-host must hold on every

@@ -223,6 +223,7 @@ func TestValidation_Walk(t *testing.T) {
 		{what: "query:token", method: http.MethodPost, target: "/recall/alerts/unsubscribe?token=nope", status: 404},
 	}
 
+	cases = append(cases, feedsBadCases(q, get)...)
 	covered := map[string]bool{} // route key, then route key + " " + what
 	for _, c := range cases {
 		t.Run(c.method+" "+c.target[:min(len(c.target), 60)], func(t *testing.T) {

@@ -5,8 +5,11 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/rappel-ca/rappel"
 )
 
 // The change log lets a reader that keeps its own copy of the records (the
@@ -32,17 +35,46 @@ var ErrGenerationChanged = errors.New("the dataset was replaced since that gener
 // Kinds of change, the first byte of an entry's value. A byte this program
 // does not know is an error, never a guess, as the value version is for
 // other values.
+//
+// The first two carry no time and do not tell a new record from a new
+// version; stores written before the change feed hold them, and they read
+// as updated and deleted. Every entry written now is one of the other
+// four, whose kind byte is followed by the commit time (Unix milliseconds,
+// 8 bytes big-endian) and then the record_id.
 const (
-	changePut    = 0x01
-	changeDelete = 0x02
+	changePut      = 0x01
+	changeDelete   = 0x02
+	changeCreated  = 0x03
+	changeUpdated  = 0x04
+	changeArchived = 0x05
+	changeDeleted  = 0x06
 )
+
+// changeKinds names the kind bytes as rappel.ChangeKinds does.
+var changeKinds = map[byte]string{
+	changePut: rappel.ChangeUpdated, changeDelete: rappel.ChangeDeleted,
+	changeCreated: rappel.ChangeCreated, changeUpdated: rappel.ChangeUpdated,
+	changeArchived: rappel.ChangeArchived, changeDeleted: rappel.ChangeDeleted,
+}
+
+// putKind returns the kind of change a put of r over prev (nil when none
+// was stored) is.
+func putKind(prev, r *rappel.Record) byte {
+	switch {
+	case prev == nil:
+		return changeCreated
+	case r.Status == rappel.StatusArchived && prev.Status != rappel.StatusArchived:
+		return changeArchived
+	}
+	return changeUpdated
+}
 
 // changed collects the records one batch changes, each once, in the order
 // first changed, with the kind of its last change: a record put and then
 // deleted in one batch is logged once, deleted.
 type changed struct {
-	ids     []string
-	deleted []bool
+	ids   []string
+	kinds []byte
 	// at indexes ids from the first delete on. Before it, puts are
 	// appended unchecked: a batch puts each record once (PutRecords keeps
 	// the last of a record_id, ApplySource refuses repeats), and a map
@@ -50,8 +82,8 @@ type changed struct {
 	at map[string]int
 }
 
-func (c *changed) add(id string, deleted bool) {
-	if deleted && c.at == nil {
+func (c *changed) add(id string, kind byte) {
+	if kind == changeDeleted && c.at == nil {
 		c.at = make(map[string]int, len(c.ids)+1)
 		for i, id := range c.ids {
 			c.at[id] = i
@@ -59,31 +91,48 @@ func (c *changed) add(id string, deleted bool) {
 	}
 	if c.at != nil {
 		if i, ok := c.at[id]; ok {
-			c.deleted[i] = deleted
+			c.kinds[i] = kind
 			return
 		}
 		c.at[id] = len(c.ids)
 	}
 	c.ids = append(c.ids, id)
-	c.deleted = append(c.deleted, deleted)
+	c.kinds = append(c.kinds, kind)
 }
 
-// changeValue appends to dst the value of an entry: its kind, then the
-// record_id.
-func changeValue(dst []byte, id string, deleted bool) []byte {
-	kind := byte(changePut)
-	if deleted {
-		kind = changeDelete
-	}
-	return append(append(dst, kind), id...)
+// deleted reports whether c holds id as deleted.
+func (c *changed) deleted(id string) bool {
+	i, ok := c.at[id]
+	return ok && c.kinds[i] == changeDeleted
 }
 
-// decodeChange is the inverse of changeValue.
-func decodeChange(val []byte) (id string, deleted bool, err error) {
-	if len(val) < 2 || (val[0] != changePut && val[0] != changeDelete) {
-		return "", false, fmt.Errorf("change log value %q is not one this program reads", val)
+// changeValue appends to dst the value of an entry: its kind, the commit
+// time and the record_id.
+func changeValue(dst []byte, id string, kind byte, at time.Time) []byte {
+	dst = binary.BigEndian.AppendUint64(append(dst, kind), uint64(at.UnixMilli()))
+	return append(dst, id...)
+}
+
+// change is a decoded entry.
+type change struct {
+	id   string
+	kind byte
+	at   time.Time // zero for the two kinds without it
+}
+
+func (c change) deleted() bool { return c.kind == changeDelete || c.kind == changeDeleted }
+
+// decodeChange is the inverse of changeValue, and reads the entries of
+// the two older kinds too.
+func decodeChange(val []byte) (change, error) {
+	if len(val) >= 2 && (val[0] == changePut || val[0] == changeDelete) {
+		return change{id: string(val[1:]), kind: val[0]}, nil
 	}
-	return string(val[1:]), val[0] == changeDelete, nil
+	if len(val) < 10 || changeKinds[val[0]] == "" {
+		return change{}, fmt.Errorf("change log value %q is not one this program reads", val)
+	}
+	ms := int64(binary.BigEndian.Uint64(val[1:9]))
+	return change{id: string(val[9:]), kind: val[0], at: time.UnixMilli(ms).UTC()}, nil
 }
 
 // encodeChanges is the value of changesKey: the generation, then the
@@ -184,9 +233,10 @@ func (s *Store) logChanges(b *pebble.Batch, ch *changed) (uint64, error) {
 		return seq, nil
 	}
 	var val []byte
+	at := s.now()
 	for i, id := range ch.ids {
 		seq++
-		val = changeValue(val[:0], id, ch.deleted[i])
+		val = changeValue(val[:0], id, ch.kinds[i], at)
 		if err := b.Set(changeKey(seq), val, nil); err != nil {
 			return 0, err
 		}
@@ -212,12 +262,22 @@ func (s *Store) restartChanges(b *pebble.Batch) (uint64, error) {
 	return gen, nil
 }
 
-// trimChanges deletes the entries up to upTo, at most s.seq, in one
-// synced batch that raises the floor to upTo. s.mu must be held.
+// trimChanges deletes the entries up to upTo, at most s.seq and none
+// younger than s.KeepChanges, in one synced batch that raises the floor
+// to the last deleted. s.mu must be held.
 func (s *Store) trimChanges(upTo uint64) error {
 	upTo = min(upTo, s.seq)
 	if upTo <= s.floor {
 		return nil // deleted already
+	}
+	if s.KeepChanges > 0 {
+		var err error
+		if upTo, err = s.keptFrom(upTo); err != nil {
+			return err
+		}
+		if upTo <= s.floor {
+			return nil
+		}
 	}
 	b := s.db.NewBatch()
 	defer b.Close()
@@ -232,6 +292,97 @@ func (s *Store) trimChanges(upTo uint64) error {
 	}
 	s.floor = upTo
 	return nil
+}
+
+// now reads the store's clock.
+func (s *Store) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
+	}
+	return time.Now()
+}
+
+// keptFrom returns the highest number, at most upTo, up to which every
+// entry is older than s.KeepChanges: entries are in commit order, so
+// the first young one ends the scan. An entry without a time is old.
+func (s *Store) keptFrom(upTo uint64) (uint64, error) {
+	cutoff := s.now().Add(-s.KeepChanges)
+	last := s.floor
+	errYoung := errors.New("young")
+	err := scanChanges(context.Background(), s.db, s.floor, upTo, func(seq uint64, c change) error {
+		if !c.at.IsZero() && !c.at.Before(cutoff) {
+			return errYoung
+		}
+		last = seq
+		return nil
+	})
+	if err != nil && !errors.Is(err, errYoung) {
+		return 0, fmt.Errorf("trimming change log: %w", err)
+	}
+	return max(last, s.floor), nil
+}
+
+// ReadChanges returns, from one snapshot of the store, the change log's
+// generation, floor and last number and, when gen is the store's
+// generation, the first limit entries numbered above after (at most
+// limit, which must be positive), each with its record as the snapshot
+// holds it. It implements rappel.ChangeReader.
+func (s *Store) ReadChanges(ctx context.Context, gen, after uint64, limit int) (*rappel.ChangePage, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if s.db == nil {
+		return nil, errNotOpen
+	}
+	snap := s.db.NewSnapshot()
+	defer snap.Close()
+	cur, floor, err := readChanges(snap)
+	if err != nil {
+		return nil, err
+	}
+	last, err := lastChange(snap)
+	if err != nil {
+		return nil, err
+	}
+	page := &rappel.ChangePage{Gen: cur, Floor: floor, Last: max(last, floor)}
+	if cur != gen || after >= page.Last || limit <= 0 {
+		return page, nil
+	}
+	errFull := errors.New("full")
+	err = scanChanges(ctx, snap, after, page.Last, func(seq uint64, c change) error {
+		e := rappel.ChangeEntry{Seq: seq, RecordID: c.id, Kind: changeKinds[c.kind], At: c.at}
+		if !c.deleted() {
+			if e.Record, err = snapshotRecord(snap, c.id); err != nil {
+				return err
+			}
+		}
+		page.Entries = append(page.Entries, e)
+		if len(page.Entries) == limit {
+			return errFull
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, errFull) {
+		return nil, err
+	}
+	return page, nil
+}
+
+// snapshotRecord returns the record id as r holds it, nil when none.
+func snapshotRecord(r pebble.Reader, id string) (*rappel.Record, error) {
+	val, closer, err := r.Get(recordKey(id))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading record %q: %w", id, err)
+	}
+	defer closer.Close()
+	rec := &rappel.Record{}
+	if err := decodeValue(val, rec); err != nil {
+		return nil, fmt.Errorf("decoding record %q: %w", id, err)
+	}
+	return rec, nil
 }
 
 // ChangeSeq returns the store's generation and the number of the last
@@ -286,17 +437,25 @@ func (s *Store) Changes(ctx context.Context, gen, after uint64, fn func(seq uint
 	if after == ^uint64(0) {
 		return nil
 	}
-	opts := &pebble.IterOptions{LowerBound: changeKey(after + 1), UpperBound: prefixEnd([]byte(changePrefix))}
-	return scanRange(ctx, snap, opts, func(key, val []byte) error {
+	return scanChanges(ctx, snap, after, ^uint64(0)-1, func(seq uint64, c change) error {
+		return fn(seq, c.id, c.deleted())
+	})
+}
+
+// scanChanges calls fn with each entry of r numbered above after and up
+// to upTo, which is below the largest number, in order.
+func scanChanges(ctx context.Context, r pebble.Reader, after, upTo uint64, fn func(seq uint64, c change) error) error {
+	opts := &pebble.IterOptions{LowerBound: changeKey(after + 1), UpperBound: changeKey(upTo + 1)}
+	return scanRange(ctx, r, opts, func(key, val []byte) error {
 		seq, err := changeKeySeq(key)
 		if err != nil {
 			return err
 		}
-		id, deleted, err := decodeChange(val)
+		c, err := decodeChange(val)
 		if err != nil {
 			return fmt.Errorf("reading change %d: %w", seq, err)
 		}
-		return fn(seq, id, deleted)
+		return fn(seq, c)
 	})
 }
 

@@ -539,7 +539,7 @@ func BenchmarkChangeLog_Add1000(b *testing.B) {
 		batch.Reset()
 		var ch changed
 		for _, r := range recs {
-			ch.add(r.RecordID, false)
+			ch.add(r.RecordID, changeUpdated)
 		}
 		if _, err := s.logChanges(batch, &ch); err != nil {
 			b.Fatal(err)
@@ -554,11 +554,15 @@ func TestChanged_Add(t *testing.T) {
 		id      string
 		deleted bool
 	}{{"a", false}, {"b", false}, {"b", true}, {"c", true}, {"c", true}, {"d", false}, {"a", true}} {
-		c.add(a.id, a.deleted)
+		kind := byte(changeUpdated)
+		if a.deleted {
+			kind = changeDeleted
+		}
+		c.add(a.id, kind)
 	}
 	var got []string
 	for i, id := range c.ids {
-		got = append(got, entry{uint64(i + 1), id, c.deleted[i]}.String())
+		got = append(got, entry{uint64(i + 1), id, c.kinds[i] == changeDeleted}.String())
 	}
 	if s, want := strings.Join(got, " "), "1-a 2-b 3-c 4+d"; s != want {
 		t.Fatalf("changes = %q, want %q", s, want)

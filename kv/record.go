@@ -79,7 +79,7 @@ func (s *Store) putRecord(b *pebble.Batch, ch *changed, r *rappel.Record, val []
 	if err := applyIndexDiff(b, oldKeys, indexKeys(r)); err != nil {
 		return err
 	}
-	ch.add(r.RecordID, false)
+	ch.add(r.RecordID, putKind(prev, r))
 	return b.Set(key, val, nil)
 }
 
@@ -191,19 +191,11 @@ func (s *Store) Record(ctx context.Context, id string) (*rappel.Record, error) {
 	if s.db == nil {
 		return nil, errNotOpen
 	}
-	val, closer, err := s.db.Get(recordKey(id))
-	if errors.Is(err, pebble.ErrNotFound) {
+	r, err := snapshotRecord(s.db, id)
+	if err == nil && r == nil {
 		return nil, &rappel.Error{Code: rappel.ENOTFOUND, Message: fmt.Sprintf("No recall has record_id %q.", id)}
 	}
-	if err != nil {
-		return nil, fmt.Errorf("reading record %q: %w", id, err)
-	}
-	defer closer.Close()
-	r := &rappel.Record{}
-	if err := decodeValue(val, r); err != nil {
-		return nil, fmt.Errorf("decoding record %q: %w", id, err)
-	}
-	return r, nil
+	return r, err
 }
 
 // ForEachRecord calls fn for every record in record_id order, as of the
@@ -269,7 +261,7 @@ func decodeValue(val []byte, v any) error {
 // index key it had, and id to ch; an id with no stored record, or one ch
 // holds as deleted already, adds nothing.
 func (s *Store) deleteRecord(b *pebble.Batch, ch *changed, id string) error {
-	if i, ok := ch.at[id]; ok && ch.deleted[i] {
+	if ch.deleted(id) {
 		return nil
 	}
 	key := recordKey(id)
@@ -286,6 +278,6 @@ func (s *Store) deleteRecord(b *pebble.Batch, ch *changed, id string) error {
 	if err := b.Delete(key, nil); err != nil {
 		return fmt.Errorf("deleting record %q: %w", id, err)
 	}
-	ch.add(id, true)
+	ch.add(id, changeDeleted)
 	return nil
 }

@@ -56,6 +56,14 @@ type Store struct {
 	// again what failed and tries a probe write; 0 means
 	// DefaultProbeInterval.
 	ProbeInterval time.Duration
+	// KeepChanges is how long the change log keeps an entry that
+	// TrimChanges is asked to delete, so that a reader of the change feed
+	// that polls at least this often never finds its place trimmed; 0
+	// trims as asked. Set before Open.
+	KeepChanges time.Duration
+	// Now is the clock the change log's times are read from; nil is
+	// time.Now.
+	Now func() time.Time
 
 	// mu serializes writes: PutRecords and DeleteRecords read the stored
 	// versions of records before replacing them, and two interleaved writers
@@ -70,6 +78,11 @@ type Store struct {
 }
 
 var _ rappel.RecordStore = (*Store)(nil)
+
+// DefaultKeepChanges is the KeepChanges a serving node sets: a reader of
+// the change feed that polls at least weekly never loses its place
+// (README, "Change feed, Atom and export").
+const DefaultKeepChanges = 7 * 24 * time.Hour
 
 // NewStore returns a Store for the database in directory path, logging to
 // slog.Default().

@@ -149,6 +149,11 @@ func TestServe_Feeds(t *testing.T) {
 	en = bytes.Replace(en, []byte(`"Type II", "Last updated": null, "Archived": "0"}`), []byte(`"Type II", "Last updated": null, "Archived": "1"}`), 1)
 	up.Set("/hc/recalls-en.json", en)
 	up.Set("/detail/en/70009.json", []byte(newDetailEN))
+	// The change feed's present, to follow the refresh from.
+	var since struct{ Next string }
+	if code, body := get(t, base+"/recall/changes?since=now", "k1"); code != 200 || json.Unmarshal(body, &since) != nil {
+		t.Fatalf("GET /recall/changes?since=now = %d %s", code, body)
+	}
 	code, body := adminRefresh(t, base, adminKey)
 	if code != 200 {
 		t.Fatalf("POST /admin/refresh = %d %s", code, body)
@@ -174,6 +179,26 @@ func TestServe_Feeds(t *testing.T) {
 	t.Run("Archived", func(t *testing.T) {
 		if code, r := record(t, base, "hc-70003"); code != 200 || r.Status != rappel.StatusArchived {
 			t.Fatalf("hc-70003 = %d %+v, want archived", code, r)
+		}
+	})
+	t.Run("ChangeFeed", func(t *testing.T) {
+		code, body := get(t, base+"/recall/changes?limit=500&since="+since.Next, "k1")
+		var p struct {
+			Changes []struct {
+				Type     string `json:"type"`
+				RecordID string `json:"record_id"`
+			} `json:"changes"`
+			HasMore bool `json:"has_more"`
+		}
+		if code != 200 || json.Unmarshal(body, &p) != nil || p.HasMore {
+			t.Fatalf("GET /recall/changes = %d %.300s", code, body)
+		}
+		got := map[string]bool{}
+		for _, c := range p.Changes {
+			got[c.Type+" "+c.RecordID] = true
+		}
+		if !got["recall.created hc-70009"] || !got["recall.archived hc-70003"] {
+			t.Fatalf("the refresh's changes: %s", body)
 		}
 	})
 	t.Run("Health", func(t *testing.T) {

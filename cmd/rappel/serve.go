@@ -265,6 +265,7 @@ func (c *ServeCommand) openStore(ctx context.Context, log *slog.Logger) (*kv.Sto
 	}
 	store := kv.NewStore(filepath.Join(c.DataDir, "pebble"))
 	store.Logger = log
+	store.KeepChanges = kv.DefaultKeepChanges
 	if err := store.Open(ctx); err != nil {
 		return nil, err
 	}
@@ -383,6 +384,7 @@ func (c *ServeCommand) server(catalog *index.Catalog, store *kv.Store, log *slog
 	srv.Catalog = catalog
 	srv.Lookup = store
 	srv.StorageFault = store.StorageFault
+	srv.Changes = store
 	srv.GatewayHost = c.GatewayHost
 	srv.QueryBudget = c.QueryBudget
 	srv.Logger = log

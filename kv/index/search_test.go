@@ -122,7 +122,7 @@ func TestSnapshot_Search_CursorErrors(t *testing.T) {
 	s := mustBuild(t, testCorpus(50))
 	p := search(t, s, &rappel.Search{Limit: 5})
 	for name, q := range map[string]rappel.Search{
-		"Tampered":     {Limit: 5, Cursor: p.NextCursor[:len(p.NextCursor)-2] + "AA"},
+		"Tampered":     {Limit: 5, Cursor: tamper(p.NextCursor)},
 		"OtherQuery":   {Limit: 5, Cursor: p.NextCursor, RecallType: rappel.TypeFood},
 		"Garbage":      {Limit: 5, Cursor: "not a cursor!"},
 		"WithValue":    {Limit: 5, Cursor: p.NextCursor, SortBy: rappel.SortValue},
@@ -289,4 +289,14 @@ func BenchmarkBuild(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// tamper returns cursor with its last two characters changed, so that its
+// signature no longer matches whatever they were.
+func tamper(cursor string) string {
+	tail := "AA"
+	if strings.HasSuffix(cursor, tail) {
+		tail = "BB"
+	}
+	return cursor[:len(cursor)-2] + tail
 }

@@ -132,7 +132,7 @@ func (m *Segments) Open(ctx context.Context) error {
 	}
 	m.state = st
 	m.removeStray()
-	m.Catalog.SwapView(v)
+	m.Catalog.SwapView(v.WithChangePos(st.Gen, st.Seq))
 	return m.catchUp(ctx)
 }
 
@@ -353,7 +353,7 @@ func (m *Segments) catchUpAfter(ctx context.Context, rebuilt bool) error {
 	if err := m.commit(ctx, st); err != nil {
 		return err
 	}
-	m.Catalog.SwapView(NewView(base, mapped, deleted, info))
+	m.Catalog.SwapView(NewView(base, mapped, deleted, info).WithChangePos(st.Gen, st.Seq))
 	m.removeStray()
 	m.log().Info("read index updated", "changed", len(changed), "delta_records", delta.n, "hidden", deleted.GetCardinality(),
 		"took", time.Since(start).Round(time.Millisecond))
@@ -447,7 +447,7 @@ func (m *Segments) rebuild(ctx context.Context) error {
 	if err := m.commit(ctx, st); err != nil {
 		return err
 	}
-	m.Catalog.SwapView(NewView(base, nil, nil, info))
+	m.Catalog.SwapView(NewView(base, nil, nil, info).WithChangePos(gen, seq))
 	m.removeStray()
 	if err := m.Store.TrimChanges(ctx, seq); err != nil {
 		m.log().Warn("could not forget the changes the new base holds", "err", err)

@@ -178,6 +178,9 @@ func TestSegments_Lifecycle(t *testing.T) {
 		}
 		checkFiles(t, seg)
 		checkServes(t, seg, 200)
+		if g, s, ok := seg.Catalog.Current().ChangePos(); !ok || g != st.Gen || s != st.Seq {
+			t.Fatalf("round %d: the view holds the changes up to %d/%d (%v), the state %d/%d", round, g, s, ok, st.Gen, st.Seq)
+		}
 	}
 	// A refresh that changed nothing writes nothing.
 	before := state(t, seg)
@@ -220,6 +223,9 @@ func TestSegments_Lifecycle(t *testing.T) {
 	}
 	if n != 0 {
 		t.Fatalf("%d changes up to %d are kept after the merge folded them in", n, seq)
+	}
+	if g, s, ok := again.Catalog.Current().ChangePos(); !ok || g != gen || s != seq {
+		t.Fatalf("the view holds the changes up to %d/%d (%v), the store is at %d/%d", g, s, ok, gen, seq)
 	}
 }
 

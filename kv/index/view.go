@@ -30,6 +30,10 @@ type View struct {
 	deleted *roaring.Bitmap // hidden base documents
 	info    rappel.DatasetInfo
 	n       int
+	// gen and seq are the store's change log position the view holds
+	// every change up to, when positioned (Segments sets it).
+	gen, seq   uint64
+	positioned bool
 
 	categories []string // folded categories of the visible records
 	oldest     string
@@ -117,6 +121,19 @@ func (v *View) WithInfo(info rappel.DatasetInfo) *View {
 	c.info.Records = v.n
 	return &c
 }
+
+// WithChangePos returns the view marked as holding every change of the
+// store's change log up to seq in generation gen.
+func (v *View) WithChangePos(gen, seq uint64) *View {
+	c := *v
+	c.gen, c.seq, c.positioned = gen, seq, true
+	return &c
+}
+
+// ChangePos returns the position WithChangePos set; ok is false when none
+// was. A client that reads the whole dataset from the view follows the
+// change log from there, missing nothing (GET /recall/export).
+func (v *View) ChangePos() (gen, seq uint64, ok bool) { return v.gen, v.seq, v.positioned }
 
 // hit is a document of one of the view's parts.
 type hit struct {
