@@ -8,7 +8,7 @@ var (
 	// headerExposeHeaders lists the response headers a page's script may
 	// read beyond the safelisted ones: the validator to revalidate with,
 	// the rate limit state, and the id to quote in a support request.
-	headerExposeHeaders = []string{"ETag, RateLimit, RateLimit-Policy, Retry-After, X-Request-Id"}
+	headerExposeHeaders = []string{"ETag, RateLimit, RateLimit-Policy, Retry-After, Search-Cost, X-Request-Id"}
 	// headerAllowMethods includes POST for subscribing to alerts from a
 	// web page; admin calls stay out of reach of pages because x-admin-key
 	// is not an allowed header.
