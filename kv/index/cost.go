@@ -30,13 +30,13 @@ var _ rappel.CostEstimator = (*View)(nil)
 // Search of q on v that follows, which does not compute it again.
 func (v *View) SearchCost(ctx context.Context, q *rappel.Search) (context.Context, int, error) {
 	parts := v.parts()
-	exp, err := expand(ctx, parts, q)
+	lx := newLexicon(ctx, parts)
+	exp, err := lx.expand(q)
 	if err != nil {
 		return ctx, 0, err
 	}
 	// The figures of the visible records, whatever parts hold them, so
 	// that a view costs what one snapshot of the same records would.
-	lx := &lexicon{ctx: ctx, parts: parts, df: map[dfKey]int{}}
 	cm := costModel{an: v.base.text.an, df: lx.visible, n: v.n}
 	work := cm.searchWork(q, exp)
 	ctx = context.WithValue(ctx, expansionKey{}, &expanded{q: q, first: parts[0].s, n: len(parts), exp: exp})

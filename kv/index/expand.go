@@ -119,12 +119,21 @@ func isWord(text string) bool {
 // expand computes the expansion of q's terms over parts. The error
 // reports a malformed term dictionary.
 func expand(ctx context.Context, parts []part, q *rappel.Search) (*expansion, error) {
+	return newLexicon(ctx, parts).expand(q)
+}
+
+// newLexicon returns the lexicon of parts for one search.
+func newLexicon(ctx context.Context, parts []part) *lexicon {
+	return &lexicon{ctx: ctx, parts: parts, df: map[dfKey]int{}}
+}
+
+// expand computes the expansion of q's terms over the lexicon's parts.
+func (lx *lexicon) expand(q *rappel.Search) (*expansion, error) {
 	cs := clauses(q)
 	exp := &expansion{terms: map[rappel.Term]*termExp{}, joins: map[int]join{}}
 	if len(cs) == 0 {
 		return exp, nil
 	}
-	lx := lexicon{ctx: ctx, parts: parts, df: map[dfKey]int{}}
 	for _, c := range cs {
 		for _, t := range c.Terms {
 			if _, done := exp.terms[t]; done {

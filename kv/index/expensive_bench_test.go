@@ -50,3 +50,23 @@ func BenchmarkSegment_Expensive(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkSegment_SearchCost measures the estimate a node makes before
+// every search, the expansion included.
+func BenchmarkSegment_SearchCost(b *testing.B) {
+	seg, err := OpenSegmentBytes("bundle", embeddedSegment(b), Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, c := range []struct{ name, q string }{{"word", "peanut"}, {"or32", expensiveOr}, {"phrases16", expensivePhrases}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			q := rappel.Search{Limit: 1, Query: mustQuery(b, c.q), SortBy: rappel.SortRelevance}
+			for b.Loop() {
+				if _, _, err := seg.SearchCost(context.Background(), &q); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
