@@ -28,6 +28,12 @@ const (
 	// a slot: a small part of the query budget, so that a queued search
 	// still has time to run.
 	DefaultExpensiveWait = 300 * time.Millisecond
+	// DefaultExpensiveQueue is how many expensive searches may wait. A
+	// waiting search holds a goroutine and a timer, no core; a client
+	// refused at once sends its next search at once, and a refusal costs
+	// an estimate, so a queue as long as the clients a node expects at
+	// once turns a flood of refusals into one every wait per client.
+	DefaultExpensiveQueue = 64
 )
 
 // headerSearchCost carries a search's estimated cost in cost units.
@@ -52,7 +58,7 @@ func (s *Server) pool() *admission {
 		}
 		q := s.ExpensiveQueue
 		if q <= 0 {
-			q = 2 * n
+			q = DefaultExpensiveQueue
 		}
 		w := s.ExpensiveWait
 		if w <= 0 {

@@ -68,7 +68,7 @@ type Server struct {
 	// half of GOMAXPROCS, at least 1.
 	ExpensiveSlots int
 	// ExpensiveQueue is how many expensive searches may wait for a slot;
-	// 0 means twice the slots.
+	// 0 means DefaultExpensiveQueue.
 	ExpensiveQueue int
 	// ExpensiveWait is the longest an expensive search waits for a slot
 	// (never past its query budget); 0 means DefaultExpensiveWait.
