@@ -71,18 +71,19 @@ type QuotaStore interface {
 	AddUsage(ctx context.Context, month string, deltas map[string]int64) (map[string]int64, error)
 }
 
-// Plan is what the keys of one plan may do: a sustained request rate with
-// bursts (a token bucket per key) and a number of requests per calendar
-// month (UTC).
+// Plan is what the keys of one plan may do: a sustained rate with bursts
+// (a token bucket per key) and a number per calendar month (UTC), both in
+// cost units: a request costs 1 unit, and a search its estimated cost
+// (CostEstimator), at most Burst (README, "Limits").
 type Plan struct {
 	Name string
-	// Rate is the sustained requests a second. A Rate or Burst of 0 means
-	// no rate limit.
+	// Rate is the sustained units (requests) a second. A Rate or Burst of
+	// 0 means no rate limit.
 	Rate float64
-	// Burst is the bucket's size: the requests a key may make at once
-	// after a pause.
+	// Burst is the bucket's size: the units a key may spend at once after
+	// a pause.
 	Burst int
-	// Monthly is the requests a key may make per calendar month (UTC); 0
+	// Monthly is the units a key may spend per calendar month (UTC); 0
 	// means no quota.
 	Monthly int64
 }

@@ -189,3 +189,13 @@ func InvalidFacets(loc []any, input string, err *FacetsError) Invalid {
 	}
 	return InvalidValue(loc, input, err.Reason)
 }
+
+// CostEstimator is a Searcher that can tell what a search will cost
+// before running it, in cost units: 1 is a search of a word or two, and a
+// search reading n times as many postings and documents costs n (README,
+// "Limits"). The context returned carries what the estimate computed to
+// the Search of the same *Search that follows, which then does not
+// compute it again.
+type CostEstimator interface {
+	SearchCost(ctx context.Context, s *Search) (context.Context, int, error)
+}

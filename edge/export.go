@@ -109,7 +109,7 @@ func (s *Server) getExport(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	q.Limit = exportPage
-	page, err := s.searchPage(r.Context(), snap, q)
+	page, err := s.searchPage(r.Context(), w, snap, q, true)
 	if err != nil {
 		return err
 	}
@@ -148,7 +148,7 @@ func (s *Server) getExport(w http.ResponseWriter, r *http.Request) error {
 			break
 		}
 		q.Cursor = page.NextCursor
-		if page, err = s.searchPage(r.Context(), snap, q); err != nil {
+		if page, err = s.searchPage(r.Context(), w, snap, q, false); err != nil {
 			// The status is sent: the error is logged, and the client
 			// sees a body cut short (no last newline, or a broken
 			// compressed stream).
@@ -166,10 +166,19 @@ type changePositioned interface {
 	ChangePos() (gen, seq uint64, ok bool)
 }
 
-// searchPage runs one search of q on snap within the query budget.
-func (s *Server) searchPage(ctx context.Context, snap rappel.Snapshot, q *rappel.Search) (*rappel.Page, error) {
+// searchPage runs one search of q on snap within the query budget,
+// admitted as GET /recall's searches are (an expensive one waits for a
+// slot of the pool). first charges the key for the search: an export
+// pays its cost once, for its first page, so that a long export is never
+// cut by the rate limit once its status is sent.
+func (s *Server) searchPage(ctx context.Context, w http.ResponseWriter, snap rappel.Snapshot, q *rappel.Search, first bool) (*rappel.Page, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.QueryBudget)
 	defer cancel()
+	release, err := s.admitSearch(&ctx, w, snap, q, first)
+	if err != nil {
+		return nil, searchError(err)
+	}
+	defer release()
 	q.Buf = nil // each page its own: the caller writes one while reading the next
 	page, err := snap.Search(ctx, q)
 	if err != nil {

@@ -42,6 +42,11 @@ import (
 // "monthly" is the quota: q requests in the calendar month of w seconds, r
 // left, t seconds until the month ends. A 429 has r=0 for the policy it
 // broke and Retry-After equal to that policy's t.
+//
+// Both count cost units (README, "Limits"): a request is one unit, and a
+// search its estimated cost, up to the plan's burst; the units beyond the
+// first are taken once the search is parsed and estimated (charge), in
+// the same compare-and-swap loops, and RateLimit then says what is left.
 
 // Header names in canonical form, so that setting them does not allocate.
 const (
@@ -168,15 +173,15 @@ func (l *limiter) state(id string) *keyState {
 	return v.(*keyState)
 }
 
-// take takes a token from the bucket at now. It returns the whole tokens
+// take takes n tokens from the bucket at now. It returns the whole tokens
 // left and the nanoseconds until the next one; ok is false, and nothing is
-// taken, when the bucket is empty.
-func (p *planLimits) take(st *keyState, now int64) (left int64, next int64, ok bool) {
+// taken, when the bucket holds fewer than n.
+func (p *planLimits) take(st *keyState, now, n int64) (left int64, next int64, ok bool) {
 	for {
 		tat := st.tat.Load()
-		newTat := max(tat, now) + p.interval
+		newTat := max(tat, now) + n*p.interval
 		if newTat-now > p.capacity {
-			return 0, max(tat, now) - now - (p.capacity - p.interval), false
+			return 0, max(tat, now) - now - (p.capacity - n*p.interval), false
 		}
 		if st.tat.CompareAndSwap(tat, newTat) {
 			free := p.capacity - (newTat - now)
@@ -191,20 +196,20 @@ func (p *planLimits) peek(st *keyState, now int64) (left int64, next int64) {
 	return max(0, free/p.interval), p.interval - free%p.interval
 }
 
-// count counts a request in month; ok is false, and nothing is counted,
+// count counts n units in month; ok is false, and nothing is counted,
 // when the month's quota is used up. used is the count after the request.
-func (p *planLimits) count(st *keyState, month int64) (used int64, ok bool) {
+func (p *planLimits) count(st *keyState, month, units int64) (used int64, ok bool) {
 	for {
 		u := st.usage.Load()
 		n := int64(0)
 		if int64(u>>usageShift) == month {
 			n = int64(u & usageMask)
 		}
-		if n >= p.plan.Monthly {
+		if n+units > p.plan.Monthly {
 			return n, false
 		}
-		if st.usage.CompareAndSwap(u, uint64(month)<<usageShift|uint64(n+1)) {
-			return n + 1, true
+		if st.usage.CompareAndSwap(u, uint64(month)<<usageShift|uint64(n+units)) {
+			return n + units, true
 		}
 	}
 }
@@ -234,6 +239,35 @@ func (p *planLimits) policyHeader(month int64, monthSeconds int64) []string {
 // (with Retry-After set) when the key is over its rate or its quota.
 // Development keys (rappel.PlanDev) are not limited and get no headers.
 func (s *Server) limit(w http.ResponseWriter, key *rappel.APIKey) error {
+	return s.limitUnits(w, key, 1, 0)
+}
+
+// charge takes from key's bucket and quota what a search of cost units
+// costs beyond the unit its request was charged (README, "Limits"), and
+// sets the RateLimit header again to what is left. A cost above the
+// plan's burst is charged the burst, so that a full bucket always takes
+// it.
+func (s *Server) charge(w http.ResponseWriter, key *rappel.APIKey, cost int) error {
+	if key == nil || key.Plan == rappel.PlanDev || cost <= 1 {
+		return nil
+	}
+	p := s.limits().plans[key.Plan]
+	if p == nil {
+		return nil // limit refused the request already
+	}
+	units := int64(cost)
+	if p.interval > 0 {
+		units = min(units, int64(p.plan.Burst))
+	}
+	if units <= 1 {
+		return nil
+	}
+	return s.limitUnits(w, key, units-1, cost)
+}
+
+// limitUnits takes units from key's bucket and quota; cost, when not 0, is
+// the cost of the search they are taken for, which a 429 names.
+func (s *Server) limitUnits(w http.ResponseWriter, key *rappel.APIKey, units int64, cost int) error {
 	if key.Plan == rappel.PlanDev {
 		return nil
 	}
@@ -261,19 +295,25 @@ func (s *Server) limit(w http.ResponseWriter, key *rappel.APIKey) error {
 		left, next = p.peek(st, nowNs)
 	} else if p.interval > 0 {
 		var ok bool
-		left, next, ok = p.take(st, nowNs)
+		left, next, ok = p.take(st, nowNs, units)
 		if !ok {
 			wait := ceilSeconds(time.Duration(next))
-			err = rappel.Errorf(rappel.ERATELIMIT,
-				"Rate limit exceeded: the %s plan allows %s requests a second with bursts of %d; retry in %d s (Retry-After).",
-				p.plan.Name, strconv.FormatFloat(p.plan.Rate, 'f', -1, 64), p.plan.Burst, wait)
+			if cost > 0 {
+				err = rappel.Errorf(rappel.ERATELIMIT,
+					"Rate limit exceeded: this search costs %d units (an ordinary request costs 1) and the %s plan allows %s units a second with bursts of %d; retry in %d s (Retry-After), or narrow the search (fewer ORed words, a filter or a date range) so that it costs less.",
+					cost, p.plan.Name, strconv.FormatFloat(p.plan.Rate, 'f', -1, 64), p.plan.Burst, wait)
+			} else {
+				err = rappel.Errorf(rappel.ERATELIMIT,
+					"Rate limit exceeded: the %s plan allows %s requests a second with bursts of %d; retry in %d s (Retry-After).",
+					p.plan.Name, strconv.FormatFloat(p.plan.Rate, 'f', -1, 64), p.plan.Burst, wait)
+			}
 			h[headerRetryAfter] = []string{strconv.FormatInt(wait, 10)}
 		}
 	}
 	var used int64
 	if p.plan.Monthly > 0 && err == nil {
 		var ok bool
-		used, ok = p.count(st, month)
+		used, ok = p.count(st, month, units)
 		if !ok {
 			err = rappel.Errorf(rappel.ERATELIMIT,
 				"Monthly quota exceeded: the %s plan allows %d requests a calendar month (UTC) and this key has made them; the quota resets at %s, in %d s (Retry-After).",

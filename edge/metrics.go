@@ -24,6 +24,7 @@ type metrics struct {
 	registry *prometheus.Registry
 	duration *prometheus.HistogramVec
 	limited  *prometheus.CounterVec
+	admitted *prometheus.CounterVec
 	// api serves /metrics on the API's listener, leaving compression to
 	// its compress middleware; own serves the metrics listener, which has
 	// none, and compresses itself.
@@ -61,9 +62,14 @@ func (s *Server) initMetrics() *metrics {
 			Name: "rappel_rate_limited_requests_total",
 			Help: "Requests refused with 429 by a key's rate limit or quota, by the key's plan.",
 		}, []string{"plan"})
+		m.admitted = prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "rappel_expensive_searches_total",
+			Help: "Searches whose estimated cost put them in the pool of expensive searches, by outcome: admitted at once, queued then admitted, refused with 503 (queue_full, wait_expired) or 504 while waiting (timeout).",
+		}, []string{"outcome"})
 		m.registry.MustRegister(
 			m.duration,
 			m.limited,
+			m.admitted,
 			s.buildInfoGauge(),
 			&feedCollector{s: s},
 			collectors.NewGoCollector(),
@@ -113,6 +119,11 @@ func (s *Server) outboxDepth() float64 {
 // for the rate-limited-requests metric.
 func (s *Server) countRateLimited(plan string) {
 	s.initMetrics().limited.WithLabelValues(plan).Inc()
+}
+
+// countAdmission counts one expensive search by its outcome in the pool.
+func (s *Server) countAdmission(outcome string) {
+	s.initMetrics().admitted.WithLabelValues(outcome).Inc()
 }
 
 // measure is the middleware that observes each request's duration by

@@ -54,13 +54,20 @@ func (s *Server) searchRecalls(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	// The budget runs from here: estimating, waiting for a slot and
+	// searching all count against it.
 	ctx, cancel := context.WithTimeout(r.Context(), s.QueryBudget)
 	defer cancel()
+	snap := s.Catalog.Snapshot()
+	release, err := s.admitSearch(&ctx, w, snap, q, true)
+	if err != nil {
+		return searchError(err)
+	}
+	defer release()
 	buf := pageBufs.Get().(*[]byte)
 	defer pageBufs.Put(buf)
 	q.Buf = *buf
 	ctx, span := startSearchSpan(ctx, q)
-	snap := s.Catalog.Snapshot()
 	page, err := snap.Search(ctx, q)
 	endSearchSpan(span, page, err)
 	if page != nil && cap(page.Results) <= maxPooledPage {
@@ -73,7 +80,42 @@ func (s *Server) searchRecalls(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// searchError is the error the client gets for a search's err.
+// admitSearch estimates q's cost on snap (when it can tell), says it in
+// the Search-Cost header, charges the key's limits for it when charge is
+// set (an export pays once, for its first page), and for an
+// expensive search takes a slot of the pool. It returns the slot's
+// release (a no-op for a search that took none); *ctx becomes the
+// context the estimate left for the search.
+func (s *Server) admitSearch(ctx *context.Context, w http.ResponseWriter, snap rappel.Snapshot, q *rappel.Search, charge bool) (func(), error) {
+	none := func() {}
+	ce, ok := snap.(rappel.CostEstimator)
+	if !ok {
+		return none, nil
+	}
+	c, cost, err := ce.SearchCost(*ctx, q)
+	if err != nil {
+		return none, err
+	}
+	*ctx = c
+	if !charge {
+		if !s.expensive(cost) {
+			return none, nil
+		}
+		return s.acquire(*ctx, w, cost)
+	}
+	w.Header()[headerSearchCost] = []string{strconv.Itoa(cost)}
+	if x := exchangeOf(w); x != nil {
+		if err := s.charge(w, x.key, cost); err != nil {
+			return none, err
+		}
+	}
+	if !s.expensive(cost) {
+		return none, nil
+	}
+	return s.acquire(*ctx, w, cost)
+}
+
+// searchError is the client's error for what a search returned.
 func searchError(err error) error {
 	var ue *rappel.UnknownError
 	if errors.As(err, &ue) {

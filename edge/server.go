@@ -67,6 +67,19 @@ type Server struct {
 	// OutboxDepth, when set, counts the alert e-mails waiting to be sent,
 	// for the rappel_alert_outbox_pending metric.
 	OutboxDepth func(ctx context.Context) (int, error)
+	// ExpensiveCost is the estimated cost, in cost units, from which a
+	// search runs in the pool of expensive searches (admission.go); 0
+	// means DefaultExpensiveCost.
+	ExpensiveCost int
+	// ExpensiveSlots is how many expensive searches run at once; 0 means
+	// half of GOMAXPROCS, at least 1.
+	ExpensiveSlots int
+	// ExpensiveQueue is how many expensive searches may wait for a slot;
+	// 0 means DefaultExpensiveQueue.
+	ExpensiveQueue int
+	// ExpensiveWait is the longest an expensive search waits for a slot
+	// (never past its query budget); 0 means DefaultExpensiveWait.
+	ExpensiveWait time.Duration
 	// Build is the binary's version, commit, build date and Go version,
 	// shown in GET /health and as the rappel_build_info metric; NewServer
 	// sets the running binary's.
@@ -80,6 +93,9 @@ type Server struct {
 	// first use (limit.go).
 	limitOnce sync.Once
 	lim       *limiter
+	// admit is the pool of expensive searches, built on first use.
+	admitOnce sync.Once
+	admit     *admission
 }
 
 // DefaultQueryBudget is the QueryBudget NewServer sets.

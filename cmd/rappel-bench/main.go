@@ -9,6 +9,7 @@
 //	rappel-bench pg    -dsn URL -addr HOST:PORT
 //	rappel-bench bleve -index DIR -addr HOST:PORT
 //	rappel-bench sqlite -db FILE -addr HOST:PORT
+//	rappel-bench abuse [-attackers 64] [-duration 20s]
 //
 // run is the harness. It builds the rappel binary, starts every system as
 // its own process pinned to one core (taskset, GOMAXPROCS=1) while the load
@@ -87,6 +88,7 @@ commands:
   pg      serve the query set from PostgreSQL
   bleve   serve the query set from a Bleve index
   sqlite  serve the query set from a SQLite database (FTS5)
+  abuse   measure cheap requests while many clients send expensive searches
 `
 
 // run dispatches to a subcommand.
@@ -120,6 +122,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return runSQLite(ctx, args[1:], stderr)
 	case "judged":
 		return runJudged(ctx, args[1:], stdout, stderr)
+	case "abuse":
+		return runAbuse(ctx, args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return nil

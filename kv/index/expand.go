@@ -3,6 +3,7 @@ package index
 import (
 	"bytes"
 	"cmp"
+	"context"
 	"errors"
 	"maps"
 	"slices"
@@ -117,13 +118,22 @@ func isWord(text string) bool {
 
 // expand computes the expansion of q's terms over parts. The error
 // reports a malformed term dictionary.
-func expand(parts []part, q *rappel.Search) (*expansion, error) {
+func expand(ctx context.Context, parts []part, q *rappel.Search) (*expansion, error) {
+	return newLexicon(ctx, parts).expand(q)
+}
+
+// newLexicon returns the lexicon of parts for one search.
+func newLexicon(ctx context.Context, parts []part) *lexicon {
+	return &lexicon{ctx: ctx, parts: parts, df: map[dfKey]int{}}
+}
+
+// expand computes the expansion of q's terms over the lexicon's parts.
+func (lx *lexicon) expand(q *rappel.Search) (*expansion, error) {
 	cs := clauses(q)
 	exp := &expansion{terms: map[rappel.Term]*termExp{}, joins: map[int]join{}}
 	if len(cs) == 0 {
 		return exp, nil
 	}
-	lx := lexicon{parts: parts, df: map[dfKey]int{}}
 	for _, c := range cs {
 		for _, t := range c.Terms {
 			if _, done := exp.terms[t]; done {
@@ -183,6 +193,7 @@ type dfKey struct {
 // lexicon answers what the dictionaries of a search's parts hold, with
 // document frequencies as the search sees them, memoized.
 type lexicon struct {
+	ctx   context.Context
 	parts []part
 	df    map[dfKey]int
 	err   error // the first malformed dictionary met
@@ -191,6 +202,10 @@ type lexicon struct {
 // walk is eachTerm over a part, keeping the first error.
 func (lx *lexicon) walk(p part, stream int, prefix []byte, aut vellum.Automaton, fn func(term string, df int)) {
 	if lx.err != nil {
+		return
+	}
+	if lx.ctx.Err() != nil {
+		lx.err = timeoutError()
 		return
 	}
 	lx.err = p.s.text.eachTerm(stream, prefix, aut, fn)
@@ -358,8 +373,15 @@ const maxSplit3 = 16
 // adjacent reports whether a visible document holds the words side by
 // side.
 func (lx *lexicon) adjacent(words ...string) bool {
+	if lx.ctx.Err() != nil {
+		// A long misspelled word tries a hundred splits, each a phrase.
+		if lx.err == nil {
+			lx.err = timeoutError()
+		}
+		return false
+	}
 	for _, p := range lx.parts {
-		bm, err := p.s.text.phraseUnion(words)
+		bm, err := p.s.text.phraseUnion(lx.ctx, words)
 		if err != nil || bm == nil {
 			continue
 		}

@@ -12,7 +12,7 @@ var _ rappel.RecordMatcher = (*Snapshot)(nil)
 // filters and dates, as GET /recall counts them. Alerts build a snapshot of
 // a refresh's new records and evaluate each saved search on it.
 func (s *Snapshot) MatchIDs(ctx context.Context, q *rappel.Search) ([]string, error) {
-	exp, err := expand([]part{{s: s}}, q)
+	exp, err := expand(ctx, []part{{s: s}}, q)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package index
 
 import (
+	"context"
 	"encoding/binary"
 	"sync"
 
@@ -247,7 +248,7 @@ func indexRecord(b *textBuilder, r *rappel.Record) {
 // phrase of several tokens), across both streams, with what exp says it
 // also matches, or nil when the term has nothing searchable in it (it then
 // does not constrain).
-func (ix *textIndex) termDocs(t rappel.Term, exp *expansion) (*roaring.Bitmap, error) {
+func (ix *textIndex) termDocs(ctx context.Context, t rappel.Term, exp *expansion) (*roaring.Bitmap, error) {
 	var te *termExp
 	if exp != nil {
 		te = exp.terms[t]
@@ -255,7 +256,7 @@ func (ix *textIndex) termDocs(t rappel.Term, exp *expansion) (*roaring.Bitmap, e
 	var out *roaring.Bitmap
 	var err error
 	if te == nil || !te.only {
-		if out, err = ix.ownDocs(t); err != nil {
+		if out, err = ix.ownDocs(ctx, t); err != nil {
 			return nil, err
 		}
 	}
@@ -277,7 +278,7 @@ func (ix *textIndex) termDocs(t rappel.Term, exp *expansion) (*roaring.Bitmap, e
 		}
 	}
 	for _, alt := range te.alts {
-		bm, err := ix.termDocs(alt, nil)
+		bm, err := ix.termDocs(ctx, alt, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -289,7 +290,7 @@ func (ix *textIndex) termDocs(t rappel.Term, exp *expansion) (*roaring.Bitmap, e
 }
 
 // ownDocs returns the documents matching t by its own forms.
-func (ix *textIndex) ownDocs(t rappel.Term) (*roaring.Bitmap, error) {
+func (ix *textIndex) ownDocs(ctx context.Context, t rappel.Term) (*roaring.Bitmap, error) {
 	var words []string
 	tokens(t.Text, func(w string) { words = append(words, w) })
 	var out *roaring.Bitmap
@@ -300,7 +301,7 @@ func (ix *textIndex) ownDocs(t rappel.Term) (*roaring.Bitmap, error) {
 	case 1:
 		out, err = ix.wordDocs(words[0])
 	default:
-		out, err = ix.phraseUnion(words)
+		out, err = ix.phraseUnion(ctx, words)
 	}
 	if err == nil && isGTINLike(t.Text) {
 		// A printed barcode also finds its product through the GTIN-14
@@ -338,14 +339,14 @@ func (ix *textIndex) wordDocs(w string) (*roaring.Bitmap, error) {
 
 // phraseUnion returns the documents holding words as a phrase in either
 // stream.
-func (ix *textIndex) phraseUnion(words []string) (*roaring.Bitmap, error) {
+func (ix *textIndex) phraseUnion(ctx context.Context, words []string) (*roaring.Bitmap, error) {
 	out := roaring.New()
 	for s := range ix.postings {
 		for _, alt := range []bool{false, true} {
 			if alt && s != streamFR {
 				continue
 			}
-			bm, err := ix.phraseDocs(s, words, alt)
+			bm, err := ix.phraseDocs(ctx, s, words, alt)
 			if err != nil {
 				return nil, err
 			}
@@ -375,7 +376,7 @@ func isGTINLike(s string) bool {
 // phraseDocs returns the documents of stream holding words consecutively,
 // matching each word by its main form, or by its alternative form (where it
 // has one) when alt is set.
-func (ix *textIndex) phraseDocs(s int, words []string, alt bool) (*roaring.Bitmap, error) {
+func (ix *textIndex) phraseDocs(ctx context.Context, s int, words []string, alt bool) (*roaring.Bitmap, error) {
 	ps := make([]*posting, len(words))
 	var cand *roaring.Bitmap
 	for i, w := range words {
@@ -401,7 +402,10 @@ func (ix *textIndex) phraseDocs(s int, words []string, alt bool) (*roaring.Bitma
 	out := roaring.New()
 	lists := make([][]uint32, len(ps))
 	it := cand.Iterator()
-	for it.HasNext() {
+	for i := 0; it.HasNext(); i++ {
+		if i%ctxCheckEvery == 0 && ctx.Err() != nil {
+			return nil, timeoutError()
+		}
 		doc := int32(it.Next())
 		if phraseAt(ps, lists, doc) {
 			out.Add(uint32(doc))
@@ -460,70 +464,16 @@ func (cs *corpus) df(stream int, term string, p *posting) int {
 	return p.df()
 }
 
-// score returns the BM25 score of doc for the query's positive terms,
-// summed over both streams, with the figures of the collection cs. What a
-// term matches through exp counts too, a typo's match less the more typos
-// it has, so that fewer typos rank first.
-func (ix *textIndex) score(qcs []rappel.Clause, doc int32, cs corpus, exp *expansion) float64 {
-	var total float64
-	for i, c := range qcs {
-		if c.Exclude {
-			continue
-		}
-		for _, t := range c.Terms {
-			var te *termExp
-			if exp != nil {
-				te = exp.terms[t]
-			}
-			if te == nil || !te.only {
-				total += ix.textScore(t.Text, doc, cs, 1)
-			}
-			if te == nil {
-				continue
-			}
-			for s, words := range te.words {
-				for _, e := range words {
-					total += ix.bm25(s, e.term, doc, cs, 1/float64((1+e.dist)*(1+e.dist)))
-				}
-			}
-			for _, alt := range te.alts {
-				total += ix.textScore(alt.Text, doc, cs, 0.5)
-			}
-		}
-		if exp != nil {
-			for _, alt := range exp.joins[i].alts {
-				total += ix.textScore(alt.Text, doc, cs, 0.5)
-			}
-		}
-	}
-	return total
+// idfOf is BM25's idf of a term n of docs documents hold.
+func idfOf(docs, n int) float64 {
+	nf := float64(n)
+	return math.Log(1 + (float64(docs)-nf+0.5)/(nf+0.5))
 }
 
-// textScore is the BM25 score of doc for the words of text, in both
-// streams, times weight.
-func (ix *textIndex) textScore(text string, doc int32, cs corpus, weight float64) float64 {
-	var total float64
-	tokens(text, func(w string) {
-		for s := range ix.postings {
-			total += ix.bm25(s, ix.an.term(s, w), doc, cs, weight)
-		}
-	})
-	return total
-}
-
-// bm25 is the BM25 score of doc for term in stream s, times weight.
-func (ix *textIndex) bm25(s int, term string, doc int32, cs corpus, weight float64) float64 {
-	// The match found every term's posting well formed.
-	p, _ := ix.post(s, term)
-	if p == nil {
-		return 0
-	}
-	tf := float64(p.tf(doc))
-	if tf == 0 {
-		return 0
-	}
-	n := float64(cs.df(s, term, p))
-	idf := math.Log(1 + (float64(cs.docs)-n+0.5)/(n+0.5))
-	norm := 1 - bm25B + bm25B*float64(ix.docLen[s][doc])/math.Max(cs.avgLen[s], 1)
+// bm25Of is the BM25 score of doc in stream s for a term of idf it holds
+// tf times, with avgLen the stream's average length, times weight: bm25 and the scorer (rank.go) both compute it
+// here, so that their scores are the same to the last bit.
+func (ix *textIndex) bm25Of(s int, doc int32, weight, idf, tf, avgLen float64) float64 {
+	norm := 1 - bm25B + bm25B*float64(ix.docLen[s][doc])/math.Max(avgLen, 1)
 	return weight * idf * tf * (bm25K1 + 1) / (tf + bm25K1*norm)
 }

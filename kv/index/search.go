@@ -10,8 +10,10 @@ import (
 )
 
 // ctxCheckEvery is how many documents a loop handles between looks at the
-// query's deadline.
-const ctxCheckEvery = 4096
+// query's deadline: at most a few hundred microseconds of work even when
+// each document is scored for 32 terms, so that a search past its budget
+// stops within a small part of it (README, "Limits").
+const ctxCheckEvery = 256
 
 func timeoutError() error {
 	return rappel.Errorf(rappel.ETIMEOUT,
@@ -24,7 +26,7 @@ func (s *Snapshot) Search(ctx context.Context, q *rappel.Search) (*rappel.Page, 
 	if err := q.Check(); err != nil {
 		return nil, err
 	}
-	exp, err := expand([]part{{s: s}}, q)
+	exp, err := s.expansion(ctx, []part{{s: s}}, q)
 	if err != nil {
 		return nil, err
 	}
@@ -113,7 +115,7 @@ func (s *Snapshot) match(ctx context.Context, q *rappel.Search, strict bool, exp
 		cs := clauses(q)
 		for i := 0; i < len(cs); i++ {
 			cl := cs[i]
-			bm, err := s.clauseDocs(cl, exp)
+			bm, err := s.clauseDocs(ctx, cl, exp)
 			if err != nil {
 				return nil, err
 			}
@@ -121,7 +123,7 @@ func (s *Snapshot) match(ctx context.Context, q *rappel.Search, strict bool, exp
 				// Adjacent words that also match together: as the one word
 				// two of them join into, or as a synonym of them all.
 				for k := i + 1; k < i+j.n; k++ {
-					next, err := s.clauseDocs(cs[k], exp)
+					next, err := s.clauseDocs(ctx, cs[k], exp)
 					if err != nil {
 						return nil, err
 					}
@@ -130,7 +132,7 @@ func (s *Snapshot) match(ctx context.Context, q *rappel.Search, strict bool, exp
 					}
 				}
 				for _, alt := range j.alts {
-					more, err := s.text.termDocs(alt, nil)
+					more, err := s.text.termDocs(ctx, alt, nil)
 					if err != nil {
 						return nil, err
 					}
@@ -170,10 +172,15 @@ func (s *Snapshot) match(ctx context.Context, q *rappel.Search, strict bool, exp
 
 // clauseDocs returns the documents matching any term of cl, or nil when no
 // term has anything searchable (the clause then does not constrain).
-func (s *Snapshot) clauseDocs(cl rappel.Clause, exp *expansion) (*roaring.Bitmap, error) {
+func (s *Snapshot) clauseDocs(ctx context.Context, cl rappel.Clause, exp *expansion) (*roaring.Bitmap, error) {
 	var out *roaring.Bitmap
 	for _, t := range cl.Terms {
-		bm, err := s.text.termDocs(t, exp)
+		if ctx.Err() != nil {
+			// Each term of an OR is a union of postings, a phrase a
+			// walk of positions: the deadline is looked at between them.
+			return nil, timeoutError()
+		}
+		bm, err := s.text.termDocs(ctx, t, exp)
 		if err != nil {
 			return nil, err
 		}
@@ -284,38 +291,19 @@ func (s *Snapshot) pageInOrder(ctx context.Context, ok orderKey, match *roaring.
 // pageByRelevance scores every match and returns up to limit+1 of them,
 // best first, with their scores.
 func (s *Snapshot) pageByRelevance(ctx context.Context, q *rappel.Search, match *roaring.Bitmap, c *cursor, offset, limit int, cs corpus, exp *expansion) ([]int32, []float64, error) {
-	qcs := clauses(q)
-	all := match.ToArray()
-	type scored struct {
-		doc   int32
-		score float64
+	sc, err := s.text.newScorer(clauses(q), cs, exp)
+	if err != nil {
+		return nil, nil, err
 	}
-	ranked := make([]scored, len(all))
-	for i, d := range all {
-		if i%ctxCheckEvery == 0 && ctx.Err() != nil {
-			return nil, nil, timeoutError()
-		}
-		ranked[i] = scored{int32(d), s.text.score(qcs, int32(d), cs, exp)}
+	top := newTopK(c, offset, limit)
+	if err := rankInto(ctx, s, match, sc, top); err != nil {
+		return nil, nil, err
 	}
-	before := func(a scored, score float64, id string) bool {
-		if a.score != score {
-			return a.score > score
-		}
-		return s.ids.view(int(a.doc)) < id
-	}
-	sort.Slice(ranked, func(i, j int) bool { return before(ranked[i], ranked[j].score, s.ids.view(int(ranked[j].doc))) })
-	start := offset
-	if c != nil {
-		start = sort.Search(len(ranked), func(i int) bool {
-			r := ranked[i]
-			return r.score < c.score || (r.score == c.score && s.ids.view(int(r.doc)) > c.id)
-		})
-	}
-	var docs []int32
-	var scores []float64
-	for i := start; i < len(ranked) && len(docs) < limit+1; i++ {
-		docs = append(docs, ranked[i].doc)
-		scores = append(scores, ranked[i].score)
+	best := top.page(c, offset)
+	docs := make([]int32, len(best))
+	scores := make([]float64, len(best))
+	for i, r := range best {
+		docs[i], scores[i] = r.doc, r.score
 	}
 	return docs, scores, nil
 }

@@ -1,6 +1,7 @@
 package index
 
 import (
+	"hash/maphash"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -50,6 +51,20 @@ type analyzer struct {
 	mu     sync.RWMutex
 	cache  [2]map[string]forms
 	frozen atomic.Bool // set once the index is built; queries are not cached
+	// recent holds the forms of words queries asked for once the index
+	// is built, a word per slot of its hash, the last one asked for: a
+	// bounded cache, so that the words every search repeats (and those
+	// of a client sending the same expensive search again and again,
+	// which is estimated each time) are stemmed once.
+	recent [2][recentForms]atomic.Pointer[recentForm]
+}
+
+// recentForms is the number of slots of analyzer.recent per stream.
+const recentForms = 4096
+
+type recentForm struct {
+	word string
+	f    forms
 }
 
 // forms are a word's index terms. French words have two: the stem of the
@@ -75,6 +90,10 @@ func (a *analyzer) forms(stream int, word string) forms {
 	if ok {
 		return f
 	}
+	slot := &a.recent[stream][maphash.String(recentSeed, word)%recentForms]
+	if r := slot.Load(); r != nil && r.word == word {
+		return r.f
+	}
 	lw := strings.ToLower(word)
 	switch {
 	case isDigits(lw) || utf8.RuneCountInString(lw) < 3:
@@ -88,6 +107,7 @@ func (a *analyzer) forms(stream int, word string) forms {
 		}
 	}
 	if a.frozen.Load() {
+		slot.Store(&recentForm{word: strings.Clone(word), f: f})
 		return f
 	}
 	a.mu.Lock()
@@ -95,6 +115,8 @@ func (a *analyzer) forms(stream int, word string) forms {
 	a.mu.Unlock()
 	return f
 }
+
+var recentSeed = maphash.MakeSeed()
 
 // stem returns the main form of a folded, lower-case word in stream, as
 // forms does, without the cache and the second French form.

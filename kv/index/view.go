@@ -4,7 +4,6 @@ import (
 	"context"
 	"slices"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/RoaringBitmap/roaring/v2"
@@ -293,7 +292,7 @@ func (v *View) Search(ctx context.Context, q *rappel.Search) (*rappel.Page, erro
 	if q.Category != "" && !v.hasCategory(CategoryKey(q.Category)) {
 		return nil, rappel.Unknown("category", q.Category, rappel.Suggest(CategoryKey(q.Category), v.categories), "list the categories with GET /recall/stats?group_by=category")
 	}
-	exp, err := expand(v.parts(), q)
+	exp, err := v.base.expansion(ctx, v.parts(), q)
 	if err != nil {
 		return nil, err
 	}
@@ -390,45 +389,24 @@ func (v *View) pageInOrder(ctx context.Context, ok orderKey, mb, md *roaring.Bit
 func (v *View) pageByRelevance(ctx context.Context, q *rappel.Search, mb, md *roaring.Bitmap, c *cursor, offset, limit int, exp *expansion) ([]hit, []float64, error) {
 	cs := v.corpus()
 	qcs := clauses(q)
-	type scored struct {
-		hit
-		score float64
-	}
-	ranked := make([]scored, 0, mb.GetCardinality()+md.GetCardinality())
+	top := newTopK(c, offset, limit)
 	for _, part := range []struct {
 		s *Snapshot
 		m *roaring.Bitmap
 	}{{v.base, mb}, {v.delta, md}} {
-		it := part.m.Iterator()
-		for i := 0; it.HasNext(); i++ {
-			if i%ctxCheckEvery == 0 && ctx.Err() != nil {
-				return nil, nil, timeoutError()
-			}
-			d := int32(it.Next())
-			ranked = append(ranked, scored{hit{part.s, d}, part.s.text.score(qcs, d, cs, exp)})
+		sc, err := part.s.text.newScorer(qcs, cs, exp)
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := rankInto(ctx, part.s, part.m, sc, top); err != nil {
+			return nil, nil, err
 		}
 	}
-	slices.SortFunc(ranked, func(a, b scored) int {
-		if a.score != b.score {
-			if a.score > b.score {
-				return -1
-			}
-			return 1
-		}
-		return strings.Compare(a.id(), b.id())
-	})
-	start := offset
-	if c != nil {
-		start = sort.Search(len(ranked), func(i int) bool {
-			r := ranked[i]
-			return r.score < c.score || (r.score == c.score && r.id() > c.id)
-		})
-	}
-	var hits []hit
-	var scores []float64
-	for i := start; i < len(ranked) && len(hits) < limit+1; i++ {
-		hits = append(hits, ranked[i].hit)
-		scores = append(scores, ranked[i].score)
+	best := top.page(c, offset)
+	hits := make([]hit, len(best))
+	scores := make([]float64, len(best))
+	for i, r := range best {
+		hits[i], scores[i] = r.hit, r.score
 	}
 	return hits, scores, nil
 }

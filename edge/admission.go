@@ -1,0 +1,125 @@
+package edge
+
+import (
+	"context"
+	"net/http"
+	"runtime"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/rappel-ca/rappel"
+)
+
+// Admission of expensive searches (README, "Limits"). A search is
+// estimated before it runs (rappel.CostEstimator); one whose cost reaches
+// Server.ExpensiveCost runs only in one of a few slots (half the cores,
+// at least one), waiting for one in a short queue. A full queue, or a
+// wait that found no slot in time, is a 503 with Retry-After; a search
+// whose budget ends while it waits is a 504 like one whose budget ends
+// while it runs, since the wait counts against the budget. Everything
+// else (records by id, lookups, health, probes, cheap searches) never
+// enters the queue, and keeps the other half of the cores.
+
+// Defaults of the admission fields of Server.
+const (
+	DefaultExpensiveCost = 8
+	// DefaultExpensiveWait is the longest an expensive search waits for
+	// a slot: a small part of the query budget, so that a queued search
+	// still has time to run.
+	DefaultExpensiveWait = 300 * time.Millisecond
+	// DefaultExpensiveQueue is how many expensive searches may wait. A
+	// waiting search holds a goroutine and a timer, no core; a client
+	// refused at once sends its next search at once, and a refusal costs
+	// an estimate, so a queue as long as the clients a node expects at
+	// once turns a flood of refusals into one every wait per client.
+	DefaultExpensiveQueue = 64
+)
+
+// headerSearchCost carries a search's estimated cost in cost units.
+const headerSearchCost = "Search-Cost"
+
+// admission is the pool of expensive searches: a slot is a token of
+// slots, and queued counts those waiting for one.
+type admission struct {
+	slots  chan struct{}
+	queued atomic.Int64
+	queue  int64
+	wait   time.Duration
+}
+
+// pool returns the admission pool, built from the Server's fields on
+// first use.
+func (s *Server) pool() *admission {
+	s.admitOnce.Do(func() {
+		n := s.ExpensiveSlots
+		if n <= 0 {
+			n = max(1, runtime.GOMAXPROCS(0)/2)
+		}
+		q := s.ExpensiveQueue
+		if q <= 0 {
+			q = DefaultExpensiveQueue
+		}
+		w := s.ExpensiveWait
+		if w <= 0 {
+			w = DefaultExpensiveWait
+		}
+		s.admit = &admission{slots: make(chan struct{}, n), queue: int64(q), wait: w}
+	})
+	return s.admit
+}
+
+// expensive reports whether a search of cost runs in the pool.
+func (s *Server) expensive(cost int) bool { return cost >= s.expensiveCost() }
+
+// expensiveCost is the cost from which a search runs in the pool.
+func (s *Server) expensiveCost() int {
+	if s.ExpensiveCost <= 0 {
+		return DefaultExpensiveCost
+	}
+	return s.ExpensiveCost
+}
+
+// acquire takes a slot for a search of cost, waiting in the queue for at
+// most the pool's wait and until ctx ends. It returns the release of the
+// slot, or a 503 (the queue is full, or no slot came in time) or a 504
+// (the search's budget ended while it waited).
+func (s *Server) acquire(ctx context.Context, w http.ResponseWriter, cost int) (func(), error) {
+	a := s.pool()
+	release := func() { <-a.slots }
+	select {
+	case a.slots <- struct{}{}:
+		s.countAdmission("admitted")
+		return release, nil
+	default:
+	}
+	if a.queued.Add(1) > a.queue {
+		a.queued.Add(-1)
+		s.countAdmission("queue_full")
+		return nil, s.busy(w, cost)
+	}
+	defer a.queued.Add(-1)
+	t := time.NewTimer(a.wait)
+	defer t.Stop()
+	select {
+	case a.slots <- struct{}{}:
+		s.countAdmission("queued")
+		return release, nil
+	case <-t.C:
+		s.countAdmission("wait_expired")
+		return nil, s.busy(w, cost)
+	case <-ctx.Done():
+		s.countAdmission("timeout")
+		return nil, &rappel.Error{Code: rappel.ETIMEOUT, Message: timeoutMessage, Err: ctx.Err()}
+	}
+}
+
+// busy is the 503 of an expensive search the pool cannot take now. A slot
+// is held at most one query budget, so one frees within that.
+func (s *Server) busy(w http.ResponseWriter, cost int) error {
+	retry := ceilSeconds(s.QueryBudget)
+	w.Header()[headerRetryAfter] = []string{strconv.FormatInt(retry, 10)}
+	return rappel.Errorf(rappel.EUNAVAILABLE,
+		"This search costs %d units and too many expensive searches are running; retry in %d s (Retry-After) or narrow the search (fewer ORed words or phrases, a filter or a date range) so that it costs less than %d units.",
+		cost, retry, s.expensiveCost())
+}

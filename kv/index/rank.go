@@ -1,0 +1,293 @@
+package index
+
+import (
+	"container/heap"
+	"context"
+	"strings"
+
+	"github.com/RoaringBitmap/roaring/v2"
+
+	"github.com/rappel-ca/rappel"
+)
+
+// Relevance over large match sets. score (postings.go) looks every term's
+// posting up in the dictionary for every document it scores; a query of
+// 32 common words ORed scores all 41,000 records that way, 64 lookups
+// each. A scorer looks each posting up once per query and walks it in
+// step with the matches, which arrive in document order, and adds the
+// same terms in the same order as score does, so that every score is the
+// same float64 to the last bit. The page is then the best offset+limit+1
+// matches of a bounded heap, not a sort of every match: ties on the score
+// go to the smaller record_id, as the sort did, so the order is total and
+// the page identical.
+
+// scorer is score compiled for one query and one index.
+type scorer struct {
+	ix    *textIndex
+	cs    corpus
+	items []scoreItem
+}
+
+// scoreItem is one addition to a document's score: a leaf on its own, or
+// a group of leaves summed first (the words of one text, as textScore
+// sums them).
+type scoreItem struct {
+	group  bool
+	leaves []scoreLeaf
+}
+
+// scoreLeaf is one term of one stream: its posting's cursor (nil when the
+// index lacks the term), its idf and its weight.
+type scoreLeaf struct {
+	s      int
+	c      *postCursor
+	idf    float64
+	weight float64
+}
+
+// postCursor walks one posting in document order, keeping the rank of the
+// document under it, which indexes its positions.
+type postCursor struct {
+	p    *posting
+	it   roaring.IntPeekable
+	rank int
+}
+
+// farJump is the distance in documents past which a cursor skips rather
+// than steps, and then counts its rank afresh.
+const farJump = 256
+
+// tf returns how many times doc holds the cursor's term. Documents must
+// come in ascending order.
+func (c *postCursor) tf(doc uint32) int {
+	it := c.it
+	if !it.HasNext() {
+		return 0
+	}
+	if next := it.PeekNext(); next < doc {
+		if doc-next > farJump {
+			it.AdvanceIfNeeded(doc)
+			if !it.HasNext() {
+				return 0
+			}
+			c.rank = int(c.p.docs.Rank(it.PeekNext())) - 1
+		} else {
+			for it.HasNext() && it.PeekNext() < doc {
+				it.Next()
+				c.rank++
+			}
+			if !it.HasNext() {
+				return 0
+			}
+		}
+	}
+	if it.PeekNext() != doc {
+		return 0
+	}
+	return c.p.tfAt(c.rank)
+}
+
+// tfAt is how many times the rank-th document of p holds the term.
+func (p *posting) tfAt(rank int) int {
+	n := 0
+	for _, c := range p.pos[p.offs[rank]:p.offs[rank+1]] {
+		if c < 0x80 {
+			n++
+		}
+	}
+	return n
+}
+
+// newScorer compiles score's terms for qcs and exp over ix, with the
+// collection figures cs. The error reports a malformed posting.
+func (ix *textIndex) newScorer(qcs []rappel.Clause, cs corpus, exp *expansion) (*scorer, error) {
+	sc := &scorer{ix: ix, cs: cs}
+	cursors := map[dfKey]*postCursor{}
+	leaf := func(s int, term string, weight float64) (scoreLeaf, error) {
+		p, err := ix.post(s, term)
+		if err != nil || p == nil {
+			return scoreLeaf{s: s}, err
+		}
+		k := dfKey{s, term}
+		c := cursors[k]
+		if c == nil {
+			c = &postCursor{p: p, it: p.docs.Iterator()}
+			cursors[k] = c
+		}
+		return scoreLeaf{s: s, c: c, idf: idfOf(cs.docs, cs.df(s, term, p)), weight: weight}, nil
+	}
+	text := func(text string, weight float64) error {
+		item := scoreItem{group: true}
+		var err error
+		tokens(text, func(w string) {
+			for s := range ix.postings {
+				if err != nil {
+					return
+				}
+				var l scoreLeaf
+				l, err = leaf(s, ix.an.term(s, w), weight)
+				item.leaves = append(item.leaves, l)
+			}
+		})
+		sc.items = append(sc.items, item)
+		return err
+	}
+	for i, c := range qcs {
+		if c.Exclude {
+			continue
+		}
+		for _, t := range c.Terms {
+			var te *termExp
+			if exp != nil {
+				te = exp.terms[t]
+			}
+			if te == nil || !te.only {
+				if err := text(t.Text, 1); err != nil {
+					return nil, err
+				}
+			}
+			if te == nil {
+				continue
+			}
+			for s, words := range te.words {
+				for _, e := range words {
+					l, err := leaf(s, e.term, 1/float64((1+e.dist)*(1+e.dist)))
+					if err != nil {
+						return nil, err
+					}
+					sc.items = append(sc.items, scoreItem{leaves: []scoreLeaf{l}})
+				}
+			}
+			for _, alt := range te.alts {
+				if err := text(alt.Text, 0.5); err != nil {
+					return nil, err
+				}
+			}
+		}
+		if exp != nil {
+			for _, alt := range exp.joins[i].alts {
+				if err := text(alt.Text, 0.5); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	return sc, nil
+}
+
+// score is the score of doc, as textIndex.score computes it; documents
+// must come in ascending order.
+func (sc *scorer) score(doc int32) float64 {
+	var total float64
+	for i := range sc.items {
+		it := &sc.items[i]
+		if !it.group {
+			total += sc.leafScore(&it.leaves[0], doc)
+			continue
+		}
+		var sum float64
+		for j := range it.leaves {
+			sum += sc.leafScore(&it.leaves[j], doc)
+		}
+		total += sum
+	}
+	return total
+}
+
+func (sc *scorer) leafScore(l *scoreLeaf, doc int32) float64 {
+	if l.c == nil {
+		return 0
+	}
+	tf := float64(l.c.tf(uint32(doc)))
+	if tf == 0 {
+		return 0
+	}
+	return sc.ix.bm25Of(l.s, doc, l.weight, l.idf, tf, sc.cs.avgLen[l.s])
+}
+
+// ranked is a scored document of one part of a search.
+type ranked struct {
+	hit
+	score float64
+}
+
+// rankedBefore reports whether a ranks before b: higher score first, then
+// smaller record_id.
+func rankedBefore(a, b *ranked) bool {
+	if a.score != b.score {
+		return a.score > b.score
+	}
+	return strings.Compare(a.id(), b.id()) < 0
+}
+
+// topK keeps the best k of what it is offered, worst on top of its heap.
+type topK struct {
+	k  int
+	rs []ranked
+	// after, when set, is the cursor: only what ranks after it is kept.
+	after *cursor
+}
+
+func (t *topK) Len() int           { return len(t.rs) }
+func (t *topK) Less(i, j int) bool { return rankedBefore(&t.rs[j], &t.rs[i]) }
+func (t *topK) Swap(i, j int)      { t.rs[i], t.rs[j] = t.rs[j], t.rs[i] }
+func (t *topK) Push(x any)         { t.rs = append(t.rs, x.(ranked)) }
+func (t *topK) Pop() any {
+	r := t.rs[len(t.rs)-1]
+	t.rs = t.rs[:len(t.rs)-1]
+	return r
+}
+
+// offer considers r for the page.
+func (t *topK) offer(r ranked) {
+	if t.k <= 0 {
+		return
+	}
+	if c := t.after; c != nil && !(r.score < c.score || (r.score == c.score && r.id() > c.id)) {
+		return // on an earlier page
+	}
+	if len(t.rs) < t.k {
+		heap.Push(t, r)
+		return
+	}
+	if rankedBefore(&r, &t.rs[0]) {
+		t.rs[0] = r
+		heap.Fix(t, 0)
+	}
+}
+
+// newTopK returns the heap of a page of limit after cursor c, or after
+// skipping offset matches: one more than the page, to tell whether
+// another follows.
+func newTopK(c *cursor, offset, limit int) *topK {
+	if c != nil {
+		return &topK{k: limit + 1, after: c}
+	}
+	return &topK{k: offset + limit + 1}
+}
+
+// page returns what was kept, best first, less the offset skipped.
+func (t *topK) page(c *cursor, offset int) []ranked {
+	out := make([]ranked, len(t.rs))
+	for i := len(out) - 1; i >= 0; i-- {
+		out[i] = heap.Pop(t).(ranked)
+	}
+	if c == nil {
+		out = out[min(offset, len(out)):]
+	}
+	return out
+}
+
+// rankInto scores the matches of s with sc and offers each to top,
+// looking at ctx's deadline every ctxCheckEvery documents.
+func rankInto(ctx context.Context, s *Snapshot, match *roaring.Bitmap, sc *scorer, top *topK) error {
+	it := match.Iterator()
+	for i := 0; it.HasNext(); i++ {
+		if i%ctxCheckEvery == 0 && ctx.Err() != nil {
+			return timeoutError()
+		}
+		d := int32(it.Next())
+		top.offer(ranked{hit{s, d}, sc.score(d)})
+	}
+	return nil
+}
