@@ -14,6 +14,7 @@
 //	| meta     | m/schema                                                         | schema version, one byte          |
 //	| meta     | m/dataset                                                        | 0x01, then the DatasetInfo's JSON |
 //	| meta     | m/newrecalls                                                     | last new-recalls seq, 8 bytes BE  |
+//	| meta     | m/recordevents                                                   | last record-events seq, 8 bytes BE |
 //	| meta     | m/changes                                                        | change log generation, floor: 8 bytes BE each |
 //	| meta     | m/indexstate                                                     | 0x01, then the read index's state |
 //	| changes  | c/<seq, 8 bytes BE>                                              | 0x01 put or 0x02 delete, then the record_id |
@@ -22,10 +23,14 @@
 //	| feeds    | f/raw/<source>/<key>                                             | 0x01, then the RawRecord's JSON   |
 //	| feeds    | f/data/<source>/<key>                                            | 0x01, then the raw bytes          |
 //	| outbox   | o/new/<seq, 8 bytes BE>                                          | 0x01, then the NewRecalls' JSON   |
+//	| outbox   | o/ev/<seq, 8 bytes BE>                                           | 0x01, then the RecordEvents' JSON |
 //	| alerts   | a/sub/<subscription_id>                                          | 0x01, then the Subscription's JSON |
 //	| alerts   | a/tok/<SHA-256 of a token, 32 bytes>                             | 0x01, then {sub, kind} JSON       |
 //	| alerts   | a/out/<subscription_id>\x00<record_id>                           | 0x01, then the AlertRow's JSON    |
 //	| alerts   | a/matched/<record_id>                                            | when the recall was matched       |
+//	| webhooks | w/hook/<endpoint_id>                                             | 0x01, then the Webhook's JSON     |
+//	| webhooks | w/out/<endpoint_id>\x00<event key>                               | 0x01, then the AlertRow's JSON    |
+//	| webhooks | w/matched/<event key>                                            | when the event was matched        |
 //	| usage    | u/<YYYY-MM>/<key id>                                             | requests that month, 8 bytes BE   |
 //
 // API keys live in a database of their own (Keys, the data dir's "keys"),

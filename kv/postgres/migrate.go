@@ -27,6 +27,7 @@ type migration struct {
 var migrations = []migration{
 	{Version: 1, Name: "api keys and quota counters", SQL: schemaKeys},
 	{Version: 2, Name: "subscriptions and the alert outbox", SQL: schemaAlerts},
+	{Version: 3, Name: "webhook endpoints and their outbox", SQL: schemaWebhooks},
 }
 
 // SchemaVersion is the newest schema this package knows.
