@@ -322,6 +322,13 @@ type WebhookOutbox interface {
 	UpdateDeliveries(ctx context.Context, node string, rows []*AlertRow) (int, error)
 }
 
+// WebhookStats counts webhook delivery outcomes since a node started:
+// deliveries receivers accepted, failed attempts retried later, deliveries
+// given up, and endpoints disabled.
+type WebhookStats struct {
+	Delivered, Retried, Failed, Disabled int64
+}
+
 // RecordEvents is one refresh's records that were created, changed or
 // archived, kept durably until the webhooks acknowledge it.
 type RecordEvents struct {

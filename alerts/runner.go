@@ -2,6 +2,7 @@ package alerts
 
 import (
 	"context"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -16,12 +17,15 @@ import (
 type Store interface {
 	rappel.SubscriptionStore
 	rappel.Outbox
+	rappel.WebhookStore
+	rappel.WebhookOutbox
 }
 
 // RecordSource is a node's own store as the alerts read it: each
 // refresh's new recalls, and the records they name.
 type RecordSource interface {
 	rappel.NewRecallsSource
+	rappel.RecordEventsSource
 	Record(ctx context.Context, id string) (*rappel.Record, error)
 }
 
@@ -60,6 +64,26 @@ type Config struct {
 	// (2 minutes) and SMTP timeout (30 s); the lease must exceed the
 	// timeout. Tests shorten both to see a dead node's claim recovered.
 	Lease, SMTPTimeout time.Duration
+	// Webhooks are the webhook settings.
+	Webhooks HookConfig
+}
+
+// HookConfig is a node's webhook settings.
+type HookConfig struct {
+	// AllowHTTPLoopback accepts http:// endpoints on loopback addresses,
+	// for development (HookClient.AllowHTTPLoopback).
+	AllowHTTPLoopback bool
+	// DisableAfter is how long an endpoint may fail every delivery before
+	// it is disabled; 0 is DefaultDisableAfter.
+	DisableAfter time.Duration
+	// Schedule, when set, replaces DefaultRetrySchedule; Jitter, when
+	// negative, turns the spread off (tests).
+	Schedule []time.Duration
+	Jitter   float64
+	// RootCAs, when set, replaces the system's roots (tests).
+	RootCAs *x509.CertPool
+	// Timeout, when set, bounds one delivery (15 s).
+	Timeout time.Duration
 }
 
 // DevFrom is the sender address of e-mails written to a mail dir when
@@ -101,6 +125,11 @@ type Runner struct {
 	// Sender is nil when Config names neither an SMTP server nor a mail
 	// dir: alerts then wait in the outbox.
 	Sender *Sender
+	// Hooks is the rappel.Webhooks the edge serves; HookMatcher and
+	// HookSender match and post webhook deliveries, in the same loop.
+	Hooks       *HookService
+	HookMatcher *HookMatcher
+	HookSender  *HookSender
 
 	records      RecordSource
 	interval     time.Duration
@@ -136,6 +165,7 @@ func NewRunner(cfg Config, store Store, records RecordSource, log *slog.Logger) 
 	r.Service.RequireConfirm, r.Service.Logger = cfg.Confirm, log
 	r.Matcher = NewMatcher()
 	r.Matcher.Subscriptions, r.Matcher.Outbox, r.Matcher.Records, r.Matcher.Logger = store, store, records, log
+	r.newHooks(cfg, store, records)
 	if cfg.SMTPAddr == "" && cfg.MailDir == "" {
 		return r, nil
 	}
@@ -158,6 +188,35 @@ func NewRunner(cfg Config, store Store, records RecordSource, log *slog.Logger) 
 	r.Sender = s
 	r.Service.Confirmations = s
 	return r, nil
+}
+
+// newHooks builds the webhooks' matcher, sender and service.
+func (r *Runner) newHooks(cfg Config, store Store, records RecordSource) {
+	h := cfg.Webhooks
+	s := NewHookSender()
+	s.Outbox, s.Hooks, s.Logger = store, store, r.log
+	s.Client.AllowHTTPLoopback, s.Client.RootCAs = h.AllowHTTPLoopback, h.RootCAs
+	if h.Timeout > 0 {
+		s.Client.Timeout = h.Timeout
+	}
+	if h.DisableAfter > 0 {
+		s.DisableAfter = h.DisableAfter
+	}
+	if len(h.Schedule) > 0 {
+		s.Schedule = h.Schedule
+	}
+	if h.Jitter < 0 {
+		s.Jitter = 0
+	}
+	if cfg.Node != "" {
+		s.Node = cfg.Node
+	}
+	if cfg.Lease > 0 {
+		s.Lease = cfg.Lease
+	}
+	m := NewHookMatcher()
+	m.Hooks, m.Outbox, m.Records, m.Logger = store, store, records, r.log
+	r.HookSender, r.HookMatcher, r.Hooks = s, m, NewHookService(store, s)
 }
 
 // Open starts the loop: a pass at once (batches left by a previous run),
@@ -225,11 +284,18 @@ func (r *Runner) Close() error {
 	return r.pass(fctx)
 }
 
-// pass matches the new recalls, then sends what is due.
+// pass matches the new recalls and the record events, then sends what is
+// due.
 func (r *Runner) pass(ctx context.Context) error {
 	err := r.Matcher.Drain(ctx, r.records)
 	if err != nil {
 		err = fmt.Errorf("matching new recalls: %w", err)
+	}
+	if herr := r.HookMatcher.Drain(ctx, r.records); herr != nil {
+		err = errors.Join(err, fmt.Errorf("matching record events: %w", herr))
+	}
+	if _, herr := r.HookSender.SendDue(ctx); herr != nil {
+		err = errors.Join(err, herr)
 	}
 	if r.Sender != nil {
 		// SendDue's errors name what failed (claiming, sending, recording).

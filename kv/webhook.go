@@ -106,28 +106,24 @@ func (s *Store) ForEachWebhook(ctx context.Context, fn func(*rappel.Webhook) err
 // PutWebhook replaces w durably; ENOTFOUND when it was deleted meanwhile,
 // so that a delivery's outcome never brings a deleted endpoint back.
 func (s *Store) PutWebhook(ctx context.Context, w *rappel.Webhook) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if s.db == nil {
-		return errNotOpen
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	ok, err := s.has(hookKey(w.ID))
-	if err != nil {
-		return err
-	}
-	if !ok {
-		return rappel.NoWebhook(w.ID)
-	}
-	return s.putWebhook(w)
+	return s.withHook(ctx, w.ID, func() error { return s.putWebhook(w) })
 }
 
 // DeleteWebhook removes the endpoint with id, durably. Its pending
 // deliveries stay in the outbox: the sender drops them when it finds the
 // endpoint gone.
 func (s *Store) DeleteWebhook(ctx context.Context, id string) error {
+	return s.withHook(ctx, id, func() error {
+		if err := s.db.Delete(hookKey(id), pebble.Sync); err != nil {
+			return fmt.Errorf("deleting webhook: %w", err)
+		}
+		return nil
+	})
+}
+
+// withHook runs fn under s.mu once the endpoint id is known to exist, or
+// answers ENOTFOUND.
+func (s *Store) withHook(ctx context.Context, id string, fn func() error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -143,10 +139,7 @@ func (s *Store) DeleteWebhook(ctx context.Context, id string) error {
 	if !ok {
 		return rappel.NoWebhook(id)
 	}
-	if err := s.db.Delete(hookKey(id), pebble.Sync); err != nil {
-		return fmt.Errorf("deleting webhook: %w", err)
-	}
-	return nil
+	return fn()
 }
 
 // UnmatchedEvents returns the event keys without a matched mark, in order.

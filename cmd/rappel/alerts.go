@@ -30,6 +30,11 @@ func (c *AlertsConfig) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.MailDir, "mail-dir", c.MailDir, "for development, instead of --smtp-addr: write every e-mail into this `directory` as an .eml file and log its links")
 	fs.StringVar(&c.PublicURL, "public-url", c.PublicURL, "base `URL` of the links in e-mails")
 	fs.DurationVar(&c.Interval, "alerts-interval", c.Interval, "how often new recalls are matched and the outbox sent (also right after each refresh that changed records)")
+	fs.BoolVar(&c.Webhooks.AllowHTTPLoopback, "webhooks-allow-http-loopback", c.Webhooks.AllowHTTPLoopback, "for development: accept http:// webhook endpoints and deliveries to loopback addresses (127.0.0.1, ::1, localhost)")
+	if c.Webhooks.DisableAfter == 0 {
+		c.Webhooks.DisableAfter = alerts.DefaultDisableAfter
+	}
+	fs.DurationVar(&c.Webhooks.DisableAfter, "webhooks-disable-after", c.Webhooks.DisableAfter, "`time` a webhook endpoint may fail every delivery before it is disabled")
 }
 
 // fleetRecordWait is how long, in fleet mode, a digest waits for recalls
@@ -49,9 +54,11 @@ func (c *AlertsConfig) start(ctx context.Context, store *kv.Store, shared *postg
 	}
 	cfg := c.Config
 	var st alerts.Store = store
+	srv.WebhookDepth = store.PendingDeliveries
 	if shared != nil {
 		st = shared
 		srv.OutboxDepth = shared.PendingAlerts // the fleet's outbox, not this node's empty one
+		srv.WebhookDepth = shared.PendingDeliveries
 		cfg.Node, cfg.RecordWait = shared.Node, fleetRecordWait
 	}
 	r, err := alerts.NewRunner(cfg, st, store, log)
@@ -59,5 +66,6 @@ func (c *AlertsConfig) start(ctx context.Context, store *kv.Store, shared *postg
 		return nil, err
 	}
 	srv.Alerts = r.Service
+	srv.Webhooks, srv.WebhookStats = r.Hooks, r.HookSender.Counts
 	return r, r.Open(ctx)
 }
