@@ -99,7 +99,7 @@ func (req *WebhookRequest) Validate(allowHTTPLoopback bool) (u string, s AlertSe
 	var c fieldCheck
 	if req.URL == nil {
 		c.items = append(c.items, InvalidMissing(BodyLoc("url"), "send the https URL that receives the events"))
-	} else if v := c.str("url", req.URL, MaxWebhookURLBytes); v != "" {
+	} else if v := c.str("url", req.URL, MaxWebhookURLBytes); v != "" || *req.URL == "" {
 		if r, bad := checkWebhookURL(v, allowHTTPLoopback); bad {
 			c.items = append(c.items, InvalidValue(BodyLoc("url"), v, r))
 		} else {
