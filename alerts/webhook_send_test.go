@@ -16,8 +16,8 @@ import (
 // hookRig is a sender on a real store, posting to a real HTTPS receiver
 // whose answer depends on the path, on a clock the test moves.
 type hookRig struct {
-	t      *testing.T
-	store  interface {
+	t     *testing.T
+	store interface {
 		rappel.WebhookStore
 		rappel.WebhookOutbox
 	}
