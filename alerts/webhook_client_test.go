@@ -17,7 +17,7 @@ import (
 
 // tlsReceiver starts an HTTPS server with its own certificate, counting
 // requests, and returns it with a pool trusting it.
-func tlsReceiver(t *testing.T, h http.HandlerFunc) (*httptest.Server, *x509.CertPool, *atomic.Int64) {
+func tlsReceiver(t testing.TB, h http.HandlerFunc) (*httptest.Server, *x509.CertPool, *atomic.Int64) {
 	var n atomic.Int64
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		n.Add(1)
