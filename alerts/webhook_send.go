@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -229,12 +230,8 @@ func (s *HookSender) noteHook(ctx context.Context, id string, change func(*rappe
 
 // eventType reads the type out of an event key.
 func eventType(key string) string {
-	for i := 0; i < len(key); i++ {
-		if key[i] == ':' {
-			return key[:i]
-		}
-	}
-	return key
+	typ, _, _ := strings.Cut(key, ":")
+	return typ
 }
 
 // post signs and posts body, in a span.
