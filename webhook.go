@@ -111,9 +111,9 @@ func (req *WebhookRequest) Validate(allowHTTPLoopback bool) (u string, s AlertSe
 	if req.Events == nil || len(*req.Events) == 0 {
 		events = append(events, WebhookEvents...)
 	} else {
-		for i, e := range *req.Events {
+		for _, e := range *req.Events {
 			if !WebhookEvents.Has(e) {
-				c.items = append(c.items, InvalidEnum([]any{InBody, "events", i}, e, WebhookEvents))
+				c.items = append(c.items, InvalidEnum(BodyLoc("events"), e, WebhookEvents))
 				continue
 			}
 			if !slices.Contains(events, e) {
@@ -142,7 +142,7 @@ func checkWebhookURL(v string, allowHTTPLoopback bool) (Reason, bool) {
 	case u.Scheme == "https":
 	case u.Scheme == "http" && allowHTTPLoopback && isLoopbackHost(host):
 	default:
-		return Reason{Problem: "is not an https URL", Fix: "serve the endpoint over TLS and send its https URL"}, true
+		return Reason{Problem: "is not an https URL", Fix: "send the https URL of an endpoint served over TLS"}, true
 	}
 	if u.User != nil {
 		return Reason{Problem: "carries credentials", Fix: "remove them; check the webhook-signature header instead"}, true
