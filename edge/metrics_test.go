@@ -313,7 +313,9 @@ func TestMetrics_Webhooks(t *testing.T) {
 	if m := series(fams, "rappel_webhook_deliveries_total", nil); m == nil || m.GetCounter().GetValue() != 0 {
 		t.Fatalf("before the webhooks are wired: %v", m)
 	}
-	s.WebhookStats = func() rappel.WebhookStats { return rappel.WebhookStats{Delivered: 5, Retried: 3, Failed: 2, Disabled: 1} }
+	s.WebhookStats = func() rappel.WebhookStats {
+		return rappel.WebhookStats{Delivered: 5, Retried: 3, Failed: 2, Disabled: 1}
+	}
 	s.WebhookDepth = func(context.Context) (int, error) { return 4, nil }
 	fams = scrape(t, base+"/metrics", admin)
 	for name, want := range map[string]float64{"rappel_webhook_deliveries_total": 5, "rappel_webhook_retries_total": 3,
