@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -85,21 +84,7 @@ func TestHookHelperProcess(t *testing.T) {
 
 func runHookHelper(t *testing.T, dir, crash string) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestHookHelperProcess$")
-	cmd.Env = append(os.Environ(), envHookDir+"="+dir, envHookCrash+"="+crash)
-	out, err := cmd.CombinedOutput()
-	killed := false
-	if ee, ok := err.(*exec.ExitError); ok {
-		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL {
-			killed = true
-		}
-	}
-	if crash != "none" && !killed {
-		t.Fatalf("child with crash %s was not killed: %v\n%s", crash, err, out)
-	}
-	if crash == "none" && err != nil {
-		t.Fatalf("child: %v\n%s", err, out)
-	}
+	runChild(t, "TestHookHelperProcess", crash, envHookDir+"="+dir, envHookCrash+"="+crash)
 }
 
 // TestWebhooks_CrashRestart kills the process (SIGKILL) after the match is

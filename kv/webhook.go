@@ -36,22 +36,16 @@ func hookKey(id string) []byte { return append([]byte(hookPrefix), id...) }
 // already. s.mu serializes it with other writers, so that two creations
 // cannot both pass the count.
 func (s *Store) CreateWebhook(ctx context.Context, w *rappel.Webhook, max int) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if s.db == nil {
-		return errNotOpen
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	have, err := s.Webhooks(ctx, w.Key)
-	if err != nil {
-		return err
-	}
-	if len(have) >= max {
-		return rappel.TooManyWebhooks(max)
-	}
-	return s.putWebhook(w)
+	return s.locked(ctx, func() error {
+		have, err := s.Webhooks(ctx, w.Key)
+		if err != nil {
+			return err
+		}
+		if len(have) >= max {
+			return rappel.TooManyWebhooks(max)
+		}
+		return s.putWebhook(w)
+	})
 }
 
 func (s *Store) putWebhook(w *rappel.Webhook) error {
@@ -124,6 +118,20 @@ func (s *Store) DeleteWebhook(ctx context.Context, id string) error {
 // withHook runs fn under s.mu once the endpoint id is known to exist, or
 // answers ENOTFOUND.
 func (s *Store) withHook(ctx context.Context, id string, fn func() error) error {
+	return s.locked(ctx, func() error {
+		ok, err := s.has(hookKey(id))
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return rappel.NoWebhook(id)
+		}
+		return fn()
+	})
+}
+
+// locked runs fn under s.mu, the lock of every writer, on an open store.
+func (s *Store) locked(ctx context.Context, fn func() error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -132,13 +140,6 @@ func (s *Store) withHook(ctx context.Context, id string, fn func() error) error 
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	ok, err := s.has(hookKey(id))
-	if err != nil {
-		return err
-	}
-	if !ok {
-		return rappel.NoWebhook(id)
-	}
 	return fn()
 }
 
