@@ -157,3 +157,46 @@ func TestRefresh_Webhooks(t *testing.T) {
 		t.Fatalf("counts %+v; want 1 delivered, 1 retried", c)
 	}
 }
+
+// TestRefresh_RecordEvents checks how a refresh names its changes for the
+// webhooks: a new record is created, a changed one updated, one whose
+// status became archived archived; the first live refresh names none.
+func TestRefresh_RecordEvents(t *testing.T) {
+	h := newHarness(t)
+	h.loadBundle(nil, true)
+	h.open()
+	h.mustRefresh()
+	if evs, err := h.store.RecordEvents(h.ctx); err != nil || len(evs) != 0 && !evs[0].Initial {
+		t.Fatalf("after the first live refresh: %+v, %v; want none, or initial ones", evs, err)
+	}
+	for _, e := range mustEvents(t, h) {
+		if err := h.store.AckRecordEvents(h.ctx, e.Seq); err != nil {
+			t.Fatal(err)
+		}
+	}
+	replace(t, h, "/hc/recalls-en.json", `"Type II", "Last updated": null, "Archived": "0"}`, `"Type II", "Last updated": null, "Archived": "1"}`)
+	// hc-70005 has no detail document, whose title would win.
+	replace(t, h, "/hc/recalls-en.json", "The handle can detach while the kettle is full.", "The handle can detach while the kettle is full or hot.")
+	addRow(h, newRowEN, newRowFR)
+	h.up.Set("/detail/en/70009.json", []byte(newDetailEN))
+	h.mustRefresh()
+	var created, updated, archived []string
+	for _, e := range mustEvents(t, h) {
+		if e.Initial {
+			t.Fatalf("a later refresh's events marked initial: %+v", e)
+		}
+		created, updated, archived = append(created, e.Created...), append(updated, e.Updated...), append(archived, e.Archived...)
+	}
+	if strings.Join(created, ",") != "hc-70009" || strings.Join(updated, ",") != "hc-70005" || strings.Join(archived, ",") != "hc-70003" {
+		t.Fatalf("created %v, updated %v, archived %v; want hc-70009, hc-70005, hc-70003", created, updated, archived)
+	}
+}
+
+func mustEvents(t *testing.T, h *harness) []rappel.RecordEvents {
+	t.Helper()
+	evs, err := h.store.RecordEvents(h.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return evs
+}
