@@ -2,7 +2,6 @@ package rappel
 
 import (
 	"context"
-	"encoding/json"
 	"net/mail"
 	"strings"
 	"time"
@@ -142,21 +141,35 @@ type SubscriptionStore interface {
 // subscription's address, language and search, or a 422 *Error listing
 // every problem, at loc BodyLoc(field).
 func (req *SubscribeRequest) Validate() (email, lang string, s AlertSearch, err error) {
-	var c fieldCheck
+	var items []Invalid
+	str := func(field string, p *string, max int) string {
+		if p == nil {
+			return ""
+		}
+		v := *p
+		if it, bad := checkText(field, v, max, field == "email"); bad {
+			items = append(items, it)
+			return ""
+		}
+		return v
+	}
 	if req.Email == nil {
-		c.items = append(c.items, InvalidMissing(BodyLoc("email"), "send the e-mail address to alert"))
-	} else if e := c.str("email", req.Email, MaxEmailBytes); e != "" || *req.Email == "" {
+		items = append(items, InvalidMissing(BodyLoc("email"), "send the e-mail address to alert"))
+	} else if e := str("email", req.Email, MaxEmailBytes); e != "" || *req.Email == "" {
 		if addr, ok := mailbox(e); ok {
 			email = addr
 		} else {
-			c.items = append(c.items, InvalidValue(BodyLoc("email"), *req.Email, Reason{Problem: "is not a valid e-mail address",
+			items = append(items, InvalidValue(BodyLoc("email"), *req.Email, Reason{Problem: "is not a valid e-mail address",
 				Fix: "send one mailbox such as 'name@example.ca', without a display name"}))
 		}
 	}
+
+	// The saved search is checked as a webhook's is (fieldCheck.search).
+	c := fieldCheck{items: items}
 	s = c.search("agency", req.Q, req.Agency, req.RecallType, req.HazardClass, req.Allergen)
 	lang = c.vocab("lang", req.Lang, Langs)
-	if len(c.items) > 0 {
-		return "", "", AlertSearch{}, Invalids(c.items...)
+	if items = c.items; len(items) > 0 {
+		return "", "", AlertSearch{}, Invalids(items...)
 	}
 	return email, lang, s, nil
 }
@@ -276,7 +289,7 @@ type AlertRow struct {
 	ClaimedUntil time.Time `json:"claimed_until,omitzero"`
 	// Payload is a webhook row's body, fixed when matched so that every
 	// attempt sends the same bytes; alert rows have none.
-	Payload json.RawMessage `json:"payload,omitempty"`
+	Payload RawJSON `json:"payload,omitempty"`
 }
 
 // Outbox keeps alert rows durably; every write is synced (or committed).

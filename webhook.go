@@ -3,6 +3,7 @@ package rappel
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/url"
@@ -10,6 +11,9 @@ import (
 	"strings"
 	"time"
 )
+
+// RawJSON is JSON kept as bytes: a webhook row's payload.
+type RawJSON = json.RawMessage
 
 // Webhook event types: the type of a delivery's payload.
 const (

@@ -2,7 +2,6 @@ package alerts
 
 import (
 	"context"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -52,6 +51,9 @@ type Config struct {
 	// Interval is the time between two passes, each matching the new
 	// recalls and sending what is due. DataChanged starts one at once.
 	Interval time.Duration
+	// Webhooks are the webhook settings; the runner's passes match and
+	// post webhooks too.
+	Webhooks HookConfig
 	// FlushTimeout bounds the last pass, at Close; 0 is
 	// DefaultFlushTimeout.
 	FlushTimeout time.Duration
@@ -64,26 +66,6 @@ type Config struct {
 	// (2 minutes) and SMTP timeout (30 s); the lease must exceed the
 	// timeout. Tests shorten both to see a dead node's claim recovered.
 	Lease, SMTPTimeout time.Duration
-	// Webhooks are the webhook settings.
-	Webhooks HookConfig
-}
-
-// HookConfig is a node's webhook settings.
-type HookConfig struct {
-	// AllowHTTPLoopback accepts http:// endpoints on loopback addresses,
-	// for development (HookClient.AllowHTTPLoopback).
-	AllowHTTPLoopback bool
-	// DisableAfter is how long an endpoint may fail every delivery before
-	// it is disabled; 0 is DefaultDisableAfter.
-	DisableAfter time.Duration
-	// Schedule, when set, replaces DefaultRetrySchedule; Jitter, when
-	// negative, turns the spread off (tests).
-	Schedule []time.Duration
-	Jitter   float64
-	// RootCAs, when set, replaces the system's roots (tests).
-	RootCAs *x509.CertPool
-	// Timeout, when set, bounds one delivery (15 s).
-	Timeout time.Duration
 }
 
 // DevFrom is the sender address of e-mails written to a mail dir when
@@ -284,8 +266,7 @@ func (r *Runner) Close() error {
 	return r.pass(fctx)
 }
 
-// pass matches the new recalls and the record events, then sends what is
-// due.
+// pass matches the new recalls, then sends what is due.
 func (r *Runner) pass(ctx context.Context) error {
 	err := r.Matcher.Drain(ctx, r.records)
 	if err != nil {

@@ -3,6 +3,7 @@ package alerts
 import (
 	"context"
 	"crypto/sha256"
+	"crypto/x509"
 	"encoding/base64"
 	"fmt"
 	"log/slog"
@@ -60,6 +61,24 @@ type HookSender struct {
 	// before the row is recorded as sent: the crash test kills the
 	// process there.
 	accepted func()
+}
+
+// HookConfig is a node's webhook settings.
+type HookConfig struct {
+	// AllowHTTPLoopback accepts http:// endpoints on loopback addresses,
+	// for development (HookClient.AllowHTTPLoopback).
+	AllowHTTPLoopback bool
+	// DisableAfter is how long an endpoint may fail every delivery before
+	// it is disabled; 0 is DefaultDisableAfter.
+	DisableAfter time.Duration
+	// Schedule, when set, replaces DefaultRetrySchedule; Jitter, when
+	// negative, turns the spread off (tests).
+	Schedule []time.Duration
+	Jitter   float64
+	// RootCAs, when set, replaces the system's roots (tests).
+	RootCAs *x509.CertPool
+	// Timeout, when set, bounds one delivery (15 s).
+	Timeout time.Duration
 }
 
 // HookStats counts delivery outcomes since the process started.

@@ -28,10 +28,10 @@
 //	| alerts   | a/tok/<SHA-256 of a token, 32 bytes>                             | 0x01, then {sub, kind} JSON       |
 //	| alerts   | a/out/<subscription_id>\x00<record_id>                           | 0x01, then the AlertRow's JSON    |
 //	| alerts   | a/matched/<record_id>                                            | when the recall was matched       |
+//	| usage    | u/<YYYY-MM>/<key id>                                             | requests that month, 8 bytes BE   |
 //	| webhooks | w/hook/<endpoint_id>                                             | 0x01, then the Webhook's JSON     |
 //	| webhooks | w/out/<endpoint_id>\x00<event key>                               | 0x01, then the AlertRow's JSON    |
 //	| webhooks | w/matched/<event key>                                            | when the event was matched        |
-//	| usage    | u/<YYYY-MM>/<key id>                                             | requests that month, 8 bytes BE   |
 //
 // API keys live in a database of their own (Keys, the data dir's "keys"),
 // which rappel keys can open while a server runs:

@@ -19,6 +19,7 @@ type AlertsConfig struct {
 }
 
 func (c *AlertsConfig) register(fs *flag.FlagSet) {
+	registerWebhooks(fs, &c.Webhooks)
 	if c.Interval == 0 {
 		c.Confirm, c.Interval, c.PublicURL = true, 30*time.Second, "http://127.0.0.1:8080"
 	}
@@ -30,11 +31,6 @@ func (c *AlertsConfig) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.MailDir, "mail-dir", c.MailDir, "for development, instead of --smtp-addr: write every e-mail into this `directory` as an .eml file and log its links")
 	fs.StringVar(&c.PublicURL, "public-url", c.PublicURL, "base `URL` of the links in e-mails")
 	fs.DurationVar(&c.Interval, "alerts-interval", c.Interval, "how often new recalls are matched and the outbox sent (also right after each refresh that changed records)")
-	fs.BoolVar(&c.Webhooks.AllowHTTPLoopback, "webhooks-allow-http-loopback", c.Webhooks.AllowHTTPLoopback, "for development: accept http:// webhook endpoints and deliveries to loopback addresses (127.0.0.1, ::1, localhost)")
-	if c.Webhooks.DisableAfter == 0 {
-		c.Webhooks.DisableAfter = alerts.DefaultDisableAfter
-	}
-	fs.DurationVar(&c.Webhooks.DisableAfter, "webhooks-disable-after", c.Webhooks.DisableAfter, "`time` a webhook endpoint may fail every delivery before it is disabled")
 }
 
 // fleetRecordWait is how long, in fleet mode, a digest waits for recalls
