@@ -114,6 +114,8 @@ type SourceChange struct {
 	DeleteRaw []string
 	// NewRecalls, when not nil, is written as a new batch for alerts.
 	NewRecalls *NewRecalls
+	// Events, when not nil, is written as a new batch for webhooks.
+	Events *RecordEvents
 	// Info, when not nil, replaces the dataset info.
 	Info *DatasetInfo
 }

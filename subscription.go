@@ -37,6 +37,9 @@ type AlertSearch struct {
 	RecallType  string `json:"recall_type,omitempty"`
 	HazardClass string `json:"hazard_class,omitempty"`
 	Allergen    string `json:"allergen,omitempty"`
+	// Category is GET /recall's category filter (webhooks only; alerts
+	// leave it empty).
+	Category string `json:"category,omitempty"`
 }
 
 // Search returns the GET /recall search the saved search stands for.
@@ -45,7 +48,7 @@ func (a AlertSearch) Search() (*Search, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Search{Query: q, Agency: a.Agency, RecallType: a.RecallType, HazardClass: a.HazardClass, Allergen: a.Allergen}, nil
+	return &Search{Query: q, Agency: a.Agency, RecallType: a.RecallType, HazardClass: a.HazardClass, Allergen: a.Allergen, Category: a.Category}, nil
 }
 
 // Consent records when and how a subscriber agreed to receive alerts.
@@ -196,31 +199,62 @@ func (req *SubscribeRequest) Validate() (email, lang string, s AlertSearch, err 
 			items = append(items, InvalidValue(BodyLoc("email"), *req.Email, *why))
 		}
 	}
-	s.Q = strings.TrimSpace(str("q", req.Q, MaxQueryBytes))
-	if s.Q != "" {
-		if _, qerr := ParseQuery(s.Q); qerr != nil {
-			if qe, ok := qerr.(*QueryError); ok {
-				items = append(items, qe.Item(BodyLoc("q"), s.Q))
-			}
-		}
-	}
-	vocab := func(field string, p *string, v Vocabulary) string {
-		x := str(field, p, 64)
-		if x == "" || v.Has(x) {
-			return x
-		}
-		items = append(items, InvalidEnum(BodyLoc(field), x, v))
-		return ""
-	}
-	s.Agency = vocab("agency", req.Agency, Agencies)
-	s.RecallType = vocab("recall_type", req.RecallType, RecallTypes)
-	s.HazardClass = vocab("hazard_class", req.HazardClass, HazardClasses)
-	s.Allergen = vocab("allergen", req.Allergen, Allergens)
-	lang = vocab("lang", req.Lang, Langs)
-	if len(items) > 0 {
+
+	// The saved search is checked as a webhook's is (fieldCheck.search).
+	c := fieldCheck{items: items}
+	s = c.search("agency", req.Q, req.Agency, req.RecallType, req.HazardClass, req.Allergen)
+	lang = c.vocab("lang", req.Lang, Langs)
+	if items = c.items; len(items) > 0 {
 		return "", "", AlertSearch{}, Invalids(items...)
 	}
 	return email, lang, s, nil
+}
+
+// fieldCheck validates the string fields of a request body, collecting a
+// 422 item per problem: the subscribe body and the webhook body share it.
+type fieldCheck struct{ items []Invalid }
+
+// str returns *p, or "" when p is nil or the value is refused (too long,
+// or a character BadChar refuses).
+func (c *fieldCheck) str(field string, p *string, max int) string {
+	if p == nil {
+		return ""
+	}
+	if it, bad := checkText(field, *p, max, field == "email"); bad {
+		c.items = append(c.items, it)
+		return ""
+	}
+	return *p
+}
+
+// vocab returns *p when v has it, else "" with an item naming the nearest
+// value.
+func (c *fieldCheck) vocab(field string, p *string, v Vocabulary) string {
+	x := c.str(field, p, 64)
+	if x == "" || v.Has(x) {
+		return x
+	}
+	c.items = append(c.items, InvalidEnum(BodyLoc(field), x, v))
+	return ""
+}
+
+// search validates a saved search's q and filters, as GET /recall reads
+// them; agencyField names the agency's field in the body.
+func (c *fieldCheck) search(agencyField string, q, agency, recallType, hazard, allergen *string) AlertSearch {
+	var s AlertSearch
+	s.Q = strings.TrimSpace(c.str("q", q, MaxQueryBytes))
+	if s.Q != "" {
+		if _, qerr := ParseQuery(s.Q); qerr != nil {
+			if qe, ok := qerr.(*QueryError); ok {
+				c.items = append(c.items, qe.Item(BodyLoc("q"), s.Q))
+			}
+		}
+	}
+	s.Agency = c.vocab(agencyField, agency, Agencies)
+	s.RecallType = c.vocab("recall_type", recallType, RecallTypes)
+	s.HazardClass = c.vocab("hazard_class", hazard, HazardClasses)
+	s.Allergen = c.vocab("allergen", allergen, Allergens)
+	return s
 }
 
 // checkText refuses over-long values and the characters BadChar refuses,
@@ -292,6 +326,7 @@ const (
 
 // AlertRow is one outbox row: recall Record is due to subscription Sub.
 // Rows are keyed by (Sub, Record), so a recall reaches a subscription once.
+// Webhook deliveries are rows too (see WebhookOutbox).
 type AlertRow struct {
 	Sub    string `json:"sub"`
 	Record string `json:"record"`
@@ -309,6 +344,9 @@ type AlertRow struct {
 	// (see Outbox.ClaimAlerts); empty when no node holds it.
 	ClaimedBy    string    `json:"claimed_by,omitempty"`
 	ClaimedUntil time.Time `json:"claimed_until,omitzero"`
+	// Payload is a webhook row's body, fixed when matched so that every
+	// attempt sends the same bytes; alert rows have none.
+	Payload RawJSON `json:"payload,omitempty"`
 }
 
 // Outbox keeps alert rows durably; every write is synced (or committed).

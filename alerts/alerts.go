@@ -24,4 +24,12 @@
 // rappel.ChangeListener). For development, a mail dir takes the SMTP
 // server's place: every e-mail becomes an .eml file and its links are
 // logged, through the same sender.
+//
+// Webhooks are the same alerts posted over HTTPS: an API key registers
+// endpoints with a saved search (HookService), each refresh's created,
+// updated and archived records are matched against them with the same
+// index (HookMatcher) into an outbox of the same kind, and HookSender posts
+// each delivery signed as Standard Webhooks defines, through a client that
+// refuses private, loopback and metadata addresses at connect time
+// (HookClient), retrying on a schedule of about a day.
 package alerts

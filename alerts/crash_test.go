@@ -75,8 +75,16 @@ func TestHelperProcess(t *testing.T) {
 
 func runHelper(t *testing.T, dir, smtp, crash string) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$")
-	cmd.Env = append(os.Environ(), envDir+"="+dir, envSMTP+"="+smtp, envCrash+"="+crash)
+	runChild(t, "TestHelperProcess", crash, envDir+"="+dir, envSMTP+"="+smtp, envCrash+"="+crash)
+}
+
+// runChild runs the test named test alone in a child process with env
+// added, and checks that it was killed by SIGKILL unless crash is "none",
+// in which case it must succeed.
+func runChild(t *testing.T, test, crash string, env ...string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^"+test+"$")
+	cmd.Env = append(os.Environ(), env...)
 	out, err := cmd.CombinedOutput()
 	killed := false
 	if ee, ok := err.(*exec.ExitError); ok {

@@ -131,24 +131,44 @@ func (m *Matcher) loadIndex(ctx context.Context) (*subIndex, error) {
 	return newSubIndex(subs), nil
 }
 
-// filterKey is a saved search's filters; "" is "any".
-type filterKey struct{ agency, recallType, hazard, allergen string }
+// filterKey is a saved search's filters; "" is "any". category is in
+// index.CategoryKey's form.
+type filterKey struct{ agency, recallType, hazard, allergen, category string }
 
 // matches reports whether r passes the filters, as GET /recall's filter
-// bitmaps decide: equal values, any allergen of the record.
+// bitmaps decide: equal values, any allergen of the record, any of its
+// categories in either language.
 func (f *filterKey) matches(r *rappel.Record) bool {
 	if (f.agency != "" && f.agency != r.Agency) || (f.recallType != "" && f.recallType != r.RecallType) ||
 		(f.hazard != "" && f.hazard != r.HazardClass) {
 		return false
 	}
-	return f.allergen == "" || slices.Contains(r.Allergens, f.allergen)
+	if f.allergen != "" && !slices.Contains(r.Allergens, f.allergen) {
+		return false
+	}
+	if f.category == "" {
+		return true
+	}
+	cats := append([]string{r.Category}, r.Categories...)
+	if tr := r.Translations.FR; tr != nil {
+		cats = append(cats, tr.Category)
+	}
+	return slices.ContainsFunc(cats, func(c string) bool { return index.CategoryKey(c) == f.category })
 }
 
-// subRef is a subscription as the index holds it; shared is set when its
-// address has other active subscriptions, whose alerts must be merged.
+// subRef is a saved search as the index holds it; shared is set when its
+// group (a subscription's address) has other active saved searches, whose
+// alerts must be merged.
 type subRef struct {
 	id, email string
 	shared    bool
+}
+
+// saved is a saved search to index: a subscription's, grouped by its
+// address, or a webhook endpoint's, alone in its group ("").
+type saved struct {
+	id, group string
+	search    rappel.AlertSearch
 }
 
 type filterGroup struct {
@@ -173,15 +193,25 @@ type subIndex struct {
 }
 
 func newSubIndex(subs []*rappel.Subscription) *subIndex {
+	ss := make([]saved, len(subs))
+	for i, s := range subs {
+		ss[i] = saved{id: s.ID, group: strings.ToLower(s.Email), search: s.Search}
+	}
+	return newSavedIndex(ss)
+}
+
+func newSavedIndex(subs []saved) *subIndex {
 	ix := &subIndex{}
 	groups := map[string]*qGroup{}
 	clauseIDs := map[string]int{}
 	emails := map[string]int{}
 	for _, s := range subs {
-		emails[strings.ToLower(s.Email)]++
+		if s.group != "" {
+			emails[s.group]++
+		}
 	}
 	for _, s := range subs {
-		search, err := s.Search.Search()
+		search, err := s.search.Search()
 		if err != nil {
 			continue // validated on subscribe; a q the parser now refuses matches nothing
 		}
@@ -204,9 +234,11 @@ func newSubIndex(subs []*rappel.Subscription) *subIndex {
 			groups[qk] = g
 			ix.groups = append(ix.groups, g)
 		}
-		fk := filterKey{s.Search.Agency, s.Search.RecallType, s.Search.HazardClass, s.Search.Allergen}
-		email := strings.ToLower(s.Email)
-		ref := subRef{s.ID, email, emails[email] > 1}
+		fk := filterKey{s.search.Agency, s.search.RecallType, s.search.HazardClass, s.search.Allergen, ""}
+		if s.search.Category != "" {
+			fk.category = index.CategoryKey(s.search.Category)
+		}
+		ref := subRef{s.id, s.group, emails[s.group] > 1}
 		i := slices.IndexFunc(g.byFilter, func(f filterGroup) bool { return f.filter == fk })
 		if i < 0 {
 			g.byFilter = append(g.byFilter, filterGroup{filter: fk})

@@ -16,12 +16,15 @@ import (
 type Store interface {
 	rappel.SubscriptionStore
 	rappel.Outbox
+	rappel.WebhookStore
+	rappel.WebhookOutbox
 }
 
 // RecordSource is a node's own store as the alerts read it: each
 // refresh's new recalls, and the records they name.
 type RecordSource interface {
 	rappel.NewRecallsSource
+	rappel.RecordEventsSource
 	Record(ctx context.Context, id string) (*rappel.Record, error)
 }
 
@@ -48,6 +51,9 @@ type Config struct {
 	// Interval is the time between two passes, each matching the new
 	// recalls and sending what is due. DataChanged starts one at once.
 	Interval time.Duration
+	// Webhooks are the webhook settings; the runner's passes match and
+	// post webhooks too.
+	Webhooks HookConfig
 	// FlushTimeout bounds the last pass, at Close; 0 is
 	// DefaultFlushTimeout.
 	FlushTimeout time.Duration
@@ -126,6 +132,11 @@ type Runner struct {
 	// Sender is nil when Config names neither an SMTP server nor a mail
 	// dir: alerts then wait in the outbox.
 	Sender *Sender
+	// Hooks is the rappel.Webhooks the edge serves; HookMatcher and
+	// HookSender match and post webhook deliveries, in the same loop.
+	Hooks       *HookService
+	HookMatcher *HookMatcher
+	HookSender  *HookSender
 
 	records      RecordSource
 	interval     time.Duration
@@ -170,6 +181,7 @@ func NewRunner(cfg Config, store Store, records RecordSource, log *slog.Logger) 
 	r.Service.SubscriptionsPerKeyDay = cfg.SubscriptionsPerKeyDay
 	r.Matcher = NewMatcher()
 	r.Matcher.Subscriptions, r.Matcher.Outbox, r.Matcher.Records, r.Matcher.Logger = store, store, records, log
+	r.newHooks(cfg, store, records)
 	if cfg.SMTPAddr == "" && cfg.MailDir == "" {
 		return r, nil
 	}
@@ -192,6 +204,35 @@ func NewRunner(cfg Config, store Store, records RecordSource, log *slog.Logger) 
 	r.Sender = s
 	r.Service.Confirmations = s
 	return r, nil
+}
+
+// newHooks builds the webhooks' matcher, sender and service.
+func (r *Runner) newHooks(cfg Config, store Store, records RecordSource) {
+	h := cfg.Webhooks
+	s := NewHookSender()
+	s.Outbox, s.Hooks, s.Logger = store, store, r.log
+	s.Client.AllowHTTPLoopback, s.Client.RootCAs = h.AllowHTTPLoopback, h.RootCAs
+	if h.Timeout > 0 {
+		s.Client.Timeout = h.Timeout
+	}
+	if h.DisableAfter > 0 {
+		s.DisableAfter = h.DisableAfter
+	}
+	if len(h.Schedule) > 0 {
+		s.Schedule = h.Schedule
+	}
+	if h.Jitter < 0 {
+		s.Jitter = 0
+	}
+	if cfg.Node != "" {
+		s.Node = cfg.Node
+	}
+	if cfg.Lease > 0 {
+		s.Lease = cfg.Lease
+	}
+	m := NewHookMatcher()
+	m.Hooks, m.Outbox, m.Records, m.Logger = store, store, records, r.log
+	r.HookSender, r.HookMatcher, r.Hooks = s, m, NewHookService(store, s)
 }
 
 // Open starts the loop: a pass at once (batches left by a previous run),
@@ -268,6 +309,12 @@ func (r *Runner) pass(ctx context.Context) error {
 	err := r.Matcher.Drain(ctx, r.records)
 	if err != nil {
 		err = fmt.Errorf("matching new recalls: %w", err)
+	}
+	if herr := r.HookMatcher.Drain(ctx, r.records); herr != nil {
+		err = errors.Join(err, fmt.Errorf("matching record events: %w", herr))
+	}
+	if _, herr := r.HookSender.SendDue(ctx); herr != nil {
+		err = errors.Join(err, herr)
 	}
 	if r.Sender != nil {
 		// SendDue's errors name what failed (claiming, sending, recording).

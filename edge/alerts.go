@@ -74,26 +74,41 @@ func (s *Server) subscribe(w http.ResponseWriter, r *http.Request) error {
 // items at ["body", ...]. The values themselves are checked by
 // SubscribeRequest.Validate.
 func decodeSubscribe(r *http.Request) (*rappel.SubscribeRequest, error) {
-	if err := checkJSONBody(r); err != nil {
+	req := &rappel.SubscribeRequest{}
+	err := decodeObject(r, maxSubscribeBody, subscribeExample, subscribeFields, map[string]any{"email": &req.Email, "q": &req.Q,
+		"agency": &req.Agency, "recall_type": &req.RecallType, "hazard_class": &req.HazardClass, "allergen": &req.Allergen, "lang": &req.Lang})
+	if err != nil {
 		return nil, err
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxSubscribeBody+1))
-	if err != nil {
-		return nil, rappel.BadRequest("the request body could not be read", "send it again")
+	return req, nil
+}
+
+// decodeObject reads the body, at most max bytes, as a JSON object whose
+// fields are those of dst, each decoded into its pointer: a **string, or
+// a **[]string. Malformed JSON (example is the fix), unknown fields
+// (fields lists the known) and values of the wrong type are 422 items at
+// ["body", ...].
+func decodeObject(r *http.Request, max int64, example string, fields []string, dst map[string]any) error {
+	if err := checkJSONBody(r); err != nil {
+		return err
 	}
-	if len(body) > maxSubscribeBody {
-		return nil, rappel.Invalids(rappel.InvalidTooLong(rappel.BodyLoc(""), "", -1, maxSubscribeBody))
+	body, err := io.ReadAll(io.LimitReader(r.Body, max+1))
+	if err != nil {
+		return rappel.BadRequest("the request body could not be read", "send it again")
+	}
+	if int64(len(body)) > max {
+		return rappel.Invalids(rappel.InvalidTooLong(rappel.BodyLoc(""), "", -1, int(max)))
 	}
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(body, &raw); err != nil || raw == nil {
-		why := rappel.Reason{Problem: "is not a JSON object", Fix: subscribeExample}
+		why := rappel.Reason{Problem: "is not a JSON object", Fix: example}
 		var se *json.SyntaxError
 		if len(bytes.TrimSpace(body)) == 0 {
 			why.Problem = "is empty"
 		} else if errors.As(err, &se) {
 			why.Problem = fmt.Sprintf("is not valid JSON: %s, at byte %d", se.Error(), se.Offset)
 		}
-		return nil, rappel.Invalids(rappel.InvalidJSON(rappel.BodyLoc(""), why))
+		return rappel.Invalids(rappel.InvalidJSON(rappel.BodyLoc(""), why))
 	}
 	var items []rappel.Invalid
 	names := make([]string, 0, len(raw))
@@ -101,24 +116,25 @@ func decodeSubscribe(r *http.Request) (*rappel.SubscribeRequest, error) {
 		names = append(names, k)
 	}
 	sort.Strings(names)
-	req := &rappel.SubscribeRequest{}
-	dst := map[string]**string{"email": &req.Email, "q": &req.Q, "agency": &req.Agency, "recall_type": &req.RecallType,
-		"hazard_class": &req.HazardClass, "allergen": &req.Allergen, "lang": &req.Lang}
 	for _, k := range names {
 		p, ok := dst[k]
 		if !ok {
-			items = append(items, rappel.InvalidExtra(rappel.BodyLoc(k), nil, subscribeFields))
+			items = append(items, rappel.InvalidExtra(rappel.BodyLoc(k), nil, fields))
 			continue
 		}
 		if err := json.Unmarshal(raw[k], p); err != nil {
+			what := "a string"
+			if _, list := p.(**[]string); list {
+				what = "an array of strings"
+			}
 			items = append(items, rappel.InvalidValue(rappel.BodyLoc(k), nil,
-				rappel.Reason{Problem: "is not a string", Fix: "send a string, or null to leave it out"}))
+				rappel.Reason{Problem: "is not " + what, Fix: "send " + what + ", or null to leave it out"}))
 		}
 	}
 	if len(items) > 0 {
-		return nil, rappel.Invalids(items...)
+		return rappel.Invalids(items...)
 	}
-	return req, nil
+	return nil
 }
 
 // checkJSONBody refuses with a 415 a body whose Content-Type is not JSON:
@@ -226,11 +242,16 @@ func (s *Server) linkPost(link emailLink) func(http.ResponseWriter, *http.Reques
 }
 
 func (s *Server) writeValue(w http.ResponseWriter, r *http.Request, v any) error {
+	return s.writeStatus(w, r, http.StatusOK, v)
+}
+
+// writeStatus writes v as JSON with status.
+func (s *Server) writeStatus(w http.ResponseWriter, r *http.Request, status int, v any) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return fmt.Errorf("encoding response: %w", err)
 	}
-	writeJSON(w, r, http.StatusOK, b)
+	writeJSON(w, r, status, b)
 	return nil
 }
 

@@ -82,8 +82,44 @@ func (s *Server) initMetrics() *metrics {
 				Help: "Alert e-mails waiting in the outbox to be sent (pending rows, retries included).",
 			}, s.outboxDepth))
 		}
+		// Registered whatever the fields hold now: the webhooks are wired
+		// after the metrics listener may have started, and the fields are
+		// read at each scrape.
+		m.registry.MustRegister(s.webhookCounters()...)
+		m.registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "rappel_webhook_outbox_pending",
+			Help: "Webhook deliveries waiting in the outbox (pending rows, retries included).",
+		}, func() float64 {
+			if s.WebhookDepth == nil {
+				return 0
+			}
+			return s.countDepth(s.WebhookDepth, "webhook")
+		}))
 	})
 	return m
+}
+
+// webhookCounters are the webhook delivery counters, read from
+// WebhookStats at each scrape.
+func (s *Server) webhookCounters() []prometheus.Collector {
+	counter := func(name, help string, v func(rappel.WebhookStats) int64) prometheus.Collector {
+		return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help}, func() float64 {
+			if s.WebhookStats == nil {
+				return 0
+			}
+			return float64(v(s.WebhookStats()))
+		})
+	}
+	return []prometheus.Collector{
+		counter("rappel_webhook_deliveries_total", "Webhook deliveries a receiver accepted (2xx), by this node.",
+			func(st rappel.WebhookStats) int64 { return st.Delivered }),
+		counter("rappel_webhook_retries_total", "Webhook delivery attempts that failed and were scheduled again.",
+			func(st rappel.WebhookStats) int64 { return st.Retried }),
+		counter("rappel_webhook_failures_total", "Webhook deliveries given up: retries exhausted or the endpoint disabled.",
+			func(st rappel.WebhookStats) int64 { return st.Failed }),
+		counter("rappel_webhook_endpoints_disabled_total", "Webhook endpoints disabled (410 Gone, or failing for days).",
+			func(st rappel.WebhookStats) int64 { return st.Disabled }),
+	}
 }
 
 // buildInfoGauge is rappel_build_info: always 1, the build in its labels,
@@ -104,12 +140,15 @@ func (s *Server) buildInfoGauge() prometheus.Collector {
 
 // outboxDepth reads OutboxDepth for a scrape; a failure reads as NaN, which
 // Prometheus shows as a gap rather than a false zero.
-func (s *Server) outboxDepth() float64 {
+func (s *Server) outboxDepth() float64 { return s.countDepth(s.OutboxDepth, "alert") }
+
+// countDepth reads an outbox's depth for a scrape.
+func (s *Server) countDepth(depth func(context.Context) (int, error), what string) float64 {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	n, err := s.OutboxDepth(ctx)
+	n, err := depth(ctx)
 	if err != nil {
-		s.Logger.Warn("counting the alert outbox for /metrics", "err", err)
+		s.Logger.Warn("counting the "+what+" outbox for /metrics", "err", err)
 		return math.NaN()
 	}
 	return float64(n)

@@ -301,3 +301,30 @@ func TestMetrics_RateLimited(t *testing.T) {
 		t.Errorf("429 durations = %v, want 2", m)
 	}
 }
+
+// TestMetrics_Webhooks: the webhook counters and outbox gauge read the
+// fields at each scrape, set after the registry was built as rappel serve
+// sets them.
+func TestMetrics_Webhooks(t *testing.T) {
+	s := mustMetricsServer(t)
+	base := MustHTTP(t, s.Handler()).URL
+	admin := map[string]string{"x-admin-key": metricsAdminKey}
+	fams := scrape(t, base+"/metrics", admin)
+	if m := series(fams, "rappel_webhook_deliveries_total", nil); m == nil || m.GetCounter().GetValue() != 0 {
+		t.Fatalf("before the webhooks are wired: %v", m)
+	}
+	s.WebhookStats = func() rappel.WebhookStats {
+		return rappel.WebhookStats{Delivered: 5, Retried: 3, Failed: 2, Disabled: 1}
+	}
+	s.WebhookDepth = func(context.Context) (int, error) { return 4, nil }
+	fams = scrape(t, base+"/metrics", admin)
+	for name, want := range map[string]float64{"rappel_webhook_deliveries_total": 5, "rappel_webhook_retries_total": 3,
+		"rappel_webhook_failures_total": 2, "rappel_webhook_endpoints_disabled_total": 1} {
+		if m := series(fams, name, nil); m == nil || m.GetCounter().GetValue() != want {
+			t.Errorf("%s = %v, want %v", name, m, want)
+		}
+	}
+	if m := series(fams, "rappel_webhook_outbox_pending", nil); m == nil || m.GetGauge().GetValue() != 4 {
+		t.Errorf("rappel_webhook_outbox_pending = %v, want 4", m)
+	}
+}

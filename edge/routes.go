@@ -59,6 +59,11 @@ func (s *Server) routes() []route {
 		{methods: []string{http.MethodPost}, pattern: "/recall/alerts/confirm", public: true, params: []string{"token"}, handle: s.linkPost(confirmLink)},
 		{methods: get, pattern: "/recall/alerts/unsubscribe", public: true, params: []string{"token"}, handle: s.linkGet(unsubscribeLink)},
 		{methods: []string{http.MethodPost}, pattern: "/recall/alerts/unsubscribe", public: true, params: []string{"token"}, handle: s.linkPost(unsubscribeLink)},
+		{methods: []string{http.MethodPost}, pattern: "/recall/webhooks", handle: s.createWebhook},
+		{methods: get, pattern: "/recall/webhooks", handle: s.listWebhooks},
+		{methods: get, pattern: "/recall/webhooks/{id}", handle: s.getWebhook},
+		{methods: []string{http.MethodDelete}, pattern: "/recall/webhooks/{id}", handle: s.deleteWebhook},
+		{methods: []string{http.MethodPost}, pattern: "/recall/webhooks/{id}/test", handle: s.testWebhook},
 		// Public to the gateway keys: the admin key is checked instead.
 		{methods: []string{http.MethodPost}, pattern: "/admin/refresh", public: true, handle: s.adminRefresh},
 		{methods: get, pattern: "/metrics", public: true, handle: s.getMetrics},

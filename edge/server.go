@@ -42,6 +42,12 @@ type Server struct {
 	// Alerts serves subscribe, confirm and unsubscribe, which answer 503
 	// while it is nil.
 	Alerts rappel.Alerts
+	// Webhooks serves /recall/webhooks, which answers 503 while it is nil.
+	Webhooks rappel.Webhooks
+	// WebhookStats, when set, counts webhook delivery outcomes, and
+	// WebhookDepth the deliveries waiting, for /metrics.
+	WebhookStats func() rappel.WebhookStats
+	WebhookDepth func(ctx context.Context) (int, error)
 	// Feeds, when set, returns every live feed's state for GET /health.
 	Feeds func() []rappel.FeedState
 	// StorageFault, when set, returns why and since when the node's

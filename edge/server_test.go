@@ -73,7 +73,7 @@ func TestServer_Handler(t *testing.T) {
 		{name: "RecordNotFoundEscaped", target: "/recall/a%2Fb", status: 404, has: []string{"record_id 'a/b'"}},
 
 		{name: "UnknownPath", target: "/recals", status: 404,
-			body: `{"detail":"There is no path '/recals' in this API; its paths are GET /, GET /health, GET /livez, GET /readyz, GET /recall, GET /recall/stats, GET /recall/changes, GET /recall/export, GET /recall/feed.atom, GET /recall/suggest, GET /recall/products, GET /recall/upc, GET /recall/vin, GET /recall/{record_id}, POST /recall/alerts/subscribe, GET /recall/alerts/confirm, POST /recall/alerts/confirm, GET /recall/alerts/unsubscribe, POST /recall/alerts/unsubscribe, POST /admin/refresh, GET /metrics, GET /openapi.json, GET /docs, GET /docs/{file...}."}`},
+			body: `{"detail":"There is no path '/recals' in this API; its paths are GET /, GET /health, GET /livez, GET /readyz, GET /recall, GET /recall/stats, GET /recall/changes, GET /recall/export, GET /recall/feed.atom, GET /recall/suggest, GET /recall/products, GET /recall/upc, GET /recall/vin, GET /recall/{record_id}, POST /recall/alerts/subscribe, GET /recall/alerts/confirm, POST /recall/alerts/confirm, GET /recall/alerts/unsubscribe, POST /recall/alerts/unsubscribe, POST /recall/webhooks, GET /recall/webhooks, GET /recall/webhooks/{id}, DELETE /recall/webhooks/{id}, POST /recall/webhooks/{id}/test, POST /admin/refresh, GET /metrics, GET /openapi.json, GET /docs, GET /docs/{file...}."}`},
 		{name: "UnknownPathNoKey", target: "/nope", header: map[string]string{"X-Gateway-Key": ""}, status: 404},
 		{name: "UnknownSubpath", target: "/recall/hc-73841/products", status: 404},
 		{name: "UncleanPath", target: "//health", status: 404, has: []string{"'//health'"}},

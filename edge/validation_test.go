@@ -52,6 +52,7 @@ func TestValidation_Walk(t *testing.T) {
 	svc.Confirmations = &confirmCatcher{}
 	s, _ := MustServer(t, MustCatalog(t, recs))
 	s.Lookup, s.Alerts, s.AdminKey = st, svc, testAdminKey
+	s.Webhooks = alerts.NewHookService(st, alerts.NewHookSender())
 	s.Now = func() time.Time { return lookupNow }
 	s.Feeds = feedStates
 	s.Refresh = func(ctx context.Context) error { return nil }
@@ -72,6 +73,9 @@ func TestValidation_Walk(t *testing.T) {
 	}
 	sub := func(body string, items ...string) badCase {
 		return badCase{what: "body", method: http.MethodPost, target: "/recall/alerts/subscribe", body: body, status: 422, items: items}
+	}
+	hook := func(body string, items ...string) badCase {
+		return badCase{what: "body", method: http.MethodPost, target: "/recall/webhooks", body: body, status: 422, items: items}
 	}
 	cursor := "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
 	wrongCheck := "0"
@@ -221,6 +225,22 @@ func TestValidation_Walk(t *testing.T) {
 		get("query:token", "/recall/alerts/unsubscribe", q("tokn", "x"), 422, "extra_forbidden@query.tokn", "missing@query.token"),
 		{what: "query:token", method: http.MethodPost, target: "/recall/alerts/unsubscribe", status: 422, items: []string{"missing@query.token"}},
 		{what: "query:token", method: http.MethodPost, target: "/recall/alerts/unsubscribe?token=nope", status: 404},
+
+		// Webhooks: the body, unknown parameters and ids no endpoint has.
+		hook(strings.Repeat(" ", maxWebhookBody+1), "string_too_long@body"),
+		hook(`{"url": "https://x.ca/",`, "json_invalid@body"),
+		hook(`{}`, "missing@body.url"),
+		hook(`{"url":"https://x.ca/","recall_agncy":"CFIA","events":"recall.created"}`, "value_error@body.events", "extra_forbidden@body.recall_agncy"),
+		hook(`{"url":"http://hooks.example.ca/","events":["recall.deleted"],"recall_agency":"RCMP","q":"\"listeria"}`,
+			"value_error@body.url", "value_error@body.q", "enum@body.recall_agency", "enum@body.events"),
+		hook(`{"url":"https://169.254.169.254/latest/meta-data","category":"`+strings.Repeat("x", 201)+`"}`, "value_error@body.url", "string_too_long@body.category"),
+		hook(`{"url":"https://user:secret@hooks.example.ca/#frag"}`, "value_error@body.url"),
+		{what: "body", method: http.MethodPost, target: "/recall/webhooks", body: `url=https://x.ca/`, status: 415,
+			header: map[string]string{"Content-Type": "application/x-www-form-urlencoded"}},
+		get("query:", "/recall/webhooks", q("limit", "5"), 422, "extra_forbidden@query.limit"),
+		get("path:id", "/recall/webhooks/wh_nope", "", 404),
+		{what: "path:id", method: http.MethodDelete, target: "/recall/webhooks/wh_nope", status: 404},
+		{what: "path:id", method: http.MethodPost, target: "/recall/webhooks/wh_nope/test", status: 404},
 	}
 
 	cases = append(cases, feedsBadCases(q, get)...)

@@ -100,6 +100,9 @@ func (r *Refresher) apply(ctx context.Context, p *plan) (changed bool, err error
 	if len(asm.added) > 0 {
 		c.NewRecalls = &rappel.NewRecalls{At: now, Source: p.src.Name, Initial: !p.st.Feed.Live, RecordIDs: asm.added}
 	}
+	// The webhooks' events; the store writes none when there are none.
+	c.Events = &rappel.RecordEvents{At: now, Source: p.src.Name, Initial: !p.st.Feed.Live,
+		Created: asm.added, Updated: asm.updated, Archived: asm.archived}
 	if err := r.addRaw(ctx, p, c); err != nil {
 		return false, err
 	}

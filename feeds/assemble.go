@@ -15,9 +15,10 @@ import (
 type assembled struct {
 	put []*rappel.Record
 	del []string
-	// added are the record_ids that had no record before.
-	added    []string
-	problems []rappel.Problem
+	// added are the record_ids that had no record before; updated those
+	// that changed, and archived those whose status became archived.
+	added, updated, archived []string
+	problems                 []rappel.Problem
 	// delta is the change in the number of records.
 	delta int
 }
@@ -92,6 +93,11 @@ func (r *Refresher) assemble(ctx context.Context, src *Source, puts map[string]*
 			out.delta++
 		case !sameButFetched(rec, prev):
 			out.put = append(out.put, rec)
+			if rec.Status == rappel.StatusArchived && prev.Status != rappel.StatusArchived {
+				out.archived = append(out.archived, id)
+			} else {
+				out.updated = append(out.updated, id)
+			}
 		}
 	}
 	return out, nil

@@ -67,43 +67,82 @@ func (s *Store) SourceStates(ctx context.Context) ([]rappel.SourceState, error) 
 	return out, err
 }
 
-// addNewRecalls adds n to b under the next sequence number, which it sets
-// in n. s.mu must be held, so that two batches never take the same number.
-func (s *Store) addNewRecalls(b *pebble.Batch, n *rappel.NewRecalls) error {
+// queue is a durable queue of batches, each under <prefix><seq, 8 bytes
+// BE>, with the last sequence number handed out at seqKey: the alerts'
+// new recalls and the webhooks' record events.
+type queue struct {
+	prefix, seqKey []byte
+	what           string
+}
+
+var (
+	newRecallsQueue   = queue{prefix: newRecallsPrefix, seqKey: newRecallsSeqKey, what: "new recalls"}
+	recordEventsQueue = queue{prefix: []byte("o/ev/"), seqKey: []byte(metaPrefix + "recordevents"), what: "record events"}
+)
+
+func (q queue) key(seq uint64) []byte {
+	return binary.BigEndian.AppendUint64(append([]byte(nil), q.prefix...), seq)
+}
+
+// add adds v to b under the next sequence number, which it returns after
+// setSeq put it in v. s.mu must be held, so that two batches never take
+// the same number.
+func (s *Store) addToQueue(b *pebble.Batch, q queue, v any, setSeq func(uint64)) error {
 	var last uint64
-	val, closer, err := s.db.Get(newRecallsSeqKey)
+	val, closer, err := s.db.Get(q.seqKey)
 	switch {
 	case errors.Is(err, pebble.ErrNotFound):
 	case err != nil:
-		return fmt.Errorf("reading new recalls sequence: %w", err)
+		return fmt.Errorf("reading %s sequence: %w", q.what, err)
 	default:
 		if len(val) == 8 {
 			last = binary.BigEndian.Uint64(val)
 		}
 		closer.Close()
 	}
-	n.Seq = last + 1
-	if err := b.Set(newRecallsSeqKey, binary.BigEndian.AppendUint64(nil, n.Seq), nil); err != nil {
+	setSeq(last + 1)
+	if err := b.Set(q.seqKey, binary.BigEndian.AppendUint64(nil, last+1), nil); err != nil {
 		return err
 	}
-	if err := setJSON(b, newRecallsKey(n.Seq), n); err != nil {
-		return fmt.Errorf("encoding new recalls: %w", err)
+	if err := setJSON(b, q.key(last+1), v); err != nil {
+		return fmt.Errorf("encoding %s: %w", q.what, err)
 	}
 	return nil
 }
 
-func newRecallsKey(seq uint64) []byte {
-	return binary.BigEndian.AppendUint64(append([]byte(nil), newRecallsPrefix...), seq)
+// queued calls fn with every batch of q not yet acknowledged, oldest
+// first.
+func (s *Store) queued(ctx context.Context, q queue, fn func(val []byte) error) error {
+	return s.scan(ctx, q.prefix, func(key, val []byte) error {
+		if err := fn(val); err != nil {
+			return fmt.Errorf("decoding %s %x: %w", q.what, key[len(q.prefix):], err)
+		}
+		return nil
+	})
+}
+
+// ack deletes the batch of q numbered seq, durably.
+func (s *Store) ack(ctx context.Context, q queue, seq uint64) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if s.db == nil {
+		return errNotOpen
+	}
+	if err := s.db.Delete(q.key(seq), pebble.Sync); err != nil {
+		return fmt.Errorf("acknowledging %s %d: %w", q.what, seq, err)
+	}
+	return nil
 }
 
 // NewRecalls returns the batches of new recalls not yet acknowledged,
 // oldest first.
 func (s *Store) NewRecalls(ctx context.Context) ([]rappel.NewRecalls, error) {
 	var out []rappel.NewRecalls
-	err := s.scan(ctx, newRecallsPrefix, func(key, val []byte) error {
+	err := s.queued(ctx, newRecallsQueue, func(val []byte) error {
 		var n rappel.NewRecalls
 		if err := decodeValue(val, &n); err != nil {
-			return fmt.Errorf("decoding new recalls %x: %w", key[len(newRecallsPrefix):], err)
+			return err
 		}
 		out = append(out, n)
 		return nil
@@ -113,16 +152,7 @@ func (s *Store) NewRecalls(ctx context.Context) ([]rappel.NewRecalls, error) {
 
 // AckNewRecalls deletes the batch of new recalls numbered seq, durably.
 func (s *Store) AckNewRecalls(ctx context.Context, seq uint64) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if s.db == nil {
-		return errNotOpen
-	}
-	if err := s.db.Delete(newRecallsKey(seq), pebble.Sync); err != nil {
-		return fmt.Errorf("acknowledging new recalls %d: %w", seq, err)
-	}
-	return nil
+	return s.ack(ctx, newRecallsQueue, seq)
 }
 
 // Load fills an empty store, in one batch committed with pebble.Sync: the

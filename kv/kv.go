@@ -14,6 +14,7 @@
 //	| meta     | m/schema                                                         | schema version, one byte          |
 //	| meta     | m/dataset                                                        | 0x01, then the DatasetInfo's JSON |
 //	| meta     | m/newrecalls                                                     | last new-recalls seq, 8 bytes BE  |
+//	| meta     | m/recordevents                                                   | last record-events seq, 8 bytes BE |
 //	| meta     | m/changes                                                        | change log generation, floor: 8 bytes BE each |
 //	| meta     | m/indexstate                                                     | 0x01, then the read index's state |
 //	| meta     | m/probe                                                          | last probe of a failing storage, Unix ns, 8 bytes BE |
@@ -23,12 +24,16 @@
 //	| feeds    | f/raw/<source>/<key>                                             | 0x01, then the RawRecord's JSON   |
 //	| feeds    | f/data/<source>/<key>                                            | 0x01, then the raw bytes          |
 //	| outbox   | o/new/<seq, 8 bytes BE>                                          | 0x01, then the NewRecalls' JSON   |
+//	| outbox   | o/ev/<seq, 8 bytes BE>                                           | 0x01, then the RecordEvents' JSON |
 //	| alerts   | a/sub/<subscription_id>                                          | 0x01, then the Subscription's JSON |
 //	| alerts   | a/tok/<SHA-256 of a token, 32 bytes>                             | 0x01, then {sub, kind} JSON       |
 //	| alerts   | a/out/<subscription_id>\x00<record_id>                           | 0x01, then the AlertRow's JSON    |
 //	| alerts   | a/matched/<record_id>                                            | when the recall was matched       |
 //	| alerts   | a/allow/<allowance name, never an address in clear>              | 0x01, then {used, until} JSON     |
 //	| usage    | u/<YYYY-MM>/<key id>                                             | requests that month, 8 bytes BE   |
+//	| webhooks | w/hook/<endpoint_id>                                             | 0x01, then the Webhook's JSON     |
+//	| webhooks | w/out/<endpoint_id>\x00<event key>                               | 0x01, then the AlertRow's JSON    |
+//	| webhooks | w/matched/<event key>                                            | when the event was matched        |
 //
 // API keys live in a database of their own (Keys, the data dir's "keys"),
 // which rappel keys can open while a server runs:

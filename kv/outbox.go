@@ -18,16 +18,27 @@ import (
 
 var _ rappel.Outbox = (*Store)(nil)
 
-// outboxKey is a/out/<sub>\x00<record>: subscription ids are base64url and
-// never hold 0x00, so rows of one subscription are contiguous.
-func outboxKey(sub, record string) []byte {
-	k := append([]byte(outboxPrefix), sub...)
+// outbox names the keyspaces of one outbox: the alerts' and the webhooks'
+// share the code below and differ in their prefixes.
+type outbox struct {
+	rows, matched string
+	// what names the rows in errors: "alert", "webhook delivery".
+	what string
+}
+
+var alertOutbox = outbox{rows: outboxPrefix, matched: matchedRecordPrefix, what: "alert"}
+
+// key is <rows><sub>\x00<record>: subscription and endpoint ids are
+// base64url and never hold 0x00, so rows of one subscription are
+// contiguous.
+func (o outbox) key(sub, record string) []byte {
+	k := append([]byte(o.rows), sub...)
 	k = append(k, 0)
 	return append(k, record...)
 }
 
-func matchedRecordKey(record string) []byte {
-	return append([]byte(matchedRecordPrefix), record...)
+func (o outbox) matchedKey(record string) []byte {
+	return append([]byte(o.matched), record...)
 }
 
 // claimEpoch names this process in the claims it records. Pebble lets one
@@ -57,6 +68,10 @@ func (r *storedAlert) claimLive(now time.Time) bool {
 
 // UnmatchedRecords returns the ids without a matched mark, in order.
 func (s *Store) UnmatchedRecords(ctx context.Context, ids []string) ([]string, error) {
+	return s.unmatched(ctx, alertOutbox, ids)
+}
+
+func (s *Store) unmatched(ctx context.Context, o outbox, ids []string) ([]string, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -65,7 +80,7 @@ func (s *Store) UnmatchedRecords(ctx context.Context, ids []string) ([]string, e
 	}
 	var out []string
 	for _, id := range ids {
-		ok, err := s.has(matchedRecordKey(id))
+		ok, err := s.has(o.matchedKey(id))
 		if err != nil {
 			return nil, err
 		}
@@ -80,7 +95,11 @@ func (s *Store) UnmatchedRecords(ctx context.Context, ids []string) ([]string, e
 // synced batch. Records marked already keep their rows, and existing rows
 // are kept, so that a row already sent is never reset to pending.
 func (s *Store) CommitMatches(ctx context.Context, records []string, rows []*rappel.AlertRow) (int, error) {
-	_, span := startWrite(ctx, "CommitMatches")
+	return s.commitMatches(ctx, alertOutbox, "CommitMatches", records, rows)
+}
+
+func (s *Store) commitMatches(ctx context.Context, o outbox, op string, records []string, rows []*rappel.AlertRow) (int, error) {
+	_, span := startWrite(ctx, op)
 	defer span.End()
 	if err := ctx.Err(); err != nil {
 		return 0, err
@@ -95,7 +114,7 @@ func (s *Store) CommitMatches(ctx context.Context, records []string, rows []*rap
 	marked := map[string]bool{}
 	at := []byte(time.Now().UTC().Format(time.RFC3339))
 	for _, id := range records {
-		k := matchedRecordKey(id)
+		k := o.matchedKey(id)
 		ok, err := s.has(k)
 		if err != nil {
 			return 0, err
@@ -113,7 +132,7 @@ func (s *Store) CommitMatches(ctx context.Context, records []string, rows []*rap
 		if !marked[r.Record] {
 			continue
 		}
-		k := outboxKey(r.Sub, r.Record)
+		k := o.key(r.Sub, r.Record)
 		ok, err := s.has(k)
 		if err != nil {
 			return 0, err
@@ -122,11 +141,11 @@ func (s *Store) CommitMatches(ctx context.Context, records []string, rows []*rap
 			continue
 		}
 		if err := putAlertJSON(b, k, storedAlert{AlertRow: *r}); err != nil {
-			return 0, fmt.Errorf("encoding alert: %w", err)
+			return 0, fmt.Errorf("encoding %s: %w", o.what, err)
 		}
 		n++
 	}
-	if err := endWrite(span, b, commit(b, "writing alerts")); err != nil {
+	if err := endWrite(span, b, commit(b, "writing "+o.what+"s")); err != nil {
 		return 0, err
 	}
 	return n, nil
@@ -148,7 +167,11 @@ func (s *Store) has(key []byte) (bool, error) {
 // whole outbox, sent rows included; they could move to a keyspace of their
 // own if it grows large. Claims are serialized by s.mu.
 func (s *Store) ClaimAlerts(ctx context.Context, node string, now time.Time, lease time.Duration, limit int) ([]*rappel.AlertRow, error) {
-	_, span := startWrite(ctx, "ClaimAlerts")
+	return s.claim(ctx, alertOutbox, "ClaimAlerts", node, now, lease, limit)
+}
+
+func (s *Store) claim(ctx context.Context, o outbox, op, node string, now time.Time, lease time.Duration, limit int) ([]*rappel.AlertRow, error) {
+	_, span := startWrite(ctx, op)
 	defer span.End()
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -163,10 +186,10 @@ func (s *Store) ClaimAlerts(ctx context.Context, node string, now time.Time, lea
 	defer s.mu.Unlock()
 	var due []*storedAlert
 	errFull := errors.New("full")
-	err := s.scanAlerts(ctx, []byte(outboxPrefix), func(_, val []byte) error {
+	err := s.scanAlerts(ctx, []byte(o.rows), func(_, val []byte) error {
 		r := new(storedAlert)
 		if err := decodeValue(val, r); err != nil {
-			return fmt.Errorf("decoding alert: %w", err)
+			return fmt.Errorf("decoding %s: %w", o.what, err)
 		}
 		if r.Status != rappel.AlertPending || r.NextAt.After(now) || r.claimLive(now) {
 			return nil
@@ -192,13 +215,13 @@ func (s *Store) ClaimAlerts(ctx context.Context, node string, now time.Time, lea
 	out := make([]*rappel.AlertRow, len(due))
 	for i, r := range due {
 		r.ClaimedBy, r.ClaimedUntil, r.Epoch = node, until, claimEpoch
-		if err := putAlertJSON(b, outboxKey(r.Sub, r.Record), r); err != nil {
-			return nil, fmt.Errorf("encoding alert: %w", err)
+		if err := putAlertJSON(b, o.key(r.Sub, r.Record), r); err != nil {
+			return nil, fmt.Errorf("encoding %s: %w", o.what, err)
 		}
 		row := r.AlertRow
 		out[i] = &row
 	}
-	if err := endWrite(span, b, commit(b, "claiming alerts")); err != nil {
+	if err := endWrite(span, b, commit(b, "claiming "+o.what+"s")); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -230,7 +253,11 @@ func (r *storedAlert) group() (string, uint64) { return r.Sub, r.Seq }
 // UpdateAlerts writes the rows still held by the claim they carry, with
 // their claims released, in one synced batch.
 func (s *Store) UpdateAlerts(ctx context.Context, node string, rows []*rappel.AlertRow) (int, error) {
-	_, span := startWrite(ctx, "UpdateAlerts")
+	return s.update(ctx, alertOutbox, "UpdateAlerts", node, rows)
+}
+
+func (s *Store) update(ctx context.Context, o outbox, op, node string, rows []*rappel.AlertRow) (int, error) {
+	_, span := startWrite(ctx, op)
 	defer span.End()
 	if err := ctx.Err(); err != nil {
 		return 0, err
@@ -244,11 +271,11 @@ func (s *Store) UpdateAlerts(ctx context.Context, node string, rows []*rappel.Al
 	defer b.Close()
 	n := 0
 	for _, r := range rows {
-		k := outboxKey(r.Sub, r.Record)
+		k := o.key(r.Sub, r.Record)
 		cur := new(storedAlert)
 		found, err := s.getAlertJSON(ctx, k, cur)
 		if err != nil {
-			return 0, fmt.Errorf("reading alert: %w", err)
+			return 0, fmt.Errorf("reading %s: %w", o.what, err)
 		}
 		if !found || node == "" || cur.ClaimedBy != node || cur.Epoch != claimEpoch || !cur.ClaimedUntil.Equal(r.ClaimedUntil) {
 			continue
@@ -256,11 +283,11 @@ func (s *Store) UpdateAlerts(ctx context.Context, node string, rows []*rappel.Al
 		next := storedAlert{AlertRow: *r}
 		next.ClaimedBy, next.ClaimedUntil = "", time.Time{}
 		if err := putAlertJSON(b, k, next); err != nil {
-			return 0, fmt.Errorf("encoding alert: %w", err)
+			return 0, fmt.Errorf("encoding %s: %w", o.what, err)
 		}
 		n++
 	}
-	if err := endWrite(span, b, commit(b, "updating alerts")); err != nil {
+	if err := endWrite(span, b, commit(b, "updating "+o.what+"s")); err != nil {
 		return 0, err
 	}
 	return n, nil
@@ -271,14 +298,18 @@ func (s *Store) UpdateAlerts(ctx context.Context, node string, rows []*rappel.Al
 // status; sent and failed rows stay in the outbox, so the scan reads them
 // too, which is cheap while the outbox is small (see ClaimAlerts).
 func (s *Store) PendingAlerts(ctx context.Context) (int, error) {
+	return s.pending(ctx, alertOutbox)
+}
+
+func (s *Store) pending(ctx context.Context, o outbox) (int, error) {
 	n := 0
 	var row struct {
 		Status string `json:"status"`
 	}
-	err := s.scanAlerts(ctx, []byte(outboxPrefix), func(_, val []byte) error {
+	err := s.scanAlerts(ctx, []byte(o.rows), func(_, val []byte) error {
 		row.Status = ""
 		if err := decodeValue(val, &row); err != nil {
-			return fmt.Errorf("decoding alert: %w", err)
+			return fmt.Errorf("decoding %s: %w", o.what, err)
 		}
 		if row.Status == rappel.AlertPending {
 			n++
@@ -286,7 +317,7 @@ func (s *Store) PendingAlerts(ctx context.Context) (int, error) {
 		return nil
 	})
 	if err != nil {
-		return 0, fmt.Errorf("counting pending alerts: %w", err)
+		return 0, fmt.Errorf("counting pending %ss: %w", o.what, err)
 	}
 	return n, nil
 }

@@ -38,3 +38,17 @@ func TestStore_Outbox(t *testing.T) {
 		return st, st
 	})
 }
+
+func TestStore_WebhookStore(t *testing.T) {
+	storetest.WebhookStore(t, func(t *testing.T) (rappel.WebhookStore, rappel.WebhookStore) {
+		st := mustAlertStore(t)
+		return st, st
+	})
+}
+
+func TestStore_WebhookOutbox(t *testing.T) {
+	storetest.WebhookOutbox(t, func(t *testing.T) (rappel.WebhookOutbox, rappel.WebhookOutbox) {
+		st := mustAlertStore(t)
+		return st, st
+	})
+}

@@ -307,8 +307,13 @@ func (s *Store) addChange(ctx context.Context, b *pebble.Batch, ch *changed, c *
 			return fmt.Errorf("encoding dataset info: %w", err)
 		}
 	}
-	if c.NewRecalls != nil && len(c.NewRecalls.RecordIDs) > 0 {
-		return s.addNewRecalls(b, c.NewRecalls)
+	if n := c.NewRecalls; n != nil && len(n.RecordIDs) > 0 {
+		if err := s.addToQueue(b, newRecallsQueue, n, func(seq uint64) { n.Seq = seq }); err != nil {
+			return err
+		}
+	}
+	if e := c.Events; e != nil && !e.Empty() {
+		return s.addToQueue(b, recordEventsQueue, e, func(seq uint64) { e.Seq = seq })
 	}
 	return nil
 }

@@ -19,6 +19,7 @@ type AlertsConfig struct {
 }
 
 func (c *AlertsConfig) register(fs *flag.FlagSet) {
+	registerWebhooks(fs, &c.Webhooks)
 	if c.Interval == 0 {
 		c.Confirm, c.Interval, c.PublicURL = true, 30*time.Second, "http://127.0.0.1:8080"
 		c.PendingTTL, c.ConfirmPerAddress, c.ConfirmWindow = alerts.DefaultPendingTTL, alerts.DefaultConfirmPerAddress, alerts.DefaultConfirmWindow
@@ -55,9 +56,11 @@ func (c *AlertsConfig) start(ctx context.Context, store *kv.Store, shared *postg
 	}
 	cfg := c.Config
 	var st alerts.Store = store
+	srv.WebhookDepth = store.PendingDeliveries
 	if shared != nil {
 		st = shared
 		srv.OutboxDepth = shared.PendingAlerts // the fleet's outbox, not this node's empty one
+		srv.WebhookDepth = shared.PendingDeliveries
 		cfg.Node, cfg.RecordWait = shared.Node, fleetRecordWait
 	}
 	r, err := alerts.NewRunner(cfg, st, store, log)
@@ -65,5 +68,6 @@ func (c *AlertsConfig) start(ctx context.Context, store *kv.Store, shared *postg
 		return nil, err
 	}
 	srv.Alerts = r.Service
+	srv.Webhooks, srv.WebhookStats = r.Hooks, r.HookSender.Counts
 	return r, r.Open(ctx)
 }

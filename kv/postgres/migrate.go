@@ -28,6 +28,7 @@ var migrations = []migration{
 	{Version: 1, Name: "api keys and quota counters", SQL: schemaKeys},
 	{Version: 2, Name: "subscriptions and the alert outbox", SQL: schemaAlerts},
 	{Version: 3, Name: "alert allowances, and tokens by subscription", SQL: schemaAllowances},
+	{Version: 4, Name: "webhook endpoints and their outbox", SQL: schemaWebhooks},
 }
 
 // SchemaVersion is the newest schema this package knows.

@@ -58,15 +58,42 @@ CREATE TABLE IF NOT EXISTS alert_matched (
 
 var _ rappel.Outbox = (*Store)(nil)
 
+// outbox names the tables of one outbox: the alerts' and the webhooks'
+// share the queries below and differ in their tables, and in the webhook
+// rows' payload column.
+type outbox struct {
+	rows, matched string
+	payload       bool
+	// what names the rows in errors: "alert", "webhook delivery".
+	what string
+}
+
+var alertOutbox = outbox{rows: "alert_outbox", matched: "alert_matched", what: "alert"}
+
+// sql names o's tables in q: {rows} and {matched}; {payload} is the
+// payload column, or NULL in a table without one, and {,payload} adds it
+// to a column list.
+func (o outbox) sql(q string) string {
+	payload, list := "NULL::BYTEA", ""
+	if o.payload {
+		payload, list = "payload", ", payload"
+	}
+	return strings.NewReplacer("{rows}", o.rows, "{matched}", o.matched, "{payload}", payload, "{,payload}", list).Replace(q)
+}
+
 // UnmatchedRecords returns those of ids no node has marked as matched.
 func (s *Store) UnmatchedRecords(ctx context.Context, ids []string) ([]string, error) {
+	return s.unmatched(ctx, alertOutbox, ids)
+}
+
+func (s *Store) unmatched(ctx context.Context, o outbox, ids []string) ([]string, error) {
 	if s.pool == nil {
 		return nil, errNotOpen
 	}
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	rows, err := s.pool.Query(ctx, `SELECT record FROM alert_matched WHERE record = ANY($1::TEXT[])`, ids)
+	rows, err := s.pool.Query(ctx, o.sql(`SELECT record FROM {matched} WHERE record = ANY($1::TEXT[])`), ids)
 	if err != nil {
 		return nil, fmt.Errorf("reading matched recalls: %w", err)
 	}
@@ -101,6 +128,10 @@ func collectSet(rows pgx.Rows) (map[string]bool, error) {
 // transactions retry (inTx), and either way only the first node's rows are
 // written.
 func (s *Store) CommitMatches(ctx context.Context, records []string, rows []*rappel.AlertRow) (int, error) {
+	return s.commitMatches(ctx, alertOutbox, records, rows)
+}
+
+func (s *Store) commitMatches(ctx context.Context, o outbox, records []string, rows []*rappel.AlertRow) (int, error) {
 	if s.pool == nil {
 		return 0, errNotOpen
 	}
@@ -113,9 +144,9 @@ func (s *Store) CommitMatches(ctx context.Context, records []string, rows []*rap
 	var n int
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		n = 0
-		marked, err := tx.Query(ctx, `INSERT INTO alert_matched (record, node, matched_at)
+		marked, err := tx.Query(ctx, o.sql(`INSERT INTO {matched} (record, node, matched_at)
 			SELECT m.record, $2, $3 FROM unnest($1::TEXT[]) AS m(record)
-			ON CONFLICT (record) DO NOTHING RETURNING record`, records, s.Node, s.now().UTC())
+			ON CONFLICT (record) DO NOTHING RETURNING record`), records, s.Node, s.now().UTC())
 		if err != nil {
 			return fmt.Errorf("marking recalls as matched: %w", err)
 		}
@@ -128,9 +159,13 @@ func (s *Store) CommitMatches(ctx context.Context, records []string, rows []*rap
 			if !ours[r.Record] {
 				continue
 			}
-			b.Queue(`INSERT INTO alert_outbox (sub, record, seq, status, attempts, next_at, created_at, sent_at, error)
-				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (sub, record) DO NOTHING`,
-				r.Sub, r.Record, int64(r.Seq), r.Status, r.Attempts, r.NextAt.UTC(), r.CreatedAt.UTC(), nullTime(r.SentAt), r.Error)
+			args := []any{r.Sub, r.Record, int64(r.Seq), r.Status, r.Attempts, r.NextAt.UTC(), r.CreatedAt.UTC(), nullTime(r.SentAt), r.Error}
+			values := ""
+			if o.payload {
+				args, values = append(args, []byte(r.Payload)), ", $10"
+			}
+			b.Queue(o.sql(`INSERT INTO {rows} (sub, record, seq, status, attempts, next_at, created_at, sent_at, error{,payload})
+				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9`+values+`) ON CONFLICT (sub, record) DO NOTHING`), args...)
 		}
 		if b.Len() == 0 {
 			return nil
@@ -140,7 +175,7 @@ func (s *Store) CommitMatches(ctx context.Context, records []string, rows []*rap
 			tag, err := res.Exec()
 			if err != nil {
 				res.Close()
-				return fmt.Errorf("writing alerts: %w", err)
+				return fmt.Errorf("writing %ss: %w", o.what, err)
 			}
 			n += int(tag.RowsAffected())
 		}
@@ -153,14 +188,18 @@ func (s *Store) CommitMatches(ctx context.Context, records []string, rows []*rap
 }
 
 // alertColumns are the columns scanAlert reads, in its order.
-const alertColumns = `sub, record, seq, status, attempts, next_at, created_at, sent_at, error, claimed_by, claimed_until`
+const alertColumns = `sub, record, seq, status, attempts, next_at, created_at, sent_at, error, claimed_by, claimed_until, {payload}`
 
 func scanAlert(row pgx.Row) (*rappel.AlertRow, error) {
 	r := new(rappel.AlertRow)
 	var seq, attempts int64
 	var sentAt, until *time.Time
-	if err := row.Scan(&r.Sub, &r.Record, &seq, &r.Status, &attempts, &r.NextAt, &r.CreatedAt, &sentAt, &r.Error, &r.ClaimedBy, &until); err != nil {
+	var payload []byte
+	if err := row.Scan(&r.Sub, &r.Record, &seq, &r.Status, &attempts, &r.NextAt, &r.CreatedAt, &sentAt, &r.Error, &r.ClaimedBy, &until, &payload); err != nil {
 		return nil, err
+	}
+	if len(payload) > 0 {
+		r.Payload = payload
 	}
 	r.Seq, r.Attempts = uint64(seq), int(attempts)
 	r.NextAt, r.CreatedAt = r.NextAt.UTC(), r.CreatedAt.UTC()
@@ -185,6 +224,10 @@ func scanAlert(row pgx.Row) (*rappel.AlertRow, error) {
 // database's, so that tests can move time; a fleet's clocks must agree to
 // well within the lease (NTP does).
 func (s *Store) ClaimAlerts(ctx context.Context, node string, now time.Time, lease time.Duration, limit int) ([]*rappel.AlertRow, error) {
+	return s.claim(ctx, alertOutbox, node, now, lease, limit)
+}
+
+func (s *Store) claim(ctx context.Context, o outbox, node string, now time.Time, lease time.Duration, limit int) ([]*rappel.AlertRow, error) {
 	if s.pool == nil {
 		return nil, errNotOpen
 	}
@@ -195,15 +238,15 @@ func (s *Store) ClaimAlerts(ctx context.Context, node string, now time.Time, lea
 	until := now.Add(lease).Truncate(time.Microsecond) // the column's precision
 	var out []*rappel.AlertRow
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, `SELECT `+alertColumns+` FROM alert_outbox
+		rows, err := tx.Query(ctx, o.sql(`SELECT `+alertColumns+` FROM {rows}
 			WHERE status = $1 AND next_at <= $2 AND (claimed_until IS NULL OR claimed_until <= $2)
-			ORDER BY sub, seq, record LIMIT $3 FOR UPDATE SKIP LOCKED`, rappel.AlertPending, now, limit+1)
+			ORDER BY sub, seq, record LIMIT $3 FOR UPDATE SKIP LOCKED`), rappel.AlertPending, now, limit+1)
 		if err != nil {
-			return fmt.Errorf("reading due alerts: %w", err)
+			return fmt.Errorf("reading due %ss: %w", o.what, err)
 		}
 		due, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (*rappel.AlertRow, error) { return scanAlert(r) })
 		if err != nil {
-			return fmt.Errorf("reading due alerts: %w", err)
+			return fmt.Errorf("reading due %ss: %w", o.what, err)
 		}
 		// The database's order (its collation) groups rows as well as Go's
 		// byte order does; the rows are sorted in Go's once trimmed.
@@ -212,7 +255,7 @@ func (s *Store) ClaimAlerts(ctx context.Context, node string, now time.Time, lea
 		b := &pgx.Batch{}
 		for _, r := range out {
 			r.ClaimedBy, r.ClaimedUntil = node, until
-			b.Queue(`UPDATE alert_outbox SET claimed_by = $3, claimed_until = $4 WHERE sub = $1 AND record = $2`, r.Sub, r.Record, node, until)
+			b.Queue(o.sql(`UPDATE {rows} SET claimed_by = $3, claimed_until = $4 WHERE sub = $1 AND record = $2`), r.Sub, r.Record, node, until)
 		}
 		if b.Len() == 0 {
 			return nil
@@ -220,7 +263,7 @@ func (s *Store) ClaimAlerts(ctx context.Context, node string, now time.Time, lea
 		return tx.SendBatch(ctx, b).Close()
 	})
 	if err != nil {
-		return nil, fmt.Errorf("claiming alerts: %w", err)
+		return nil, fmt.Errorf("claiming %ss: %w", o.what, err)
 	}
 	return out, nil
 }
@@ -246,6 +289,10 @@ func trimClaim(rows []*rappel.AlertRow, limit int) []*rappel.AlertRow {
 // UpdateAlerts writes the rows still held by the claim they carry and
 // releases those claims, in one transaction.
 func (s *Store) UpdateAlerts(ctx context.Context, node string, rows []*rappel.AlertRow) (int, error) {
+	return s.update(ctx, alertOutbox, node, rows)
+}
+
+func (s *Store) update(ctx context.Context, o outbox, node string, rows []*rappel.AlertRow) (int, error) {
 	if s.pool == nil {
 		return 0, errNotOpen
 	}
@@ -257,9 +304,9 @@ func (s *Store) UpdateAlerts(ctx context.Context, node string, rows []*rappel.Al
 		n = 0
 		b := &pgx.Batch{}
 		for _, r := range rows {
-			b.Queue(`UPDATE alert_outbox SET status = $3, attempts = $4, next_at = $5, sent_at = $6, error = $7,
+			b.Queue(o.sql(`UPDATE {rows} SET status = $3, attempts = $4, next_at = $5, sent_at = $6, error = $7,
 					claimed_by = '', claimed_until = NULL
-				WHERE sub = $1 AND record = $2 AND claimed_by = $8 AND claimed_until = $9`,
+				WHERE sub = $1 AND record = $2 AND claimed_by = $8 AND claimed_until = $9`),
 				r.Sub, r.Record, r.Status, r.Attempts, r.NextAt.UTC(), nullTime(r.SentAt), r.Error, node, nullTime(r.ClaimedUntil))
 		}
 		res := tx.SendBatch(ctx, b)
@@ -274,7 +321,7 @@ func (s *Store) UpdateAlerts(ctx context.Context, node string, rows []*rappel.Al
 		return res.Close()
 	})
 	if err != nil {
-		return 0, fmt.Errorf("updating alerts: %w", err)
+		return 0, fmt.Errorf("updating %ss: %w", o.what, err)
 	}
 	return n, nil
 }
@@ -282,12 +329,16 @@ func (s *Store) UpdateAlerts(ctx context.Context, node string, rows []*rappel.Al
 // PendingAlerts counts the outbox rows still to be sent, fleet-wide, for
 // the outbox-depth metric.
 func (s *Store) PendingAlerts(ctx context.Context) (int, error) {
+	return s.pending(ctx, alertOutbox)
+}
+
+func (s *Store) pending(ctx context.Context, o outbox) (int, error) {
 	if s.pool == nil {
 		return 0, errNotOpen
 	}
 	var n int64
-	if err := s.pool.QueryRow(ctx, `SELECT count(*) FROM alert_outbox WHERE status = $1`, rappel.AlertPending).Scan(&n); err != nil {
-		return 0, fmt.Errorf("counting pending alerts: %w", err)
+	if err := s.pool.QueryRow(ctx, o.sql(`SELECT count(*) FROM {rows} WHERE status = $1`), rappel.AlertPending).Scan(&n); err != nil {
+		return 0, fmt.Errorf("counting pending %ss: %w", o.what, err)
 	}
 	return int(n), nil
 }

@@ -1,0 +1,175 @@
+package alerts
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/rappel-ca/rappel"
+)
+
+// HookMatcher turns a refresh's record events into webhook deliveries: one
+// per enabled endpoint whose search matches the record and that takes the
+// event's type, written with the events' matched marks in one
+// transaction. An event's key is its type, record_id and content, so a
+// record changed twice makes two events, and the nodes of a fleet, whose
+// refreshes find the same change, make one: the first to commit.
+type HookMatcher struct {
+	Hooks   rappel.WebhookStore
+	Outbox  rappel.WebhookOutbox
+	Records interface {
+		Record(ctx context.Context, id string) (*rappel.Record, error)
+	}
+	Build  func(recs []*rappel.Record) (rappel.RecordMatcher, error)
+	Now    func() time.Time
+	Logger *slog.Logger
+}
+
+// NewHookMatcher returns a HookMatcher with GET /recall's engine, the real
+// clock and the default logger.
+func NewHookMatcher() *HookMatcher {
+	return &HookMatcher{Build: buildIndex, Now: time.Now, Logger: slog.Default()}
+}
+
+// Drain matches every unacknowledged batch of src, oldest first, and
+// acknowledges each once its deliveries are durable. A crash between the
+// two leaves the batch to be matched again, which the matched marks turn
+// into a no-op. A source's first live snapshot announces nothing.
+func (m *HookMatcher) Drain(ctx context.Context, src rappel.RecordEventsSource) error {
+	batches, err := src.RecordEvents(ctx)
+	if err != nil {
+		return fmt.Errorf("reading record events: %w", err)
+	}
+	for i := range batches {
+		b := &batches[i]
+		if !b.Initial {
+			if _, err := m.Match(ctx, b); err != nil {
+				return err
+			}
+		}
+		if err := src.AckRecordEvents(ctx, b.Seq); err != nil {
+			return fmt.Errorf("acknowledging record events %d: %w", b.Seq, err)
+		}
+	}
+	return nil
+}
+
+// hookEvent is one record event of a batch.
+type hookEvent struct {
+	typ, key string
+	rec      *rappel.Record
+}
+
+// Match writes the deliveries of the events of e no node has matched yet
+// and returns how many it wrote.
+func (m *HookMatcher) Match(ctx context.Context, e *rappel.RecordEvents) (int, error) {
+	var events []hookEvent
+	byKey := map[string]int{}
+	var keys []string
+	for _, list := range []struct {
+		typ string
+		ids []string
+	}{{rappel.EventRecallCreated, e.Created}, {rappel.EventRecallUpdated, e.Updated}, {rappel.EventRecallArchived, e.Archived}} {
+		for _, id := range list.ids {
+			rec, err := m.Records.Record(ctx, id)
+			if rappel.ErrorCode(err) == rappel.ENOTFOUND {
+				continue // deleted since: nothing to announce
+			}
+			if err != nil {
+				return 0, fmt.Errorf("reading recall %s: %w", id, err)
+			}
+			key, err := eventKey(list.typ, rec)
+			if err != nil {
+				return 0, err
+			}
+			byKey[key] = len(events)
+			events = append(events, hookEvent{typ: list.typ, key: key, rec: rec})
+			keys = append(keys, key)
+		}
+	}
+	keys, err := m.Outbox.UnmatchedEvents(ctx, keys)
+	if err != nil {
+		return 0, fmt.Errorf("reading matched events: %w", err)
+	}
+	if len(keys) == 0 {
+		return 0, nil
+	}
+	hooks := map[string]*rappel.Webhook{}
+	var ss []saved
+	err = m.Hooks.ForEachWebhook(ctx, func(w *rappel.Webhook) error {
+		if w.Status == rappel.WebhookEnabled {
+			hooks[w.ID] = w
+			ss = append(ss, saved{id: w.ID, search: w.Search})
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("reading webhooks: %w", err)
+	}
+	recs := make([]*rappel.Record, len(keys))
+	evOf := map[string]*hookEvent{} // by record_id: one event per record and batch
+	for i, k := range keys {
+		ev := &events[byKey[k]]
+		recs[i] = ev.rec
+		evOf[ev.rec.RecordID] = ev
+	}
+	var rows []*rappel.AlertRow
+	if len(ss) > 0 {
+		rm, err := m.Build(recs)
+		if err != nil {
+			return 0, fmt.Errorf("indexing record events: %w", err)
+		}
+		pairs, err := newSavedIndex(ss).match(ctx, rm, recs)
+		if err != nil {
+			return 0, fmt.Errorf("matching record events: %w", err)
+		}
+		now := m.Now().UTC()
+		for _, p := range pairs {
+			ev := evOf[p.record]
+			if !hooks[p.sub].Wants(ev.typ) {
+				continue
+			}
+			body, err := hookPayload(ev.typ, e.At, ev.rec)
+			if err != nil {
+				return 0, err
+			}
+			rows = append(rows, &rappel.AlertRow{Sub: p.sub, Record: ev.key, Seq: e.Seq, Status: rappel.AlertPending,
+				CreatedAt: now, NextAt: now, Payload: body})
+		}
+	}
+	n, err := m.Outbox.CommitEvents(ctx, keys, rows)
+	if err != nil {
+		return 0, fmt.Errorf("writing webhook deliveries of batch %d: %w", e.Seq, err)
+	}
+	m.Logger.Info("matched record events", "seq", e.Seq, "events", len(keys), "endpoints", len(ss), "deliveries", n, "skipped", len(rows)-n)
+	return n, nil
+}
+
+// eventKey names an event across a fleet: its type, the record_id and the
+// hash of the record without its fetched_at, which each node sets to its
+// own refresh time.
+func eventKey(typ string, rec *rappel.Record) (string, error) {
+	c := *rec
+	c.FetchedAt = ""
+	h, err := rappel.ContentHash(&c)
+	if err != nil {
+		return "", fmt.Errorf("hashing recall %s: %w", rec.RecordID, err)
+	}
+	return typ + ":" + rec.RecordID + ":" + h, nil
+}
+
+// hookPayload is the body of a delivery: the event's type and time, and
+// the record as GET /recall/{record_id} serves it.
+func hookPayload(typ string, at time.Time, rec *rappel.Record) (json.RawMessage, error) {
+	return json.Marshal(struct {
+		Type      string `json:"type"`
+		Timestamp string `json:"timestamp"`
+		Data      struct {
+			Record *rappel.Record `json:"record"`
+		} `json:"data"`
+	}{Type: typ, Timestamp: at.UTC().Format(time.RFC3339), Data: struct {
+		Record *rappel.Record `json:"record"`
+	}{rec}})
+}

@@ -1,0 +1,126 @@
+package edge
+
+import (
+	"net/http"
+
+	"github.com/rappel-ca/rappel"
+)
+
+// webhookFields are the body fields of POST /recall/webhooks.
+var webhookFields = []string{"url", "q", "recall_agency", "recall_type", "hazard_class", "allergen", "category", "events"}
+
+// maxWebhookBody bounds the body of POST /recall/webhooks: a URL of up to
+// 2 KiB and short filters.
+const maxWebhookBody = 16 << 10
+
+const webhookExample = `send a JSON object such as '{"url": "https://hooks.example.ca/rappel", "q": "listeria", "events": ["recall.created"]}'`
+
+// webhooks returns the webhook service and the caller's key ID, or a 503
+// when the node has no webhooks.
+func (s *Server) webhooks(w http.ResponseWriter) (rappel.Webhooks, string, error) {
+	if err := paramsOf(w).err(); err != nil {
+		return nil, "", err
+	}
+	if s.Webhooks == nil {
+		return nil, "", rappel.Errorf(rappel.EUNAVAILABLE, "Webhooks are not enabled on this server.")
+	}
+	x := exchangeOf(w)
+	if x == nil || x.key == nil {
+		return nil, "", rappel.Errorf(rappel.EFORBIDDEN, "Missing API key: send it in the x-gateway-key header.")
+	}
+	return s.Webhooks, x.key.ID, nil
+}
+
+// decodeWebhook reads the body of POST /recall/webhooks; the values are
+// checked by WebhookRequest.Validate.
+func decodeWebhook(r *http.Request) (*rappel.WebhookRequest, error) {
+	req := &rappel.WebhookRequest{}
+	err := decodeObject(r, maxWebhookBody, webhookExample, webhookFields, map[string]any{"url": &req.URL, "q": &req.Q,
+		"recall_agency": &req.Agency, "recall_type": &req.RecallType, "hazard_class": &req.HazardClass,
+		"allergen": &req.Allergen, "category": &req.Category, "events": &req.Events})
+	if err != nil {
+		return nil, err
+	}
+	return req, nil
+}
+
+// createWebhook answers POST /recall/webhooks with 201 and the endpoint,
+// its secret shown this once.
+func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request) error {
+	svc, key, err := s.webhooks(w)
+	if err != nil {
+		return err
+	}
+	req, err := decodeWebhook(r)
+	if err != nil {
+		return err
+	}
+	created, err := svc.Create(r.Context(), key, req)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Location", "/recall/webhooks/"+created.ID)
+	return s.writeStatus(w, r, http.StatusCreated, created)
+}
+
+// webhookList is the body of GET /recall/webhooks.
+type webhookList struct {
+	Webhooks []*rappel.WebhookView `json:"webhooks"`
+}
+
+// listWebhooks answers GET /recall/webhooks with the key's endpoints.
+func (s *Server) listWebhooks(w http.ResponseWriter, r *http.Request) error {
+	svc, key, err := s.webhooks(w)
+	if err != nil {
+		return err
+	}
+	list, err := svc.List(r.Context(), key)
+	if err != nil {
+		return err
+	}
+	if list == nil {
+		list = []*rappel.WebhookView{}
+	}
+	return s.writeValue(w, r, webhookList{Webhooks: list})
+}
+
+// getWebhook answers GET /recall/webhooks/{id}.
+func (s *Server) getWebhook(w http.ResponseWriter, r *http.Request) error {
+	svc, key, err := s.webhooks(w)
+	if err != nil {
+		return err
+	}
+	v, err := svc.Get(r.Context(), key, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	return s.writeValue(w, r, v)
+}
+
+// deleteWebhook answers DELETE /recall/webhooks/{id} with 204.
+func (s *Server) deleteWebhook(w http.ResponseWriter, r *http.Request) error {
+	svc, key, err := s.webhooks(w)
+	if err != nil {
+		return err
+	}
+	if err := svc.Delete(r.Context(), key, r.PathValue("id")); err != nil {
+		return err
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// testWebhook answers POST /recall/webhooks/{id}/test with the receiver's
+// answer to a webhook.test event sent now.
+func (s *Server) testWebhook(w http.ResponseWriter, r *http.Request) error {
+	svc, key, err := s.webhooks(w)
+	if err != nil {
+		return err
+	}
+	res, err := svc.Test(r.Context(), key, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	return s.writeValue(w, r, res)
+}
