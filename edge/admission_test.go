@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -37,6 +38,9 @@ type gatedCatalog struct {
 	*index.Catalog
 	gate    chan struct{}
 	entered chan struct{}
+	// yielded counts the held searches that ran with the pool's
+	// yielding context.
+	yielded atomic.Int32
 }
 
 func (c *gatedCatalog) Snapshot() rappel.Snapshot {
@@ -50,6 +54,9 @@ type gatedSnapshot struct {
 
 func (g gatedSnapshot) Search(ctx context.Context, q *rappel.Search) (*rappel.Page, error) {
 	if q.Query != nil && q.Query.String() == expensiveQ {
+		if ctx.Value(yieldingKey{}) != nil {
+			g.c.yielded.Add(1)
+		}
 		g.c.entered <- struct{}{}
 		select {
 		case <-g.c.gate:
@@ -178,6 +185,9 @@ func TestAdmission_FullQueue(t *testing.T) {
 	}
 	if n := admissions(s, "queued"); n != 1 {
 		t.Errorf("%v searches admitted from the queue, want 1", n)
+	}
+	if n := c.yielded.Load(); n != 2 {
+		t.Errorf("%d of the 2 searches that ran in the pool had its yielding context", n)
 	}
 }
 

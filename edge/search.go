@@ -101,7 +101,7 @@ func (s *Server) admitSearch(ctx *context.Context, w http.ResponseWriter, snap r
 		if !s.expensive(cost) {
 			return none, nil
 		}
-		return s.acquire(*ctx, w, cost)
+		return s.acquireYielding(ctx, w, cost)
 	}
 	w.Header()[headerSearchCost] = []string{strconv.Itoa(cost)}
 	if x := exchangeOf(w); x != nil {
@@ -112,7 +112,7 @@ func (s *Server) admitSearch(ctx *context.Context, w http.ResponseWriter, snap r
 	if !s.expensive(cost) {
 		return none, nil
 	}
-	return s.acquire(*ctx, w, cost)
+	return s.acquireYielding(ctx, w, cost)
 }
 
 // searchError is the client's error for what a search returned.
