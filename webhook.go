@@ -166,11 +166,18 @@ func checkWebhookURL(v string, allowHTTPLoopback bool) (Reason, bool) {
 	if ip := net.ParseIP(literal); ip != nil && !(allowHTTPLoopback && ip.IsLoopback()) && !PublicIP(ip) {
 		return Reason{Problem: "names a private, loopback or reserved address", Fix: "send a URL reachable on the public Internet"}, true
 	}
+	if !allowHTTPLoopback && isLoopbackHost(host) {
+		return Reason{Problem: "names this machine (localhost)", Fix: "send a URL reachable on the public Internet"}, true
+	}
 	return Reason{}, false
 }
 
+// isLoopbackHost reports whether host is a loopback address or a name
+// that always resolves to one: localhost and the names under it (RFC
+// 6761, section 6.3), with or without the root's trailing dot.
 func isLoopbackHost(host string) bool {
-	if strings.EqualFold(host, "localhost") {
+	name := strings.ToLower(strings.TrimSuffix(host, "."))
+	if name == "localhost" || strings.HasSuffix(name, ".localhost") {
 		return true
 	}
 	ip := net.ParseIP(host)

@@ -8,7 +8,8 @@ import (
 // TestWebhookRequest_URL checks the URLs POST /recall/webhooks refuses
 // before storing them, those no delivery could reach among them: a port
 // out of range, a scoped IPv6 literal of the node's own links, and the
-// IPv6 forms that carry a private or loopback IPv4 address.
+// IPv6 forms that carry a private or loopback IPv4 address, and the names
+// that always resolve to loopback.
 func TestWebhookRequest_URL(t *testing.T) {
 	for u, ok := range map[string]bool{
 		"https://hooks.example.ca/rappel":      true,
@@ -25,6 +26,10 @@ func TestWebhookRequest_URL(t *testing.T) {
 		"https://[2002:7f00:1::]/":             false, // 6to4 of 127.0.0.1
 		"https://[2002:a00:1::1]/":             false, // 6to4 of 10.0.0.1
 		"https://[64:ff9b:1::a00:1]/":          false, // local-use NAT64
+		"https://localhost/":                   false,
+		"https://LocalHost.:8443/":             false,
+		"https://hooks.localhost/":             false,
+		"https://localhost.example.ca/":        true,
 	} {
 		v := u
 		_, _, _, err := (&WebhookRequest{URL: &v}).Validate(false)
