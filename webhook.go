@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -154,14 +155,29 @@ func checkWebhookURL(v string, allowHTTPLoopback bool) (Reason, bool) {
 	if u.Fragment != "" || strings.Contains(v, "#") {
 		return Reason{Problem: "has a fragment", Fix: "remove the part from '#' on"}, true
 	}
-	if ip := net.ParseIP(host); ip != nil && !(allowHTTPLoopback && ip.IsLoopback()) && !PublicIP(ip) {
+	if port := u.Port(); port != "" {
+		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+			return Reason{Problem: "has port " + port + ", which is not one from 1 to 65535", Fix: "send the receiver's port, or none for 443"}, true
+		}
+	}
+	// A scoped IPv6 literal (fe80::1%eth0) names an address of the node's
+	// own links; ParseIP does not read the zone, so it is cut first.
+	literal, _, _ := strings.Cut(host, "%")
+	if ip := net.ParseIP(literal); ip != nil && !(allowHTTPLoopback && ip.IsLoopback()) && !PublicIP(ip) {
 		return Reason{Problem: "names a private, loopback or reserved address", Fix: "send a URL reachable on the public Internet"}, true
+	}
+	if !allowHTTPLoopback && isLoopbackHost(host) {
+		return Reason{Problem: "names this machine (localhost)", Fix: "send a URL reachable on the public Internet"}, true
 	}
 	return Reason{}, false
 }
 
+// isLoopbackHost reports whether host is a loopback address or a name
+// that always resolves to one: localhost and the names under it (RFC
+// 6761, section 6.3), with or without the root's trailing dot.
 func isLoopbackHost(host string) bool {
-	if strings.EqualFold(host, "localhost") {
+	name := strings.ToLower(strings.TrimSuffix(host, "."))
+	if name == "localhost" || strings.HasSuffix(name, ".localhost") {
 		return true
 	}
 	ip := net.ParseIP(host)
@@ -171,10 +187,12 @@ func isLoopbackHost(host string) bool {
 // refusedNets are the ranges no webhook delivery may connect to, beyond
 // what net.IP's own predicates cover: CGNAT and the cloud metadata
 // addresses (169.254.169.254 is link-local already; AWS's IPv6 one is in
-// fc00::/7, listed anyway so that the list says it).
+// fc00::/7, listed anyway so that the list says it), and the IPv6 forms
+// that carry an IPv4 address a host may translate or tunnel to: NAT64
+// (both prefixes) and the deprecated IPv4-compatible ::a.b.c.d.
 var refusedNets = func() []*net.IPNet {
 	var out []*net.IPNet
-	for _, s := range []string{"100.64.0.0/10", "fd00:ec2::254/128", "192.0.0.0/24", "198.18.0.0/15", "240.0.0.0/4", "64:ff9b::/96"} {
+	for _, s := range []string{"100.64.0.0/10", "fd00:ec2::254/128", "192.0.0.0/24", "198.18.0.0/15", "240.0.0.0/4", "64:ff9b::/96", "64:ff9b:1::/48", "::/96"} {
 		_, n, err := net.ParseCIDR(s)
 		if err != nil {
 			panic(err)
@@ -203,6 +221,11 @@ func PublicIP(ip net.IP) bool {
 		if n.Contains(ip) {
 			return false
 		}
+	}
+	// 6to4 (2002::/16) carries the IPv4 address its packets are tunnelled
+	// to: judged as that address.
+	if len(ip) == net.IPv6len && ip[0] == 0x20 && ip[1] == 0x02 {
+		return PublicIP(net.IPv4(ip[2], ip[3], ip[4], ip[5]))
 	}
 	return true
 }

@@ -168,14 +168,20 @@ func TestAdmission_FullQueue(t *testing.T) {
 		t.Errorf("%v searches refused for a full queue, want 1", n)
 	}
 	// The export and the Atom feed run the same search, admitted the
-	// same way: neither gets around the pool.
+	// same way: neither gets around the pool, and their 503 is the
+	// document's.
+	d := mustOpenAPI(t)
 	for _, path := range []string{
 		"/recall/export?" + url.Values{"q": {expensivePhrasesQ}}.Encode(),
 		"/recall/feed.atom?" + url.Values{"q": {expensivePhrasesQ}}.Encode(),
 	} {
-		if code, _, body := getWith(t, base, path); code != http.StatusServiceUnavailable {
-			t.Errorf("GET %s while the pool is full: %d, want 503: %.200s", path, code, body)
+		c := docCase{"GET", path, "", map[string]string{"X-Gateway-Key": testKey}, http.StatusServiceUnavailable}
+		resp, body := docRequest(t, base, c)
+		if resp.StatusCode != http.StatusServiceUnavailable {
+			t.Errorf("GET %s while the pool is full: %d, want 503: %.200s", path, resp.StatusCode, body)
+			continue
 		}
+		checkDocumented(t, d, c, resp, body)
 	}
 
 	close(c.gate)
@@ -301,4 +307,13 @@ func bundleRecordID(t *testing.T) string {
 		t.Fatalf("first record: %v", err)
 	}
 	return recs[0].RecordID
+}
+
+// checkDocumented checks a response against the document, reporting a
+// mismatch without stopping the test (a test holding searches in the
+// index must still release them).
+func checkDocumented(t *testing.T, d *openAPI, c docCase, resp *http.Response, body []byte) {
+	t.Helper()
+	name, _, _ := strings.Cut(c.target, "?")
+	t.Run(name, func(t *testing.T) { d.checkResponse(t, c, resp, body) })
 }

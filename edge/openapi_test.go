@@ -522,9 +522,9 @@ func TestOpenAPI_Responses(t *testing.T) {
 	for _, c := range cases {
 		run(c)
 	}
-	// Webhook endpoints: one registered, read, tested (localhost is
-	// refused at connect time: a 200 with ok false) and deleted.
-	created := run(docCase{"POST", "/recall/webhooks", `{"url":"https://localhost:1/hook?token=abc","q":"cheddar","recall_agency":"CFIA","events":["recall.created"]}`, key, 201})
+	// Webhook endpoints: one registered, read, tested (a name under
+	// .invalid never resolves: a 200 with ok false) and deleted.
+	created := run(docCase{"POST", "/recall/webhooks", `{"url":"https://hooks.invalid:1/hook?token=abc","q":"cheddar","recall_agency":"CFIA","events":["recall.created"]}`, key, 201})
 	var hook struct {
 		ID string `json:"id"`
 	}

@@ -379,7 +379,9 @@ func (s *Store) AddUsage(ctx context.Context, month string, deltas map[string]in
 	if b.Empty() {
 		return totals, nil
 	}
-	if err := b.Commit(pebble.NoSync); err != nil {
+	// Through the guard, as every write: refused at once while the
+	// storage fails, instead of waiting behind a held log write.
+	if err := s.db.commitCopy(b, pebble.NoSync); err != nil {
 		return nil, fmt.Errorf("adding usage: %w", err)
 	}
 	return totals, nil

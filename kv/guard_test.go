@@ -275,3 +275,38 @@ func TestGuard_BatchesForgotten(t *testing.T) {
 		t.Fatalf("%d batches still noted after the store closed", n)
 	}
 }
+
+// TestStore_DiskFullUsage checks that the usage counts' pushes go through
+// the guard as every other write: refused at once while the disk is full,
+// rather than queued behind the held log write (a push holds the node's
+// usage lock, and the last one runs at shutdown), and taken again once
+// there is room.
+func TestStore_DiskFullUsage(t *testing.T) {
+	full := storetest.DiskFull()
+	s := openGuarded(t, full)
+	t.Cleanup(func() { s.Close() })
+	ctx := context.Background()
+	if _, err := s.AddUsage(ctx, "2026-11", map[string]int64{"key1": 1}); err != nil {
+		t.Fatal(err)
+	}
+	full.On()
+	mustUnavailable(t, s.PutRecords(ctx, []*rappel.Record{makeRecord(1)}), "no space left on device")
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.AddUsage(ctx, "2026-11", map[string]int64{"key1": 2})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		mustUnavailable(t, err, "no space left on device")
+	case <-time.After(time.Minute): // a hang, not a slow answer
+		full.Off()
+		t.Fatal("AddUsage did not return while the disk was full")
+	}
+	full.Off()
+	waitRecovered(t, s)
+	totals, err := s.AddUsage(ctx, "2026-11", map[string]int64{"key1": 4})
+	if err != nil || totals["key1"] != 5 {
+		t.Fatalf("after recovery: %v, %v; want key1 at 5 (the refused push not counted)", totals, err)
+	}
+}
