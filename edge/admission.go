@@ -80,11 +80,28 @@ func (s *Server) expensiveCost() int {
 	return s.ExpensiveCost
 }
 
-// acquire takes a slot for a search of cost, waiting in the queue for at
-// most the pool's wait and until ctx ends. It returns the release of the
-// slot, or a 503 (the queue is full, or no slot came in time) or a 504
-// (the search's budget ended while it waited).
-func (s *Server) acquire(ctx context.Context, w http.ResponseWriter, cost int) (func(), error) {
+// How a search waits for a slot of the pool.
+type waitMode int
+
+const (
+	// queued waits in the bounded queue for at most the pool's wait: a
+	// keyed search whose client has not been answered yet.
+	queued waitMode = iota
+	// noQueue takes a free slot or is refused at once: a request without
+	// a key (the Atom feed), which must not fill the queue keyed clients
+	// wait in.
+	noQueue
+	// untilBudget waits, outside the queue's bound, as long as the
+	// search's budget lasts: a later page of an export whose status is
+	// sent, which a 503 would cut short.
+	untilBudget
+)
+
+// acquire takes a slot for a search of cost, waiting as mode says and
+// until ctx ends. It returns the release of the slot, or a 503 (the queue
+// is full, or no slot came in time) or a 504 (the search's budget ended
+// while it waited).
+func (s *Server) acquire(ctx context.Context, w http.ResponseWriter, cost int, mode waitMode) (func(), error) {
 	a := s.pool()
 	release := func() { <-a.slots }
 	select {
@@ -93,19 +110,27 @@ func (s *Server) acquire(ctx context.Context, w http.ResponseWriter, cost int) (
 		return release, nil
 	default:
 	}
-	if a.queued.Add(1) > a.queue {
-		a.queued.Add(-1)
+	var expired <-chan time.Time
+	switch mode {
+	case noQueue:
 		s.countAdmission("queue_full")
 		return nil, s.busy(w, cost)
+	case queued:
+		if a.queued.Add(1) > a.queue {
+			a.queued.Add(-1)
+			s.countAdmission("queue_full")
+			return nil, s.busy(w, cost)
+		}
+		defer a.queued.Add(-1)
+		t := time.NewTimer(a.wait)
+		defer t.Stop()
+		expired = t.C
 	}
-	defer a.queued.Add(-1)
-	t := time.NewTimer(a.wait)
-	defer t.Stop()
 	select {
 	case a.slots <- struct{}{}:
 		s.countAdmission("queued")
 		return release, nil
-	case <-t.C:
+	case <-expired:
 		s.countAdmission("wait_expired")
 		return nil, s.busy(w, cost)
 	case <-ctx.Done():
@@ -116,8 +141,8 @@ func (s *Server) acquire(ctx context.Context, w http.ResponseWriter, cost int) (
 
 // acquireYielding takes a slot as acquire does and, once it has one,
 // makes *ctx a yielding context for the search that runs in it.
-func (s *Server) acquireYielding(ctx *context.Context, w http.ResponseWriter, cost int) (func(), error) {
-	release, err := s.acquire(*ctx, w, cost)
+func (s *Server) acquireYielding(ctx *context.Context, w http.ResponseWriter, cost int, mode waitMode) (func(), error) {
+	release, err := s.acquire(*ctx, w, cost, mode)
 	if err == nil {
 		*ctx = yielding{*ctx}
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strconv"
 	"strings"
@@ -316,4 +317,57 @@ func checkDocumented(t *testing.T, d *openAPI, c docCase, resp *http.Response, b
 	t.Helper()
 	name, _, _ := strings.Cut(c.target, "?")
 	t.Run(name, func(t *testing.T) { d.checkResponse(t, c, resp, body) })
+}
+
+// TestAdmission_WaitModes checks the three ways a search waits for a slot
+// when none is free: a keyed request queues, a request without a key is
+// refused at once rather than fill the queue, and an export's later page
+// waits past a full queue for as long as its budget lasts.
+func TestAdmission_WaitModes(t *testing.T) {
+	s, _, base := mustGatedServer(t)
+	a := s.pool()
+	a.slots <- struct{}{} // the one slot is taken
+	a.queued.Store(a.queue)
+
+	// Keyless: the Atom feed of an expensive search, with no key, is a
+	// 503 at once, even with room in the queue.
+	a.queued.Store(0)
+	res, body := fetch(t, base+"/recall/feed.atom?"+url.Values{"q": {expensivePhrasesQ}}.Encode(), nil)
+	if res.StatusCode != http.StatusServiceUnavailable || res.Header.Get("Retry-After") == "" {
+		t.Errorf("keyless expensive Atom feed with the slot taken: %d (Retry-After %q), want 503 with Retry-After: %.200s", res.StatusCode, res.Header.Get("Retry-After"), body)
+	}
+	if n := a.queued.Load(); n != 0 {
+		t.Errorf("the keyless request left %d in the queue", n)
+	}
+
+	// Later page: the queue is full, yet it waits and gets the slot
+	// once it frees.
+	a.queued.Store(a.queue)
+	got := make(chan error, 1)
+	go func() {
+		release, err := s.acquire(context.Background(), httptest.NewRecorder(), DefaultExpensiveCost, untilBudget)
+		if err == nil {
+			release()
+		}
+		got <- err
+	}()
+	select {
+	case err := <-got:
+		t.Fatalf("a later page did not wait for the slot: %v", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	<-a.slots // the slot frees
+	if err := <-got; err != nil {
+		t.Errorf("a later page after the slot freed: %v, want the slot", err)
+	}
+
+	// Its budget still bounds the wait: a 504, not a hang.
+	a.slots <- struct{}{}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := s.acquire(ctx, httptest.NewRecorder(), DefaultExpensiveCost, untilBudget); rappel.ErrorCode(err) != rappel.ETIMEOUT {
+		t.Errorf("a later page whose budget ended: %v, want a timeout", err)
+	}
+	<-a.slots
+	a.queued.Store(0)
 }

@@ -83,7 +83,9 @@ func (s *Server) searchRecalls(w http.ResponseWriter, r *http.Request) error {
 // admitSearch estimates q's cost on snap (when it can tell), says it in
 // the Search-Cost header, charges the key's limits for it when charge is
 // set (an export pays once, for its first page), and for an
-// expensive search takes a slot of the pool. It returns the slot's
+// expensive search takes a slot of the pool: queued for a keyed request,
+// without queueing for one without a key, and as long as the budget
+// lasts for an export's later page (charge unset), whose status is sent. It returns the slot's
 // release (a no-op for a search that took none); *ctx becomes the
 // context the estimate left for the search.
 func (s *Server) admitSearch(ctx *context.Context, w http.ResponseWriter, snap rappel.Snapshot, q *rappel.Search, charge bool) (func(), error) {
@@ -101,18 +103,20 @@ func (s *Server) admitSearch(ctx *context.Context, w http.ResponseWriter, snap r
 		if !s.expensive(cost) {
 			return none, nil
 		}
-		return s.acquireYielding(ctx, w, cost)
+		return s.acquireYielding(ctx, w, cost, untilBudget)
 	}
 	w.Header()[headerSearchCost] = []string{strconv.Itoa(cost)}
-	if x := exchangeOf(w); x != nil {
+	mode := noQueue
+	if x := exchangeOf(w); x != nil && x.key != nil {
 		if err := s.charge(w, x.key, cost); err != nil {
 			return none, err
 		}
+		mode = queued
 	}
 	if !s.expensive(cost) {
 		return none, nil
 	}
-	return s.acquireYielding(ctx, w, cost)
+	return s.acquireYielding(ctx, w, cost, mode)
 }
 
 // searchError is the client's error for what a search returned.
