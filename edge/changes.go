@@ -171,16 +171,18 @@ func (s *Server) readChanges(ctx context.Context, given, now bool, from changeCu
 	switch {
 	case err != nil:
 		return nil, err
+	case from.gen > page.Gen || (from.gen == page.Gen && from.seq > page.Last):
+		// Generations only grow: a later one, like a number past the
+		// last, was never handed out here.
+		return nil, rappel.Invalids(rappel.InvalidValue(rappel.QueryLoc("since"), from.String(), rappel.Reason{
+			Problem: "is ahead of the last change this server has logged, so it was not issued by it",
+			Fix:     "send the 'next' value this server returned, or 'now' to start from the present"}))
 	case page.Gen != from.gen:
 		return nil, rappel.Errorf(rappel.EGONE,
 			"The cursor belongs to an earlier load of the dataset, which has been reloaded in full since, so its changes are gone; %s.", resyncFix)
 	case from.seq < page.Floor:
 		return nil, rappel.Errorf(rappel.EGONE,
 			"The cursor is older than the oldest change this server keeps (changes are kept at least a week); %s.", resyncFix)
-	case from.seq > page.Last:
-		return nil, rappel.Invalids(rappel.InvalidValue(rappel.QueryLoc("since"), from.String(), rappel.Reason{
-			Problem: "is ahead of the last change this server has logged, so it was not issued by it",
-			Fix:     "send the 'next' value this server returned, or 'now' to start from the present"}))
 	}
 	return page, nil
 }

@@ -195,7 +195,8 @@ func TestChanges_Gone(t *testing.T) {
 	}
 	c, _ := parseChangeCursor(start)
 	ahead := changeCursor{gen: c.gen, seq: 1000}.String()
-	for _, bad := range []string{"x", "AQAAAAAAAAABAAAAAAAAAAM=", "!!!!!!!!!!!!!!!!!!!!!!!", "AgAAAAAAAAABAAAAAAAAAAM", ahead, strings.Repeat("A", 200)} {
+	later := changeCursor{gen: c.gen + 1, seq: 1}.String() // a load that has not happened
+	for _, bad := range []string{"x", "AQAAAAAAAAABAAAAAAAAAAM=", "!!!!!!!!!!!!!!!!!!!!!!!", "AgAAAAAAAAABAAAAAAAAAAM", ahead, later, strings.Repeat("A", 200)} {
 		body := e.get(t, "/recall/changes?since="+bad, http.StatusUnprocessableEntity)
 		if !strings.Contains(string(body), "since") {
 			t.Errorf("since=%s: %s", bad, body)
