@@ -9,7 +9,9 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -32,7 +34,16 @@ import (
 //   - the server's resident set before, at its peak during the load, and
 //     after.
 //
-//	rappel-bench abuse [-attackers 64] [-duration 20s] [-budget 2s] [-repo DIR] [-work DIR]
+// The attackers use a development key (no rate limit) by default. With
+// -plan free (or pro) they share one key of that plan instead, issued by
+// `rappel keys add` in the data dir before the start, as an abuser with a
+// real key would (8 of them unless -attackers says otherwise); the cheap
+// requests keep the development key. Between the phases a second key of
+// the plan, its bucket full, sends a cheap search and each expensive one,
+// waiting for the bucket to refill in between, to show what each costs
+// (Search-Cost) and what is left of the bucket after it (RateLimit).
+//
+//	rappel-bench abuse [-attackers 64] [-duration 20s] [-budget 2s] [-plan dev|free|pro] [-repo DIR] [-work DIR]
 
 // abuseQueries are the expensive searches: the most common words of the
 // records ORed, as many as q allows, and 16 common phrases ORed, both by
@@ -41,6 +52,12 @@ var abuseQueries = []string{
 	"/recall?" + url.Values{"q": {strings.Join(strings.Fields("the and of to in for is on with by from at as be this that may not are product products recall recalled food contain contains due risk health canada distributed sold"), " OR ")}, "sort_by": {"relevance"}, "limit": {"1"}}.Encode(),
 	"/recall?" + url.Values{"q": {`"of the" OR "in the" OR "to the" OR "may contain" OR "for the" OR "on the" OR "due to" OR "has been" OR "with the" OR "from the" OR "at the" OR "by the" OR "is being" OR "may be" OR "of a" OR "in a"`}, "sort_by": {"relevance"}, "limit": {"1"}}.Encode(),
 }
+
+// abuseLabels name abuseQueries in the report, in the same order.
+var abuseLabels = []string{"32 words ORed", "16 phrases ORed"}
+
+// cheapQuery is the ordinary search the cost probe compares them with.
+var cheapQuery = "/recall?" + url.Values{"q": {"shellfish"}, "limit": {"1"}}.Encode()
 
 // AbusePhase is what one phase measured.
 type AbusePhase struct {
@@ -61,6 +78,36 @@ type AbusePhase struct {
 	RSSKB   int64 // before the phase
 	PeakKB  int64 // the largest resident set sampled during it
 	AfterKB int64
+
+	// Plan is the plan of the attackers' key: "dev" for a development
+	// key, which no limit applies to.
+	Plan string
+	// CostRefused counts the 429s that carried a Search-Cost: refused for
+	// the search's cost once estimated, the bucket holding the request's
+	// first unit but not the rest; the other 429s were refused at the
+	// first unit, before the search was read.
+	CostRefused int
+	// Costs is the Search-Cost answered to each expensive search, by its
+	// label (abuseLabels).
+	Costs map[string]string
+	// RateLimit is the first RateLimit header answered with each status.
+	RateLimit map[int]string
+	// Probes are what the cost probe before the phase saw.
+	Probes []CostProbe
+	// ServerCores, HarnessCores and OtherCores are the cores the server,
+	// this harness (the attackers, the measuring clients) and everything
+	// else on the machine kept busy on average while the cheap requests
+	// were measured: all share the machine's cores.
+	ServerCores, HarnessCores, OtherCores float64
+}
+
+// CostProbe is one search sent by a key whose bucket is full.
+type CostProbe struct {
+	Label     string
+	Status    int
+	Cost      string // Search-Cost
+	RateLimit string // RateLimit after it
+	Policy    string // RateLimit-Policy
 }
 
 // runAbuse is the abuse subcommand.
@@ -72,6 +119,7 @@ func runAbuse(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	recordClients := fs.Int("record-clients", 4, "closed-loop `clients` of GET /recall/{record_id}")
 	healthRate := fs.Float64("health-rate", 20, "GET /health `rate` (requests/s)")
 	budget := fs.Duration("budget", 2*time.Second, "rappel's query `budget` (a smaller one than the default makes 504s to time)")
+	plan := fs.String("plan", "dev", "`plan` of the attackers' key: dev (a development key, no limit), or free or pro (one key of that plan issued by rappel keys add; 8 attackers unless -attackers is given)")
 	h := NewHarness()
 	h.Stdout, h.Stderr = stdout, stderr
 	fs.StringVar(&h.Repo, "repo", "", "`directory` of the rappel module (default: found above the working directory)")
@@ -79,6 +127,9 @@ func runAbuse(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	out := fs.String("json", "", "`file` to write the figures to as JSON")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *plan != "dev" && !flagSet(fs, "attackers") {
+		*attackers = 8
 	}
 	if h.Repo == "" {
 		repo, err := findRepo(".")
@@ -102,6 +153,17 @@ func runAbuse(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
+	var attackKey, probeKey string
+	if *plan != "dev" {
+		// Issued before the start, so that the server reads them when it
+		// opens the data dir's keys.
+		if attackKey, err = issueKey(ctx, bin, dataDir, *plan, "abuse bench, attackers"); err != nil {
+			return err
+		}
+		if probeKey, err = issueKey(ctx, bin, dataDir, *plan, "abuse bench, cost probe"); err != nil {
+			return err
+		}
+	}
 	h.logf("starting rappel serve (GOMAXPROCS=2, query budget %s)", *budget)
 	p, _, err := h.startRappel(ctx, bin, dataDir, []string{"GOMAXPROCS=2", "RAPPEL_QUERY_BUDGET=" + budget.String()}, 5*time.Minute, nil)
 	if err != nil {
@@ -118,13 +180,23 @@ func runAbuse(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		name := "unloaded"
 		if n > 0 {
 			name = fmt.Sprintf("%d clients sending expensive searches", n)
+			if *plan != "dev" {
+				name = fmt.Sprintf("%d clients on one %s key sending expensive searches", n, *plan)
+			}
+		}
+		var probes []CostProbe
+		if n > 0 && probeKey != "" {
+			h.logf("cost probe with a %s key", *plan)
+			if probes, err = probeCosts(ctx, base, probeKey); err != nil {
+				return err
+			}
 		}
 		h.logf("phase: %s", name)
-		ph, err := abusePhase(ctx, p.PID(), base, id, n, *recordClients, *healthRate, *dur, *budget)
+		ph, err := abusePhase(ctx, p.PID(), base, id, attackKey, n, *recordClients, *healthRate, *dur, *budget)
 		if err != nil {
 			return err
 		}
-		ph.Name = name
+		ph.Name, ph.Plan, ph.Probes = name, *plan, probes
 		phases = append(phases, ph)
 		time.Sleep(2 * time.Second) // the last searches end
 	}
@@ -135,6 +207,74 @@ func runAbuse(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	return nil
 }
+
+// flagSet reports whether the flag name was given on fs's command line.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}
+
+// issueKey issues a key of plan in dataDir with `rappel keys add`, the
+// way an operator does, and returns it.
+func issueKey(ctx context.Context, bin, dataDir, plan, label string) (string, error) {
+	var out, errOut strings.Builder
+	cmd := exec.CommandContext(ctx, bin, "keys", "add", "--plan", plan, "--label", label, "--data-dir", dataDir)
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("rappel keys add --plan %s: %w: %s", plan, err, strings.TrimSpace(errOut.String()))
+	}
+	return parseIssuedKey(out.String())
+}
+
+// parseIssuedKey returns the key that `rappel keys add` printed: its
+// first line.
+func parseIssuedKey(out string) (string, error) {
+	line, _, _ := strings.Cut(out, "\n")
+	line = strings.TrimSpace(line)
+	if !strings.HasPrefix(line, "rk_") || strings.ContainsAny(line, " \t") {
+		return "", fmt.Errorf("rappel keys add printed %q, not a key on its first line", out)
+	}
+	return line, nil
+}
+
+// burstPolicy matches the bucket in a RateLimit-Policy header.
+var burstPolicy = regexp.MustCompile(`"burst";q=(\d+);w=(\d+)`)
+
+// probeCosts sends, with key (its bucket full), a cheap search and then
+// each expensive search, and returns what each answered. Before each
+// search after the first it waits for the bucket to refill (the policy's
+// w seconds), so that each one finds it full.
+func probeCosts(ctx context.Context, base, key string) ([]CostProbe, error) {
+	client := loadClient()
+	labels := append([]string{"one rare word"}, abuseLabels...)
+	uris := append([]string{cheapQuery}, abuseQueries...)
+	var probes []CostProbe
+	for i, uri := range uris {
+		code, _, h := timedGet(ctx, client, base+uri, key)
+		if code == 0 {
+			return nil, fmt.Errorf("cost probe: %s: no answer", uri)
+		}
+		pr := CostProbe{Label: labels[i], Status: code, Cost: h.Get(headerSearchCost), RateLimit: h.Get("RateLimit"), Policy: h.Get("RateLimit-Policy")}
+		probes = append(probes, pr)
+		if i == len(uris)-1 {
+			break
+		}
+		refill := 0
+		if m := burstPolicy.FindStringSubmatch(pr.Policy); m != nil {
+			refill, _ = strconv.Atoi(m[2])
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(time.Duration(refill)*time.Second + 200*time.Millisecond):
+		}
+	}
+	return probes, nil
+}
+
+// headerSearchCost is the header rappel states a search's cost in.
+const headerSearchCost = "Search-Cost"
 
 // firstRecordID returns the record_id of the first record of GET /recall.
 func firstRecordID(ctx context.Context, base string) (string, error) {
@@ -157,9 +297,14 @@ func firstRecordID(ctx context.Context, base string) (string, error) {
 }
 
 // abusePhase measures one phase with attackers clients sending the
-// expensive searches (none for the unloaded phase).
-func abusePhase(ctx context.Context, pid int, base, id string, attackers, recordClients int, healthRate float64, dur, budget time.Duration) (AbusePhase, error) {
-	ph := AbusePhase{Statuses: map[int]int{}, Latency: map[int][3]time.Duration{}, RSSKB: readMem(pid).RSSKB}
+// expensive searches (none for the unloaded phase) with attackKey (the
+// development key when empty).
+func abusePhase(ctx context.Context, pid int, base, id, attackKey string, attackers, recordClients int, healthRate float64, dur, budget time.Duration) (AbusePhase, error) {
+	ph := AbusePhase{Statuses: map[int]int{}, Latency: map[int][3]time.Duration{}, RSSKB: readMem(pid).RSSKB,
+		Costs: map[string]string{}, RateLimit: map[int]string{}}
+	if attackKey == "" {
+		attackKey = benchKey
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
@@ -173,12 +318,23 @@ func abusePhase(ctx context.Context, pid int, base, id string, attackers, record
 			defer wg.Done()
 			client := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 1, DisableCompression: true}}
 			for j := i; ctx.Err() == nil; j++ {
-				code, took := timedGet(ctx, client, base+abuseQueries[j%len(abuseQueries)])
+				q := j % len(abuseQueries)
+				code, took, h := timedGet(ctx, client, base+abuseQueries[q], attackKey)
 				if ctx.Err() != nil {
 					return
 				}
+				cost := h.Get(headerSearchCost)
 				mu.Lock()
 				byStatus[code] = append(byStatus[code], took)
+				if cost != "" {
+					ph.Costs[abuseLabels[q]] = cost
+					if code == http.StatusTooManyRequests {
+						ph.CostRefused++
+					}
+				}
+				if rl := h.Get("RateLimit"); rl != "" && ph.RateLimit[code] == "" {
+					ph.RateLimit[code] = rl
+				}
 				mu.Unlock()
 			}
 		}()
@@ -210,7 +366,9 @@ func abusePhase(ctx context.Context, pid int, base, id string, attackers, record
 	var recLat []time.Duration
 	var recErrs atomic.Int64
 	var rmu sync.Mutex
-	measureEnd := time.Now().Add(dur)
+	measureStart := time.Now()
+	measureEnd := measureStart.Add(dur)
+	srv0, own0, busy0 := cpuTicks(pid), cpuTicks(os.Getpid()), machineBusyTicks()
 	var mwg sync.WaitGroup
 	for range recordClients {
 		mwg.Add(1)
@@ -219,7 +377,7 @@ func abusePhase(ctx context.Context, pid int, base, id string, attackers, record
 			client := loadClient()
 			var mine []time.Duration
 			for time.Now().Before(measureEnd) && ctx.Err() == nil {
-				code, took := timedGet(ctx, client, base+"/recall/"+url.PathEscape(id))
+				code, took, _ := timedGet(ctx, client, base+"/recall/"+url.PathEscape(id), benchKey)
 				if code != http.StatusOK {
 					recErrs.Add(1)
 				}
@@ -232,6 +390,11 @@ func abusePhase(ctx context.Context, pid int, base, id string, attackers, record
 	}
 	health, err := runConstantRate(ctx, loadClient(), base+"/health", nil, healthRate, dur)
 	mwg.Wait()
+	// Clock ticks are USER_HZ, 100 a second on Linux.
+	secs := time.Since(measureStart).Seconds() * 100
+	ph.ServerCores = float64(cpuTicks(pid)-srv0) / secs
+	ph.HarnessCores = float64(cpuTicks(os.Getpid())-own0) / secs
+	ph.OtherCores = max(0, float64(machineBusyTicks()-busy0)/secs-ph.ServerCores-ph.HarnessCores)
 	cancel()
 	wg.Wait()
 	if err != nil {
@@ -260,19 +423,43 @@ func abusePhase(ctx context.Context, pid int, base, id string, attackers, record
 	return ph, nil
 }
 
-// timedGet sends GET url with the bench key and returns the status (0 on
-// a transport error) and the time to the end of the body.
-func timedGet(ctx context.Context, client *http.Client, url string) (int, time.Duration) {
+// machineBusyTicks is the time all cores of the machine have spent busy
+// (not idle nor waiting for I/O), in clock ticks, from /proc/stat; 0 when
+// it cannot be read.
+func machineBusyTicks() int64 {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	f := strings.Fields(line)
+	if len(f) < 6 || f[0] != "cpu" {
+		return 0
+	}
+	var busy int64
+	for i, v := range f[1:] {
+		n, _ := strconv.ParseInt(v, 10, 64)
+		if i != 3 && i != 4 && i < 8 { // idle, iowait; guest time is in user already
+			busy += n
+		}
+	}
+	return busy
+}
+
+// timedGet sends GET url with key and returns the status (0 on a
+// transport error), the time to the end of the body and the response's
+// header (nil on a transport error).
+func timedGet(ctx context.Context, client *http.Client, url, key string) (int, time.Duration, http.Header) {
 	start := time.Now()
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	req.Header = keyHeader()
+	req.Header = http.Header{"X-Gateway-Key": {key}}
 	resp, err := client.Do(req)
 	if err != nil {
-		return 0, time.Since(start)
+		return 0, time.Since(start), nil
 	}
 	_, _ = io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
-	return resp.StatusCode, time.Since(start)
+	return resp.StatusCode, time.Since(start), resp.Header
 }
 
 // writeAbuse writes the phases side by side as Markdown.
@@ -309,6 +496,47 @@ func writeAbuse(w io.Writer, phases []AbusePhase, budget time.Duration) {
 	row("resident set before / peak / after", func(p AbusePhase) string {
 		return fmt.Sprintf("%d / %d / %d MiB", p.RSSKB>>10, p.PeakKB>>10, p.AfterKB>>10)
 	})
+	row("cores busy: server / harness / rest of the machine", func(p AbusePhase) string {
+		return fmt.Sprintf("%.2f / %.2f / %.2f", p.ServerCores, p.HarnessCores, p.OtherCores)
+	})
+	if !slices.ContainsFunc(phases, func(p AbusePhase) bool { return p.Plan != "" && p.Plan != "dev" }) {
+		return
+	}
+	dash := func(v string) string {
+		if v == "" {
+			return "–"
+		}
+		return "`" + v + "`"
+	}
+	row("… 429s refused for the search's cost (Search-Cost set)", func(p AbusePhase) string {
+		if p.Statuses[http.StatusTooManyRequests] == 0 {
+			return "–"
+		}
+		return strconv.Itoa(p.CostRefused)
+	})
+	row("Search-Cost answered ("+strings.Join(abuseLabels, " / ")+")", func(p AbusePhase) string {
+		var c []string
+		for _, l := range abuseLabels {
+			c = append(c, dash(p.Costs[l]))
+		}
+		return strings.Join(c, " / ")
+	})
+	for _, code := range []int{200, 429} {
+		row(fmt.Sprintf("first RateLimit of a %d", code), func(p AbusePhase) string { return dash(p.RateLimit[code]) })
+	}
+	for _, p := range phases {
+		if len(p.Probes) == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "\nCost probe before %q: a second %s key, its bucket full before each search:\n\n", p.Name, p.Plan)
+		fmt.Fprintf(w, "| search | status | Search-Cost | RateLimit after it |\n|---|---|---|---|\n")
+		for _, pr := range p.Probes {
+			fmt.Fprintf(w, "| %s | %d | %s | %s |\n", pr.Label, pr.Status, dash(pr.Cost), dash(pr.RateLimit))
+		}
+		if pol := p.Probes[0].Policy; pol != "" {
+			fmt.Fprintf(w, "\nRateLimit-Policy: `%s`\n", pol)
+		}
+	}
 }
 
 func phaseNames(phases []AbusePhase) []string {

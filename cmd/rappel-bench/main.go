@@ -9,7 +9,7 @@
 //	rappel-bench pg    -dsn URL -addr HOST:PORT
 //	rappel-bench bleve -index DIR -addr HOST:PORT
 //	rappel-bench sqlite -db FILE -addr HOST:PORT
-//	rappel-bench abuse [-attackers 64] [-duration 20s]
+//	rappel-bench abuse [-attackers 64] [-duration 20s] [-budget 2s] [-plan dev|free|pro]
 //
 // run is the harness. It builds the rappel binary, starts every system as
 // its own process pinned to one core (taskset, GOMAXPROCS=1) while the load
