@@ -109,6 +109,13 @@ type hookAnswer struct {
 
 func (a hookAnswer) ok() bool { return a.err == nil && a.status >= 200 && a.status < 300 }
 
+// receiverDown reports whether the answer says the receiver cannot take
+// deliveries now (no answer, a connection error, a 5xx, a 429), rather
+// than refusing this one: its other deliveries would fare the same.
+func (a hookAnswer) receiverDown() bool {
+	return a.err != nil || a.status >= 500 || a.status == http.StatusTooManyRequests
+}
+
 // describe is the outcome as the endpoint's last delivery shows it.
 func (a hookAnswer) describe() string {
 	switch {
