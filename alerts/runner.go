@@ -74,10 +74,27 @@ type Config struct {
 	ConfirmWindow          time.Duration
 	SubscriptionsPerKeyDay int
 	// PruneInterval is the time between two prunes of expired pending
-	// subscriptions and ended allowances (Service.Prune), run by the
-	// passes; 0 is DefaultPruneInterval.
+	// subscriptions and ended allowances (Service.Prune), and of the
+	// outboxes (OutboxRetention), run by the passes; 0 is
+	// DefaultPruneInterval.
 	PruneInterval time.Duration
+	// OutboxRetention is how long sent and failed alerts and webhook
+	// deliveries, and the marks of matched recalls and events, are kept
+	// (Outbox.PruneAlerts, WebhookOutbox.PruneDeliveries); 0 keeps them
+	// forever. It must be at least MinOutboxRetention: a mark pruned while
+	// a node can still see its recall as new lets that node send the alert
+	// again.
+	OutboxRetention time.Duration
 }
+
+// DefaultOutboxRetention is --alerts-outbox-retention's default.
+const DefaultOutboxRetention = 30 * 24 * time.Hour
+
+// MinOutboxRetention is the shortest OutboxRetention: well past the
+// longest retry of a delivery (about 27 hours), the time an endpoint may
+// fail before it is disabled (72 hours), and a fleet node's lag behind
+// the others.
+const MinOutboxRetention = 7 * 24 * time.Hour
 
 // DefaultPruneInterval is Config.PruneInterval when zero: expired pending
 // subscriptions wait at most this long past their expiry to be deleted.
@@ -109,6 +126,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("--alerts-subscriptions-per-key-day is %d; give a count such as 1000, or 0 for no cap", c.SubscriptionsPerKeyDay)
 	case c.PruneInterval < 0:
 		return fmt.Errorf("the alerts' prune interval is %s; give a positive duration, or 0 for %s", c.PruneInterval, DefaultPruneInterval)
+	case c.OutboxRetention < 0 || (c.OutboxRetention > 0 && c.OutboxRetention < MinOutboxRetention):
+		return fmt.Errorf("--alerts-outbox-retention is %s; give at least %s (sent alerts and the marks that keep a recall from being alerted twice are kept that long), or 0 to keep them forever", c.OutboxRetention, MinOutboxRetention)
 	}
 	return nil
 }
@@ -141,6 +160,8 @@ type Runner struct {
 	HookSender  *HookSender
 
 	records      RecordSource
+	store        Store
+	retention    time.Duration // Config.OutboxRetention
 	interval     time.Duration
 	flushTimeout time.Duration
 	log          *slog.Logger
@@ -173,7 +194,7 @@ func NewRunner(cfg Config, store Store, records RecordSource, log *slog.Logger) 
 	}
 	r := &Runner{records: records, interval: cfg.Interval, flushTimeout: cfg.FlushTimeout, log: log,
 		wake: make(chan struct{}, 1), hookWake: make(chan struct{}, 1),
-		pruneEvery: cfg.PruneInterval}
+		pruneEvery: cfg.PruneInterval, store: store, retention: cfg.OutboxRetention}
 	if r.flushTimeout == 0 {
 		r.flushTimeout = DefaultFlushTimeout
 	}
@@ -363,9 +384,9 @@ func (r *Runner) hookPass(ctx context.Context) error {
 	return err
 }
 
-// prune runs Service.Prune at the first pass and then once every
-// pruneEvery, by the service's clock. Only the loop and Close call pass,
-// one at a time, so lastPrune needs no lock.
+// prune runs Service.Prune and prunes both outboxes at the first pass and
+// then once every pruneEvery, by the service's clock. Only the e-mail loop
+// and Close call pass, one at a time, so lastPrune needs no lock.
 func (r *Runner) prune(ctx context.Context) error {
 	now := r.Service.Now()
 	if !r.lastPrune.IsZero() && now.Sub(r.lastPrune) < r.pruneEvery {
@@ -375,9 +396,20 @@ func (r *Runner) prune(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	var rows, marks, hookRows, hookMarks int
+	if r.retention > 0 {
+		before := now.Add(-r.retention)
+		if rows, marks, err = r.store.PruneAlerts(ctx, before); err != nil {
+			return fmt.Errorf("pruning the alert outbox: %w", err)
+		}
+		if hookRows, hookMarks, err = r.store.PruneDeliveries(ctx, before); err != nil {
+			return fmt.Errorf("pruning the webhook outbox: %w", err)
+		}
+	}
 	r.lastPrune = now
-	if subs > 0 || allowances > 0 {
-		r.log.Info("pruned alerts", "expired_subscriptions", subs, "ended_allowances", allowances)
+	if subs > 0 || allowances > 0 || rows+marks+hookRows+hookMarks > 0 {
+		r.log.Info("pruned alerts", "expired_subscriptions", subs, "ended_allowances", allowances,
+			"alerts", rows, "matched_recalls", marks, "webhook_deliveries", hookRows, "matched_events", hookMarks)
 	}
 	return nil
 }

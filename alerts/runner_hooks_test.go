@@ -131,3 +131,47 @@ func TestHookSender_DownReceiverOncePerPass(t *testing.T) {
 		t.Fatalf("/down got %d posts after its deliveries were given up, want 9", n)
 	}
 }
+
+// TestRunner_PrunesOutbox: once an alert is sent, the runner's prune keeps
+// its row and its recall's mark for the retention, then deletes both; the
+// pending subscriptions' prune runs on the same tick.
+func TestRunner_PrunesOutbox(t *testing.T) {
+	ctx := context.Background()
+	st, smtp := MustStore(t), smtptest.MustStart(t)
+	r, err := NewRunner(Config{Confirm: true, SMTPAddr: smtp.Addr, SMTPFrom: "alerts@rappel.example.ca", PublicURL: "https://rappel.example.ca",
+		Interval: time.Hour, OutboxRetention: MinOutboxRetention}, st, st, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	subscribeConfirmed(t, r, smtp, "ana@example.ca", "cookies")
+	applyRefresh(t, st, newRecord("hc-9", "Cookies recalled for undeclared peanut", "peanut"))
+	if err := r.pass(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(alertIDs(t, smtp)); n != 1 {
+		t.Fatalf("%d alerts sent, want 1", n)
+	}
+	if left, err := st.UnmatchedRecords(ctx, []string{"hc-9"}); err != nil || len(left) != 0 {
+		t.Fatalf("hc-9 unmatched after the pass: %v, %v", left, err)
+	}
+	// A day on: within the retention, the next prune keeps both.
+	now := time.Now()
+	r.Service.Now = func() time.Time { return now.Add(24 * time.Hour) }
+	if err := r.prune(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if left, err := st.UnmatchedRecords(ctx, []string{"hc-9"}); err != nil || len(left) != 0 {
+		t.Fatalf("hc-9's mark pruned within the retention: %v, %v", left, err)
+	}
+	// Past the retention: the sent row and the mark go.
+	r.Service.Now = func() time.Time { return now.Add(MinOutboxRetention + 2*time.Hour) }
+	if err := r.prune(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if left, err := st.UnmatchedRecords(ctx, []string{"hc-9"}); err != nil || len(left) != 1 {
+		t.Fatalf("hc-9's mark after the retention: unmatched %v, %v; want it pruned", left, err)
+	}
+	if rows, marks, err := st.PruneAlerts(ctx, now.Add(365*24*time.Hour)); err != nil || rows != 0 || marks != 0 {
+		t.Fatalf("left after the runner's prune: %d rows, %d marks, %v; want none", rows, marks, err)
+	}
+}

@@ -321,3 +321,62 @@ func (s *Store) pending(ctx context.Context, o outbox) (int, error) {
 	}
 	return n, nil
 }
+
+// PruneAlerts deletes the final rows created before before and the
+// matched marks written before it, in one synced batch under s.mu.
+func (s *Store) PruneAlerts(ctx context.Context, before time.Time) (int, int, error) {
+	return s.prune(ctx, alertOutbox, "PruneAlerts", before)
+}
+
+func (s *Store) prune(ctx context.Context, o outbox, op string, before time.Time) (int, int, error) {
+	_, span := startWrite(ctx, op)
+	defer span.End()
+	if err := ctx.Err(); err != nil {
+		return 0, 0, err
+	}
+	if s.db == nil {
+		return 0, 0, errNotOpen
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b := s.db.NewBatch()
+	defer b.Close()
+	rows, marks := 0, 0
+	// Only the status and creation time are decoded, not the payload.
+	var row struct {
+		Status    string    `json:"status"`
+		CreatedAt time.Time `json:"created_at"`
+	}
+	err := s.scanAlerts(ctx, []byte(o.rows), func(key, val []byte) error {
+		row.Status, row.CreatedAt = "", time.Time{}
+		if err := decodeValue(val, &row); err != nil {
+			return fmt.Errorf("decoding %s: %w", o.what, err)
+		}
+		if row.Status == rappel.AlertPending || row.Status == "" || !row.CreatedAt.Before(before) {
+			return nil
+		}
+		rows++
+		return b.Delete(key, nil)
+	})
+	if err != nil {
+		return 0, 0, err
+	}
+	err = s.scanAlerts(ctx, []byte(o.matched), func(key, val []byte) error {
+		at, err := time.Parse(time.RFC3339, string(val))
+		if err != nil || !at.Before(before) {
+			return nil // an unreadable mark is kept: keeping it is safe
+		}
+		marks++
+		return b.Delete(key, nil)
+	})
+	if err != nil {
+		return 0, 0, err
+	}
+	if rows+marks == 0 {
+		return 0, 0, nil
+	}
+	if err := endWrite(span, b, commit(b, "pruning "+o.what+"s")); err != nil {
+		return 0, 0, err
+	}
+	return rows, marks, nil
+}
