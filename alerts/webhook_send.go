@@ -251,7 +251,7 @@ func (s *HookSender) send(ctx context.Context, r *rappel.AlertRow) (hookOutcome,
 	}
 	id := WebhookID(r.Sub, r.Record)
 	a := s.post(ctx, hook, id, eventType(r.Record), r.Payload, now)
-	attempt := &rappel.WebhookAttempt{At: now, ID: id, Type: eventType(r.Record), StatusCode: a.status, OK: a.ok(), Error: a.describe()}
+	attempt := &rappel.WebhookAttempt{At: now, ID: id, Type: eventType(r.Record), StatusCode: a.status, OK: a.ok(), Error: a.public()}
 	switch {
 	case a.ok():
 		if s.accepted != nil {
@@ -266,7 +266,7 @@ func (s *HookSender) send(ctx context.Context, r *rappel.AlertRow) (hookOutcome,
 		// claim expires, or the next process of a single node takes it.
 		return hookOutcome{}, fmt.Errorf("posting webhook: %w", ctx.Err())
 	}
-	s.Logger.Warn("webhook delivery failed", "endpoint", hook.ID, "webhook_id", id, "attempt", r.Attempts+1, "error", attempt.Error)
+	s.Logger.Warn("webhook delivery failed", "endpoint", hook.ID, "webhook_id", id, "attempt", r.Attempts+1, "error", a.describe())
 	disable := ""
 	switch {
 	case a.status == http.StatusGone:
@@ -278,7 +278,7 @@ func (s *HookSender) send(ctx context.Context, r *rappel.AlertRow) (hookOutcome,
 		s.Stats.Failed.Add(1)
 		s.Stats.Disabled.Add(1)
 		s.Logger.Error("webhook endpoint disabled", "endpoint", hook.ID, "reason", disable)
-		err := s.finish(ctx, r, rappel.AlertFailed, attempt.Error, now)
+		err := s.finish(ctx, r, rappel.AlertFailed, a.describe(), now)
 		s.noteHook(ctx, hook.ID, func(w *rappel.Webhook) {
 			w.LastDelivery = attempt
 			w.Status, w.DisabledReason, w.DisabledAt = rappel.WebhookDisabled, disable, now
@@ -297,7 +297,7 @@ func (s *HookSender) send(ctx context.Context, r *rappel.AlertRow) (hookOutcome,
 		if a.receiverDown() {
 			out.retryAt = now.Add(max(s.wait(0), min(a.retryAfter, s.Schedule[len(s.Schedule)-1])))
 		}
-		err := s.finish(ctx, r, rappel.AlertFailed, attempt.Error, now)
+		err := s.finish(ctx, r, rappel.AlertFailed, a.describe(), now)
 		s.noteHook(ctx, hook.ID, failing)
 		return out, err
 	}
@@ -307,7 +307,7 @@ func (s *HookSender) send(ctx context.Context, r *rappel.AlertRow) (hookOutcome,
 		out.retryAt = r.NextAt
 	}
 	r.Attempts++
-	r.Error = attempt.Error
+	r.Error = a.describe()
 	err = s.record(ctx, []*rappel.AlertRow{r})
 	s.noteHook(ctx, hook.ID, failing)
 	return out, err
