@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -66,12 +67,12 @@ func TestHookHelperProcess(t *testing.T) {
 	s := NewHookSender()
 	s.Outbox, s.Hooks, s.Logger = st, st, st.Logger
 	s.Client.RootCAs, s.Client.AllowHTTPLoopback = pool, true
-	var n int
+	var n atomic.Int64 // endpoints are posted to side by side
 	if after, ok := strings.CutPrefix(crash, "accepted:"); ok {
-		var at int
+		var at int64
 		fmt.Sscan(after, &at)
 		s.accepted = func() {
-			if n++; n == at {
+			if n.Add(1) == at {
 				kill()
 			}
 		}
