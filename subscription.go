@@ -378,6 +378,13 @@ type Outbox interface {
 	// expired: once another claim took the row, the stale node's result is
 	// dropped. It returns how many rows it wrote.
 	UpdateAlerts(ctx context.Context, node string, rows []*AlertRow) (int, error)
+	// PruneAlerts deletes the rows in a final state (sent or failed)
+	// created before before, and the matched marks written before it,
+	// and returns how many of each it deleted. Pending rows stay, whatever
+	// their age. A record whose mark is gone would be matched again if a
+	// node saw it as new once more: before must be far enough back that
+	// none can (see the README, section E-mail alerts).
+	PruneAlerts(ctx context.Context, before time.Time) (rows, marks int, err error)
 }
 
 // NewRecallsSource hands out each refresh's new recalls durably until they

@@ -347,6 +347,9 @@ type WebhookOutbox interface {
 	// Outbox.UpdateAlerts for webhook rows.
 	ClaimDeliveries(ctx context.Context, node string, now time.Time, lease time.Duration, limit int) ([]*AlertRow, error)
 	UpdateDeliveries(ctx context.Context, node string, rows []*AlertRow) (int, error)
+	// PruneDeliveries is Outbox.PruneAlerts for webhook rows and event
+	// marks.
+	PruneDeliveries(ctx context.Context, before time.Time) (rows, marks int, err error)
 }
 
 // WebhookStats counts webhook delivery outcomes since a node started:

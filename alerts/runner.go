@@ -74,10 +74,27 @@ type Config struct {
 	ConfirmWindow          time.Duration
 	SubscriptionsPerKeyDay int
 	// PruneInterval is the time between two prunes of expired pending
-	// subscriptions and ended allowances (Service.Prune), run by the
-	// passes; 0 is DefaultPruneInterval.
+	// subscriptions and ended allowances (Service.Prune), and of the
+	// outboxes (OutboxRetention), run by the passes; 0 is
+	// DefaultPruneInterval.
 	PruneInterval time.Duration
+	// OutboxRetention is how long sent and failed alerts and webhook
+	// deliveries, and the marks of matched recalls and events, are kept
+	// (Outbox.PruneAlerts, WebhookOutbox.PruneDeliveries); 0 keeps them
+	// forever. It must be at least MinOutboxRetention: a mark pruned while
+	// a node can still see its recall as new lets that node send the alert
+	// again.
+	OutboxRetention time.Duration
 }
+
+// DefaultOutboxRetention is --alerts-outbox-retention's default.
+const DefaultOutboxRetention = 30 * 24 * time.Hour
+
+// MinOutboxRetention is the shortest OutboxRetention: well past the
+// longest retry of a delivery (about 27 hours), the time an endpoint may
+// fail before it is disabled (72 hours), and a fleet node's lag behind
+// the others.
+const MinOutboxRetention = 7 * 24 * time.Hour
 
 // DefaultPruneInterval is Config.PruneInterval when zero: expired pending
 // subscriptions wait at most this long past their expiry to be deleted.
@@ -109,6 +126,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("--alerts-subscriptions-per-key-day is %d; give a count such as 1000, or 0 for no cap", c.SubscriptionsPerKeyDay)
 	case c.PruneInterval < 0:
 		return fmt.Errorf("the alerts' prune interval is %s; give a positive duration, or 0 for %s", c.PruneInterval, DefaultPruneInterval)
+	case c.OutboxRetention < 0 || (c.OutboxRetention > 0 && c.OutboxRetention < MinOutboxRetention):
+		return fmt.Errorf("--alerts-outbox-retention is %s; give at least %s (sent alerts and the marks that keep a recall from being alerted twice are kept that long), or 0 to keep them forever", c.OutboxRetention, MinOutboxRetention)
 	}
 	return nil
 }
@@ -118,7 +137,9 @@ func (c *Config) Validate() error {
 // the outbox and the confirmation e-mails (Sender), every Interval and as
 // soon as DataChanged says records changed, so that a new recall is
 // matched right after the refresh that brought it rather than at the next
-// tick.
+// tick. Webhooks run in a second loop of their own (HookMatcher,
+// HookSender), on the same ticks: a receiver that is slow or never answers
+// holds up neither the e-mail alerts nor the other receivers.
 //
 // Subscriptions and the outbox live in the Store (the fleet's, in fleet
 // mode); the new recalls and the records always come from the node's own
@@ -139,6 +160,8 @@ type Runner struct {
 	HookSender  *HookSender
 
 	records      RecordSource
+	store        Store
+	retention    time.Duration // Config.OutboxRetention
 	interval     time.Duration
 	flushTimeout time.Duration
 	log          *slog.Logger
@@ -146,14 +169,16 @@ type Runner struct {
 	pruneEvery time.Duration
 	lastPrune  time.Time // by Service.Now; zero until the first pass
 
-	wake chan struct{} // one pending wake-up at most
+	// wake and hookWake hold one pending wake-up at most, of the e-mail
+	// loop and of the webhook loop.
+	wake, hookWake chan struct{}
 
 	mu     sync.Mutex
 	ctx    context.Context // Open's, for the last pass
 	cancel context.CancelFunc
-	done   chan struct{}
-	// passes counts the loop's finished passes, for tests.
-	passes int
+	done   chan struct{} // closed when both loops have returned
+	// passes and hookPasses count the loops' finished passes, for tests.
+	passes, hookPasses int
 }
 
 var _ rappel.ChangeListener = (*Runner)(nil)
@@ -167,8 +192,9 @@ func NewRunner(cfg Config, store Store, records RecordSource, log *slog.Logger) 
 	if log == nil {
 		log = slog.Default()
 	}
-	r := &Runner{records: records, interval: cfg.Interval, flushTimeout: cfg.FlushTimeout, log: log, wake: make(chan struct{}, 1),
-		pruneEvery: cfg.PruneInterval}
+	r := &Runner{records: records, interval: cfg.Interval, flushTimeout: cfg.FlushTimeout, log: log,
+		wake: make(chan struct{}, 1), hookWake: make(chan struct{}, 1),
+		pruneEvery: cfg.PruneInterval, store: store, retention: cfg.OutboxRetention}
 	if r.flushTimeout == 0 {
 		r.flushTimeout = DefaultFlushTimeout
 	}
@@ -235,8 +261,9 @@ func (r *Runner) newHooks(cfg Config, store Store, records RecordSource) {
 	r.HookSender, r.HookMatcher, r.Hooks = s, m, NewHookService(store, s)
 }
 
-// Open starts the loop: a pass at once (batches left by a previous run),
-// then one every Interval or on DataChanged, until ctx ends or Close.
+// Open starts the loops: a pass of each at once (batches left by a
+// previous run), then one every Interval or on DataChanged, until ctx ends
+// or Close.
 func (r *Runner) Open(ctx context.Context) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -245,47 +272,64 @@ func (r *Runner) Open(ctx context.Context) error {
 	}
 	loopCtx, cancel := context.WithCancel(ctx)
 	r.ctx, r.cancel, r.done = ctx, cancel, make(chan struct{})
-	go r.loop(loopCtx, r.done)
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		r.loop(loopCtx, "alerts pass", r.wake, r.pass, &r.passes)
+	}()
+	go func() {
+		defer wg.Done()
+		r.loop(loopCtx, "webhooks pass", r.hookWake, r.hookPass, &r.hookPasses)
+	}()
+	go func(done chan struct{}) {
+		wg.Wait()
+		close(done)
+	}(r.done)
 	return nil
 }
 
-func (r *Runner) loop(ctx context.Context, done chan<- struct{}) {
-	defer close(done)
+// loop runs pass at once, then every interval or on wake, until ctx ends;
+// passes counts them (under r.mu).
+func (r *Runner) loop(ctx context.Context, what string, wake <-chan struct{}, pass func(context.Context) error, passes *int) {
 	t := time.NewTicker(r.interval)
 	defer t.Stop()
 	for {
-		if err := r.pass(ctx); err != nil && ctx.Err() == nil {
-			r.log.Error("alerts pass", "error", err)
+		if err := pass(ctx); err != nil && ctx.Err() == nil {
+			r.log.Error(what, "error", err)
 		}
 		r.mu.Lock()
-		r.passes++
+		*passes++
 		r.mu.Unlock()
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-		case <-r.wake:
+		case <-wake:
 		}
 	}
 }
 
-// DataChanged wakes the loop for a pass at once when records changed: the
-// refresh that called it may have brought new recalls. It does not wait
-// for the pass, so that a refresh is not held up by an SMTP server.
+// DataChanged wakes both loops for a pass at once when records changed:
+// the refresh that called it may have brought new recalls. It does not
+// wait for the passes, so that a refresh is not held up by an SMTP server
+// or a webhook receiver.
 func (r *Runner) DataChanged(_ context.Context, records bool) error {
 	if records {
-		select {
-		case r.wake <- struct{}{}:
-		default: // a pass is due already
+		for _, w := range []chan struct{}{r.wake, r.hookWake} {
+			select {
+			case w <- struct{}{}:
+			default: // a pass is due already
+			}
 		}
 	}
 	return nil
 }
 
-// Close stops the loop, waits for it and for the confirmation e-mails
-// being sent, then runs one last pass within the flush timeout, so that
-// alerts already due are sent before the store closes rather than at the
-// next start. It returns that pass's error.
+// Close stops the loops, waits for them and for the confirmation e-mails
+// being sent, then runs one last pass of each, side by side, within the
+// flush timeout, so that alerts already due are sent before the store
+// closes rather than at the next start. It returns those passes' errors.
 func (r *Runner) Close() error {
 	r.mu.Lock()
 	ctx, cancel, done := r.ctx, r.cancel, r.done
@@ -300,21 +344,23 @@ func (r *Runner) Close() error {
 	r.Service.Wait()
 	fctx, cancelFlush := context.WithTimeout(context.WithoutCancel(ctx), r.flushTimeout)
 	defer cancelFlush()
-	return r.pass(fctx)
+	var hookErr error
+	hooksDone := make(chan struct{})
+	go func() {
+		defer close(hooksDone)
+		hookErr = r.hookPass(fctx)
+	}()
+	err := r.pass(fctx)
+	<-hooksDone
+	return errors.Join(err, hookErr)
 }
 
-// pass matches the new recalls, then sends what is due, then prunes when
-// the last prune is PruneInterval old.
+// pass matches the new recalls, then sends the alerts due, then prunes
+// when the last prune is PruneInterval old.
 func (r *Runner) pass(ctx context.Context) error {
 	err := r.Matcher.Drain(ctx, r.records)
 	if err != nil {
 		err = fmt.Errorf("matching new recalls: %w", err)
-	}
-	if herr := r.HookMatcher.Drain(ctx, r.records); herr != nil {
-		err = errors.Join(err, fmt.Errorf("matching record events: %w", herr))
-	}
-	if _, herr := r.HookSender.SendDue(ctx); herr != nil {
-		err = errors.Join(err, herr)
 	}
 	if r.Sender != nil {
 		// SendDue's errors name what failed (claiming, sending, recording).
@@ -325,9 +371,22 @@ func (r *Runner) pass(ctx context.Context) error {
 	return errors.Join(err, r.prune(ctx))
 }
 
-// prune runs Service.Prune at the first pass and then once every
-// pruneEvery, by the service's clock. Only the loop and Close call pass,
-// one at a time, so lastPrune needs no lock.
+// hookPass matches the record events against the endpoints, then posts
+// the deliveries due.
+func (r *Runner) hookPass(ctx context.Context) error {
+	err := r.HookMatcher.Drain(ctx, r.records)
+	if err != nil {
+		err = fmt.Errorf("matching record events: %w", err)
+	}
+	if _, herr := r.HookSender.SendDue(ctx); herr != nil {
+		err = errors.Join(err, herr)
+	}
+	return err
+}
+
+// prune runs Service.Prune and prunes both outboxes at the first pass and
+// then once every pruneEvery, by the service's clock. Only the e-mail loop
+// and Close call pass, one at a time, so lastPrune needs no lock.
 func (r *Runner) prune(ctx context.Context) error {
 	now := r.Service.Now()
 	if !r.lastPrune.IsZero() && now.Sub(r.lastPrune) < r.pruneEvery {
@@ -337,9 +396,20 @@ func (r *Runner) prune(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	var rows, marks, hookRows, hookMarks int
+	if r.retention > 0 {
+		before := now.Add(-r.retention)
+		if rows, marks, err = r.store.PruneAlerts(ctx, before); err != nil {
+			return fmt.Errorf("pruning the alert outbox: %w", err)
+		}
+		if hookRows, hookMarks, err = r.store.PruneDeliveries(ctx, before); err != nil {
+			return fmt.Errorf("pruning the webhook outbox: %w", err)
+		}
+	}
 	r.lastPrune = now
-	if subs > 0 || allowances > 0 {
-		r.log.Info("pruned alerts", "expired_subscriptions", subs, "ended_allowances", allowances)
+	if subs > 0 || allowances > 0 || rows+marks+hookRows+hookMarks > 0 {
+		r.log.Info("pruned alerts", "expired_subscriptions", subs, "ended_allowances", allowances,
+			"alerts", rows, "matched_recalls", marks, "webhook_deliveries", hookRows, "matched_events", hookMarks)
 	}
 	return nil
 }

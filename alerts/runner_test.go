@@ -183,6 +183,7 @@ func TestConfig_Validate(t *testing.T) {
 		{Config{SMTPAddr: "mail:25", Interval: time.Second}, "--smtp-from is empty"},
 		{Config{}, "--alerts-interval is 0s"},
 		{Config{Interval: time.Second, FlushTimeout: -time.Second}, "flush timeout"},
+		{Config{Interval: time.Second, OutboxRetention: 24 * time.Hour}, "--alerts-outbox-retention is 24h0m0s; give at least 168h0m0s"},
 	} {
 		_, err := NewRunner(tc.cfg, MustStore(t), MustStore(t), nil)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

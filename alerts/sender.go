@@ -127,9 +127,10 @@ func (s *Sender) SendDue(ctx context.Context) (int, error) {
 	}.run(ctx)
 }
 
-// drainer claims and sends until nothing is due: the alerts' digests and
-// the webhooks' deliveries alike. Items it has no time left to send
-// within their claim, or that it did not start because ctx ended or an
+// drainer claims and sends until nothing is due, one item after another:
+// the alerts' digests (webhooks post side by side, see
+// HookSender.SendDue). Items it has no time left to send within their
+// claim, or that it did not start because ctx ended or an
 // item failed, are released for the next pass (at shutdown, the last
 // flush takes them at once).
 type drainer[T any] struct {

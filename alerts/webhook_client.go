@@ -109,7 +109,31 @@ type hookAnswer struct {
 
 func (a hookAnswer) ok() bool { return a.err == nil && a.status >= 200 && a.status < 300 }
 
-// describe is the outcome as the endpoint's last delivery shows it.
+// receiverDown reports whether the answer says the receiver cannot take
+// deliveries now (no answer, a connection error, a 5xx, a 429), rather
+// than refusing this one: its other deliveries would fare the same.
+func (a hookAnswer) receiverDown() bool {
+	return a.err != nil || a.status >= 500 || a.status == http.StatusTooManyRequests
+}
+
+// unreachable is what an API caller reads of a post that got no HTTP
+// answer, whatever the cause: which of a refused connection, a timeout or
+// a TLS error it was would tell whether a port is open on any host the
+// caller names (the test route would be a port scanner). The node's log
+// has the cause.
+const unreachable = "the endpoint did not answer: the connection was refused, timed out or failed before an HTTP answer (the node's log has the cause)"
+
+// public is the outcome as an API caller reads it (the test route, the
+// endpoint's last delivery): the HTTP status when one came back, else
+// unreachable.
+func (a hookAnswer) public() string {
+	if a.err != nil {
+		return unreachable
+	}
+	return a.describe()
+}
+
+// describe is the outcome in full, for the node's log and the outbox row.
 func (a hookAnswer) describe() string {
 	switch {
 	case a.err != nil:

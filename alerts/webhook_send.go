@@ -5,11 +5,13 @@ import (
 	"crypto/sha256"
 	"crypto/x509"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -52,8 +54,10 @@ type HookSender struct {
 	// Lease must exceed the client's Timeout (see Sender.Lease).
 	Lease      time.Duration
 	ClaimLimit int
-	Now        func() time.Time
-	Logger     *slog.Logger
+	// Parallel is how many endpoints are posted to at once.
+	Parallel int
+	Now      func() time.Time
+	Logger   *slog.Logger
 	// Stats counts outcomes, for /metrics.
 	Stats HookStats
 
@@ -89,29 +93,119 @@ type HookStats struct {
 // NewHookSender returns a HookSender with defaults.
 func NewHookSender() *HookSender {
 	return &HookSender{Client: NewHookClient(), Schedule: DefaultRetrySchedule, Jitter: 0.2, DisableAfter: DefaultDisableAfter,
-		Node: DefaultNode(), Lease: 2 * time.Minute, ClaimLimit: 200, Now: time.Now, Logger: slog.Default()}
+		Node: DefaultNode(), Lease: 2 * time.Minute, ClaimLimit: 200, Parallel: DefaultHookParallel, Now: time.Now, Logger: slog.Default()}
 }
 
+// DefaultHookParallel is HookSender.Parallel's default.
+const DefaultHookParallel = 8
+
 // SendDue claims and posts every delivery due now, and returns how many
-// receivers accepted.
+// receivers accepted. The endpoints of a claim are posted to side by side
+// (Parallel at a time), each endpoint's deliveries one after another in
+// their order; once a receiver fails a delivery (no answer, a connection
+// error, a 5xx or a 429), its other deliveries of the claim are put off
+// to that delivery's retry without an attempt counted, so that a dead
+// receiver costs one timeout per pass, not one per delivery, and holds up
+// no other receiver.
 func (s *HookSender) SendDue(ctx context.Context) (int, error) {
 	if s.Lease <= s.Client.Timeout {
 		return 0, fmt.Errorf("sending webhooks: the claim lease (%s) must exceed the webhook timeout (%s)", s.Lease, s.Client.Timeout)
 	}
-	return drainer[*rappel.AlertRow]{
-		claim: func(ctx context.Context) ([]*rappel.AlertRow, error) {
-			rows, err := s.Outbox.ClaimDeliveries(ctx, s.Node, s.Now(), s.Lease, max(s.ClaimLimit, 1))
-			if err != nil {
-				return nil, fmt.Errorf("claiming webhook deliveries: %w", err)
+	sent := 0
+	for {
+		rows, err := s.Outbox.ClaimDeliveries(ctx, s.Node, s.Now(), s.Lease, max(s.ClaimLimit, 1))
+		if err != nil {
+			return sent, fmt.Errorf("claiming webhook deliveries: %w", err)
+		}
+		if len(rows) == 0 {
+			return sent, nil
+		}
+		n, err := s.sendClaim(ctx, rows)
+		sent += n
+		if err != nil {
+			return sent, err
+		}
+	}
+}
+
+// sendClaim posts one claim's rows, an endpoint per goroutine.
+func (s *HookSender) sendClaim(ctx context.Context, rows []*rappel.AlertRow) (int, error) {
+	var order []string
+	byHook := map[string][]*rappel.AlertRow{}
+	for _, r := range rows {
+		if _, ok := byHook[r.Sub]; !ok {
+			order = append(order, r.Sub)
+		}
+		byHook[r.Sub] = append(byHook[r.Sub], r)
+	}
+	var (
+		mu   sync.Mutex
+		sent int
+		errs []error
+		wg   sync.WaitGroup
+	)
+	slots := make(chan struct{}, max(s.Parallel, 1))
+	for _, hook := range order {
+		slots <- struct{}{}
+		wg.Add(1)
+		go func(rows []*rappel.AlertRow) {
+			defer func() { <-slots; wg.Done() }()
+			n, err := s.sendEndpoint(ctx, rows)
+			mu.Lock()
+			sent += n
+			errs = append(errs, err)
+			mu.Unlock()
+		}(byHook[hook])
+	}
+	wg.Wait()
+	return sent, errors.Join(errs...)
+}
+
+// sendEndpoint posts one endpoint's rows in order. Rows it has no time
+// left to send within their claim, or that it did not start because ctx
+// ended or recording an outcome failed, are released unchanged (at
+// shutdown, the last flush takes them at once); the rows after a failed
+// post are put off to its retry.
+func (s *HookSender) sendEndpoint(ctx context.Context, rows []*rappel.AlertRow) (int, error) {
+	sent := 0
+	for i, r := range rows {
+		if err := ctx.Err(); err != nil {
+			return sent, errors.Join(err, s.record(ctx, rows[i:]))
+		}
+		if !s.Now().Add(s.Client.Timeout).Before(r.ClaimedUntil) {
+			// The next claim takes them with a fresh lease; SendDue
+			// checked that a fresh lease leaves time for a post.
+			return sent, s.record(ctx, rows[i:])
+		}
+		out, err := s.send(ctx, r)
+		if err != nil {
+			// Its outcome is unknown (the receiver may have accepted it):
+			// its claim stays, to expire; the rows after it are free.
+			return sent, errors.Join(err, s.record(ctx, rows[i+1:]))
+		}
+		if out.ok {
+			sent++
+		}
+		if !out.retryAt.IsZero() && i+1 < len(rows) {
+			rest := rows[i+1:]
+			for _, o := range rest {
+				if o.NextAt.Before(out.retryAt) {
+					o.NextAt = out.retryAt
+				}
+				o.Error = "put off: the endpoint failed an earlier delivery of the same pass"
 			}
-			return rows, nil
-		},
-		until:   func(r *rappel.AlertRow) time.Time { return r.ClaimedUntil },
-		send:    s.send,
-		release: s.record,
-		now:     s.Now, timeout: s.Client.Timeout, lease: s.Lease,
-		what: "webhooks", timeoutName: "webhook timeout",
-	}.run(ctx)
+			return sent, s.record(ctx, rest)
+		}
+	}
+	return sent, nil
+}
+
+// hookOutcome is what send did with one row: ok when the receiver
+// accepted it; retryAt, when the receiver failed it (see receiverDown),
+// is when the endpoint's other deliveries are tried again.
+type hookOutcome struct {
+	ok      bool
+	retryAt time.Time
 }
 
 // record writes rows under their claims (an outcome, or the rows
@@ -143,21 +237,21 @@ func WebhookID(endpoint, eventKey string) string {
 
 // send posts one delivery and records its outcome; the error is only for
 // failures to record it, or ctx ending mid-post.
-func (s *HookSender) send(ctx context.Context, r *rappel.AlertRow) (bool, error) {
+func (s *HookSender) send(ctx context.Context, r *rappel.AlertRow) (hookOutcome, error) {
 	now := s.Now().UTC()
 	hook, err := s.Hooks.Webhook(ctx, r.Sub)
 	if err != nil && rappel.ErrorCode(err) != rappel.ENOTFOUND {
-		return false, err
+		return hookOutcome{}, err
 	}
 	switch {
 	case hook == nil:
-		return false, s.finish(ctx, r, rappel.AlertFailed, "endpoint deleted", now)
+		return hookOutcome{}, s.finish(ctx, r, rappel.AlertFailed, "endpoint deleted", now)
 	case hook.Status != rappel.WebhookEnabled:
-		return false, s.finish(ctx, r, rappel.AlertFailed, "endpoint disabled", now)
+		return hookOutcome{}, s.finish(ctx, r, rappel.AlertFailed, "endpoint disabled", now)
 	}
 	id := WebhookID(r.Sub, r.Record)
 	a := s.post(ctx, hook, id, eventType(r.Record), r.Payload, now)
-	attempt := &rappel.WebhookAttempt{At: now, ID: id, Type: eventType(r.Record), StatusCode: a.status, OK: a.ok(), Error: a.describe()}
+	attempt := &rappel.WebhookAttempt{At: now, ID: id, Type: eventType(r.Record), StatusCode: a.status, OK: a.ok(), Error: a.public()}
 	switch {
 	case a.ok():
 		if s.accepted != nil {
@@ -166,13 +260,13 @@ func (s *HookSender) send(ctx context.Context, r *rappel.AlertRow) (bool, error)
 		s.Stats.Delivered.Add(1)
 		err := s.finish(ctx, r, rappel.AlertSent, "", now)
 		s.noteHook(ctx, hook.ID, func(w *rappel.Webhook) { w.LastDelivery, w.FailingSince = attempt, time.Time{} })
-		return true, err
+		return hookOutcome{ok: true}, err
 	case ctx.Err() != nil:
 		// Cut off (shutdown): the receiver may or may not have it. The
 		// claim expires, or the next process of a single node takes it.
-		return false, fmt.Errorf("posting webhook: %w", ctx.Err())
+		return hookOutcome{}, fmt.Errorf("posting webhook: %w", ctx.Err())
 	}
-	s.Logger.Warn("webhook delivery failed", "endpoint", hook.ID, "webhook_id", id, "attempt", r.Attempts+1, "error", attempt.Error)
+	s.Logger.Warn("webhook delivery failed", "endpoint", hook.ID, "webhook_id", id, "attempt", r.Attempts+1, "error", a.describe())
 	disable := ""
 	switch {
 	case a.status == http.StatusGone:
@@ -184,12 +278,12 @@ func (s *HookSender) send(ctx context.Context, r *rappel.AlertRow) (bool, error)
 		s.Stats.Failed.Add(1)
 		s.Stats.Disabled.Add(1)
 		s.Logger.Error("webhook endpoint disabled", "endpoint", hook.ID, "reason", disable)
-		err := s.finish(ctx, r, rappel.AlertFailed, attempt.Error, now)
+		err := s.finish(ctx, r, rappel.AlertFailed, a.describe(), now)
 		s.noteHook(ctx, hook.ID, func(w *rappel.Webhook) {
 			w.LastDelivery = attempt
 			w.Status, w.DisabledReason, w.DisabledAt = rappel.WebhookDisabled, disable, now
 		})
-		return false, err
+		return hookOutcome{}, err
 	}
 	failing := func(w *rappel.Webhook) {
 		w.LastDelivery = attempt
@@ -197,19 +291,26 @@ func (s *HookSender) send(ctx context.Context, r *rappel.AlertRow) (bool, error)
 			w.FailingSince = now
 		}
 	}
+	out := hookOutcome{}
 	if r.Attempts >= len(s.Schedule) {
 		s.Stats.Failed.Add(1)
-		err := s.finish(ctx, r, rappel.AlertFailed, attempt.Error, now)
+		if a.receiverDown() {
+			out.retryAt = now.Add(max(s.wait(0), min(a.retryAfter, s.Schedule[len(s.Schedule)-1])))
+		}
+		err := s.finish(ctx, r, rappel.AlertFailed, a.describe(), now)
 		s.noteHook(ctx, hook.ID, failing)
-		return false, err
+		return out, err
 	}
 	s.Stats.Retried.Add(1)
 	r.NextAt = now.Add(max(s.wait(r.Attempts), min(a.retryAfter, s.Schedule[len(s.Schedule)-1])))
+	if a.receiverDown() {
+		out.retryAt = r.NextAt
+	}
 	r.Attempts++
-	r.Error = attempt.Error
+	r.Error = a.describe()
 	err = s.record(ctx, []*rappel.AlertRow{r})
 	s.noteHook(ctx, hook.ID, failing)
-	return false, err
+	return out, err
 }
 
 // wait is the jittered wait before retry n (0 for the first).

@@ -98,7 +98,10 @@ func (s *HookService) Delete(ctx context.Context, key, id string) error {
 
 // Test posts a webhook.test event to key's endpoint id now, disabled or
 // not (a receiver being fixed is tested before it is enabled again), and
-// returns the receiver's answer. Nothing is recorded or retried.
+// returns the receiver's answer: its HTTP status, or that it did not
+// answer, without the cause (a refused connection, a timeout), which would
+// let a caller probe the ports of any public host. The cause goes to the
+// sender's log. Nothing is recorded or retried.
 func (s *HookService) Test(ctx context.Context, key, id string) (*rappel.WebhookTestResult, error) {
 	w, err := s.own(ctx, key, id)
 	if err != nil {
@@ -116,6 +119,9 @@ func (s *HookService) Test(ctx context.Context, key, id string) (*rappel.Webhook
 	}
 	msgID := "msg_test_" + nonce
 	a := s.Sender.post(ctx, w, msgID, rappel.EventWebhookTest, body, now)
+	if !a.ok() {
+		s.Sender.Logger.Info("webhook test event failed", "endpoint", w.ID, "webhook_id", msgID, "error", a.describe())
+	}
 	return &rappel.WebhookTestResult{WebhookAttempt: rappel.WebhookAttempt{At: now, ID: msgID, Type: rappel.EventWebhookTest,
-		StatusCode: a.status, OK: a.ok(), Error: a.describe()}}, nil
+		StatusCode: a.status, OK: a.ok(), Error: a.public()}}, nil
 }

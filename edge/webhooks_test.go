@@ -2,9 +2,13 @@ package edge
 
 import (
 	"encoding/json"
+	"log/slog"
+	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rappel-ca/rappel"
 	"github.com/rappel-ca/rappel/alerts"
@@ -102,4 +106,82 @@ func FuzzWebhookBody(f *testing.F) {
 			t.Fatalf("refusal %v is not a 4xx *rappel.Error", err)
 		}
 	})
+}
+
+// TestWebhooks_TestRouteHidesCause: POST /recall/webhooks/{id}/test
+// through the real router answers a closed port and a receiver that never
+// answers with one and the same sentence, naming neither the address nor
+// the port nor the cause, so that the route cannot tell an open port from
+// a closed one; a receiver that answers shows its HTTP status. The cause
+// is in the node's log, without the URL's query.
+func TestWebhooks_TestRouteHidesCause(t *testing.T) {
+	st := mustStore(t, lookupRecords())
+	s, _ := MustServer(t, MustCatalog(t, lookupRecords()))
+	s.Keys = planKeys{"rk_a": "a"}
+	s.Plans = map[string]rappel.Plan{"a": {Name: "a", Rate: 1000, Burst: 1000, Monthly: 1_000_000}}
+	var logged syncBuffer
+	sender := alerts.NewHookSender()
+	sender.Client.AllowHTTPLoopback, sender.Client.Timeout = true, time.Second
+	sender.Logger = slog.New(slog.NewTextHandler(&logged, nil))
+	s.Webhooks = alerts.NewHookService(st, sender)
+	base := MustHTTP(t, s.Handler()).URL
+
+	// A closed port: listened on, then closed.
+	closed, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closedPort := strconv.Itoa(closed.Addr().(*net.TCPAddr).Port)
+	closed.Close()
+	// An open port that takes the connection and never answers.
+	silent, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { silent.Close() })
+	hold := make(chan struct{})
+	t.Cleanup(func() { close(hold) })
+	go func() {
+		for {
+			c, err := silent.Accept()
+			if err != nil {
+				return
+			}
+			go func() { <-hold; c.Close() }()
+		}
+	}()
+	silentPort := strconv.Itoa(silent.Addr().(*net.TCPAddr).Port)
+	busy := MustHTTP(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusServiceUnavailable) }))
+
+	test := func(url string) rappel.WebhookTestResult {
+		t.Helper()
+		resp, body := docRequest(t, base, docCase{"POST", "/recall/webhooks", `{"url":"` + url + `"}`, map[string]string{"X-Gateway-Key": "rk_a"}, 0})
+		var created rappel.WebhookCreated
+		if err := json.Unmarshal(body, &created); resp.StatusCode != http.StatusCreated || err != nil {
+			t.Fatalf("POST %s: %d %s", url, resp.StatusCode, body)
+		}
+		resp, body = docRequest(t, base, docCase{"POST", "/recall/webhooks/" + created.ID + "/test", "", map[string]string{"X-Gateway-Key": "rk_a"}, 0})
+		var res rappel.WebhookTestResult
+		if err := json.Unmarshal(body, &res); resp.StatusCode != http.StatusOK || err != nil {
+			t.Fatalf("POST test of %s: %d %s", url, resp.StatusCode, body)
+		}
+		for _, leak := range []string{closedPort, silentPort, "127.0.0.1", "connect:", "i/o timeout", "Client.Timeout", "deadline exceeded", "tok=s3cret"} {
+			if strings.Contains(string(body), leak) {
+				t.Errorf("the test of %s answers %s, which names %q", url, body, leak)
+			}
+		}
+		return res
+	}
+	refused := test("http://127.0.0.1:" + closedPort + "/hook?tok=s3cret")
+	hung := test("http://127.0.0.1:" + silentPort + "/hook?tok=s3cret")
+	if refused.OK || hung.OK || refused.StatusCode != 0 || refused.Error == "" || refused.Error != hung.Error {
+		t.Fatalf("a closed port answers %+v, a silent one %+v; want the same failure", refused, hung)
+	}
+	if b := test(busy.URL + "/hook"); b.OK || b.StatusCode != http.StatusServiceUnavailable || !strings.Contains(b.Error, "503") {
+		t.Fatalf("a receiver answering 503: %+v", b)
+	}
+	log := logged.String()
+	if !strings.Contains(log, closedPort) || !strings.Contains(log, silentPort) || strings.Contains(log, "s3cret") {
+		t.Fatalf("the node's log:\n%s\nwant both causes with their ports, without the query", log)
+	}
 }

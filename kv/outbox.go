@@ -61,6 +61,16 @@ type storedAlert struct {
 	Epoch uint64 `json:"claim_epoch,omitempty"`
 }
 
+// claimHead is the part of a stored row the claim needs to tell whether
+// the row is due, with storedAlert's JSON names.
+type claimHead struct {
+	Status       string    `json:"status"`
+	NextAt       time.Time `json:"next_at,omitzero"`
+	ClaimedBy    string    `json:"claimed_by,omitempty"`
+	ClaimedUntil time.Time `json:"claimed_until,omitzero"`
+	Epoch        uint64    `json:"claim_epoch,omitempty"`
+}
+
 // claimLive reports whether a live claim holds r at now.
 func (r *storedAlert) claimLive(now time.Time) bool {
 	return r.ClaimedBy != "" && r.Epoch == claimEpoch && r.ClaimedUntil.After(now)
@@ -164,8 +174,9 @@ func (s *Store) has(key []byte) (bool, error) {
 }
 
 // ClaimAlerts claims due rows for node in one synced batch. It scans the
-// whole outbox, sent rows included; they could move to a keyspace of their
-// own if it grows large. Claims are serialized by s.mu.
+// whole outbox, final rows included (decoding only their state): the
+// runner's prune keeps those to the retention; a keyspace of pending rows
+// would spare the scan. Claims are serialized by s.mu.
 func (s *Store) ClaimAlerts(ctx context.Context, node string, now time.Time, lease time.Duration, limit int) ([]*rappel.AlertRow, error) {
 	return s.claim(ctx, alertOutbox, "ClaimAlerts", node, now, lease, limit)
 }
@@ -186,13 +197,22 @@ func (s *Store) claim(ctx context.Context, o outbox, op, node string, now time.T
 	defer s.mu.Unlock()
 	var due []*storedAlert
 	errFull := errors.New("full")
+	// A row's state is decoded first, alone: the rows not due (sent,
+	// failed, waiting, claimed) are skipped without copying their payload
+	// and error out of the value.
+	var head claimHead
 	err := s.scanAlerts(ctx, []byte(o.rows), func(_, val []byte) error {
+		head = claimHead{}
+		if err := decodeValue(val, &head); err != nil {
+			return fmt.Errorf("decoding %s: %w", o.what, err)
+		}
+		h := storedAlert{AlertRow: rappel.AlertRow{Status: head.Status, NextAt: head.NextAt, ClaimedBy: head.ClaimedBy, ClaimedUntil: head.ClaimedUntil}, Epoch: head.Epoch}
+		if h.Status != rappel.AlertPending || h.NextAt.After(now) || h.claimLive(now) {
+			return nil
+		}
 		r := new(storedAlert)
 		if err := decodeValue(val, r); err != nil {
 			return fmt.Errorf("decoding %s: %w", o.what, err)
-		}
-		if r.Status != rappel.AlertPending || r.NextAt.After(now) || r.claimLive(now) {
-			return nil
 		}
 		// Rows of one subscription are contiguous: once past limit, finish
 		// the subscription, so that its batches are whole.
@@ -320,4 +340,63 @@ func (s *Store) pending(ctx context.Context, o outbox) (int, error) {
 		return 0, fmt.Errorf("counting pending %ss: %w", o.what, err)
 	}
 	return n, nil
+}
+
+// PruneAlerts deletes the final rows created before before and the
+// matched marks written before it, in one synced batch under s.mu.
+func (s *Store) PruneAlerts(ctx context.Context, before time.Time) (int, int, error) {
+	return s.prune(ctx, alertOutbox, "PruneAlerts", before)
+}
+
+func (s *Store) prune(ctx context.Context, o outbox, op string, before time.Time) (int, int, error) {
+	_, span := startWrite(ctx, op)
+	defer span.End()
+	if err := ctx.Err(); err != nil {
+		return 0, 0, err
+	}
+	if s.db == nil {
+		return 0, 0, errNotOpen
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b := s.db.NewBatch()
+	defer b.Close()
+	rows, marks := 0, 0
+	// Only the status and creation time are decoded, not the payload.
+	var row struct {
+		Status    string    `json:"status"`
+		CreatedAt time.Time `json:"created_at"`
+	}
+	err := s.scanAlerts(ctx, []byte(o.rows), func(key, val []byte) error {
+		row.Status, row.CreatedAt = "", time.Time{}
+		if err := decodeValue(val, &row); err != nil {
+			return fmt.Errorf("decoding %s: %w", o.what, err)
+		}
+		if row.Status == rappel.AlertPending || row.Status == "" || !row.CreatedAt.Before(before) {
+			return nil
+		}
+		rows++
+		return b.Delete(key, nil)
+	})
+	if err != nil {
+		return 0, 0, err
+	}
+	err = s.scanAlerts(ctx, []byte(o.matched), func(key, val []byte) error {
+		at, err := time.Parse(time.RFC3339, string(val))
+		if err != nil || !at.Before(before) {
+			return nil // an unreadable mark is kept: keeping it is safe
+		}
+		marks++
+		return b.Delete(key, nil)
+	})
+	if err != nil {
+		return 0, 0, err
+	}
+	if rows+marks == 0 {
+		return 0, 0, nil
+	}
+	if err := endWrite(span, b, commit(b, "pruning "+o.what+"s")); err != nil {
+		return 0, 0, err
+	}
+	return rows, marks, nil
 }

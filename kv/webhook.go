@@ -191,3 +191,9 @@ func (s *Store) RecordEvents(ctx context.Context) ([]rappel.RecordEvents, error)
 func (s *Store) AckRecordEvents(ctx context.Context, seq uint64) error {
 	return s.ack(ctx, recordEventsQueue, seq)
 }
+
+// PruneDeliveries deletes final deliveries and event marks, as
+// PruneAlerts does.
+func (s *Store) PruneDeliveries(ctx context.Context, before time.Time) (int, int, error) {
+	return s.prune(ctx, webhookOutbox, "PruneDeliveries", before)
+}

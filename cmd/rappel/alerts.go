@@ -24,6 +24,7 @@ func (c *AlertsConfig) register(fs *flag.FlagSet) {
 		c.Confirm, c.Interval, c.PublicURL = true, 30*time.Second, "http://127.0.0.1:8080"
 		c.PendingTTL, c.ConfirmPerAddress, c.ConfirmWindow = alerts.DefaultPendingTTL, alerts.DefaultConfirmPerAddress, alerts.DefaultConfirmWindow
 		c.SubscriptionsPerKeyDay = alerts.DefaultSubscriptionsPerKeyDay
+		c.OutboxRetention = alerts.DefaultOutboxRetention
 	}
 	fs.BoolVar(&c.Confirm, "alerts-confirm", c.Confirm, "send a confirmation e-mail (double opt-in) before alerts start; false when the integrator collects consent")
 	fs.StringVar(&c.SMTPAddr, "smtp-addr", c.SMTPAddr, "SMTP server `host:port` for alert e-mails (STARTTLS when offered); empty keeps alerts in the outbox")
@@ -36,6 +37,7 @@ func (c *AlertsConfig) register(fs *flag.FlagSet) {
 	fs.DurationVar(&c.PendingTTL, "alerts-pending-ttl", c.PendingTTL, "how long a confirmation link works; unconfirmed subscriptions are deleted after it (0 keeps them)")
 	fs.IntVar(&c.ConfirmPerAddress, "alerts-confirm-per-address", c.ConfirmPerAddress, "confirmation e-mails one address may receive per --alerts-confirm-window, however often it is subscribed (0: no limit)")
 	fs.DurationVar(&c.ConfirmWindow, "alerts-confirm-window", c.ConfirmWindow, "the window of --alerts-confirm-per-address")
+	fs.DurationVar(&c.OutboxRetention, "alerts-outbox-retention", c.OutboxRetention, "how long sent and failed alerts and webhook deliveries, and the marks that keep a recall from being matched twice, are kept (at least 168h; 0 keeps them forever)")
 	fs.IntVar(&c.SubscriptionsPerKeyDay, "alerts-subscriptions-per-key-day", c.SubscriptionsPerKeyDay, "subscriptions one API key may create a UTC day; over it, 429 (0: no cap)")
 }
 

@@ -126,7 +126,8 @@ func TestServeCommand_AlertsLimitFlags(t *testing.T) {
 	if err := c.ParseFlags(nil); err != nil {
 		t.Fatal(err)
 	}
-	if a := c.Alerts; a.PendingTTL != 7*24*time.Hour || a.ConfirmPerAddress != 1 || a.ConfirmWindow != 24*time.Hour || a.SubscriptionsPerKeyDay != 1000 {
+	if a := c.Alerts; a.PendingTTL != 7*24*time.Hour || a.ConfirmPerAddress != 1 || a.ConfirmWindow != 24*time.Hour || a.SubscriptionsPerKeyDay != 1000 ||
+		a.OutboxRetention != 30*24*time.Hour {
 		t.Fatalf("defaults %+v", a.Config)
 	}
 	t.Setenv("RAPPEL_ALERTS_PENDING_TTL", "48h")

@@ -357,3 +357,29 @@ func sortAlerts(rows []*rappel.AlertRow) {
 		return cmp.Or(strings.Compare(a.Sub, b.Sub), cmp.Compare(a.Seq, b.Seq), strings.Compare(a.Record, b.Record))
 	})
 }
+
+// PruneAlerts deletes the final rows created before before and the
+// matched marks written before it. Each DELETE runs on its own: a mark
+// outliving its rows, or rows outliving their mark, is harmless (see
+// rappel.Outbox.PruneAlerts). The scan of final rows has no index; it
+// runs once per prune interval.
+func (s *Store) PruneAlerts(ctx context.Context, before time.Time) (int, int, error) {
+	return s.prune(ctx, alertOutbox, before)
+}
+
+func (s *Store) prune(ctx context.Context, o outbox, before time.Time) (int, int, error) {
+	if s.pool == nil {
+		return 0, 0, errNotOpen
+	}
+	before = before.UTC()
+	tag, err := s.pool.Exec(ctx, o.sql(`DELETE FROM {rows} WHERE status <> $1 AND created_at < $2`), rappel.AlertPending, before)
+	if err != nil {
+		return 0, 0, fmt.Errorf("pruning %ss: %w", o.what, err)
+	}
+	rows := int(tag.RowsAffected())
+	tag, err = s.pool.Exec(ctx, o.sql(`DELETE FROM {matched} WHERE matched_at < $1`), before)
+	if err != nil {
+		return rows, 0, fmt.Errorf("pruning %s marks: %w", o.what, err)
+	}
+	return rows, int(tag.RowsAffected()), nil
+}

@@ -220,3 +220,9 @@ func (s *Store) UpdateDeliveries(ctx context.Context, node string, rows []*rappe
 func (s *Store) PendingDeliveries(ctx context.Context) (int, error) {
 	return s.pending(ctx, webhookOutbox)
 }
+
+// PruneDeliveries deletes final deliveries and event marks, as
+// PruneAlerts does.
+func (s *Store) PruneDeliveries(ctx context.Context, before time.Time) (int, int, error) {
+	return s.prune(ctx, webhookOutbox, before)
+}

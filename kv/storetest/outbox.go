@@ -248,6 +248,52 @@ func Outbox(t *testing.T, newStores func(t *testing.T) (a, b rappel.Outbox)) {
 			t.Fatalf("the retried row reads back %+v, %v", back, err)
 		}
 	})
+	t.Run("Prune", func(t *testing.T) {
+		// Rows sent or failed before the cut go, with the marks written
+		// before it; a pending row stays whatever its age, and a record
+		// matched again after its mark went keeps its pending row.
+		ctx := context.Background()
+		a, b := newStores(t)
+		commit(t, a, []*rappel.AlertRow{row("s1", "hc-1", 1, t0), row("s2", "hc-1", 1, t0), row("s1", "hc-2", 1, t0)})
+		if _, err := a.CommitMatches(ctx, []string{"hc-3"}, nil); err != nil {
+			t.Fatal(err)
+		}
+		got := claimAll(t, a, "n1", t0)
+		if len(got) != 3 {
+			t.Fatalf("claimed %v", keys(got))
+		}
+		got[0].Status, got[0].SentAt, got[0].Attempts = rappel.AlertSent, t0, 1                  // s1/hc-1
+		got[2].Status, got[2].Error, got[2].Attempts = rappel.AlertFailed, "550 no such user", 1 // s2/hc-1
+		if n, err := a.UpdateAlerts(ctx, "n1", got); err != nil || n != 3 {
+			t.Fatalf("UpdateAlerts = %d, %v", n, err)
+		}
+		// Nothing was created or marked before t0.
+		if rows, marks, err := b.PruneAlerts(ctx, t0); err != nil || rows != 0 || marks != 0 {
+			t.Fatalf("PruneAlerts(t0) = %d, %d, %v; want nothing pruned", rows, marks, err)
+		}
+		if un, err := a.UnmatchedRecords(ctx, []string{"hc-1", "hc-2", "hc-3"}); err != nil || len(un) != 0 {
+			t.Fatalf("UnmatchedRecords after a prune of nothing = %v, %v", un, err)
+		}
+		// The marks were written at the stores' clock, before this cut.
+		cut := time.Now().Add(time.Hour)
+		if rows, marks, err := b.PruneAlerts(ctx, cut); err != nil || rows != 2 || marks != 3 {
+			t.Fatalf("PruneAlerts = %d rows, %d marks, %v; want 2 final rows and 3 marks", rows, marks, err)
+		}
+		if rows, marks, err := b.PruneAlerts(ctx, cut); err != nil || rows != 0 || marks != 0 {
+			t.Fatalf("PruneAlerts again = %d, %d, %v; want nothing left to prune", rows, marks, err)
+		}
+		if un, err := a.UnmatchedRecords(ctx, []string{"hc-1", "hc-2", "hc-3"}); err != nil || !slices.Equal(un, []string{"hc-1", "hc-2", "hc-3"}) {
+			t.Fatalf("UnmatchedRecords after the prune = %v, %v; want all three", un, err)
+		}
+		// hc-2 matched again: its pending row is kept as it is, not
+		// doubled; it is still the one row due.
+		if n, err := b.CommitMatches(ctx, []string{"hc-2"}, []*rappel.AlertRow{row("s1", "hc-2", 7, t0)}); err != nil || n != 0 {
+			t.Fatalf("CommitMatches over a pending row = %d, %v; want 0 rows", n, err)
+		}
+		if got := claimAll(t, b, "n2", t0.Add(time.Hour)); !slices.Equal(keys(got), []string{"s1/hc-2@1"}) {
+			t.Fatalf("rows after the prune %v, want the pending one", keys(got))
+		}
+	})
 	t.Run("Canceled", func(t *testing.T) {
 		a, _ := newStores(t)
 		ctx, cancel := context.WithCancel(context.Background())

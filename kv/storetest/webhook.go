@@ -140,3 +140,7 @@ func (w webhookRows) ClaimAlerts(ctx context.Context, node string, now time.Time
 func (w webhookRows) UpdateAlerts(ctx context.Context, node string, rows []*rappel.AlertRow) (int, error) {
 	return w.UpdateDeliveries(ctx, node, rows)
 }
+
+func (w webhookRows) PruneAlerts(ctx context.Context, before time.Time) (int, int, error) {
+	return w.PruneDeliveries(ctx, before)
+}

@@ -1,0 +1,38 @@
+package kv
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rappel-ca/rappel"
+)
+
+// BenchmarkStore_ClaimDeliveriesFinal claims from a webhook outbox of
+// 5,000 sent deliveries with 2 KiB payloads and nothing due: the cost each
+// pass pays for the rows kept until the retention prunes them.
+func BenchmarkStore_ClaimDeliveriesFinal(b *testing.B) {
+	ctx := context.Background()
+	s := MustOpenStore(b)
+	t0 := time.Date(2026, 11, 22, 5, 0, 0, 0, time.UTC)
+	payload := rappel.RawJSON(`{"type":"recall.created","data":{"title":"` + strings.Repeat("x", 2048) + `"}}`)
+	const n = 5000
+	keys := make([]string, n)
+	rows := make([]*rappel.AlertRow, n)
+	for i := range n {
+		keys[i] = fmt.Sprintf("recall.created:hc-%d:h", i)
+		rows[i] = &rappel.AlertRow{Sub: "wh_1", Record: keys[i], Seq: 1, Status: rappel.AlertSent, CreatedAt: t0, NextAt: t0, SentAt: t0, Payload: payload}
+	}
+	if _, err := s.CommitEvents(ctx, keys, rows); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for range b.N {
+		got, err := s.ClaimDeliveries(ctx, "n1", t0.Add(time.Hour), time.Minute, 200)
+		if err != nil || len(got) != 0 {
+			b.Fatalf("ClaimDeliveries = %d rows, %v", len(got), err)
+		}
+	}
+}
