@@ -33,12 +33,15 @@ func TestServe_MailDir(t *testing.T) {
 		t.Fatalf("subscribing: %d %s", code, body)
 	}
 	// The e-mail is sent in the background: it is in the directory soon
-	// after the answer.
+	// after the answer, first under a hidden temporary name, then renamed.
 	var ents []os.DirEntry
-	for deadline := time.Now().Add(time.Minute); len(ents) == 0 && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+	complete := func() bool {
+		return len(ents) == 1 && strings.HasSuffix(ents[0].Name(), ".eml") && !strings.HasPrefix(ents[0].Name(), ".")
+	}
+	for deadline := time.Now().Add(time.Minute); !complete() && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		ents, _ = os.ReadDir(dir)
 	}
-	if len(ents) != 1 || !strings.HasSuffix(ents[0].Name(), ".eml") {
+	if !complete() {
 		t.Fatalf("mail dir holds %v, want one .eml file", ents)
 	}
 	data, err := os.ReadFile(filepath.Join(dir, ents[0].Name()))
