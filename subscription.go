@@ -178,34 +178,21 @@ type SubscriptionStore interface {
 // subscription's address, language and search, or a 422 *Error listing
 // every problem, at loc BodyLoc(field).
 func (req *SubscribeRequest) Validate() (email, lang string, s AlertSearch, err error) {
-	var items []Invalid
-	str := func(field string, p *string, max int) string {
-		if p == nil {
-			return ""
-		}
-		v := *p
-		if it, bad := checkText(field, v, max, field == "email"); bad {
-			items = append(items, it)
-			return ""
-		}
-		return v
-	}
+	var c fieldCheck
 	if req.Email == nil {
-		items = append(items, InvalidMissing(BodyLoc("email"), "send the e-mail address to alert"))
-	} else if e := str("email", req.Email, MaxEmailBytes); e != "" || *req.Email == "" {
+		c.items = append(c.items, InvalidMissing(BodyLoc("email"), "send the e-mail address to alert"))
+	} else if e := c.str("email", req.Email, MaxEmailBytes); e != "" || *req.Email == "" {
 		if addr, why := mailbox(e); why == nil {
 			email = addr
 		} else {
-			items = append(items, InvalidValue(BodyLoc("email"), *req.Email, *why))
+			c.items = append(c.items, InvalidValue(BodyLoc("email"), *req.Email, *why))
 		}
 	}
-
-	// The saved search is checked as a webhook's is (fieldCheck.search).
-	c := fieldCheck{items: items}
+	// The saved search is checked as a webhook's is.
 	s = c.search("agency", req.Q, req.Agency, req.RecallType, req.HazardClass, req.Allergen)
 	lang = c.vocab("lang", req.Lang, Langs)
-	if items = c.items; len(items) > 0 {
-		return "", "", AlertSearch{}, Invalids(items...)
+	if len(c.items) > 0 {
+		return "", "", AlertSearch{}, Invalids(c.items...)
 	}
 	return email, lang, s, nil
 }

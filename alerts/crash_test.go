@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 
@@ -56,21 +57,31 @@ func TestHelperProcess(t *testing.T) {
 	s := NewSender()
 	s.Outbox, s.Subscriptions, s.Records, s.Logger = st, st, st, st.Logger
 	s.Addr, s.From, s.PublicURL = os.Getenv(envSMTP), "alerts@rappel.example.ca", "https://rappel.example.ca"
-	var n int
-	if after, ok := strings.CutPrefix(crash, "accepted:"); ok {
-		var at int
-		fmt.Sscan(after, &at)
-		s.accepted = func() {
-			if n++; n == at {
-				kill()
-			}
-		}
-	}
+	s.accepted = killAfter(crash, kill)
 	if _, err := s.SendDue(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
 	os.Exit(0)
+}
+
+// killAfter returns the accepted hook of a child whose crash is
+// "accepted:<n>": it calls kill at the n-th acceptance, counted across
+// goroutines since webhooks are posted side by side. It returns nil for
+// any other crash.
+func killAfter(crash string, kill func()) func() {
+	after, ok := strings.CutPrefix(crash, "accepted:")
+	if !ok {
+		return nil
+	}
+	var at int64
+	fmt.Sscan(after, &at)
+	var n atomic.Int64
+	return func() {
+		if n.Add(1) == at {
+			kill()
+		}
+	}
 }
 
 func runHelper(t *testing.T, dir, smtp, crash string) {

@@ -111,72 +111,35 @@ func (s *Sender) SendDue(ctx context.Context) (int, error) {
 	if s.Lease <= s.Timeout {
 		return 0, fmt.Errorf("sending alerts: the claim lease (%s) must exceed the SMTP timeout (%s)", s.Lease, s.Timeout)
 	}
-	return drainer[*digest]{
-		claim: func(ctx context.Context) ([]*digest, error) {
-			rows, err := s.Outbox.ClaimAlerts(ctx, s.Node, s.Now(), s.Lease, max(s.ClaimLimit, 1))
-			if err != nil {
-				return nil, fmt.Errorf("claiming alerts: %w", err)
-			}
-			return digests(rows), nil
-		},
-		until:   func(d *digest) time.Time { return d.rows[0].ClaimedUntil },
-		send:    s.send,
-		release: s.release,
-		now:     s.Now, timeout: s.Timeout, lease: s.Lease,
-		what: "alerts", timeoutName: "SMTP timeout",
-	}.run(ctx)
-}
-
-// drainer claims and sends until nothing is due, one item after another:
-// the alerts' digests (webhooks post side by side, see
-// HookSender.SendDue). Items it has no time left to send within their
-// claim, or that it did not start because ctx ended or an
-// item failed, are released for the next pass (at shutdown, the last
-// flush takes them at once).
-type drainer[T any] struct {
-	claim func(ctx context.Context) ([]T, error)
-	// until is the end of an item's claim.
-	until func(T) time.Time
-	// send sends one item and records its outcome; its error is a failure
-	// to record it, which leaves the item's claim to expire.
-	send    func(ctx context.Context, item T) (bool, error)
-	release func(ctx context.Context, items []T) error
-	now     func() time.Time
-	// timeout bounds one send; lease is the claims'.
-	timeout, lease    time.Duration
-	what, timeoutName string
-}
-
-func (d drainer[T]) run(ctx context.Context) (int, error) {
 	sent := 0
 	for {
-		items, err := d.claim(ctx)
+		rows, err := s.Outbox.ClaimAlerts(ctx, s.Node, s.Now(), s.Lease, max(s.ClaimLimit, 1))
 		if err != nil {
-			return sent, err
+			return sent, fmt.Errorf("claiming alerts: %w", err)
 		}
-		if len(items) == 0 {
+		if len(rows) == 0 {
 			return sent, nil
 		}
-		for i, it := range items {
+		ds := digests(rows)
+		for i, d := range ds {
 			if err := ctx.Err(); err != nil {
-				return sent, errors.Join(err, d.release(ctx, items[i:]))
+				return sent, errors.Join(err, s.release(ctx, ds[i:]))
 			}
-			if !d.now().Add(d.timeout).Before(d.until(it)) {
-				err := d.release(ctx, items[i:])
+			if !s.Now().Add(s.Timeout).Before(d.rows[0].ClaimedUntil) {
+				err := s.release(ctx, ds[i:])
 				if err == nil && i == 0 {
-					err = fmt.Errorf("sending %s: a fresh claim of %s leaves less than the %s (%s)", d.what, d.lease, d.timeoutName, d.timeout)
+					err = fmt.Errorf("sending alerts: a fresh claim of %s leaves less than the SMTP timeout (%s)", s.Lease, s.Timeout)
 				}
 				if err != nil {
 					return sent, err
 				}
 				break
 			}
-			ok, err := d.send(ctx, it)
+			ok, err := s.send(ctx, d)
 			if err != nil {
-				// Its outcome is unknown (the receiver may have accepted
-				// it): its claim stays, to expire; the items after it are
-				// free.
-				return sent, errors.Join(err, d.release(ctx, items[i+1:]))
+				// d's outcome is unknown (the server may have accepted it):
+				// its claim stays, to expire; the digests after it are free.
+				return sent, errors.Join(err, s.release(ctx, ds[i+1:]))
 			}
 			if ok {
 				sent++

@@ -10,9 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -67,16 +65,7 @@ func TestHookHelperProcess(t *testing.T) {
 	s := NewHookSender()
 	s.Outbox, s.Hooks, s.Logger = st, st, st.Logger
 	s.Client.RootCAs, s.Client.AllowHTTPLoopback = pool, true
-	var n atomic.Int64 // endpoints are posted to side by side
-	if after, ok := strings.CutPrefix(crash, "accepted:"); ok {
-		var at int64
-		fmt.Sscan(after, &at)
-		s.accepted = func() {
-			if n.Add(1) == at {
-				kill()
-			}
-		}
-	}
+	s.accepted = killAfter(crash, kill)
 	if _, err := s.SendDue(ctx); err != nil {
 		fail(err)
 	}

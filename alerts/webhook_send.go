@@ -249,9 +249,9 @@ func (s *HookSender) send(ctx context.Context, r *rappel.AlertRow) (hookOutcome,
 	case hook.Status != rappel.WebhookEnabled:
 		return hookOutcome{}, s.finish(ctx, r, rappel.AlertFailed, "endpoint disabled", now)
 	}
-	id := WebhookID(r.Sub, r.Record)
-	a := s.post(ctx, hook, id, eventType(r.Record), r.Payload, now)
-	attempt := &rappel.WebhookAttempt{At: now, ID: id, Type: eventType(r.Record), StatusCode: a.status, OK: a.ok(), Error: a.public()}
+	id, typ := WebhookID(r.Sub, r.Record), eventType(r.Record)
+	a := s.post(ctx, hook, id, typ, r.Payload, now)
+	attempt := &rappel.WebhookAttempt{At: now, ID: id, Type: typ, StatusCode: a.status, OK: a.ok(), Error: a.public()}
 	switch {
 	case a.ok():
 		if s.accepted != nil {
@@ -295,14 +295,14 @@ func (s *HookSender) send(ctx context.Context, r *rappel.AlertRow) (hookOutcome,
 	if r.Attempts >= len(s.Schedule) {
 		s.Stats.Failed.Add(1)
 		if a.receiverDown() {
-			out.retryAt = now.Add(max(s.wait(0), min(a.retryAfter, s.Schedule[len(s.Schedule)-1])))
+			out.retryAt = s.retryAt(0, a, now)
 		}
 		err := s.finish(ctx, r, rappel.AlertFailed, a.describe(), now)
 		s.noteHook(ctx, hook.ID, failing)
 		return out, err
 	}
 	s.Stats.Retried.Add(1)
-	r.NextAt = now.Add(max(s.wait(r.Attempts), min(a.retryAfter, s.Schedule[len(s.Schedule)-1])))
+	r.NextAt = s.retryAt(r.Attempts, a, now)
 	if a.receiverDown() {
 		out.retryAt = r.NextAt
 	}
@@ -320,6 +320,13 @@ func (s *HookSender) wait(n int) time.Duration {
 		d += time.Duration((rand.Float64()*2 - 1) * s.Jitter * float64(d))
 	}
 	return d
+}
+
+// retryAt is when retry n (0 for the first) of a delivery that got answer
+// a at now is due: the jittered wait, or the receiver's Retry-After when
+// longer, up to the schedule's last step.
+func (s *HookSender) retryAt(n int, a hookAnswer, now time.Time) time.Time {
+	return now.Add(max(s.wait(n), min(a.retryAfter, s.Schedule[len(s.Schedule)-1])))
 }
 
 func (s *HookSender) finish(ctx context.Context, r *rappel.AlertRow, status, msg string, now time.Time) error {

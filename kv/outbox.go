@@ -71,9 +71,11 @@ type claimHead struct {
 	Epoch        uint64    `json:"claim_epoch,omitempty"`
 }
 
-// claimLive reports whether a live claim holds r at now.
-func (r *storedAlert) claimLive(now time.Time) bool {
-	return r.ClaimedBy != "" && r.Epoch == claimEpoch && r.ClaimedUntil.After(now)
+// due reports whether the row is pending, its next attempt is at or
+// before now, and no live claim holds it.
+func (h *claimHead) due(now time.Time) bool {
+	live := h.ClaimedBy != "" && h.Epoch == claimEpoch && h.ClaimedUntil.After(now)
+	return h.Status == rappel.AlertPending && !h.NextAt.After(now) && !live
 }
 
 // UnmatchedRecords returns the ids without a matched mark, in order.
@@ -206,8 +208,7 @@ func (s *Store) claim(ctx context.Context, o outbox, op, node string, now time.T
 		if err := decodeValue(val, &head); err != nil {
 			return fmt.Errorf("decoding %s: %w", o.what, err)
 		}
-		h := storedAlert{AlertRow: rappel.AlertRow{Status: head.Status, NextAt: head.NextAt, ClaimedBy: head.ClaimedBy, ClaimedUntil: head.ClaimedUntil}, Epoch: head.Epoch}
-		if h.Status != rappel.AlertPending || h.NextAt.After(now) || h.claimLive(now) {
+		if !head.due(now) {
 			return nil
 		}
 		r := new(storedAlert)
