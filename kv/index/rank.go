@@ -277,6 +277,30 @@ func (t *topK) page(c *cursor, offset int) []ranked {
 	}
 	return out
 }
+// partMatches is the matches of one part of a search.
+type partMatches struct {
+	s *Snapshot
+	m *roaring.Bitmap
+}
+
+// rankPage scores the matches of every part for qcs and exp, with the
+// collection figures cs, and returns the page of limit after cursor c, or
+// after skipping offset matches, best first: one more than the page, to
+// tell whether another follows.
+func rankPage(ctx context.Context, qcs []rappel.Clause, cs corpus, exp *expansion, c *cursor, offset, limit int, parts ...partMatches) ([]ranked, error) {
+	top := newTopK(c, offset, limit)
+	for _, p := range parts {
+		sc, err := p.s.text.newScorer(qcs, cs, exp)
+		if err != nil {
+			return nil, err
+		}
+		if err := rankInto(ctx, p.s, p.m, sc, top); err != nil {
+			return nil, err
+		}
+	}
+	return top.page(c, offset), nil
+}
+
 
 // rankInto scores the matches of s with sc and offers each to top,
 // looking at ctx's deadline every ctxCheckEvery documents.
