@@ -85,9 +85,9 @@ func (s *Server) searchRecalls(w http.ResponseWriter, r *http.Request) error {
 // set (an export pays once, for its first page), and for an
 // expensive search takes a slot of the pool: queued for a keyed request,
 // without queueing for one without a key, and as long as the budget
-// lasts for an export's later page (charge unset), whose status is sent. It returns the slot's
-// release (a no-op for a search that took none); *ctx becomes the
-// context the estimate left for the search.
+// lasts for an export's later page (charge unset), whose status is sent.
+// It returns the slot's release (a no-op for a search that took none);
+// *ctx becomes the context the estimate left for the search.
 func (s *Server) admitSearch(ctx *context.Context, w http.ResponseWriter, snap rappel.Snapshot, q *rappel.Search, charge bool) (func(), error) {
 	none := func() {}
 	ce, ok := snap.(rappel.CostEstimator)
@@ -99,19 +99,16 @@ func (s *Server) admitSearch(ctx *context.Context, w http.ResponseWriter, snap r
 		return none, err
 	}
 	*ctx = c
-	if !charge {
-		if !s.expensive(cost) {
-			return none, nil
+	mode := untilBudget
+	if charge {
+		w.Header()[headerSearchCost] = []string{strconv.Itoa(cost)}
+		mode = noQueue
+		if x := exchangeOf(w); x != nil && x.key != nil {
+			if err := s.charge(w, x.key, cost); err != nil {
+				return none, err
+			}
+			mode = queued
 		}
-		return s.acquireYielding(ctx, w, cost, untilBudget)
-	}
-	w.Header()[headerSearchCost] = []string{strconv.Itoa(cost)}
-	mode := noQueue
-	if x := exchangeOf(w); x != nil && x.key != nil {
-		if err := s.charge(w, x.key, cost); err != nil {
-			return none, err
-		}
-		mode = queued
 	}
 	if !s.expensive(cost) {
 		return none, nil

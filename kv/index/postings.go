@@ -471,8 +471,9 @@ func idfOf(docs, n int) float64 {
 }
 
 // bm25Of is the BM25 score of doc in stream s for a term of idf it holds
-// tf times, with avgLen the stream's average length, times weight: bm25 and the scorer (rank.go) both compute it
-// here, so that their scores are the same to the last bit.
+// tf times, with avgLen the stream's average length, times weight: the
+// scorer and the reference scoring of the tests both compute it here, so
+// that their scores are the same to the last bit.
 func (ix *textIndex) bm25Of(s int, doc int32, weight, idf, tf, avgLen float64) float64 {
 	norm := 1 - bm25B + bm25B*float64(ix.docLen[s][doc])/math.Max(avgLen, 1)
 	return weight * idf * tf * (bm25K1 + 1) / (tf + bm25K1*norm)

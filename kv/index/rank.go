@@ -10,18 +10,18 @@ import (
 	"github.com/rappel-ca/rappel"
 )
 
-// Relevance over large match sets. score (postings.go) looks every term's
-// posting up in the dictionary for every document it scores; a query of
-// 32 common words ORed scores all 41,000 records that way, 64 lookups
-// each. A scorer looks each posting up once per query and walks it in
-// step with the matches, which arrive in document order, and adds the
-// same terms in the same order as score does, so that every score is the
-// same float64 to the last bit. The page is then the best offset+limit+1
+// Relevance over large match sets. Scoring each document by looking every
+// term's posting up in the dictionary (as the reference scoring of the
+// tests does) costs a query of 32 common words ORed 64 lookups for each
+// of all 41,000 records. A scorer looks each posting up once per query
+// and walks it in step with the matches, which arrive in document order,
+// and adds the same terms in the same order as the reference does, so
+// that every score is the same float64 to the last bit. The page is then the best offset+limit+1
 // matches of a bounded heap, not a sort of every match: ties on the score
 // go to the smaller record_id, as the sort did, so the order is total and
 // the page identical.
 
-// scorer is score compiled for one query and one index.
+// scorer is the BM25 scoring of one query compiled for one index.
 type scorer struct {
 	ix    *textIndex
 	cs    corpus
@@ -29,8 +29,8 @@ type scorer struct {
 }
 
 // scoreItem is one addition to a document's score: a leaf on its own, or
-// a group of leaves summed first (the words of one text, as textScore
-// sums them).
+// a group of leaves summed first (the words of one text, in both
+// streams).
 type scoreItem struct {
 	group  bool
 	leaves []scoreLeaf
@@ -98,7 +98,7 @@ func (p *posting) tfAt(rank int) int {
 	return n
 }
 
-// newScorer compiles score's terms for qcs and exp over ix, with the
+// newScorer compiles the scored terms of qcs and exp over ix, with the
 // collection figures cs. The error reports a malformed posting.
 func (ix *textIndex) newScorer(qcs []rappel.Clause, cs corpus, exp *expansion) (*scorer, error) {
 	sc := &scorer{ix: ix, cs: cs}
@@ -175,8 +175,7 @@ func (ix *textIndex) newScorer(qcs []rappel.Clause, cs corpus, exp *expansion) (
 	return sc, nil
 }
 
-// score is the score of doc, as textIndex.score computes it; documents
-// must come in ascending order.
+// score is the score of doc; documents must come in ascending order.
 func (sc *scorer) score(doc int32) float64 {
 	var total float64
 	for i := range sc.items {
@@ -276,6 +275,30 @@ func (t *topK) page(c *cursor, offset int) []ranked {
 		out = out[min(offset, len(out)):]
 	}
 	return out
+}
+
+// partMatches is the matches of one part of a search.
+type partMatches struct {
+	s *Snapshot
+	m *roaring.Bitmap
+}
+
+// rankPage scores the matches of every part for qcs and exp, with the
+// collection figures cs, and returns the page of limit after cursor c, or
+// after skipping offset matches, best first: one more than the page, to
+// tell whether another follows.
+func rankPage(ctx context.Context, qcs []rappel.Clause, cs corpus, exp *expansion, c *cursor, offset, limit int, parts ...partMatches) ([]ranked, error) {
+	top := newTopK(c, offset, limit)
+	for _, p := range parts {
+		sc, err := p.s.text.newScorer(qcs, cs, exp)
+		if err != nil {
+			return nil, err
+		}
+		if err := rankInto(ctx, p.s, p.m, sc, top); err != nil {
+			return nil, err
+		}
+	}
+	return top.page(c, offset), nil
 }
 
 // rankInto scores the matches of s with sc and offers each to top,

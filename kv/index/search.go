@@ -291,15 +291,10 @@ func (s *Snapshot) pageInOrder(ctx context.Context, ok orderKey, match *roaring.
 // pageByRelevance scores every match and returns up to limit+1 of them,
 // best first, with their scores.
 func (s *Snapshot) pageByRelevance(ctx context.Context, q *rappel.Search, match *roaring.Bitmap, c *cursor, offset, limit int, cs corpus, exp *expansion) ([]int32, []float64, error) {
-	sc, err := s.text.newScorer(clauses(q), cs, exp)
+	best, err := rankPage(ctx, clauses(q), cs, exp, c, offset, limit, partMatches{s, match})
 	if err != nil {
 		return nil, nil, err
 	}
-	top := newTopK(c, offset, limit)
-	if err := rankInto(ctx, s, match, sc, top); err != nil {
-		return nil, nil, err
-	}
-	best := top.page(c, offset)
 	docs := make([]int32, len(best))
 	scores := make([]float64, len(best))
 	for i, r := range best {

@@ -387,22 +387,10 @@ func (v *View) pageInOrder(ctx context.Context, ok orderKey, mb, md *roaring.Bit
 // pageByRelevance scores the matches of both parts with the collection's
 // figures and returns up to limit+1, best first, with their scores.
 func (v *View) pageByRelevance(ctx context.Context, q *rappel.Search, mb, md *roaring.Bitmap, c *cursor, offset, limit int, exp *expansion) ([]hit, []float64, error) {
-	cs := v.corpus()
-	qcs := clauses(q)
-	top := newTopK(c, offset, limit)
-	for _, part := range []struct {
-		s *Snapshot
-		m *roaring.Bitmap
-	}{{v.base, mb}, {v.delta, md}} {
-		sc, err := part.s.text.newScorer(qcs, cs, exp)
-		if err != nil {
-			return nil, nil, err
-		}
-		if err := rankInto(ctx, part.s, part.m, sc, top); err != nil {
-			return nil, nil, err
-		}
+	best, err := rankPage(ctx, clauses(q), v.corpus(), exp, c, offset, limit, partMatches{v.base, mb}, partMatches{v.delta, md})
+	if err != nil {
+		return nil, nil, err
 	}
-	best := top.page(c, offset)
 	hits := make([]hit, len(best))
 	scores := make([]float64, len(best))
 	for i, r := range best {
