@@ -63,7 +63,7 @@ func putKind(prev, r *rappel.Record) byte {
 	switch {
 	case prev == nil:
 		return changeCreated
-	case r.Status == rappel.StatusArchived && prev.Status != rappel.StatusArchived:
+	case rappel.Archives(prev, r):
 		return changeArchived
 	}
 	return changeUpdated
