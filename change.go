@@ -32,6 +32,12 @@ const (
 // ChangeKinds are the kinds of change, in the order above.
 var ChangeKinds = Vocabulary{ChangeCreated, ChangeUpdated, ChangeArchived, ChangeDeleted}
 
+// Archives reports whether putting r over prev, a stored version, is a
+// change of kind ChangeArchived: r is archived and prev was not.
+func Archives(prev, r *Record) bool {
+	return r.Status == StatusArchived && prev.Status != StatusArchived
+}
+
 // ChangeEntry is one entry of the change log: one record changed by one
 // committed write.
 type ChangeEntry struct {

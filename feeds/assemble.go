@@ -93,7 +93,7 @@ func (r *Refresher) assemble(ctx context.Context, src *Source, puts map[string]*
 			out.delta++
 		case !sameButFetched(rec, prev):
 			out.put = append(out.put, rec)
-			if rec.Status == rappel.StatusArchived && prev.Status != rappel.StatusArchived {
+			if rappel.Archives(prev, rec) {
 				out.archived = append(out.archived, id)
 			} else {
 				out.updated = append(out.updated, id)

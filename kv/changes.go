@@ -63,7 +63,7 @@ func putKind(prev, r *rappel.Record) byte {
 	switch {
 	case prev == nil:
 		return changeCreated
-	case r.Status == rappel.StatusArchived && prev.Status != rappel.StatusArchived:
+	case rappel.Archives(prev, r):
 		return changeArchived
 	}
 	return changeUpdated
@@ -216,7 +216,7 @@ func (s *Store) commitLogged(b *pebble.Batch, ch *changed, doing string) error {
 	if err != nil {
 		return fmt.Errorf("%s: logging changes: %w", doing, err)
 	}
-	err = commit(b, doing)
+	err = s.db.commit(b, doing)
 	s.seq = seq
 	return err
 }
@@ -287,7 +287,7 @@ func (s *Store) trimChanges(upTo uint64) error {
 	if err := b.Set(changesKey, encodeChanges(s.gen, upTo), nil); err != nil {
 		return fmt.Errorf("trimming change log: %w", err)
 	}
-	if err := commit(b, "trimming change log"); err != nil {
+	if err := s.db.commit(b, "trimming change log"); err != nil {
 		return err
 	}
 	s.floor = upTo

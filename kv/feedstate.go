@@ -84,9 +84,9 @@ func (q queue) key(seq uint64) []byte {
 	return binary.BigEndian.AppendUint64(append([]byte(nil), q.prefix...), seq)
 }
 
-// add adds v to b under the next sequence number, which it returns after
-// setSeq put it in v. s.mu must be held, so that two batches never take
-// the same number.
+// addToQueue adds v to b under q's next sequence number, which setSeq
+// puts in v first. s.mu must be held, so that two batches never take the
+// same number.
 func (s *Store) addToQueue(b *pebble.Batch, q queue, v any, setSeq func(uint64)) error {
 	var last uint64
 	val, closer, err := s.db.Get(q.seqKey)

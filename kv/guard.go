@@ -12,7 +12,6 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
-	"weak"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -195,7 +194,6 @@ func (g *guard) run() {
 			return
 		case <-t.C:
 		}
-		sweepBatches(nil)
 		if err, _, _ := g.state(); err == nil {
 			continue
 		}
@@ -474,23 +472,6 @@ func (d *guardedDB) Ingest(ctx context.Context, paths []string) error {
 	return d.g.write(0, func() error { return d.DB.Ingest(ctx, paths) })
 }
 
-// NewBatch returns a batch of the database that commit knows to commit
-// through the guard.
-func (d *guardedDB) NewBatch(opts ...pebble.BatchOption) *pebble.Batch {
-	b := d.DB.NewBatch(opts...)
-	guardedBatches.Store(weak.Make(b), d)
-	return b
-}
-
-// guardedOf returns the database of a batch made by guardedDB.NewBatch,
-// and forgets the batch; nil for any other batch.
-func guardedOf(b *pebble.Batch) *guardedDB {
-	if d, ok := guardedBatches.LoadAndDelete(weak.Make(b)); ok {
-		return d.(*guardedDB)
-	}
-	return nil
-}
-
 // commitOwned commits b, which it closes, through the guard.
 func (d *guardedDB) commitOwned(b *pebble.Batch, o *pebble.WriteOptions) error {
 	return d.g.write(len(b.Repr()), func() error {
@@ -511,22 +492,4 @@ func (d *guardedDB) commitCopy(b *pebble.Batch, o *pebble.WriteOptions) error {
 		return err
 	}
 	return d.commitOwned(c, o)
-}
-
-// guardedBatches maps a batch made by guardedDB.NewBatch to its database,
-// for commit, which gets only the batch. commit removes the batch. A batch
-// closed without a commit (a write given up half-way) is held only
-// weakly: its entry goes when Pebble hands the same batch out again, when
-// a probe tick finds the batch collected, or when its store closes.
-var guardedBatches sync.Map // weak.Pointer[pebble.Batch] → *guardedDB
-
-// sweepBatches removes the entries of collected batches, and every entry
-// of d when d is not nil.
-func sweepBatches(d *guardedDB) {
-	guardedBatches.Range(func(b, db any) bool {
-		if b.(weak.Pointer[pebble.Batch]).Value() == nil || (d != nil && db == d) {
-			guardedBatches.Delete(b)
-		}
-		return true
-	})
 }

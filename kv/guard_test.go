@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/cockroachdb/pebble/v2/vfs/errorfs"
 
@@ -226,53 +225,6 @@ func TestGuard_LogLines(t *testing.T) {
 		if !strings.Contains(lines[i], want) {
 			t.Errorf("line %d is %s, want %s", i+1, lines[i], want)
 		}
-	}
-}
-
-// TestGuard_BatchesForgotten checks that the note of which database a
-// batch belongs to goes once the batch is committed, empty or not, and
-// for a batch never committed, once its store closes.
-func TestGuard_BatchesForgotten(t *testing.T) {
-	s := NewStore(filepath.Join(t.TempDir(), "db"))
-	s.Logger = nil
-	if err := s.Open(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	db := s.db
-	noted := func() int {
-		n := 0
-		guardedBatches.Range(func(_, d any) bool {
-			if d == db {
-				n++
-			}
-			return true
-		})
-		return n
-	}
-	empty := s.db.NewBatch()
-	full := s.db.NewBatch()
-	if err := full.Set([]byte("m/x"), []byte("y"), nil); err != nil {
-		t.Fatal(err)
-	}
-	abandoned := s.db.NewBatch()
-	if n := noted(); n != 3 {
-		t.Fatalf("%d batches noted, want 3", n)
-	}
-	for _, b := range []*pebble.Batch{empty, full} {
-		if err := commit(b, "testing"); err != nil {
-			t.Fatal(err)
-		}
-		b.Close()
-	}
-	if n := noted(); n != 1 {
-		t.Fatalf("%d batches noted after two commits, want the one never committed", n)
-	}
-	abandoned.Close()
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if n := noted(); n != 0 {
-		t.Fatalf("%d batches still noted after the store closed", n)
 	}
 }
 

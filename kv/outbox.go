@@ -157,7 +157,7 @@ func (s *Store) commitMatches(ctx context.Context, o outbox, op string, records 
 		}
 		n++
 	}
-	if err := endWrite(span, b, commit(b, "writing "+o.what+"s")); err != nil {
+	if err := endWrite(span, b, s.db.commit(b, "writing "+o.what+"s")); err != nil {
 		return 0, err
 	}
 	return n, nil
@@ -242,7 +242,7 @@ func (s *Store) claim(ctx context.Context, o outbox, op, node string, now time.T
 		row := r.AlertRow
 		out[i] = &row
 	}
-	if err := endWrite(span, b, commit(b, "claiming "+o.what+"s")); err != nil {
+	if err := endWrite(span, b, s.db.commit(b, "claiming "+o.what+"s")); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -308,7 +308,7 @@ func (s *Store) update(ctx context.Context, o outbox, op, node string, rows []*r
 		}
 		n++
 	}
-	if err := endWrite(span, b, commit(b, "updating "+o.what+"s")); err != nil {
+	if err := endWrite(span, b, s.db.commit(b, "updating "+o.what+"s")); err != nil {
 		return 0, err
 	}
 	return n, nil
@@ -396,7 +396,7 @@ func (s *Store) prune(ctx context.Context, o outbox, op string, before time.Time
 	if rows+marks == 0 {
 		return 0, 0, nil
 	}
-	if err := endWrite(span, b, commit(b, "pruning "+o.what+"s")); err != nil {
+	if err := endWrite(span, b, s.db.commit(b, "pruning "+o.what+"s")); err != nil {
 		return 0, 0, err
 	}
 	return rows, marks, nil

@@ -162,21 +162,13 @@ func (s *Store) DeleteRecords(ctx context.Context, ids []string) error {
 	return endWrite(span, b, s.commitLogged(b, &ch, "deleting records"))
 }
 
-// commit commits b with pebble.Sync unless it is empty; a batch of the
-// store's database commits through its guard (guard.go), which bounds the
-// wait.
-func commit(b *pebble.Batch, doing string) error {
-	db := guardedOf(b)
+// commit commits b, a batch of d, with pebble.Sync unless it is empty,
+// through the guard (guard.go), which bounds the wait.
+func (d *guardedDB) commit(b *pebble.Batch, doing string) error {
 	if b.Empty() {
 		return nil
 	}
-	var err error
-	if db != nil {
-		err = db.commitCopy(b, pebble.Sync)
-	} else {
-		err = b.Commit(pebble.Sync)
-	}
-	if err != nil {
+	if err := d.commitCopy(b, pebble.Sync); err != nil {
 		return fmt.Errorf("%s: committing batch of %d operations: %w", doing, b.Count(), err)
 	}
 	return nil

@@ -483,7 +483,7 @@ func (s *Store) load(ctx context.Context, replace bool, recs []*rappel.Record, p
 	if err != nil {
 		return err
 	}
-	err = commit(b, "loading records")
+	err = s.db.commit(b, "loading records")
 	s.gen = gen
 	if err == nil {
 		s.floor = s.seq

@@ -151,7 +151,6 @@ func (s *Store) Close() error {
 	}
 	db := s.db
 	s.db = nil
-	sweepBatches(db)
 	if err := db.g.close(); err != nil {
 		return fmt.Errorf("closing pebble %q: %w", s.Path, err)
 	}
@@ -233,7 +232,7 @@ func (s *Store) upgrade(ctx context.Context, from int) error {
 	if err := b.Set(schemaKey, []byte{schemaVersion}, nil); err != nil {
 		return fmt.Errorf("upgrading schema: %w", err)
 	}
-	if err := commit(b, "upgrading schema"); err != nil {
+	if err := s.db.commit(b, "upgrading schema"); err != nil {
 		return err
 	}
 	if n >= 0 {

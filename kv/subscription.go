@@ -58,7 +58,7 @@ func (s *Store) CreateSubscription(ctx context.Context, sub *rappel.Subscription
 			return fmt.Errorf("storing subscription token: %w", err)
 		}
 	}
-	return commit(b, "storing subscription")
+	return s.db.commit(b, "storing subscription")
 }
 
 // SubscriptionByToken returns the subscription of the token whose SHA-256
@@ -230,7 +230,7 @@ func (s *Store) DeletePendingBefore(ctx context.Context, t time.Time) (int, erro
 	if err != nil {
 		return 0, err
 	}
-	if err := commit(b, "deleting expired subscriptions"); err != nil {
+	if err := s.db.commit(b, "deleting expired subscriptions"); err != nil {
 		return 0, err
 	}
 	return len(doomed), nil
@@ -305,7 +305,7 @@ func (s *Store) DeleteAllowancesEnded(ctx context.Context, now time.Time) (int, 
 	if err != nil {
 		return 0, err
 	}
-	if err := commit(b, "deleting ended allowances"); err != nil {
+	if err := s.db.commit(b, "deleting ended allowances"); err != nil {
 		return 0, err
 	}
 	return n, nil

@@ -278,19 +278,16 @@ const headerSearchCost = "Search-Cost"
 
 // firstRecordID returns the record_id of the first record of GET /recall.
 func firstRecordID(ctx context.Context, base string) (string, error) {
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+"/recall?limit=1", nil)
-	req.Header = keyHeader()
-	resp, err := http.DefaultClient.Do(req)
+	b, err := fetch(ctx, http.DefaultClient, base+"/recall?limit=1")
 	if err != nil {
 		return "", err
 	}
-	defer resp.Body.Close()
 	var page struct {
 		Results []struct {
 			RecordID string `json:"record_id"`
 		} `json:"results"`
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&page); err != nil || len(page.Results) == 0 {
+	if err := json.Unmarshal(b, &page); err != nil || len(page.Results) == 0 {
 		return "", fmt.Errorf("reading the first record of GET /recall: %v", err)
 	}
 	return page.Results[0].RecordID, nil
