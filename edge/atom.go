@@ -135,7 +135,7 @@ func (s *Server) getAtom(w http.ResponseWriter, r *http.Request) error {
 			return fmt.Errorf("decoding the feed's records: %w", err)
 		}
 	}
-	feed := atomFeedOf(recs, lang, selfURL(r), snap.Info().UpdatedAt)
+	feed := atomFeedOf(recs, lang, s.selfURL(r), snap.Info().UpdatedAt)
 	body, err := xml.Marshal(feed)
 	if err != nil {
 		return fmt.Errorf("encoding the Atom feed: %w", err)
@@ -258,16 +258,17 @@ func atomEntryOf(r *rappel.Record, lang string) atomEntry {
 	return e
 }
 
-// selfURL is the absolute URL the request was made to, as the client
-// wrote it: a proxy in front says the scheme it was reached by in
-// X-Forwarded-Proto.
-func selfURL(r *http.Request) string {
-	scheme := "http"
-	if r.TLS != nil {
-		scheme = "https"
+// selfURL is the feed's own URL: the request's path and query under
+// PublicURL. It never comes from the Host header, which the client
+// writes: the feed is public and cached for a refresh period, and a
+// cache keyed without Host would hand a forged link to every reader.
+// Without PublicURL the link is relative to the feed's own address, which
+// RFC 4287 allows and feed readers resolve (README, "Change feed, Atom
+// and export").
+func (s *Server) selfURL(r *http.Request) string {
+	rel := (&url.URL{Path: r.URL.Path, RawQuery: r.URL.RawQuery}).String()
+	if s.PublicURL == "" {
+		return rel
 	}
-	if p := r.Header.Get("X-Forwarded-Proto"); p == "https" || p == "http" {
-		scheme = p
-	}
-	return (&url.URL{Scheme: scheme, Host: r.Host, Path: r.URL.Path, RawQuery: r.URL.RawQuery}).String()
+	return strings.TrimRight(s.PublicURL, "/") + rel
 }

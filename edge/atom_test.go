@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"encoding/xml"
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -262,11 +263,11 @@ func TestAtom_Feed(t *testing.T) {
 				self = l.Href
 			}
 		}
-		wantSelf := "/recall/feed.atom"
+		wantSelf := testPublicURL + "/recall/feed.atom"
 		if query != "" {
 			wantSelf += "?" + query
 		}
-		if !strings.HasSuffix(self, wantSelf) {
+		if self != wantSelf {
 			t.Errorf("%s: self link %q", query, self)
 		}
 		// Revalidation.
@@ -282,5 +283,49 @@ func TestAtom_Feed(t *testing.T) {
 	_, b := get("/recall/feed.atom?lang=en&recall_type=vehicle", nil, http.StatusOK)
 	if checkAtom(t, a).IDs[0] != checkAtom(t, b).IDs[0] {
 		t.Error("the same search has two feed ids")
+	}
+}
+
+// testPublicURL is the public URL of the test servers that have one.
+const testPublicURL = "https://recalls.example.ca"
+
+// TestAtom_SelfLinkIgnoresHost: the feed is public and cached for a
+// refresh period, so its self link never comes from the Host header a
+// client writes: it is made under PublicURL, or relative without one.
+func TestAtom_SelfLinkIgnoresHost(t *testing.T) {
+	recs := lookupRecords()
+	for _, public := range []string{testPublicURL, testPublicURL + "/", ""} {
+		s, _ := MustServer(t, MustCatalog(t, recs))
+		s.PublicURL = public
+		base := MustHTTP(t, s.Handler()).URL
+		for _, host := range []string{"evil.example", ""} {
+			req, err := http.NewRequest("GET", base+"/recall/feed.atom?limit=1", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Host = host
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				t.Fatalf("Host %q: status %d: %s", host, resp.StatusCode, body)
+			}
+			var f xAtomFeed
+			if err := xml.Unmarshal(body, &f); err != nil {
+				t.Fatal(err)
+			}
+			want := strings.TrimRight(public, "/") + "/recall/feed.atom?limit=1"
+			for _, l := range f.Links {
+				if l.Rel == "self" && l.Href != want {
+					t.Errorf("PublicURL %q, Host %q: self link %q, want %q", public, host, l.Href, want)
+				}
+			}
+			if host != "" && bytes.Contains(body, []byte(host)) {
+				t.Errorf("PublicURL %q: the feed names the Host header %q", public, host)
+			}
+		}
 	}
 }

@@ -24,6 +24,7 @@ func newChangesEnv(t *testing.T, recs []*rappel.Record) *changesEnv {
 	st := mustStore(t, recs)
 	s, _ := MustServer(t, MustCatalog(t, recs))
 	s.Changes = st
+	s.PublicURL = testPublicURL
 	// A limited plan, so that responses carry the RateLimit headers the
 	// document promises.
 	s.Keys = planKeys{testKey: "roomy"}

@@ -20,7 +20,7 @@ const headerRequestID = "X-Request-Id"
 // sent back in X-Request-Id and appears in every log line of the request.
 func (s *Server) requestID(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		x := &exchange{ResponseWriter: w, id: r.Header.Get(headerRequestID)}
+		x := &exchange{ResponseWriter: w, id: r.Header.Get(headerRequestID), remote: r.RemoteAddr}
 		if !saneRequestID(x.id) {
 			x.id = newRequestID()
 		}

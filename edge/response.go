@@ -23,6 +23,9 @@ type exchange struct {
 	id     string
 	status int // 0 until the response starts
 	key    *rappel.APIKey
+	// remote is the client's address, as net/http gives it: a search
+	// without a key is limited by it (anonymous.go).
+	remote string
 	params params
 	// cache lets writeJSON mark a public read cacheable (cache.go).
 	cache cachePolicy

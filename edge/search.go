@@ -82,7 +82,8 @@ func (s *Server) searchRecalls(w http.ResponseWriter, r *http.Request) error {
 
 // admitSearch estimates q's cost on snap (when it can tell), says it in
 // the Search-Cost header, charges the key's limits for it when charge is
-// set (an export pays once, for its first page), and for an
+// set (an export pays once, for its first page), or without a key the
+// client address's (anonymous.go), and for an
 // expensive search takes a slot of the pool: queued for a keyed request,
 // without queueing for one without a key, and as long as the budget
 // lasts for an export's later page (charge unset), whose status is sent.
@@ -103,11 +104,17 @@ func (s *Server) admitSearch(ctx *context.Context, w http.ResponseWriter, snap r
 	if charge {
 		w.Header()[headerSearchCost] = []string{strconv.Itoa(cost)}
 		mode = noQueue
-		if x := exchangeOf(w); x != nil && x.key != nil {
+		x := exchangeOf(w)
+		switch {
+		case x != nil && x.key != nil:
 			if err := s.charge(w, x.key, cost); err != nil {
 				return none, err
 			}
 			mode = queued
+		case x != nil:
+			if err := s.limitAnonymous(w, x.remote, cost); err != nil {
+				return none, err
+			}
 		}
 	}
 	if !s.expensive(cost) {

@@ -31,6 +31,10 @@ type Server struct {
 	// route that needs a key; a request with another value gets 403. When
 	// empty, the header is ignored.
 	GatewayHost string
+	// PublicURL is the base URL clients reach the API by, such as
+	// https://recalls.example.ca: the Atom feed's self link is made
+	// under it. Empty makes that link relative.
+	PublicURL string
 	// Logger receives the access log and the causes of 5xx responses. API
 	// keys are never logged.
 	Logger *slog.Logger
@@ -86,6 +90,10 @@ type Server struct {
 	// ExpensiveWait is the longest an expensive search waits for a slot
 	// (never past its query budget); 0 means DefaultExpensiveWait.
 	ExpensiveWait time.Duration
+	// AnonymousPlan limits searches without a key (the Atom feed) per
+	// client address, in cost units (Rate and Burst; Monthly is not
+	// used); a zero plan means DefaultAnonymousPlan.
+	AnonymousPlan rappel.Plan
 	// Build is the binary's version, commit, build date and Go version,
 	// shown in GET /health and as the rappel_build_info metric; NewServer
 	// sets the running binary's.
@@ -99,6 +107,10 @@ type Server struct {
 	// first use (limit.go).
 	limitOnce sync.Once
 	lim       *limiter
+	// anon limits searches without a key per client address, built from
+	// AnonymousPlan on first use (anonymous.go).
+	anonOnce sync.Once
+	anon     *anonymousLimiter
 	// admit is the pool of expensive searches, built on first use.
 	admitOnce sync.Once
 	admit     *admission

@@ -29,11 +29,21 @@ func (s *Server) getSuggest(w http.ResponseWriter, r *http.Request) error {
 	if err := p.err(); err != nil {
 		return err
 	}
+	// The budget runs from here, and the completions are admitted as the
+	// search they run: its expansion (prefixes, typos) priced first.
 	ctx, cancel := context.WithTimeout(r.Context(), s.QueryBudget)
 	defer cancel()
-	out, err := s.Catalog.Snapshot().Suggest(ctx, q, lang, limit)
+	snap := s.Catalog.Snapshot()
+	if pq, err := rappel.ParseQuery(q); err == nil && pq != nil {
+		release, err := s.admitSearch(&ctx, w, snap, &rappel.Search{Query: pq, PrefixLast: true, Limit: limit}, true)
+		if err != nil {
+			return searchError(err)
+		}
+		defer release()
+	}
+	out, err := snap.Suggest(ctx, q, lang, limit)
 	if err != nil {
-		return err
+		return searchError(err)
 	}
 	b, err := jsonx.Marshal(out)
 	if err != nil {

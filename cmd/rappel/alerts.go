@@ -32,7 +32,7 @@ func (c *AlertsConfig) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.SMTPPassword, "smtp-password", c.SMTPPassword, "SMTP password")
 	fs.StringVar(&c.SMTPFrom, "smtp-from", c.SMTPFrom, "sender `address` of alert e-mails (required with --smtp-addr; "+alerts.DevFrom+" with --mail-dir)")
 	fs.StringVar(&c.MailDir, "mail-dir", c.MailDir, "for development, instead of --smtp-addr: write every e-mail into this `directory` as an .eml file and log its links")
-	fs.StringVar(&c.PublicURL, "public-url", c.PublicURL, "base `URL` of the links in e-mails")
+	fs.StringVar(&c.PublicURL, "public-url", c.PublicURL, "base `URL` clients reach the API by: the links in e-mails and the Atom feed's self link are made under it")
 	fs.DurationVar(&c.Interval, "alerts-interval", c.Interval, "how often new recalls are matched and the outbox sent (also right after each refresh that changed records)")
 	fs.DurationVar(&c.PendingTTL, "alerts-pending-ttl", c.PendingTTL, "how long a confirmation link works; unconfirmed subscriptions are deleted after it (0 keeps them)")
 	fs.IntVar(&c.ConfirmPerAddress, "alerts-confirm-per-address", c.ConfirmPerAddress, "confirmation e-mails one address may receive per --alerts-confirm-window, however often it is subscribed (0: no limit)")

@@ -387,6 +387,7 @@ func (c *ServeCommand) server(catalog *index.Catalog, store *kv.Store, log *slog
 	srv.Changes = store
 	srv.GatewayHost = c.GatewayHost
 	srv.QueryBudget = c.QueryBudget
+	srv.PublicURL = c.Alerts.PublicURL
 	srv.Logger = log
 	return srv
 }

@@ -2,6 +2,7 @@ package index
 
 import (
 	"context"
+	"slices"
 
 	"github.com/rappel-ca/rappel"
 )
@@ -28,9 +29,19 @@ var _ rappel.CostEstimator = (*View)(nil)
 // SearchCost estimates the cost of q in cost units (README, "Limits"),
 // computing its expansion once: the context returned carries it to the
 // Search of q on v that follows, which does not compute it again.
+//
+// Every step of the expansion is priced before it runs (lexicon.charge),
+// against an allowance of deferExpansion: a step that would go past it is
+// not run, and the steps after it are only priced, as if each ran. Such
+// an expansion is left to the search, which computes it within its
+// budget (in the pool of expensive searches when the whole costs that
+// much); the estimate then counts the expansion's priced work and the
+// query's words by their own forms. So an estimate itself never does
+// more than a couple of milliseconds of expansion, whatever q holds.
 func (v *View) SearchCost(ctx context.Context, q *rappel.Search) (context.Context, int, error) {
 	parts := v.parts()
 	lx := newLexicon(ctx, parts)
+	lx.allowance = deferExpansion
 	exp, err := lx.expand(q)
 	if err != nil {
 		return ctx, 0, err
@@ -38,9 +49,61 @@ func (v *View) SearchCost(ctx context.Context, q *rappel.Search) (context.Contex
 	// The figures of the visible records, whatever parts hold them, so
 	// that a view costs what one snapshot of the same records would.
 	cm := costModel{an: v.base.text.an, df: lx.visible, n: v.n}
-	work := cm.searchWork(q, exp)
+	if lx.over {
+		return ctx, 1 + (lx.work+cm.searchWork(q, noExpansion))/costUnit, nil
+	}
+	work := lx.work + cm.searchWork(q, exp)
 	ctx = context.WithValue(ctx, expansionKey{}, &expanded{q: q, first: parts[0].s, n: len(parts), exp: exp})
 	return ctx, 1 + work/costUnit, nil
+}
+
+// noExpansion is the expansion of a search whose words match by their
+// own forms only.
+var noExpansion = &expansion{}
+
+// deferExpansion is the expansion work SearchCost does before admission
+// at most: two milliseconds of a core.
+const deferExpansion = 2 * costUnit
+
+// What each step of an expansion costs, in the units of searchWork (a
+// posting entry read, about 5 ns), measured on the bundle's index
+// (BenchmarkSegment_Expansion reports the time each priced millisecond
+// took):
+//   - a prefix walks the dictionary's terms that begin with it;
+//   - a word no record holds is tried split in two at each character
+//     (and in three, up to maxSplit3 characters): a few lookups each;
+//   - and, with typos on, is corrected: an automaton of each of its
+//     forms runs over each stream's dictionary, then, when they find
+//     nothing, each of its single edits (54 a character) is stemmed and
+//     looked up, in each stream.
+const (
+	prefixWork     = 40_000
+	lookupWork     = 400
+	automatonWork  = 50_000
+	automatonChar  = 3_000
+	editWork       = 700
+	editsPerLetter = 54
+)
+
+// splitWork is the price of trying a word of n characters split.
+func splitWork(n int) int {
+	w := n * lookupWork
+	if n <= maxSplit3 {
+		w += n * n / 2 * lookupWork
+	}
+	return w
+}
+
+// typoWalkWork is the price of running the automaton of a word of n
+// characters, within budget typos, over one stream's dictionary.
+func typoWalkWork(n, budget int) int {
+	return budget * (automatonWork + n*automatonChar)
+}
+
+// editsWork is the price of stemming and looking up the single edits of
+// a word of n characters in one stream.
+func editsWork(n int) int {
+	return editsPerLetter * n * editWork
 }
 
 // SearchCost is the cost of q on the snapshot alone.
@@ -62,10 +125,25 @@ type expanded struct {
 // expansion returns the expansion of q over parts: the one SearchCost put
 // in ctx for the same search and parts, or a new one.
 func (s *Snapshot) expansion(ctx context.Context, parts []part, q *rappel.Search) (*expansion, error) {
-	if e, ok := ctx.Value(expansionKey{}).(*expanded); ok && e.q == q && e.first == parts[0].s && e.n == len(parts) {
+	if e, ok := ctx.Value(expansionKey{}).(*expanded); ok && sameWords(e.q, q) && e.first == parts[0].s && e.n == len(parts) {
 		return e.exp, nil
 	}
 	return expand(ctx, parts, q)
+}
+
+// sameWords reports whether a and b expand alike: the same clauses, read
+// the same way. GET /recall/suggest estimates the search it runs from a
+// Search of its own.
+func sameWords(a, b *rappel.Search) bool {
+	if a == b {
+		return true
+	}
+	if a.NoTypos != b.NoTypos || a.PrefixLast != b.PrefixLast || (a.Query == nil) != (b.Query == nil) {
+		return false
+	}
+	return a.Query == nil || slices.EqualFunc(a.Query.Clauses, b.Query.Clauses, func(x, y rappel.Clause) bool {
+		return x.Exclude == y.Exclude && slices.Equal(x.Terms, y.Terms)
+	})
 }
 
 // costModel is what an estimate needs of the records searched: their

@@ -3,6 +3,7 @@ package index
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -104,5 +105,75 @@ func TestSearch_DeadlineLookedAtOften(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// misspelledWords is thirty misspelled long words: correcting them takes
+// a few milliseconds each.
+var misspelledWords = strings.TrimSpace(strings.Repeat("xqzlisteriaxq ", 30))
+
+// TestSearchCost_ExpansionPricedFirst checks that an estimate prices the
+// expansion step by step before taking each step: thirty misspelled
+// words cost what correcting them does (they cost 1), the estimate stops
+// expanding at its allowance and leaves the expansion to the search,
+// and a word longer than maxExpandWord is not expanded at all.
+func TestSearchCost_ExpansionPricedFirst(t *testing.T) {
+	seg := bundledSegment(t)
+	q := &rappel.Search{Query: mustQuery(t, misspelledWords), Limit: 20}
+	ctx, n, err := seg.SearchCost(context.Background(), q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n < 30*typoWalkWork(13, 2)/costUnit {
+		t.Errorf("thirty misspelled words cost %d units, want at least what their automata are priced at (%d)", n, 30*typoWalkWork(13, 2)/costUnit)
+	}
+	if ctx.Value(expansionKey{}) != nil {
+		t.Error("the estimate expanded the thirty words instead of leaving them to the search")
+	}
+	lx := newLexicon(context.Background(), []part{{s: seg}})
+	lx.allowance = deferExpansion
+	if _, err := lx.expand(q); err != nil || !lx.over {
+		t.Errorf("expanding within the allowance: %v, over %v, want over", err, lx.over)
+	}
+	// The search computes the expansion the estimate left.
+	page, err := seg.Search(ctx, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("thirty misspelled words: %d units, %d matches", n, page.Count)
+
+	long := &rappel.Search{Query: mustQuery(t, strings.Repeat("x", maxExpandWord+1)), Limit: 20}
+	lx = newLexicon(context.Background(), []part{{s: seg}})
+	exp, err := lx.expand(long)
+	if err != nil || lx.work != 0 || len(exp.terms) != 0 {
+		t.Errorf("a word of %d letters: %v, work %d, %d terms expanded; want none", maxExpandWord+1, err, lx.work, len(exp.terms))
+	}
+}
+
+// TestExpansion_DeadlineLookedAtOften checks that an expansion looks at
+// its search's deadline as it goes, and stops at the first look after it
+// has passed: correcting thirty misspelled words walks dictionaries and
+// stems thousands of edits.
+func TestExpansion_DeadlineLookedAtOften(t *testing.T) {
+	seg := bundledSegment(t)
+	q := &rappel.Search{Query: mustQuery(t, misspelledWords), Limit: 1}
+	free := &countingCtx{Context: context.Background(), after: 1 << 62}
+	if _, err := expand(free, []part{{s: seg}}, q); err != nil {
+		t.Fatal(err)
+	}
+	looks := free.n.Load()
+	if looks < 30 {
+		t.Fatalf("expanding thirty words looked at the deadline %d times, want at least once a word", looks)
+	}
+	for _, after := range []int64{looks / 2, 0} {
+		ctx := &countingCtx{Context: context.Background(), after: after}
+		_, err := expand(ctx, []part{{s: seg}}, q)
+		var e *rappel.Error
+		if !errors.As(err, &e) || e.Code != rappel.ETIMEOUT {
+			t.Fatalf("deadline passed after %d looks: %v, want a timeout", after, err)
+		}
+		if n := ctx.n.Load(); n > after+2 {
+			t.Errorf("deadline passed after %d looks: looked %d times in all, want the expansion to stop at once", after, n)
+		}
 	}
 }

@@ -38,6 +38,8 @@ import (
 //     maxPrefixTerms of them.
 //   - A word or phrase of the synonym list (synonyms.go) also matches its
 //     synonyms.
+//   - A word of more than maxExpandWord characters is neither corrected
+//     nor split: it matches by its own forms only (README, "Limits").
 //
 // The expansion is computed once per search over every part a view looks
 // in, with each term's documents counted as the view sees them, so that a
@@ -46,6 +48,13 @@ import (
 const (
 	maxPrefixTerms = 64 // a prefix's expansions, the most frequent first
 	maxTypoTerms   = 16 // a misspelled word's candidates, the nearest first
+	// maxExpandWord is the longest word, in characters, that is corrected
+	// or split. Correcting a word costs time in proportion to its length
+	// (its automaton, and its single edits stemmed one by one), and no
+	// word people misspell is that long: the records' longest words are
+	// chemical names and URLs, typed by copying. Without a cap, one word
+	// of 512 letters kept a core busy for over a minute.
+	maxExpandWord = 24
 )
 
 // part is one snapshot a search looks in, with its hidden documents.
@@ -191,24 +200,63 @@ type dfKey struct {
 }
 
 // lexicon answers what the dictionaries of a search's parts hold, with
-// document frequencies as the search sees them, memoized.
+// document frequencies as the search sees them, memoized. It also prices
+// the expansion's steps as it takes them (charge).
 type lexicon struct {
 	ctx   context.Context
 	parts []part
 	df    map[dfKey]int
-	err   error // the first malformed dictionary met
+	err   error // the first malformed dictionary met, or the deadline
+	// work is the priced work of the steps taken, and of those priced
+	// but not taken once over is set.
+	work int
+	// allowance, when not 0, is the work the expansion may do: a step
+	// that would go past it sets over, and from then on steps are
+	// priced and not taken (SearchCost).
+	allowance int
+	over      bool
 }
 
-// walk is eachTerm over a part, keeping the first error.
-func (lx *lexicon) walk(p part, stream int, prefix []byte, aut vellum.Automaton, fn func(term string, df int)) {
-	if lx.err != nil {
+// charge prices a step of the expansion at w and reports whether to take
+// it: whether it fits in the allowance.
+func (lx *lexicon) charge(w int) bool {
+	lx.work += w
+	if lx.allowance > 0 && lx.work > lx.allowance {
+		lx.over = true
+	}
+	return !lx.over
+}
+
+// walk is eachTerm over a part, keeping the first error. It looks at the
+// search's deadline every checkEvery terms, so that a walk of a large
+// dictionary stops with its search.
+func (lx *lexicon) walk(p part, stream int, prefix []byte, aut vellum.Automaton, fn func(term string, df int) bool) {
+	if lx.expired() {
 		return
 	}
-	if lx.ctx.Err() != nil {
+	n := 0
+	lx.err = p.s.text.eachTerm(stream, prefix, aut, func(term string, df int) bool {
+		if n++; n%checkEvery == 0 && lx.expired() {
+			return false
+		}
+		return fn(term, df)
+	})
+	if lx.err == nil && lx.ctx.Err() != nil {
 		lx.err = timeoutError()
-		return
 	}
-	lx.err = p.s.text.eachTerm(stream, prefix, aut, fn)
+}
+
+// checkEvery is how many terms or candidates an expansion goes through
+// between two looks at the search's deadline: a fraction of a millisecond.
+const checkEvery = 256
+
+// expired reports whether the expansion must stop: its search's deadline
+// passed (which it records as the expansion's error) or it failed.
+func (lx *lexicon) expired() bool {
+	if lx.err == nil && lx.ctx.Err() != nil {
+		lx.err = timeoutError()
+	}
+	return lx.err != nil
 }
 
 // visible is the number of visible documents holding term in stream.
@@ -262,14 +310,18 @@ func (lx *lexicon) expandTerm(t rappel.Term, typos bool, exp *expansion) *termEx
 		return te.orNil()
 	}
 	word := strings.ToLower(t.Text)
+	n := utf8.RuneCountInString(word)
+	long := n > maxExpandWord
 	if t.Prefix {
 		te.only = true
 		found := false
 		for s := range 2 {
-			te.words[s] = lx.completions(s, word)
+			if lx.charge(prefixWork) {
+				te.words[s] = lx.completions(s, word)
+			}
 			found = found || len(te.words[s]) > 0
 		}
-		if !found && typos && typoBudget(word) > 0 {
+		if !found && typos && !long && typoBudget(word) > 0 {
 			// Nothing begins with it: what was typed so far has a typo
 			// ("lysteri"), which the nearest words correct.
 			var matched []string
@@ -286,11 +338,14 @@ func (lx *lexicon) expandTerm(t rappel.Term, typos bool, exp *expansion) *termEx
 		}
 		return te
 	}
-	if lx.exact(word) {
+	if long || lx.exact(word) {
 		return te.orNil()
 	}
 	var matched []string
-	splits := lx.splits(word)
+	var splits []string
+	if lx.charge(splitWork(n)) {
+		splits = lx.splits(word)
+	}
 	// A word that two adjacent words of the records make is what was
 	// meant ("airbag", "f150"); its near misses would only add noise.
 	if typos && typoBudget(word) > 0 && len(splits) == 0 {
@@ -342,7 +397,7 @@ func typoBudget(word string) int {
 func (lx *lexicon) splits(word string) []string {
 	var out []string
 	for i := range word {
-		if i == 0 {
+		if i == 0 || lx.expired() {
 			continue
 		}
 		left, right := word[:i], word[i:]
@@ -354,7 +409,7 @@ func (lx *lexicon) splits(word string) []string {
 		return out
 	}
 	for i := range word {
-		if i == 0 || !lx.exact(word[:i]) {
+		if i == 0 || lx.expired() || !lx.exact(word[:i]) {
 			continue
 		}
 		for j := i + 1; j < len(word); j++ {
@@ -373,11 +428,7 @@ const maxSplit3 = 16
 // adjacent reports whether a visible document holds the words side by
 // side.
 func (lx *lexicon) adjacent(words ...string) bool {
-	if lx.ctx.Err() != nil {
-		// A long misspelled word tries a hundred splits, each a phrase.
-		if lx.err == nil {
-			lx.err = timeoutError()
-		}
+	if lx.expired() {
 		return false
 	}
 	for _, p := range lx.parts {
@@ -406,7 +457,7 @@ func (lx *lexicon) completions(stream int, word string) []expTerm {
 			continue
 		}
 		for _, part := range lx.parts {
-			lx.walk(part, stream, []byte(p), nil, func(term string, df int) { raw[term] += df })
+			lx.walk(part, stream, []byte(p), nil, func(term string, df int) bool { raw[term] += df; return true })
 		}
 	}
 	// The most frequent first, by the dictionaries' own counts; only the
@@ -434,16 +485,23 @@ func (lx *lexicon) nearest(stream int, word string) []expTerm {
 	f := an.forms(stream, word)
 	dist := map[string]int{}
 	seen := map[string]int{}
-	for _, q := range []string{fold(word), f.main} {
+	forms := []string{fold(word)}
+	if f.main != forms[0] {
+		forms = append(forms, f.main)
+	}
+	for _, q := range forms {
+		if !lx.charge(typoWalkWork(utf8.RuneCountInString(q), budget)) {
+			continue
+		}
 		aut := typoAutomaton(q, budget)
 		if aut == nil {
 			continue
 		}
 		for _, part := range lx.parts {
-			lx.walk(part, stream, nil, aut, func(term string, _ int) {
+			lx.walk(part, stream, nil, aut, func(term string, _ int) bool {
 				d := typoDistance(q, term)
 				if d > budget {
-					return
+					return true
 				}
 				if old, ok := dist[term]; !ok || d < old {
 					dist[term] = d
@@ -451,10 +509,11 @@ func (lx *lexicon) nearest(stream int, word string) []expTerm {
 				if _, ok := seen[term]; !ok {
 					seen[term] = lx.visible(stream, term)
 				}
+				return true
 			})
 		}
 	}
-	if len(seen) == 0 && utf8.RuneCountInString(word) >= minEditWord {
+	if n := utf8.RuneCountInString(word); len(seen) == 0 && n >= minEditWord && lx.charge(editsWork(n)) {
 		// A long word's stem can be much shorter than the word
 		// ("contamination" is indexed as "contamin"), too far for the
 		// automaton from the misspelled word it was typed as: the words
@@ -462,11 +521,11 @@ func (lx *lexicon) nearest(stream int, word string) []expTerm {
 		typed := fold(word)
 		tried := map[string]bool{}
 		edits(typed, func(cand string) {
-			if tried[cand] {
+			if tried[cand] || len(tried)%checkEvery == 0 && lx.expired() {
 				return
 			}
 			tried[cand] = true
-			d := typoDistance(typed, cand)
+			d := oneEditDistance(typed, cand)
 			if d > budget {
 				return
 			}
@@ -537,6 +596,21 @@ func typoDistance(a, b string) int {
 	return d
 }
 
+// oneEditDistance is typoDistance(typed, cand) for a cand that edits
+// made one edit away from typed, computed without aligning the strings
+// (which, for every candidate of a long word, is what an estimate would
+// otherwise have to price): 0 when the edit changed nothing, else 1, or 2
+// when it changed the first letter.
+func oneEditDistance(typed, cand string) int {
+	switch {
+	case cand == typed:
+		return 0
+	case typed == "" || cand == "" || typed[0] != cand[0]:
+		return 2
+	}
+	return 1
+}
+
 // osa is the optimal string alignment distance of a and b.
 func osa(a, b []rune) int {
 	prev2 := make([]int, len(b)+1)
@@ -591,10 +665,10 @@ func typoAutomaton(q string, budget int) vellum.Automaton {
 
 // eachTerm calls fn for each term of stream that begins with prefix and,
 // when aut is set, that aut accepts, with the number of documents of this
-// index holding it (hidden ones included). vellum walks a dictionary as its
-// bytes say: a malformed one (a segment whose checksums hold but whose
-// writer was faulty) is an error, not a panic.
-func (ix *textIndex) eachTerm(stream int, prefix []byte, aut vellum.Automaton, fn func(term string, df int)) (err error) {
+// index holding it (hidden ones included), until fn returns false. vellum
+// walks a dictionary as its bytes say: a malformed one (a segment whose
+// checksums hold but whose writer was faulty) is an error, not a panic.
+func (ix *textIndex) eachTerm(stream int, prefix []byte, aut vellum.Automaton, fn func(term string, df int) bool) (err error) {
 	fst := ix.dict()
 	if fst == nil {
 		return nil
@@ -615,7 +689,9 @@ func (ix *textIndex) eachTerm(stream int, prefix []byte, aut vellum.Automaton, f
 	}
 	for err == nil {
 		key, val := it.Current()
-		fn(string(bytes.TrimPrefix(key, head)), ix.rawDF(val))
+		if !fn(string(bytes.TrimPrefix(key, head)), ix.rawDF(val)) {
+			return nil
+		}
 		err = it.Next()
 	}
 	if errors.Is(err, vellum.ErrIteratorDone) {

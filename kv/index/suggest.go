@@ -31,7 +31,7 @@ func (v *View) Suggest(ctx context.Context, q, lang string, limit int) (*rappel.
 	// short prefix by relevance would cost what a keystroke cannot.
 	s := &rappel.Search{Query: pq, PrefixLast: true, Limit: limit}
 	parts := v.parts()
-	exp, err := expand(ctx, parts, s)
+	exp, err := parts[0].s.expansion(ctx, parts, s)
 	if err != nil {
 		return nil, err
 	}
