@@ -56,6 +56,39 @@ var abuseQueries = []string{
 // abuseLabels name abuseQueries in the report, in the same order.
 var abuseLabels = []string{"32 words ORed", "16 phrases ORed"}
 
+// abuseKeyless marks the abuseQueries sent without a key; nil for none.
+var abuseKeyless []bool
+
+// The expansion set (-set expansion): searches whose words the index
+// expands (typos, splits, prefixes), by keyed clients (GET /recall, its
+// suggestions) and keyless ones (the Atom feed): one word as long as q
+// allows, thirty misspelled long words, and long words on the Atom feed.
+var (
+	misspelled30 = strings.TrimSpace(strings.Repeat("xqzlisteriaxq ", 30))
+	expansionSet = []struct {
+		label, path string
+		keyless     bool
+	}{
+		{"512 × x", "/recall?" + url.Values{"q": {strings.Repeat("x", 512)}}.Encode(), false},
+		{"30 misspelled words", "/recall?" + url.Values{"q": {misspelled30}}.Encode(), false},
+		{"30 misspelled words, prefix=last", "/recall?" + url.Values{"q": {misspelled30}, "prefix": {"last"}}.Encode(), false},
+		{"suggest, 30 misspelled words", "/recall/suggest?" + url.Values{"q": {misspelled30}}.Encode(), false},
+		{"Atom, 100-letter word", "/recall/feed.atom?" + url.Values{"q": {strings.Repeat("xq", 50)}}.Encode(), true},
+		{"Atom, 200 × x", "/recall/feed.atom?" + url.Values{"q": {strings.Repeat("x", 200)}}.Encode(), true},
+		{"Atom, 30 misspelled words", "/recall/feed.atom?" + url.Values{"q": {misspelled30}}.Encode(), true},
+	}
+)
+
+// useExpansionSet makes the expansion set the attackers' searches.
+func useExpansionSet() {
+	abuseQueries, abuseLabels, abuseKeyless = nil, nil, nil
+	for _, q := range expansionSet {
+		abuseQueries = append(abuseQueries, q.path)
+		abuseLabels = append(abuseLabels, q.label)
+		abuseKeyless = append(abuseKeyless, q.keyless)
+	}
+}
+
 // cheapQuery is the ordinary search the cost probe compares them with.
 var cheapQuery = "/recall?" + url.Values{"q": {"shellfish"}, "limit": {"1"}}.Encode()
 
@@ -125,8 +158,16 @@ func runAbuse(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.StringVar(&h.Repo, "repo", "", "`directory` of the rappel module (default: found above the working directory)")
 	fs.StringVar(&h.WorkDir, "work", "", "`directory` for the binary, data dir and logs (default build/bench-abuse in -repo)")
 	out := fs.String("json", "", "`file` to write the figures to as JSON")
+	set := fs.String("set", "classic", "`set` of expensive searches: classic (common words and phrases ORed) or expansion (long and misspelled words, keyed and on the keyless Atom feed)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	switch *set {
+	case "classic":
+	case "expansion":
+		useExpansionSet()
+	default:
+		return fmt.Errorf("-set %q: want classic or expansion", *set)
 	}
 	if *plan != "dev" && !flagSet(fs, "attackers") {
 		*attackers = 8
@@ -175,6 +216,8 @@ func runAbuse(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
+	h.logf("each expensive search alone")
+	alone := measureAlone(ctx, p.PID(), base, attackKey)
 	var phases []AbusePhase
 	for _, n := range []int{0, *attackers} {
 		name := "unloaded"
@@ -200,12 +243,61 @@ func runAbuse(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		phases = append(phases, ph)
 		time.Sleep(2 * time.Second) // the last searches end
 	}
+	writeAlone(stdout, alone, *budget)
 	writeAbuse(stdout, phases, *budget)
 	if *out != "" {
-		b, _ := json.MarshalIndent(phases, "", "  ")
+		b, _ := json.MarshalIndent(struct {
+			Alone  []AloneRun
+			Phases []AbusePhase
+		}{alone, phases}, "", "  ")
 		return os.WriteFile(*out, b, 0o644)
 	}
 	return nil
+}
+
+// AloneRun is one expensive search sent alone to the idle server: its
+// status, latency, cost and the server's CPU time while it ran.
+type AloneRun struct {
+	Label   string
+	Status  int
+	Latency time.Duration
+	CPU     time.Duration
+	Cost    string
+}
+
+// measureAlone sends each expensive search once, alone, and measures it;
+// the server's CPU time is read from its clock ticks (10 ms each).
+func measureAlone(ctx context.Context, pid int, base, key string) []AloneRun {
+	if key == "" {
+		key = benchKey
+	}
+	client := loadClient()
+	var out []AloneRun
+	for i, q := range abuseQueries {
+		k := key
+		if abuseKeyless != nil && abuseKeyless[i] {
+			k = ""
+		}
+		t0 := cpuTicks(pid)
+		code, took, h := timedGet(ctx, client, base+q, k)
+		time.Sleep(20 * time.Millisecond) // the last tick of the request is counted
+		out = append(out, AloneRun{Label: abuseLabels[i], Status: code, Latency: took,
+			CPU: time.Duration(cpuTicks(pid)-t0) * 10 * time.Millisecond, Cost: h.Get(headerSearchCost)})
+	}
+	return out
+}
+
+// writeAlone writes the searches sent alone as Markdown.
+func writeAlone(w io.Writer, runs []AloneRun, budget time.Duration) {
+	fmt.Fprintf(w, "Each expensive search alone (query budget %s):\n\n| search | status | latency | server CPU | Search-Cost |\n|---|---|---|---|---|\n", budget)
+	for _, r := range runs {
+		cost := r.Cost
+		if cost == "" {
+			cost = "–"
+		}
+		fmt.Fprintf(w, "| %s | %s | %.1f ms | %d ms | %s |\n", r.Label, statusName(r.Status), float64(r.Latency)/float64(time.Millisecond), r.CPU.Milliseconds(), cost)
+	}
+	fmt.Fprintln(w)
 }
 
 // flagSet reports whether the flag name was given on fs's command line.
@@ -316,7 +408,11 @@ func abusePhase(ctx context.Context, pid int, base, id, attackKey string, attack
 			client := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 1, DisableCompression: true}}
 			for j := i; ctx.Err() == nil; j++ {
 				q := j % len(abuseQueries)
-				code, took, h := timedGet(ctx, client, base+abuseQueries[q], attackKey)
+				key := attackKey
+				if abuseKeyless != nil && abuseKeyless[q] {
+					key = ""
+				}
+				code, took, h := timedGet(ctx, client, base+abuseQueries[q], key)
 				if ctx.Err() != nil {
 					return
 				}
@@ -449,7 +545,9 @@ func machineBusyTicks() int64 {
 func timedGet(ctx context.Context, client *http.Client, url, key string) (int, time.Duration, http.Header) {
 	start := time.Now()
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	req.Header = http.Header{"X-Gateway-Key": {key}}
+	if key != "" {
+		req.Header = http.Header{"X-Gateway-Key": {key}}
+	}
 	resp, err := client.Do(req)
 	if err != nil {
 		return 0, time.Since(start), nil
