@@ -18,8 +18,11 @@ type BarcodeError struct {
 
 func (e *BarcodeError) Error() string { return e.Reason }
 
-// StripBarcode removes the spaces and dashes a barcode is often printed with.
+// StripBarcode removes the spaces and dashes a barcode is often printed
+// with, and the asterisk a correction notice marks a corrected code with
+// ("64420000224*").
 func StripBarcode(s string) string {
+	s = strings.TrimSuffix(strings.TrimSpace(s), "*")
 	return strings.Map(func(r rune) rune {
 		if r == ' ' || r == '-' {
 			return -1
@@ -29,11 +32,14 @@ func StripBarcode(s string) string {
 }
 
 // ParseGTIN reads a UPC-A (12 digits), UPC-E (6 or 8 digits), EAN-8, EAN-13
-// or GTIN-14, printed with or without spaces and dashes, checks its check
-// digit and returns its GTIN-14 form. An 8-digit code is read as UPC-E when
-// it starts with 0 or 1 and its UPC-E check digit holds, as EAN-8 otherwise;
-// when neither check digit holds, the error's WantCheck is the UPC-E one.
-// Errors are *BarcodeError.
+// or GTIN-14, printed with or without spaces and dashes (and a correction
+// notice's trailing asterisk), checks its check digit and returns its
+// GTIN-14 form. An 8-digit code is read as UPC-E when it starts with 0 or 1
+// and its UPC-E check digit holds, as EAN-8 otherwise; when neither check
+// digit holds, the error's WantCheck is the UPC-E one. An 11-digit code is
+// a UPC-A printed without its leading 0, as CFIA notices print most of
+// them ("64420001412" is "064420001412"): it is read so, and its check
+// digit checked as the 12-digit code's. Errors are *BarcodeError.
 func ParseGTIN(s string) (GTIN, error) {
 	d := StripBarcode(s)
 	if d == "" {
@@ -61,10 +67,16 @@ func ParseGTIN(s string) (GTIN, error) {
 			}
 		}
 		return fromFull(d)
+	case 11:
+		g, err := fromFull("0" + d)
+		if be, ok := err.(*BarcodeError); ok {
+			be.Reason = fmt.Sprintf("the barcode has 11 digits, read as a UPC-A printed without its leading 0 (%s), and %s", "0"+d, be.Reason)
+		}
+		return g, err
 	case 12, 13, 14:
 		return fromFull(d)
 	}
-	return "", &BarcodeError{Reason: fmt.Sprintf("the barcode has %d digits; a UPC-A has 12, an EAN-13 13, a GTIN-14 14, an EAN-8 8 and a UPC-E 6 or 8", len(d)), WantCheck: -1}
+	return "", &BarcodeError{Reason: fmt.Sprintf("the barcode has %d digits; a UPC-A has 12 (11 when printed without its leading 0), an EAN-13 13, a GTIN-14 14, an EAN-8 8 and a UPC-E 6 or 8", len(d)), WantCheck: -1}
 }
 
 // fromFull checks a code whose last digit is its check digit and pads it to 14.

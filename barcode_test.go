@@ -24,6 +24,16 @@ func TestParseGTIN(t *testing.T) {
 		{"04252615", "", 4},                // neither UPC-E (4) nor EAN-8 (0): the UPC-E digit is named
 		{"96385075", "", 4},                // EAN-8 starting with 9
 		{"04252610", "00000004252610", -2}, // EAN-8 whose UPC-E reading fails
+		// CFIA prints most UPC-As without their leading 0, and marks a
+		// corrected code with an asterisk.
+		{"64420001412", "00064420001412", -2},
+		{"64420000224*", "00064420000224", -2},
+		{"64420000224 *", "00064420000224", -2},
+		{"6 44200 01412", "00064420001412", -2},
+		{"64420001413", "", 2},
+		{"*", "", -1},
+		{"Unknown", "", -1},
+		{"+8613568623674", "", -1}, // a phone number
 		{"", "", -1},
 		{"04179800145X", "", -1},
 		{"12345", "", -1},
@@ -43,7 +53,7 @@ func TestParseGTIN(t *testing.T) {
 }
 
 func FuzzParseGTIN(f *testing.F) {
-	for _, s := range []string{"0 41798 00145 9", "425261", "96385074", "", "x"} {
+	for _, s := range []string{"0 41798 00145 9", "425261", "96385074", "64420001412", "64420000224*", "", "x"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

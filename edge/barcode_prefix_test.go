@@ -115,8 +115,14 @@ func TestBarcode_Prefix(t *testing.T) {
 		if ids := e.barcode(t, hamCode).ids(); slices.Contains(ids, "hc-990204") {
 			t.Errorf("upc %q found the record that printed it without check digit: %v", hamCode, ids)
 		}
-		if items := e.invalid(t, "/recall/upc?upc="+hamCode[:11]); !strings.Contains(items[0].Msg, "has 11 digits") {
-			t.Errorf("upc %q: %+v", hamCode[:11], items)
+		// Its 11 digits also read as a UPC-A printed without its leading
+		// 0, as CFIA prints them, and 0 + them happens to check: that
+		// other code is what they find, never the ham's record.
+		if b := e.barcode(t, hamCode[:11]); b.GTIN != "000"+hamCode[:11] || slices.Contains(b.ids(), "hc-990204") {
+			t.Errorf("upc %q: gtin %q found %v; want it read as UPC-A 0%s, finding no ham", hamCode[:11], b.GTIN, b.ids(), hamCode[:11])
+		}
+		if items := e.invalid(t, "/recall/upc?upc="+nextCode[:11]); !strings.Contains(items[0].Msg, "has 11 digits") {
+			t.Errorf("upc %q: %+v", nextCode[:11], items)
 		}
 		var s struct {
 			Results []struct {

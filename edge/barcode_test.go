@@ -74,6 +74,10 @@ func TestBarcode(t *testing.T) {
 			c[:1] + "-" + c[1:6] + "-" + c[6:11] + "-" + c[11:],
 			" 0 " + c + " ",
 			"0-0-" + c,
+			c[1:],       // as CFIA prints a UPC-A: 11 digits, its leading 0 dropped
+			c[1:] + "*", // a correction notice's mark
+			c + " *",
+			c[1:6] + " " + c[6:11] + " " + c[11:],
 		} {
 			b := e.barcode(t, form)
 			if !slices.Equal(b.ids(), want) {
@@ -133,8 +137,9 @@ func TestBarcode(t *testing.T) {
 		}{
 			{cheddarUPC[:11] + fmt.Sprint((right+1)%10), cheddarUPC, right},
 			{"0 " + cheddarUPC[:11] + fmt.Sprint((right+3)%10), "0" + cheddarUPC, right},
-			{"0042100005265", "0" + datesUPCA, 4}, // EAN-13 of the dates, last digit off by one
-			{"04252615", datesUPCE, 4},            // read as EAN-8 fails too: the UPC-E check is named
+			{"0042100005265", "0" + datesUPCA, 4},                                // EAN-13 of the dates, last digit off by one
+			{"04252615", datesUPCE, 4},                                           // read as EAN-8 fails too: the UPC-E check is named
+			{cheddarUPC[1:11] + fmt.Sprint((right+1)%10), cheddarUPC[1:], right}, // 11 digits, read as a UPC-A
 		} {
 			items := e.invalid(t, "/recall/upc?"+url.Values{"upc": {tc.form}}.Encode())
 			it := items[0]

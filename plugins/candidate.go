@@ -32,12 +32,20 @@ func NewBaseline(plugin string, v *Verdict) *Baseline {
 // v must not replace the active plugin, or nil if it may. A candidate is
 // refused when the host refuses more of its record lines than it refused
 // of the active plugin's, or when it loses more than maxLoss of the
-// record_ids the active plugin produced. The error is a phrase that
-// completes "the candidate was not activated: ". A nil baseline (nothing to
-// compare with) refuses only refused records.
+// record_ids the active plugin produced, or when it makes no record at
+// all: the host never empties a source with a run that gave none, so such
+// a plugin would serve nothing. The error is a phrase that completes "the
+// candidate was not activated: ". A nil baseline (nothing to compare with)
+// refuses only refused records and a run without records.
 func (b *Baseline) Accept(v *Verdict, maxLoss float64) error {
 	if b == nil {
 		b = &Baseline{}
+	}
+	if len(v.Records) == 0 {
+		if v.Refused > 0 {
+			return fmt.Errorf("it kept nothing of its input: the host refused all %d of its records (first: %s)", v.Refused, firstRefusal(v))
+		}
+		return fmt.Errorf("it kept nothing of its input: it made no record, and the host never empties a source with such a run")
 	}
 	if v.Refused > b.Refused {
 		return fmt.Errorf("the host refused %d of its records where it refused %d of the active plugin's (first: %s)", v.Refused, b.Refused, firstRefusal(v))

@@ -87,8 +87,23 @@ func TestBaseline_Accept(t *testing.T) {
 	})
 	t.Run("NoBaseline", func(t *testing.T) {
 		var none *plugins.Baseline
-		if err := none.Accept(&plugins.Verdict{}, 0.10); err != nil {
+		if err := none.Accept(&plugins.Verdict{Records: ten.Records[:1]}, 0.10); err != nil {
 			t.Fatal(err)
+		}
+	})
+	// A plugin that keeps nothing of its input is refused, with or without
+	// a baseline: the server would refuse to empty the source with it.
+	t.Run("KeepsNothing", func(t *testing.T) {
+		var none *plugins.Baseline
+		for _, b := range []*plugins.Baseline{none, base} {
+			err := b.Accept(&plugins.Verdict{}, 0.10)
+			if err == nil || !strings.Contains(err.Error(), "kept nothing of its input") {
+				t.Errorf("no record: err = %v", err)
+			}
+			v := &plugins.Verdict{Refused: 2, Refusals: []rappel.Problem{{RecordID: "hc-z", Reason: "The host refused the record: bad."}}}
+			if err := b.Accept(v, 0.10); err == nil || !strings.Contains(err.Error(), "refused all 2") {
+				t.Errorf("every record refused: err = %v", err)
+			}
 		}
 	})
 }

@@ -117,6 +117,18 @@ func TestPluginTest(t *testing.T) {
 			t.Fatalf("err = %v\n%s", err, out)
 		}
 	})
+	t.Run("KeepsNothing", func(t *testing.T) {
+		// A dump with no row: the plugin runs, and keeps nothing, which
+		// the server never serves (it refuses to empty a source).
+		empty := filepath.Join(dir, "recalls-en.json")
+		if err := os.WriteFile(empty, []byte("[]"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out, err := runPluginTest(t, hcdump, "--input", empty, "--cache-dir", cache)
+		if !errors.Is(err, errRejected) || !strings.Contains(out, "0 accepted") || !strings.Contains(out, "verdict   rejected: it kept nothing of its input") {
+			t.Fatalf("err = %v\n%s", err, out)
+		}
+	})
 	t.Run("NotWasm", func(t *testing.T) {
 		junk := filepath.Join(dir, "junk.wasm")
 		os.WriteFile(junk, []byte("not a module"), 0o644)
