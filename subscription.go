@@ -142,6 +142,15 @@ const (
 type SubscriptionStore interface {
 	// CreateSubscription stores sub with the SHA-256 of its tokens, by kind.
 	CreateSubscription(ctx context.Context, sub *Subscription, tokenHashes map[string][32]byte) error
+	// CreatePending stores sub, pending, as CreateSubscription does and,
+	// in the same transaction, row, its confirmation e-mail, in the
+	// confirmation outbox (ConfirmOutbox), while allowance lasts: when
+	// allowance is not nil, one use of it is counted as TakeAllowance
+	// counts it, and row is written only if that use counted. It reports
+	// whether row was written. When it fails nothing is written, so that
+	// a subscription acknowledged always has its e-mail queued or its
+	// allowance spent on an earlier one.
+	CreatePending(ctx context.Context, sub *Subscription, tokenHashes map[string][32]byte, row *AlertRow, allowance *Allowance) (queued bool, err error)
 	// SubscriptionByToken returns the subscription and the kind of the
 	// token whose SHA-256 is hash, or an *Error ENOTFOUND.
 	SubscriptionByToken(ctx context.Context, hash [32]byte) (*Subscription, string, error)
@@ -172,6 +181,36 @@ type SubscriptionStore interface {
 	// DeleteAllowancesEnded deletes the allowances whose window ended at
 	// or before now, and returns how many.
 	DeleteAllowancesEnded(ctx context.Context, now time.Time) (int, error)
+}
+
+// Allowance is one use of an allowance, as TakeAllowance counts it: Name
+// allows Limit uses in a window opened at Now and ending at End.
+type Allowance struct {
+	Name     string
+	Limit    int
+	Now, End time.Time
+}
+
+// ConfirmRecord is the Record of a confirmation e-mail's outbox row: the
+// row of a pending subscription's confirmation is keyed (its id,
+// ConfirmRecord).
+const ConfirmRecord = "confirm"
+
+// ConfirmOutbox keeps the confirmation e-mails of pending subscriptions,
+// written by SubscriptionStore.CreatePending, as outbox rows with the
+// claims and leases of Outbox, so that an e-mail that could not be sent
+// (the SMTP server down, the mail dir's disk full) is retried, by this
+// node after a restart or by another node of a fleet. A row's Sub is the
+// subscription and its Record is ConfirmRecord; nothing matches them, so
+// there are no matched marks.
+type ConfirmOutbox interface {
+	// ClaimConfirmations and UpdateConfirmations are Outbox.ClaimAlerts
+	// and Outbox.UpdateAlerts for confirmation rows.
+	ClaimConfirmations(ctx context.Context, node string, now time.Time, lease time.Duration, limit int) ([]*AlertRow, error)
+	UpdateConfirmations(ctx context.Context, node string, rows []*AlertRow) (int, error)
+	// PruneConfirmations deletes the confirmation rows in a final state
+	// (sent or failed) created before before, and returns how many.
+	PruneConfirmations(ctx context.Context, before time.Time) (int, error)
 }
 
 // Validate checks req as the subscribe endpoint does and returns the

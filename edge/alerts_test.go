@@ -8,28 +8,70 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/mail"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/rappel-ca/rappel"
 	"github.com/rappel-ca/rappel/alerts"
+	"github.com/rappel-ca/rappel/alerts/smtptest"
 	"github.com/rappel-ca/rappel/kv"
 )
 
-// confirmCatcher keeps the confirmation links a Service would e-mail.
-type confirmCatcher struct{ confirm, unsub []string }
-
-func (c *confirmCatcher) SendConfirmation(_ context.Context, _ *rappel.Subscription, confirm, unsub string) error {
-	c.confirm = append(c.confirm, confirm)
-	c.unsub = append(c.unsub, unsub)
-	return nil
+// confirmInbox sends the confirmation e-mails a store holds through the
+// real sender to an in-process SMTP server, as the alerts runner's pass
+// does after a subscribe, and reads the tokens of their links back.
+type confirmInbox struct {
+	snd  *alerts.Sender
+	smtp *smtptest.Server
 }
+
+// confirmLinks are the tokens of the confirmation e-mails' links, oldest
+// e-mail first.
+type confirmLinks struct{ confirm, unsub []string }
+
+func newConfirmInbox(tb testing.TB, st alerts.Store) *confirmInbox {
+	c := &confirmInbox{snd: alerts.NewSender(), smtp: smtptest.MustStart(tb)}
+	c.snd.Outbox, c.snd.Confirmations, c.snd.Subscriptions, c.snd.Logger = st, st, st, slog.New(slog.DiscardHandler)
+	c.snd.Addr, c.snd.From, c.snd.PublicURL, c.snd.Timeout = c.smtp.Addr, "alerts@rappel.example.ca", "https://rappel.example.ca", 5*time.Second
+	return c
+}
+
+// links sends the confirmation e-mails due and returns the links of all
+// those the SMTP server took.
+func (c *confirmInbox) links(tb testing.TB) confirmLinks {
+	tb.Helper()
+	if _, err := c.snd.SendConfirmations(context.Background()); err != nil {
+		tb.Fatal(err)
+	}
+	var l confirmLinks
+	for _, m := range c.smtp.Messages() {
+		msg, err := mail.ReadMessage(strings.NewReader(m.Data))
+		if err != nil {
+			tb.Fatal(err)
+		}
+		confirm := confirmTokenPattern.FindStringSubmatch(decodedBody(tb, m.Data))
+		unsub := unsubscribeTokenPattern.FindStringSubmatch(msg.Header.Get("List-Unsubscribe"))
+		if confirm == nil || unsub == nil {
+			tb.Fatalf("no confirmation or unsubscribe link in\n%s", m.Data)
+		}
+		l.confirm, l.unsub = append(l.confirm, confirm[1]), append(l.unsub, unsub[1])
+	}
+	return l
+}
+
+var (
+	confirmTokenPattern     = regexp.MustCompile(`/recall/alerts/confirm\?token=([A-Za-z0-9_-]{22})`)
+	unsubscribeTokenPattern = regexp.MustCompile(`/recall/alerts/unsubscribe\?token=([A-Za-z0-9_-]{22})`)
+)
 
 // mustAlertServer serves the API with a real alerts.Service on a real
 // Pebble store (in memory).
-func mustAlertServer(tb testing.TB, confirm bool) (*httptest.Server, *kv.Store, *confirmCatcher) {
+func mustAlertServer(tb testing.TB, confirm bool) (*httptest.Server, *kv.Store, *confirmInbox) {
 	tb.Helper()
 	st := kv.NewStore("alerts")
 	st.FS = vfs.NewMem()
@@ -42,8 +84,7 @@ func mustAlertServer(tb testing.TB, confirm bool) (*httptest.Server, *kv.Store, 
 	svc.RequireConfirm = confirm
 	svc.Logger = slog.New(slog.DiscardHandler)
 	svc.Now = stepClock()
-	cc := &confirmCatcher{}
-	svc.Confirmations = cc
+	cc := newConfirmInbox(tb, st)
 	s, _ := MustServer(tb, MustCatalog(tb, testRecords()))
 	s.Alerts = svc
 	return MustHTTP(tb, s.Handler()), st, cc
@@ -94,7 +135,7 @@ func TestServer_Subscribe(t *testing.T) {
 			t.Fatalf("stored %+v", subs)
 		}
 		raw, _ := json.Marshal(subs[0])
-		if strings.Contains(string(raw), res.Token) || strings.Contains(string(raw), cc.confirm[0]) {
+		if strings.Contains(string(raw), res.Token) || strings.Contains(string(raw), cc.links(t).confirm[0]) {
 			t.Fatal("a token is stored in clear")
 		}
 	})
@@ -176,7 +217,7 @@ func TestServer_ConfirmUnsubscribe(t *testing.T) {
 	})
 	t.Run("Confirm", func(t *testing.T) {
 		for range 2 {
-			code, body, _ := do(t, "GET", ts.URL+"/recall/alerts/confirm?token="+cc.confirm[0], "", map[string]string{"User-Agent": "test-client", "Accept": "application/json"})
+			code, body, _ := do(t, "GET", ts.URL+"/recall/alerts/confirm?token="+cc.links(t).confirm[0], "", map[string]string{"User-Agent": "test-client", "Accept": "application/json"})
 			if code != 200 || !strings.Contains(body, rappel.SubActive) {
 				t.Fatalf("status %d: %s", code, body)
 			}
@@ -214,7 +255,7 @@ func TestServer_ConfirmUnsubscribe(t *testing.T) {
 		}
 	})
 	t.Run("ErrNotFound", func(t *testing.T) {
-		for _, tok := range []string{"nope", "AAAAAAAAAAAAAAAAAAAAAA", cc.confirm[0]} {
+		for _, tok := range []string{"nope", "AAAAAAAAAAAAAAAAAAAAAA", cc.links(t).confirm[0]} {
 			if code, body, _ := do(t, "GET", ts.URL+"/recall/alerts/unsubscribe?token="+tok, "", jsonAccept); code != 404 {
 				t.Fatalf("%s: status %d: %s", tok, code, body)
 			}
@@ -233,8 +274,8 @@ func TestServer_ConfirmUnsubscribe(t *testing.T) {
 func TestServer_SubscribeWithoutConfirm(t *testing.T) {
 	ts, st, cc := mustAlertServer(t, false)
 	code, body, _ := do(t, "POST", ts.URL+"/recall/alerts/subscribe", `{"email":"ana@example.ca"}`, keyHdr)
-	if code != 200 || !strings.Contains(body, `"status":"subscribed"`) || len(cc.confirm) != 0 {
-		t.Fatalf("status %d: %s (%d confirmations)", code, body, len(cc.confirm))
+	if code != 200 || !strings.Contains(body, `"status":"subscribed"`) || len(cc.links(t).confirm) != 0 {
+		t.Fatalf("status %d: %s (%d confirmations)", code, body, len(cc.links(t).confirm))
 	}
 	var sub *rappel.Subscription
 	st.ForEachSubscription(context.Background(), func(s *rappel.Subscription) error { sub = s; return nil })
@@ -260,15 +301,15 @@ func TestAlerts_OnlyOnPurpose(t *testing.T) {
 	ts, st, cc := mustAlertServer(t, true)
 	_, body, _ := do(t, "POST", ts.URL+"/recall/alerts/subscribe", `{"email":"ana@example.ca","recall_type":"food"}`, keyHdr)
 	var sub rappel.SubscribeResult
-	if err := json.Unmarshal([]byte(body), &sub); err != nil || len(cc.confirm) != 1 {
-		t.Fatalf("subscribe: %s (%d links)", body, len(cc.confirm))
+	if err := json.Unmarshal([]byte(body), &sub); err != nil || len(cc.links(t).confirm) != 1 {
+		t.Fatalf("subscribe: %s (%d links)", body, len(cc.links(t).confirm))
 	}
 	status := func() string {
 		var s string
 		st.ForEachSubscription(context.Background(), func(x *rappel.Subscription) error { s = x.Status; return nil })
 		return s
 	}
-	confirm := ts.URL + "/recall/alerts/confirm?token=" + cc.confirm[0]
+	confirm := ts.URL + "/recall/alerts/confirm?token=" + cc.links(t).confirm[0]
 	unsub := ts.URL + "/recall/alerts/unsubscribe?token=" + sub.Token
 	machines := []struct {
 		method string

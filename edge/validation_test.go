@@ -49,7 +49,6 @@ func TestValidation_Walk(t *testing.T) {
 	st := mustStore(t, recs)
 	svc := alerts.NewService(st)
 	svc.Logger, svc.Now = slog.New(slog.DiscardHandler), stepClock()
-	svc.Confirmations = &confirmCatcher{}
 	s, _ := MustServer(t, MustCatalog(t, recs))
 	s.Lookup, s.Alerts, s.AdminKey = st, svc, testAdminKey
 	s.Webhooks = alerts.NewHookService(st, alerts.NewHookSender())
