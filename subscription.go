@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/mail"
+	"net/netip"
 	"strings"
 	"time"
 
@@ -304,6 +305,12 @@ func checkText(field, v string, max int, strict bool) (it Invalid, bad bool) {
 // says what is wrong with an address refused.
 func mailbox(s string) (string, *Reason) {
 	notMailbox := &Reason{Problem: "is not a valid e-mail address", Fix: "send one mailbox such as 'name@example.ca', without a display name"}
+	if at := strings.LastIndexByte(s, '@'); at >= 0 {
+		if domain := s[at+1:]; ipDomain(domain) || ipDomain(lookupForm(domain)) {
+			return "", &Reason{Problem: fmt.Sprintf("has an IP address as its domain (%s)", Quote(domain)),
+				Fix: "send an address at a domain name, such as 'name@example.ca': alerts are not e-mailed to IP addresses"}
+		}
+	}
 	if s == "" || strings.ContainsAny(s, "<>\"(), ;:\\[]") {
 		return "", notMailbox
 	}
@@ -328,6 +335,52 @@ func mailbox(s string) (string, *Reason) {
 	}
 	return "", &Reason{Problem: fmt.Sprintf("is longer than %d bytes once its domain is written as an A-label (%s)", MaxEmailBytes, Quote(ascii)),
 		Fix: "send a shorter address"}
+}
+
+// ipDomain reports whether domain is an IP address rather than a name: an
+// address literal in brackets (RFC 5321's [192.0.2.1], [IPv6:2001:db8::1]),
+// or an address written bare in a form resolvers read as one: IPv6, or
+// one to four dot-separated numbers, decimal, octal (0177) or hexadecimal
+// (0x7f), as in 127.0.0.1, 127.1 or 0x7f.0.0.1. Mail to an IP address
+// skips the domain's MX records and reaches whatever host the address
+// names, the node's own network included, so it is never sent.
+func ipDomain(domain string) bool {
+	if strings.HasPrefix(domain, "[") && strings.HasSuffix(domain, "]") {
+		return true
+	}
+	if _, err := netip.ParseAddr(domain); err == nil {
+		return true
+	}
+	parts := strings.Split(strings.TrimSuffix(domain, "."), ".")
+	if len(parts) > 4 {
+		return false
+	}
+	for _, p := range parts {
+		if !ipNumber(p) {
+			return false
+		}
+	}
+	return true
+}
+
+// ipNumber reports whether p is a number of a bare IPv4 address: decimal
+// or octal digits, or 0x and hexadecimal digits.
+func ipNumber(p string) bool {
+	digits := "0123456789"
+	if len(p) > 2 && p[0] == '0' && (p[1] == 'x' || p[1] == 'X') {
+		p, digits = p[2:], "0123456789abcdefABCDEF"
+	}
+	return p != "" && strings.Trim(p, digits) == ""
+}
+
+// lookupForm is domain as a resolver would look it up (see emailDomain),
+// or domain itself when it has no such form, so that full-width digits
+// and dots ('１２７．０．０．１') read as the address they stand for.
+func lookupForm(domain string) string {
+	if a, err := emailDomain.ToASCII(domain); err == nil {
+		return a
+	}
+	return domain
 }
 
 // emailDomain converts a domain to its A-label form: UTS #46 mapping for

@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"net/mail"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -431,16 +432,86 @@ func TestAlerts_SubscribeEmailChars(t *testing.T) {
 		{`{"email":"ana\u202e@example.ca"}`, "Body field 'email' holds U+202E (right-to-left override, an invisible format character) at byte 3; remove it: type the address again rather than pasting it."},
 		{`{"email":"ana\u200b@example.ca"}`, "U+200B (zero-width space"},
 		{`{"email":"ana@example.ca\ufeff"}`, "U+FEFF (zero-width no-break space, or byte order mark, an invisible format character) at byte 14"},
-		{`{"email":"ana\ud800@example.ca"}`, "holds U+FFFD, the replacement character, at byte 3: the text sent had a lone surrogate"},
-		{"{\"email\":\"ana\xff@example.ca\"}", "holds U+FFFD, the replacement character, at byte 3"},
+		{`{"email":"ana\ud800@example.ca"}`, `Body field 'email' holds the escape '\ud800' at byte 3, half of a surrogate pair`},
+		{`{"email":"ana\ufffd@example.ca"}`, "holds U+FFFD, the replacement character, at byte 3"},
 		{`{"email":"ana\u0007@example.ca"}`, "holds a control character (U+0007) at byte 3; remove it."},
+	} {
+		wantValueError(t, url, tc.body, tc.want)
+	}
+}
+
+// wantValueError posts body to url and checks that the answer is a 422 of
+// one value_error whose message holds want.
+func wantValueError(tb testing.TB, url, body, want string) {
+	tb.Helper()
+	code, got, _ := do(tb, "POST", url, body, keyHdr)
+	var eb struct{ Detail []rappel.Invalid }
+	if err := json.Unmarshal([]byte(got), &eb); code != 422 || err != nil || len(eb.Detail) != 1 ||
+		eb.Detail[0].Type != rappel.ItemValue || !strings.Contains(eb.Detail[0].Msg, want) {
+		tb.Errorf("%q: %d %s, want %q", body, code, got, want)
+	}
+}
+
+// TestAlerts_SubscribeEveryProblem: through the router, one 422 lists
+// every problem of a subscribe body at once: an unknown field and a value
+// of the wrong type no longer hide the other fields' items, and a field
+// is reported once.
+func TestAlerts_SubscribeEveryProblem(t *testing.T) {
+	ts, _, _ := mustAlertServer(t, true)
+	url := ts.URL + "/recall/alerts/subscribe"
+	for _, tc := range []struct {
+		body string
+		want []string // the items, as field:type
+	}{
+		{`{"email":"not an address","lang":"de","colour":"red"}`, []string{"colour:extra_forbidden", "email:value_error", "lang:enum"}},
+		{`{"agncy":"CFIA"}`, []string{"agncy:extra_forbidden", "email:missing"}},
+		{`{"email":42,"allergen":"peanuts"}`, []string{"email:value_error", "allergen:enum"}},
+		{`{"email":"a@example.ca","q":"milk \ud800","lang":"xx"}`, []string{"q:value_error", "lang:enum"}},
 	} {
 		code, body, _ := do(t, "POST", url, tc.body, keyHdr)
 		var eb struct{ Detail []rappel.Invalid }
-		if err := json.Unmarshal([]byte(body), &eb); code != 422 || err != nil || len(eb.Detail) != 1 ||
-			eb.Detail[0].Type != rappel.ItemValue || !strings.Contains(eb.Detail[0].Msg, tc.want) {
-			t.Errorf("%q: %d %s, want %q", tc.body, code, body, tc.want)
+		if err := json.Unmarshal([]byte(body), &eb); code != 422 || err != nil {
+			t.Fatalf("%s: %d %s", tc.body, code, body)
 		}
+		var got []string
+		for _, it := range eb.Detail {
+			got = append(got, fmt.Sprint(it.Loc[1])+":"+it.Type)
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%s: items %v, want %v\n%s", tc.body, got, tc.want, body)
+		}
+	}
+}
+
+// TestAlerts_SubscribeNotText: a string field holding bytes that are not
+// UTF-8, or an escaped half of a surrogate pair, which JSON decoding would
+// quietly turn into U+FFFD, is a 422 naming the field, the byte or escape,
+// and its place in the value; an address at an IP address is a 422 saying
+// so.
+func TestAlerts_SubscribeNotText(t *testing.T) {
+	ts, st, _ := mustAlertServer(t, true)
+	url := ts.URL + "/recall/alerts/subscribe"
+	for _, tc := range []struct{ body, want string }{
+		{"{\"email\":\"a@example.ca\",\"q\":\"milk\xff\"}",
+			"Body field 'q' holds the byte 0xFF at byte 4, which is not UTF-8 text; send the text encoded as UTF-8."},
+		{"{\"email\":\"a@example.ca\",\"q\":\"\\u00e9\xc3(\"}", "Body field 'q' holds the byte 0xC3 at byte 2, which is not UTF-8 text"},
+		{`{"email":"a@example.ca","q":"a\udc00"}`,
+			`Body field 'q' holds the escape '\udc00' at byte 1, half of a surrogate pair without its other half; send the character as UTF-8, or escape it with both halves of its pair, such as '\ud83d\ude00'.`},
+		{`{"email":"a@example.ca","lang":"\ud83dfr"}`, `Body field 'lang' holds the escape '\ud83d' at byte 0`},
+		{"{\"email\":\"ana\xff@example.ca\"}", "Body field 'email' holds the byte 0xFF at byte 3, which is not UTF-8 text"},
+		{`{"email":"a@127.0.0.1"}`, "Body field 'email' has an IP address as its domain ('127.0.0.1'); send an address at a domain name, such as 'name@example.ca': alerts are not e-mailed to IP addresses."},
+		{`{"email":"a@[IPv6:2001:db8::1]"}`, "Body field 'email' has an IP address as its domain ('[IPv6:2001:db8::1]')"},
+	} {
+		wantValueError(t, url, tc.body, tc.want)
+	}
+	// A real U+FFFD and a whole surrogate pair are text.
+	if code, body, _ := do(t, "POST", url, `{"email":"a@example.ca","q":"milk \ufffd \ud83d\ude00 `+"\ufffd"+`"}`, keyHdr); code != 200 {
+		t.Fatalf("whole characters: %d %s", code, body)
+	}
+	n := 0
+	st.ForEachSubscription(context.Background(), func(*rappel.Subscription) error { n++; return nil })
+	if n != 1 {
+		t.Fatalf("%d subscriptions stored, want the one accepted", n)
 	}
 }
 
