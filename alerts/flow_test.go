@@ -238,8 +238,8 @@ func TestSender_Failures(t *testing.T) {
 
 // TestSender_SendConfirmation: subscribing queues the confirmation
 // e-mail, which the sender sends once, with a Message-ID of the
-// subscription's; its link confirms, and a subscription no longer pending
-// drops its e-mail.
+// subscription's; its link confirms; a subscription no longer pending, or
+// whose link expired before it could be sent, drops its e-mail.
 func TestSender_SendConfirmation(t *testing.T) {
 	ctx := context.Background()
 	srv := smtptest.MustStart(t)
@@ -274,6 +274,19 @@ func TestSender_SendConfirmation(t *testing.T) {
 	}
 	if n, err := p.snd.SendConfirmations(ctx); n != 0 || err != nil || len(srv.Messages()) != 1 {
 		t.Fatalf("SendConfirmations for an unsubscribed address = %d, %v", n, err)
+	}
+	// cat's e-mail could not go out before her link expired.
+	p.snd.PendingTTL = time.Hour
+	if _, err := p.svc.Subscribe(ctx, &rappel.SubscribeRequest{Email: ptr("cat@example.ca")}); err != nil {
+		t.Fatal(err)
+	}
+	p.clock.Add(time.Hour)
+	if n, err := p.snd.SendConfirmations(ctx); n != 0 || err != nil || len(srv.Messages()) != 1 {
+		t.Fatalf("SendConfirmations past the link's expiry = %d, %v", n, err)
+	}
+	p.clock.Add(48 * time.Hour)
+	if n, err := p.snd.SendConfirmations(ctx); n != 0 || err != nil || len(srv.Messages()) != 1 {
+		t.Fatalf("the expired e-mail was retried: %d, %v", n, err)
 	}
 }
 
