@@ -15,6 +15,7 @@ const (
 	EMETHOD      = "method"      // known path, wrong method: 405
 	EGONE        = "gone"        // a position that is no longer kept: 410
 	EMEDIATYPE   = "media_type"  // a body in a format the endpoint does not read: 415
+	EHEADERS     = "headers"     // request line and headers over the limit: 431
 	ERATELIMIT   = "rate_limit"  // rate limit or plan quota exceeded: 429
 	EINTERNAL    = "internal"    // unexpected failure: 500
 	EUNAVAILABLE = "unavailable" // cannot serve at all: 503

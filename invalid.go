@@ -1,7 +1,9 @@
 package rappel
 
 import (
+	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -435,6 +437,14 @@ func UnsupportedMediaType(contentType string) *Error {
 		", which this endpoint does not read; send it as JSON, with the header 'Content-Type: application/json'."}
 }
 
+// HeadersTooLarge returns the 431 of a request whose request line and
+// headers take size bytes, over limit; part names the longest of them
+// ("query parameter 'since'", "header 'Cookie'"), of partSize bytes.
+func HeadersTooLarge(size, limit int, part string, partSize int) *Error {
+	return &Error{Code: EHEADERS, Message: fmt.Sprintf("The request line and headers take %d bytes, over this API's limit of %d bytes; "+
+		"the longest part is %s, of %d bytes: send it shorter.", size, limit, part, partSize)}
+}
+
 // BadChar returns the reason to refuse the first character of v that text
 // sent by a client must not hold: a byte that is not UTF-8, a control
 // character, or a line or paragraph separator, any of which could reach a
@@ -448,8 +458,7 @@ func BadChar(v string, strict bool) (Reason, bool) {
 	for i, r := range v {
 		switch {
 		case r == utf8.RuneError && !strings.HasPrefix(v[i:], "\uFFFD"):
-			return Reason{Problem: fmt.Sprintf("holds the byte 0x%02X at byte %d, which is not UTF-8 text", v[i], i),
-				Fix: "send the text encoded as UTF-8"}, true
+			return notUTF8(v[i], i), true
 		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || r == 0x2028 || r == 0x2029:
 			return Reason{Problem: fmt.Sprintf("holds a control character (U+%04X) at byte %d", r, i), Fix: "remove it"}, true
 		case !strict:
@@ -468,6 +477,105 @@ func BadChar(v string, strict bool) (Reason, bool) {
 		}
 	}
 	return Reason{}, false
+}
+
+// notUTF8 is the reason to refuse text holding the byte b, not UTF-8, at
+// byte at of the value.
+func notUTF8(b byte, at int) Reason {
+	return Reason{Problem: fmt.Sprintf("holds the byte 0x%02X at byte %d, which is not UTF-8 text", b, at),
+		Fix: "send the text encoded as UTF-8"}
+}
+
+// BadJSONText returns the reason to refuse a JSON value, raw as a request
+// body holds it (a string, or an array of strings), whose strings hold
+// what decoding would quietly turn into U+FFFD: a byte that is not UTF-8,
+// or a \u escape of half a UTF-16 surrogate pair without its other half.
+// The reason names the byte or the escape and its byte in the decoded
+// string. A U+FFFD sent as such, or escaped, is text and passes.
+func BadJSONText(raw []byte) (Reason, bool) {
+	start := -1 // the opening quote of the string being read; -1 between strings
+	for i := 0; i < len(raw); {
+		switch c := raw[i]; {
+		case start < 0:
+			if c == '"' {
+				start = i
+			}
+			i++
+		case c == '"':
+			start = -1
+			i++
+		case c == '\\':
+			n, lone := jsonEscape(raw[i:])
+			if lone {
+				return Reason{Problem: fmt.Sprintf("holds the escape %s at byte %d, half of a surrogate pair without its other half",
+					Quote(string(raw[i:i+6])), decodedLen(raw[start:i])),
+					Fix: "send the character as UTF-8, or escape it with both halves of its pair, such as '\\ud83d\\ude00'"}, true
+			}
+			i += n
+		case c < utf8.RuneSelf:
+			i++
+		default:
+			r, size := utf8.DecodeRune(raw[i:])
+			if r == utf8.RuneError && size == 1 {
+				return notUTF8(c, decodedLen(raw[start:i])), true
+			}
+			i += size
+		}
+	}
+	return Reason{}, false
+}
+
+// jsonEscape reads the escape at the start of esc: its length, and whether
+// it is a \u escape of half a surrogate pair without the other half
+// right after it (a high half, then a low one).
+func jsonEscape(esc []byte) (n int, lone bool) {
+	u, ok := hex4(esc)
+	switch {
+	case !ok && len(esc) > 1 && esc[1] < utf8.RuneSelf:
+		return 2, false
+	case !ok:
+		return 1, false // the byte after the backslash is read as any other
+	case u >= 0xDC00 && u <= 0xDFFF:
+		return 6, true
+	case u >= 0xD800 && u <= 0xDBFF:
+		if low, ok := hex4(esc[6:]); ok && low >= 0xDC00 && low <= 0xDFFF {
+			return 12, false
+		}
+		return 6, true
+	}
+	return 6, false
+}
+
+// hex4 reads the code unit of a \uXXXX escape at the start of b.
+func hex4(b []byte) (uint16, bool) {
+	if len(b) < 6 || b[0] != '\\' || b[1] != 'u' {
+		return 0, false
+	}
+	var u uint16
+	for _, c := range b[2:6] {
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c -= 'a' - 10
+		case c >= 'A' && c <= 'F':
+			c -= 'A' - 10
+		default:
+			return 0, false
+		}
+		u = u<<4 | uint16(c)
+	}
+	return u, true
+}
+
+// decodedLen is how many bytes the JSON string text prefix, from its
+// opening quote, decodes to: the place in the value that a message names.
+func decodedLen(prefix []byte) int {
+	var s string
+	if err := json.Unmarshal(append(slices.Clip(prefix), '"'), &s); err != nil {
+		return len(prefix) - 1
+	}
+	return len(s)
 }
 
 // formatNames names the format characters most often met in pasted text.

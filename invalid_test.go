@@ -1,12 +1,14 @@
 package rappel
 
 import (
+	"bytes"
 	"encoding/json"
 	"go/ast"
 	"go/parser"
 	"go/token"
 	"io/fs"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -211,4 +213,38 @@ func oneHomeProblems(path string, f *ast.File) []homeProblem {
 		return true
 	})
 	return ps
+}
+
+// FuzzBadJSONText: whatever bytes come in, BadJSONText does not panic; a
+// refusal names a byte or an escape; a JSON string or array of strings it
+// passes decodes to text holding no U+FFFD but those it sent as such.
+func FuzzBadJSONText(f *testing.F) {
+	for _, s := range []string{`"milk"`, "\"milk\xff\"", `"a\ud800"`, `"\udc00b"`, `"\ud83d\ude00"`, `"\ud83d\u0041"`,
+		`"\ufffd \uFFFD ` + "\ufffd" + `"`, `["ok","\ud800"]`, `"\\ud800"`, `"\u00e9` + "\xc3(\"", `"\`, `"\u12`, `"` + "\xe2\x82" + `"`} {
+		f.Add([]byte(s))
+	}
+	escapedFFFD := regexp.MustCompile(`(?i)\\ufffd`)
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		why, bad := BadJSONText(raw)
+		if bad {
+			if !strings.HasPrefix(why.Problem, "holds the byte 0x") && !strings.HasPrefix(why.Problem, "holds the escape '\\u") {
+				t.Fatalf("%q: reason %+v", raw, why)
+			}
+			return
+		}
+		var v any
+		sent := escapedFFFD.ReplaceAll(bytes.ReplaceAll(raw, []byte("\ufffd"), nil), nil)
+		if json.Unmarshal(sent, &v) != nil {
+			return
+		}
+		texts, _ := v.([]any)
+		if s, ok := v.(string); ok {
+			texts = []any{s}
+		}
+		for _, x := range texts {
+			if s, ok := x.(string); ok && strings.ContainsRune(s, utf8.RuneError) {
+				t.Fatalf("%q passed, and decodes to %q", raw, s)
+			}
+		}
+	})
 }

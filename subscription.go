@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/mail"
+	"net/netip"
 	"strings"
 	"time"
 
@@ -142,6 +143,15 @@ const (
 type SubscriptionStore interface {
 	// CreateSubscription stores sub with the SHA-256 of its tokens, by kind.
 	CreateSubscription(ctx context.Context, sub *Subscription, tokenHashes map[string][32]byte) error
+	// CreatePending stores sub, pending, as CreateSubscription does and,
+	// in the same transaction, row, its confirmation e-mail, in the
+	// confirmation outbox (ConfirmOutbox), while allowance lasts: when
+	// allowance is not nil, one use of it is counted as TakeAllowance
+	// counts it, and row is written only if that use counted. It reports
+	// whether row was written. When it fails nothing is written, so that
+	// a subscription acknowledged always has its e-mail queued or its
+	// allowance spent on an earlier one.
+	CreatePending(ctx context.Context, sub *Subscription, tokenHashes map[string][32]byte, row *AlertRow, allowance *Allowance) (queued bool, err error)
 	// SubscriptionByToken returns the subscription and the kind of the
 	// token whose SHA-256 is hash, or an *Error ENOTFOUND.
 	SubscriptionByToken(ctx context.Context, hash [32]byte) (*Subscription, string, error)
@@ -172,6 +182,36 @@ type SubscriptionStore interface {
 	// DeleteAllowancesEnded deletes the allowances whose window ended at
 	// or before now, and returns how many.
 	DeleteAllowancesEnded(ctx context.Context, now time.Time) (int, error)
+}
+
+// Allowance is one use of an allowance, as TakeAllowance counts it: Name
+// allows Limit uses in a window opened at Now and ending at End.
+type Allowance struct {
+	Name     string
+	Limit    int
+	Now, End time.Time
+}
+
+// ConfirmRecord is the Record of a confirmation e-mail's outbox row: the
+// row of a pending subscription's confirmation is keyed (its id,
+// ConfirmRecord).
+const ConfirmRecord = "confirm"
+
+// ConfirmOutbox keeps the confirmation e-mails of pending subscriptions,
+// written by SubscriptionStore.CreatePending, as outbox rows with the
+// claims and leases of Outbox, so that an e-mail that could not be sent
+// (the SMTP server down, the mail dir's disk full) is retried, by this
+// node after a restart or by another node of a fleet. A row's Sub is the
+// subscription and its Record is ConfirmRecord; nothing matches them, so
+// there are no matched marks.
+type ConfirmOutbox interface {
+	// ClaimConfirmations and UpdateConfirmations are Outbox.ClaimAlerts
+	// and Outbox.UpdateAlerts for confirmation rows.
+	ClaimConfirmations(ctx context.Context, node string, now time.Time, lease time.Duration, limit int) ([]*AlertRow, error)
+	UpdateConfirmations(ctx context.Context, node string, rows []*AlertRow) (int, error)
+	// PruneConfirmations deletes the confirmation rows in a final state
+	// (sent or failed) created before before, and returns how many.
+	PruneConfirmations(ctx context.Context, before time.Time) (int, error)
 }
 
 // Validate checks req as the subscribe endpoint does and returns the
@@ -265,6 +305,12 @@ func checkText(field, v string, max int, strict bool) (it Invalid, bad bool) {
 // says what is wrong with an address refused.
 func mailbox(s string) (string, *Reason) {
 	notMailbox := &Reason{Problem: "is not a valid e-mail address", Fix: "send one mailbox such as 'name@example.ca', without a display name"}
+	if at := strings.LastIndexByte(s, '@'); at >= 0 {
+		if domain := s[at+1:]; ipDomain(domain) || ipDomain(lookupForm(domain)) {
+			return "", &Reason{Problem: fmt.Sprintf("has an IP address as its domain (%s)", Quote(domain)),
+				Fix: "send an address at a domain name, such as 'name@example.ca': alerts are not e-mailed to IP addresses"}
+		}
+	}
 	if s == "" || strings.ContainsAny(s, "<>\"(), ;:\\[]") {
 		return "", notMailbox
 	}
@@ -289,6 +335,52 @@ func mailbox(s string) (string, *Reason) {
 	}
 	return "", &Reason{Problem: fmt.Sprintf("is longer than %d bytes once its domain is written as an A-label (%s)", MaxEmailBytes, Quote(ascii)),
 		Fix: "send a shorter address"}
+}
+
+// ipDomain reports whether domain is an IP address rather than a name: an
+// address literal in brackets (RFC 5321's [192.0.2.1], [IPv6:2001:db8::1]),
+// or an address written bare in a form resolvers read as one: IPv6, or
+// one to four dot-separated numbers, decimal, octal (0177) or hexadecimal
+// (0x7f), as in 127.0.0.1, 127.1 or 0x7f.0.0.1. Mail to an IP address
+// skips the domain's MX records and reaches whatever host the address
+// names, the node's own network included, so it is never sent.
+func ipDomain(domain string) bool {
+	if strings.HasPrefix(domain, "[") && strings.HasSuffix(domain, "]") {
+		return true
+	}
+	if _, err := netip.ParseAddr(domain); err == nil {
+		return true
+	}
+	parts := strings.Split(strings.TrimSuffix(domain, "."), ".")
+	if len(parts) > 4 {
+		return false
+	}
+	for _, p := range parts {
+		if !ipNumber(p) {
+			return false
+		}
+	}
+	return true
+}
+
+// ipNumber reports whether p is a number of a bare IPv4 address: decimal
+// or octal digits, or 0x and hexadecimal digits.
+func ipNumber(p string) bool {
+	digits := "0123456789"
+	if len(p) > 2 && p[0] == '0' && (p[1] == 'x' || p[1] == 'X') {
+		p, digits = p[2:], "0123456789abcdefABCDEF"
+	}
+	return p != "" && strings.Trim(p, digits) == ""
+}
+
+// lookupForm is domain as a resolver would look it up (see emailDomain),
+// or domain itself when it has no such form, so that full-width digits
+// and dots ('１２７．０．０．１') read as the address they stand for.
+func lookupForm(domain string) string {
+	if a, err := emailDomain.ToASCII(domain); err == nil {
+		return a
+	}
+	return domain
 }
 
 // emailDomain converts a domain to its A-label form: UTS #46 mapping for

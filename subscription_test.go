@@ -40,6 +40,16 @@ func TestMailbox(t *testing.T) {
 		{"ana@a_b.ca", "", false},
 		{"ana@" + strings.Repeat("a", 64) + ".ca", "", false},
 		{"ana@\u05d0a.ca", "", false},
+		// IP addresses, however written, are not domains.
+		{"a@127.0.0.1", "", false},
+		{"a@[127.0.0.1]", "", false},
+		{"a@[IPv6:::1]", "", false},
+		{"a@::1", "", false},
+		{"a@127.1", "", false},
+		{"a@0x7f.0.0.1", "", false},
+		{"a@１２７．０．０．１", "", false},
+		{"a@1.2.3.example", "a@1.2.3.example", true},
+		{"a@123.ca", "a@123.ca", true},
 	} {
 		got, why := mailbox(tc.in)
 		if got != tc.want || (why == nil) != tc.ok {
@@ -47,6 +57,20 @@ func TestMailbox(t *testing.T) {
 		}
 		if got != "" && !isASCIIDomain(got) {
 			t.Errorf("mailbox(%q) = %q: the domain is not ASCII", tc.in, got)
+		}
+	}
+}
+
+// TestMailbox_IPLiteral: an address at an IP address, bracketed or bare,
+// IPv4 or IPv6, in any form a resolver reads, is refused with a sentence
+// saying so and how to fix it.
+func TestMailbox_IPLiteral(t *testing.T) {
+	for _, in := range []string{"a@127.0.0.1", "a@[127.0.0.1]", "a@[IPv6:2001:db8::1]", "a@[::1]", "a@2001:db8::1",
+		"a@10.1", "a@0177.0.0.1", "a@0X7F.0.0.1", "a@１２７．０．０．１"} {
+		_, why := mailbox(in)
+		if why == nil || !strings.HasPrefix(why.Problem, "has an IP address as its domain") ||
+			why.Fix != "send an address at a domain name, such as 'name@example.ca': alerts are not e-mailed to IP addresses" {
+			t.Errorf("mailbox(%q): %+v", in, why)
 		}
 	}
 }
@@ -79,6 +103,10 @@ func FuzzSubscribeRequest_Validate(f *testing.F) {
 	f.Add("ana@ab\u200d.ca", "", "", "")
 	f.Add("ana@ｅｘａｍｐｌｅ.ca", "", "", "")
 	f.Add("josé@straße.de", "", "", "")
+	f.Add("a@127.0.0.1", "", "", "")
+	f.Add("a@[IPv6:::1]", "", "", "")
+	f.Add("a@0x7f.1", "", "", "")
+	f.Add("a@１２７．０．０．１", "", "", "")
 	f.Fuzz(func(t *testing.T, email, q, agency, lang string) {
 		req := &SubscribeRequest{Email: &email, Q: &q, Agency: &agency, Lang: &lang}
 		addr, l, s, err := req.Validate()
@@ -107,6 +135,10 @@ func FuzzSubscribeRequest_Validate(f *testing.F) {
 		// and the same address again when validated again.
 		if !isASCIIDomain(addr) || strings.ToLower(addr[strings.LastIndexByte(addr, '@'):]) != addr[strings.LastIndexByte(addr, '@'):] {
 			t.Fatalf("accepted address %q whose domain is not a lower-case A-label", addr)
+		}
+		// Nor is it an IP address.
+		if ipDomain(addr[strings.LastIndexByte(addr, '@')+1:]) {
+			t.Fatalf("accepted address %q at an IP address", addr)
 		}
 		if again, _, _, err := (&SubscribeRequest{Email: &addr}).Validate(); err != nil || again != addr {
 			t.Fatalf("%q validated again: %q, %v", addr, again, err)

@@ -2,6 +2,7 @@ package alerts
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"strings"
 	"testing"
@@ -25,9 +26,9 @@ func TestService_PendingExpiry(t *testing.T) {
 func testPendingExpiry(t *testing.T, st Store) {
 	ctx := context.Background()
 	clock := newFakeClock()
-	confs := &catcher{}
+	smtp := smtptest.MustStart(t)
 	svc := NewService(st)
-	svc.Now, svc.Logger, svc.Confirmations = clock.Now, slog.New(slog.DiscardHandler), confs
+	svc.Now, svc.Logger = clock.Now, slog.New(slog.DiscardHandler)
 	late, err := svc.Subscribe(ctx, &rappel.SubscribeRequest{Email: ptr("late@example.ca")})
 	if err != nil {
 		t.Fatal(err)
@@ -35,10 +36,15 @@ func testPendingExpiry(t *testing.T, st Store) {
 	if _, err := svc.Subscribe(ctx, &rappel.SubscribeRequest{Email: ptr("prompt@example.ca")}); err != nil {
 		t.Fatal(err)
 	}
-	if len(confs.confirm) != 2 {
-		t.Fatalf("%d confirmation links, want 2", len(confs.confirm))
+	links := confirmLinks(t, newTestSender(st, MustStore(t), smtp, clock.Now), smtp)
+	if len(links) != 2 {
+		t.Fatalf("%d confirmation links, want 2", len(links))
 	}
-	lateLink, promptLink := confs.confirm[0], confs.confirm[1]
+	// Sent one after the other: which is first is random.
+	lateLink, promptLink := links[0], links[1]
+	if to := smtp.Messages()[0].To[0]; to != "late@example.ca" {
+		lateLink, promptLink = promptLink, lateLink
+	}
 	clock.Add(svc.PendingTTL - time.Second)
 	if res, err := svc.Confirm(ctx, promptLink, "ua"); err != nil || res.Status != rappel.SubActive {
 		t.Fatalf("Confirm within the TTL = %+v, %v", res, err)
@@ -131,8 +137,9 @@ func TestRunner_Prunes(t *testing.T) {
 // TestAlerts_FleetConfirmOncePerAddress: 21 subscribe requests for one
 // address, spread over three nodes sharing PostgreSQL and written as
 // people type it, send one confirmation e-mail; the window's end lets one
-// more through. The nodes send in the background, as the runner's
-// service does, so the e-mails race each other for the allowance.
+// more through. The nodes subscribe at once, and then all send at once,
+// so that the requests race each other for the allowance and the senders
+// for the rows.
 func TestAlerts_FleetConfirmOncePerAddress(t *testing.T) {
 	ctx := context.Background()
 	dsn := pgtest.DSN(t)
@@ -140,25 +147,36 @@ func TestAlerts_FleetConfirmOncePerAddress(t *testing.T) {
 	clock := newFakeClock()
 	var nodes []*fleetNode
 	for _, name := range []string{"n1", "n2", "n3"} {
-		n := newFleetNode(t, dsn, name, smtp, clock.Now, nil)
-		n.svc.Confirmations, n.svc.Background = n.snd, true
-		nodes = append(nodes, n)
+		nodes = append(nodes, newFleetNode(t, dsn, name, smtp, clock.Now, nil))
 	}
-	wait := func() {
+	all := func(fn func(n *fleetNode) error) {
+		t.Helper()
+		errs := make(chan error, len(nodes))
 		for _, n := range nodes {
-			n.svc.Wait()
+			go func() { errs <- fn(n) }()
 		}
+		for range nodes {
+			if err := <-errs; err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	send := func() {
+		t.Helper()
+		all(func(n *fleetNode) error { _, err := n.snd.SendConfirmations(ctx); return err })
 	}
 	spellings := []string{"ana@example.ca", "Ana@Example.CA", "ANA+recalls@example.ca", "ana@EXAMPLE.ca"}
-	for i := range 21 {
-		n := nodes[i%len(nodes)]
-		res, err := n.svc.Subscribe(ctx, &rappel.SubscribeRequest{Email: ptr(spellings[i%len(spellings)]), KeyID: "k1"})
-		if err != nil || res.Status != rappel.SubPending || len(res.Token) != 22 {
-			t.Fatalf("subscribe %d: %+v, %v", i, res, err)
-		}
+	for round := range 7 {
+		all(func(n *fleetNode) error {
+			res, err := n.svc.Subscribe(ctx, &rappel.SubscribeRequest{Email: ptr(spellings[(round+len(n.snd.Node))%len(spellings)]), KeyID: "k1"})
+			if err == nil && (res.Status != rappel.SubPending || len(res.Token) != 22) {
+				err = fmt.Errorf("subscribe: %+v", res)
+			}
+			return err
+		})
 		clock.Add(time.Minute)
 	}
-	wait()
+	send()
 	// Whichever spelling won the race was sent.
 	if msgs := smtp.Messages(); len(msgs) != 1 || AddressKey(msgs[0].To[0]) != AddressKey("ana@example.ca") {
 		t.Fatalf("%d confirmation e-mails (%+v), want 1", len(msgs), msgs)
@@ -174,7 +192,7 @@ func TestAlerts_FleetConfirmOncePerAddress(t *testing.T) {
 	if _, err := nodes[0].svc.Subscribe(ctx, &rappel.SubscribeRequest{Email: ptr("ana@example.ca")}); err != nil {
 		t.Fatal(err)
 	}
-	wait()
+	send()
 	if n := len(smtp.Messages()); n != 3 {
 		t.Fatalf("%d e-mails, want 3: ana's first, bob's, and ana's of the next day", n)
 	}

@@ -13,6 +13,12 @@
 // unconfirmed for PendingTTL can no longer be confirmed and is pruned. The
 // counters live in the store, so a fleet counts as one.
 //
+// A confirmation e-mail is an outbox row of its own, written with its
+// subscription in one transaction and sent by the Sender like an alert:
+// a send that fails (an SMTP server down, a mail dir on a full disk) is
+// retried with backoff, after a restart too, so that no subscription the
+// API acknowledged is left without its link.
+//
 // The stores are interfaces of the domain package: one node's Pebble, or a
 // database a fleet of nodes shares. In a fleet every node runs the
 // matcher and the sender; matched marks per record id make each new recall

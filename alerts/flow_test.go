@@ -17,13 +17,6 @@ import (
 	"github.com/rappel-ca/rappel/kv"
 )
 
-type catcher struct{ confirm []string }
-
-func (c *catcher) SendConfirmation(_ context.Context, _ *rappel.Subscription, confirm, _ string) error {
-	c.confirm = append(c.confirm, confirm)
-	return nil
-}
-
 // fakeClock is the one fake: a clock tests move by hand.
 type fakeClock struct{ ns atomic.Int64 }
 
@@ -51,21 +44,54 @@ type pipeline struct {
 	snd   *Sender
 	clock *fakeClock
 	smtp  *smtptest.Server
-	confs *catcher
 }
 
 func newPipeline(tb testing.TB, st *kv.Store, smtp *smtptest.Server) *pipeline {
-	p := &pipeline{st: st, clock: newFakeClock(), smtp: smtp, confs: &catcher{}}
+	p := &pipeline{st: st, clock: newFakeClock(), smtp: smtp}
 	quiet := slog.New(slog.DiscardHandler)
 	p.svc = NewService(st)
-	p.svc.Now, p.svc.Logger, p.svc.Confirmations = p.clock.Now, quiet, p.confs
+	p.svc.Now, p.svc.Logger = p.clock.Now, quiet
 	p.m = NewMatcher()
 	p.m.Subscriptions, p.m.Outbox, p.m.Records, p.m.Now, p.m.Logger = st, st, st, p.clock.Now, quiet
-	p.snd = NewSender()
-	p.snd.Outbox, p.snd.Subscriptions, p.snd.Records, p.snd.Now, p.snd.Logger = st, st, st, p.clock.Now, quiet
-	p.snd.Addr, p.snd.From, p.snd.PublicURL = smtp.Addr, "alerts@rappel.example.ca", "https://rappel.example.ca"
-	p.snd.Timeout = 5 * time.Second
+	p.snd = newTestSender(st, st, smtp, p.clock.Now)
 	return p
+}
+
+// newTestSender returns a sender of the alerts and confirmation e-mails
+// of st, with the records of records, through smtp, on the clock now.
+func newTestSender(st Store, records RecordSource, smtp *smtptest.Server, now func() time.Time) *Sender {
+	s := NewSender()
+	s.Outbox, s.Confirmations, s.Subscriptions, s.Records = st, st, st, records
+	s.Now, s.Logger = now, slog.New(slog.DiscardHandler)
+	s.Addr, s.From, s.PublicURL = smtp.Addr, "alerts@rappel.example.ca", "https://rappel.example.ca"
+	s.Timeout = 5 * time.Second
+	return s
+}
+
+// confirmLinks sends the confirmation e-mails due through snd and returns
+// the confirmation tokens of all those smtp took, oldest first.
+func confirmLinks(tb testing.TB, snd *Sender, smtp *smtptest.Server) []string {
+	tb.Helper()
+	if _, err := snd.SendConfirmations(context.Background()); err != nil {
+		tb.Fatal(err)
+	}
+	var toks []string
+	for _, m := range smtp.Messages() {
+		if strings.HasPrefix(mailHeader(tb, m.Data, "Message-Id"), "<confirm.") {
+			toks = append(toks, confirmToken(tb, m.Data))
+		}
+	}
+	return toks
+}
+
+// mailHeader returns the header name of the e-mail data.
+func mailHeader(tb testing.TB, data, name string) string {
+	tb.Helper()
+	m, err := mail.ReadMessage(strings.NewReader(data))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return m.Header.Get(name)
 }
 
 func ptr(s string) *string { return &s }
@@ -98,7 +124,11 @@ func TestAlerts_Flow(t *testing.T) {
 	if n, _ := p.m.Match(ctx, 1, []string{"hc-1"}); n != 0 {
 		t.Fatalf("pending subscription matched %d", n)
 	}
-	if _, err := p.svc.Confirm(ctx, p.confs.confirm[0], "ua"); err != nil {
+	links := confirmLinks(t, p.snd, p.smtp)
+	if len(links) != 1 {
+		t.Fatalf("%d confirmation e-mails, want 1", len(links))
+	}
+	if _, err := p.svc.Confirm(ctx, links[0], "ua"); err != nil {
 		t.Fatal(err)
 	}
 	p.st.PutRecords(ctx, []*rappel.Record{
@@ -114,7 +144,7 @@ func TestAlerts_Flow(t *testing.T) {
 	if n, _ := p.snd.SendDue(ctx); n != 0 {
 		t.Fatalf("sent %d more", n)
 	}
-	msgs := p.smtp.Messages()
+	msgs := p.smtp.Messages()[1:] // after the confirmation
 	if len(msgs) != 1 || msgs[0].To[0] != "ana@example.ca" {
 		t.Fatalf("messages %+v", msgs)
 	}
@@ -141,7 +171,7 @@ func TestAlerts_Flow(t *testing.T) {
 	if n, _ := p.m.Match(ctx, 3, []string{"hc-4"}); n != 0 {
 		t.Fatalf("unsubscribed matched %d", n)
 	}
-	if n, _ := p.snd.SendDue(ctx); n != 0 || len(p.smtp.Messages()) != 1 {
+	if n, _ := p.snd.SendDue(ctx); n != 0 || len(p.smtp.Messages()) != 2 {
 		t.Fatalf("sent %d after unsubscribing", n)
 	}
 }
@@ -206,21 +236,57 @@ func TestSender_Failures(t *testing.T) {
 	}
 }
 
+// TestSender_SendConfirmation: subscribing queues the confirmation
+// e-mail, which the sender sends once, with a Message-ID of the
+// subscription's; its link confirms; a subscription no longer pending, or
+// whose link expired before it could be sent, drops its e-mail.
 func TestSender_SendConfirmation(t *testing.T) {
 	ctx := context.Background()
 	srv := smtptest.MustStart(t)
 	p := newPipeline(t, MustStore(t), srv)
-	p.svc.Confirmations = p.snd
 	res, err := p.svc.Subscribe(ctx, &rappel.SubscribeRequest{Email: ptr("ana@example.ca")})
 	if err != nil || res.Status != rappel.SubPending {
 		t.Fatalf("Subscribe = %+v, %v", res, err)
 	}
+	if msgs := srv.Messages(); len(msgs) != 0 {
+		t.Fatalf("%d messages before the sender ran", len(msgs))
+	}
+	if n, err := p.snd.SendConfirmations(ctx); n != 1 || err != nil {
+		t.Fatalf("SendConfirmations = %d, %v", n, err)
+	}
+	if n, err := p.snd.SendConfirmations(ctx); n != 0 || err != nil {
+		t.Fatalf("SendConfirmations again = %d, %v", n, err)
+	}
 	msgs := srv.Messages()
-	if len(msgs) != 1 {
-		t.Fatalf("%d messages", len(msgs))
+	if len(msgs) != 1 || mailHeader(t, msgs[0].Data, "Message-Id") != "<confirm."+firstSubID(t, p.st)+"@rappel.example.ca>" {
+		t.Fatalf("messages %+v", msgs)
 	}
 	if r, err := p.svc.Confirm(ctx, confirmToken(t, msgs[0].Data), "ua"); err != nil || r.Status != rappel.SubActive {
 		t.Fatalf("Confirm = %+v, %v", r, err)
+	}
+	// bob unsubscribes, with the answer's token, before his e-mail goes.
+	bob, err := p.svc.Subscribe(ctx, &rappel.SubscribeRequest{Email: ptr("bob@example.ca")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.svc.Unsubscribe(ctx, bob.Token); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := p.snd.SendConfirmations(ctx); n != 0 || err != nil || len(srv.Messages()) != 1 {
+		t.Fatalf("SendConfirmations for an unsubscribed address = %d, %v", n, err)
+	}
+	// cat's e-mail could not go out before her link expired.
+	p.snd.PendingTTL = time.Hour
+	if _, err := p.svc.Subscribe(ctx, &rappel.SubscribeRequest{Email: ptr("cat@example.ca")}); err != nil {
+		t.Fatal(err)
+	}
+	p.clock.Add(time.Hour)
+	if n, err := p.snd.SendConfirmations(ctx); n != 0 || err != nil || len(srv.Messages()) != 1 {
+		t.Fatalf("SendConfirmations past the link's expiry = %d, %v", n, err)
+	}
+	p.clock.Add(48 * time.Hour)
+	if n, err := p.snd.SendConfirmations(ctx); n != 0 || err != nil || len(srv.Messages()) != 1 {
+		t.Fatalf("the expired e-mail was retried: %d, %v", n, err)
 	}
 }
 

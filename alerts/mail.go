@@ -2,7 +2,6 @@ package alerts
 
 import (
 	"bytes"
-	"context"
 	"crypto/sha256"
 	"fmt"
 	"html/template"
@@ -97,10 +96,7 @@ func (s *Sender) compose(sub *rappel.Subscription, d *digest, recs []*rappel.Rec
 		subject += fmt.Sprintf(" (+%d)", len(recs)-1)
 	}
 	m.Subject(subject)
-	host := "rappel.invalid"
-	if u, err := url.Parse(base); err == nil && u.Hostname() != "" {
-		host = u.Hostname()
-	}
+	host := mailHost(base)
 	m.SetMessageIDWithValue(messageID(sub.ID, d.rows, host))
 	m.SetGenHeader(mail.HeaderListUnsubscribe, "<"+unsub+">, <mailto:"+s.From+"?subject=unsubscribe%20"+url.QueryEscape(token)+">")
 	m.SetGenHeader(mail.HeaderListUnsubscribePost, "List-Unsubscribe=One-Click")
@@ -143,33 +139,43 @@ If you did not ask for this, ignore this e-mail: nothing will be sent. / Si vous
 Rappel
 `))
 
-// SendConfirmation sends the double opt-in e-mail of a pending
-// subscription: a link to GET /recall/alerts/confirm, bilingual unless the
-// subscription chose a language (the text carries both, as it is short).
-func (s *Sender) SendConfirmation(ctx context.Context, sub *rappel.Subscription, confirmToken, unsubscribeToken string) error {
+// composeConfirmation builds the double opt-in e-mail of a pending
+// subscription: a link to GET /recall/alerts/confirm, bilingual whatever
+// the subscription's language (the text is short), with a Message-ID
+// derived from the subscription, so that the same e-mail sent again after
+// a crash is recognisably the same message. It returns the e-mail's links
+// for the mail dir's log, as deliver takes them.
+func (s *Sender) composeConfirmation(sub *rappel.Subscription, confirmToken, unsubscribeToken string) (*mail.Msg, []string, error) {
 	base := strings.TrimRight(s.PublicURL, "/")
 	var txt bytes.Buffer
 	link := base + "/recall/alerts/confirm?token=" + url.QueryEscape(confirmToken)
 	if err := confirmTmpl.Execute(&txt, map[string]string{"Confirm": link}); err != nil {
-		return fmt.Errorf("rendering confirmation: %w", err)
+		return nil, nil, fmt.Errorf("rendering confirmation: %w", err)
 	}
 	m := mail.NewMsg()
 	if err := m.FromFormat(s.FromName, s.From); err != nil {
-		return fmt.Errorf("setting From: %w", err)
+		return nil, nil, fmt.Errorf("setting From: %w", err)
 	}
 	if err := m.To(sub.Email); err != nil {
-		return fmt.Errorf("setting To: %w", err)
+		return nil, nil, fmt.Errorf("setting To: %w", err)
 	}
 	m.Subject("Confirm your recall alerts / Confirmez vos alertes de rappel")
 	unsub := unsubscribeURL(base, unsubscribeToken)
+	m.SetMessageIDWithValue("confirm." + sub.ID + "@" + mailHost(base))
 	m.SetGenHeader(mail.HeaderListUnsubscribe, "<"+unsub+">")
 	m.SetGenHeader(mail.HeaderListUnsubscribePost, "List-Unsubscribe=One-Click")
 	m.SetGenHeader("Auto-Submitted", "auto-generated")
 	m.SetBodyString(mail.TypeTextPlain, txt.String())
-	if err := s.deliver(ctx, m, "confirm", link, "unsubscribe", unsub); err != nil {
-		return fmt.Errorf("sending confirmation: %w", err)
+	return m, []string{"confirm", link, "unsubscribe", unsub}, nil
+}
+
+// mailHost is the host of the public URL base, the right part of the
+// Message-IDs.
+func mailHost(base string) string {
+	if u, err := url.Parse(base); err == nil && u.Hostname() != "" {
+		return u.Hostname()
 	}
-	return nil
+	return "rappel.invalid"
 }
 
 // unsubscribeURL is the one-click unsubscribe link of token under the

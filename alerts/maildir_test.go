@@ -162,12 +162,14 @@ func TestSender_MailDirConfirmation(t *testing.T) {
 	p.snd.Addr, p.snd.MailDir = "", dir
 	var logs bytes.Buffer
 	p.snd.Logger = slog.New(slog.NewJSONHandler(&logs, nil))
-	p.svc.Confirmations = p.snd
 	// Two addresses: one address gets one confirmation a day.
 	for _, addr := range []string{"ana@example.ca", "bob@example.ca"} {
 		if _, err := p.svc.Subscribe(ctx, &rappel.SubscribeRequest{Email: ptr(addr)}); err != nil {
 			t.Fatal(err)
 		}
+	}
+	if n, err := p.snd.SendConfirmations(ctx); n != 2 || err != nil {
+		t.Fatalf("SendConfirmations = %d, %v", n, err)
 	}
 	files := mailFiles(t, dir)
 	if len(files) != 2 || files[0] == files[1] {

@@ -15,6 +15,7 @@ import (
 // database a fleet of nodes shares.
 type Store interface {
 	rappel.SubscriptionStore
+	rappel.ConfirmOutbox
 	rappel.Outbox
 	rappel.WebhookStore
 	rappel.WebhookOutbox
@@ -41,8 +42,8 @@ type Config struct {
 	// when set, authenticate.
 	SMTPAddr, SMTPUser, SMTPPassword string
 	// MailDir, instead of an SMTP server, receives every e-mail as a file
-	// (Sender.MailDir), for development. With neither, alerts stay in the
-	// outbox and confirmation e-mails are not sent.
+	// (Sender.MailDir), for development. With neither, alerts and
+	// confirmation e-mails stay in their outboxes.
 	MailDir string
 	// SMTPFrom is the sender address, required with SMTPAddr; with
 	// MailDir it defaults to DevFrom. PublicURL is the base of the links in
@@ -78,9 +79,10 @@ type Config struct {
 	// outboxes (OutboxRetention), run by the passes; 0 is
 	// DefaultPruneInterval.
 	PruneInterval time.Duration
-	// OutboxRetention is how long sent and failed alerts and webhook
-	// deliveries, and the marks of matched recalls and events, are kept
-	// (Outbox.PruneAlerts, WebhookOutbox.PruneDeliveries); 0 keeps them
+	// OutboxRetention is how long sent and failed alerts, confirmation
+	// e-mails and webhook deliveries, and the marks of matched recalls and
+	// events, are kept (Outbox.PruneAlerts, ConfirmOutbox.PruneConfirmations,
+	// WebhookOutbox.PruneDeliveries); 0 keeps them
 	// forever. It must be at least MinOutboxRetention: a mark pruned while
 	// a node can still see its recall as new lets that node send the alert
 	// again.
@@ -202,19 +204,22 @@ func NewRunner(cfg Config, store Store, records RecordSource, log *slog.Logger) 
 		r.pruneEvery = DefaultPruneInterval
 	}
 	r.Service = NewService(store)
-	r.Service.RequireConfirm, r.Service.Logger, r.Service.Background = cfg.Confirm, log, true
+	r.Service.RequireConfirm, r.Service.Logger, r.Service.Queued = cfg.Confirm, log, r.wakeMail
 	r.Service.PendingTTL, r.Service.ConfirmPerAddress, r.Service.ConfirmWindow = cfg.PendingTTL, cfg.ConfirmPerAddress, cfg.ConfirmWindow
 	r.Service.SubscriptionsPerKeyDay = cfg.SubscriptionsPerKeyDay
 	r.Matcher = NewMatcher()
 	r.Matcher.Subscriptions, r.Matcher.Outbox, r.Matcher.Records, r.Matcher.Logger = store, store, records, log
 	r.newHooks(cfg, store, records)
 	if cfg.SMTPAddr == "" && cfg.MailDir == "" {
+		if cfg.Confirm {
+			log.Warn("no SMTP server nor mail dir: confirmation e-mails wait in the outbox, and subscriptions stay pending")
+		}
 		return r, nil
 	}
 	s := NewSender()
-	s.Outbox, s.Subscriptions, s.Records, s.Logger = store, store, records, log
+	s.Outbox, s.Confirmations, s.Subscriptions, s.Records, s.Logger = store, store, store, records, log
 	s.Addr, s.User, s.Password, s.MailDir = cfg.SMTPAddr, cfg.SMTPUser, cfg.SMTPPassword, cfg.MailDir
-	s.From, s.PublicURL, s.RecordWait = cfg.SMTPFrom, cfg.PublicURL, cfg.RecordWait
+	s.From, s.PublicURL, s.RecordWait, s.PendingTTL = cfg.SMTPFrom, cfg.PublicURL, cfg.RecordWait, cfg.PendingTTL
 	if s.From == "" {
 		s.From = DevFrom // MailDir: Validate requires it with SMTP
 	}
@@ -228,7 +233,6 @@ func NewRunner(cfg Config, store Store, records RecordSource, log *slog.Logger) 
 		s.Timeout = cfg.SMTPTimeout
 	}
 	r.Sender = s
-	r.Service.Confirmations = s
 	return r, nil
 }
 
@@ -316,32 +320,38 @@ func (r *Runner) loop(ctx context.Context, what string, wake <-chan struct{}, pa
 // or a webhook receiver.
 func (r *Runner) DataChanged(_ context.Context, records bool) error {
 	if records {
-		for _, w := range []chan struct{}{r.wake, r.hookWake} {
-			select {
-			case w <- struct{}{}:
-			default: // a pass is due already
-			}
-		}
+		wake(r.wake)
+		wake(r.hookWake)
 	}
 	return nil
 }
 
-// Close stops the loops, waits for them and for the confirmation e-mails
-// being sent, then runs one last pass of each, side by side, within the
-// flush timeout, so that alerts already due are sent before the store
-// closes rather than at the next start. It returns those passes' errors.
+// wakeMail wakes the e-mail loop for a pass at once: the Service calls it
+// after a subscription, so that its confirmation e-mail goes out now.
+func (r *Runner) wakeMail() { wake(r.wake) }
+
+// wake asks the loop of w for a pass without waiting for it.
+func wake(w chan<- struct{}) {
+	select {
+	case w <- struct{}{}:
+	default: // a pass is due already
+	}
+}
+
+// Close stops the loops, waits for them, then runs one last pass of each,
+// side by side, within the flush timeout, so that alerts and confirmation
+// e-mails already due are sent before the store closes rather than at the
+// next start. It returns those passes' errors.
 func (r *Runner) Close() error {
 	r.mu.Lock()
 	ctx, cancel, done := r.ctx, r.cancel, r.done
 	r.ctx, r.cancel, r.done = nil, nil, nil
 	r.mu.Unlock()
 	if done == nil {
-		r.Service.Wait()
 		return nil
 	}
 	cancel()
 	<-done
-	r.Service.Wait()
 	fctx, cancelFlush := context.WithTimeout(context.WithoutCancel(ctx), r.flushTimeout)
 	defer cancelFlush()
 	var hookErr error
@@ -355,15 +365,20 @@ func (r *Runner) Close() error {
 	return errors.Join(err, hookErr)
 }
 
-// pass matches the new recalls, then sends the alerts due, then prunes
-// when the last prune is PruneInterval old.
+// pass sends the confirmation e-mails due, matches the new recalls, then
+// sends the alerts due, then prunes when the last prune is PruneInterval
+// old.
 func (r *Runner) pass(ctx context.Context) error {
-	err := r.Matcher.Drain(ctx, r.records)
-	if err != nil {
-		err = fmt.Errorf("matching new recalls: %w", err)
+	var err error
+	if r.Sender != nil {
+		// The errors of SendConfirmations and SendDue name what failed
+		// (claiming, sending, recording).
+		_, err = r.Sender.SendConfirmations(ctx)
+	}
+	if merr := r.Matcher.Drain(ctx, r.records); merr != nil {
+		err = errors.Join(err, fmt.Errorf("matching new recalls: %w", merr))
 	}
 	if r.Sender != nil {
-		// SendDue's errors name what failed (claiming, sending, recording).
 		if _, serr := r.Sender.SendDue(ctx); serr != nil {
 			err = errors.Join(err, serr)
 		}
@@ -396,20 +411,23 @@ func (r *Runner) prune(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	var rows, marks, hookRows, hookMarks int
+	var rows, marks, confirms, hookRows, hookMarks int
 	if r.retention > 0 {
 		before := now.Add(-r.retention)
 		if rows, marks, err = r.store.PruneAlerts(ctx, before); err != nil {
 			return fmt.Errorf("pruning the alert outbox: %w", err)
+		}
+		if confirms, err = r.store.PruneConfirmations(ctx, before); err != nil {
+			return fmt.Errorf("pruning the confirmation e-mails' outbox: %w", err)
 		}
 		if hookRows, hookMarks, err = r.store.PruneDeliveries(ctx, before); err != nil {
 			return fmt.Errorf("pruning the webhook outbox: %w", err)
 		}
 	}
 	r.lastPrune = now
-	if subs > 0 || allowances > 0 || rows+marks+hookRows+hookMarks > 0 {
+	if subs > 0 || allowances > 0 || rows+marks+confirms+hookRows+hookMarks > 0 {
 		r.log.Info("pruned alerts", "expired_subscriptions", subs, "ended_allowances", allowances,
-			"alerts", rows, "matched_recalls", marks, "webhook_deliveries", hookRows, "matched_events", hookMarks)
+			"alerts", rows, "matched_recalls", marks, "confirmation_emails", confirms, "webhook_deliveries", hookRows, "matched_events", hookMarks)
 	}
 	return nil
 }

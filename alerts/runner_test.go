@@ -72,7 +72,9 @@ func subscribeConfirmed(tb testing.TB, r *Runner, smtp *smtptest.Server, addr, q
 	if _, err := r.Service.Subscribe(ctx, &rappel.SubscribeRequest{Email: ptr(addr), Q: ptr(q), Lang: ptr("en")}); err != nil {
 		tb.Fatal(err)
 	}
-	r.Service.Wait() // the runner's service sends in the background
+	if _, err := r.Sender.SendConfirmations(ctx); err != nil {
+		tb.Fatal(err)
+	}
 	msgs := smtp.Messages()
 	if len(msgs) != before+1 {
 		tb.Fatalf("%d confirmation e-mails", len(msgs)-before)

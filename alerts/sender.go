@@ -20,7 +20,7 @@ import (
 // Sender drains the outbox over SMTP (or into a directory, see MailDir):
 // one digest e-mail per subscription and batch of new recalls, retried
 // with backoff on temporary failures, recorded as failed on permanent
-// ones. A row becomes sent only after the server accepted its message, so
+// ones; and the confirmation e-mails' outbox (SendConfirmations) alike. A row becomes sent only after the server accepted its message, so
 // a crash loses nothing; a crash after the server accepted a message and
 // before the rows were marked sends it again (with the same Message-ID),
 // the one duplicate SMTP allows.
@@ -30,7 +30,11 @@ import (
 // each digest, and the rows of a node that died mid-send are claimed by
 // another once its lease expires.
 type Sender struct {
-	Outbox        rappel.Outbox
+	Outbox rappel.Outbox
+	// Confirmations holds the confirmation e-mails of pending
+	// subscriptions, which SendConfirmations sends as SendDue sends the
+	// alerts; nil when the sender sends alerts only.
+	Confirmations rappel.ConfirmOutbox
 	Subscriptions rappel.SubscriptionStore
 	Records       interface {
 		Record(ctx context.Context, id string) (*rappel.Record, error)
@@ -71,6 +75,10 @@ type Sender struct {
 	// have matched a recall this node's refresh has not fetched. Past it,
 	// a missing recall counts as withdrawn. Zero (one node) never waits.
 	RecordWait time.Duration
+	// PendingTTL is Service.PendingTTL: a confirmation e-mail still unsent
+	// that long after its subscription is dropped, as its link would no
+	// longer work. 0 sends it however late.
+	PendingTTL time.Duration
 	Now        func() time.Time
 	Random     interface{ Read([]byte) (int, error) }
 	Logger     *slog.Logger
@@ -96,31 +104,63 @@ func DefaultNode() string {
 	return h + "/" + strconv.Itoa(os.Getpid())
 }
 
-// digest is the rows of one subscription and batch.
+// digest is the rows of one subscription and batch, from queue q: one
+// e-mail. A confirmation e-mail is a digest of one row.
 type digest struct {
+	q    *queue
 	sub  string
 	seq  uint64
 	rows []*rappel.AlertRow
 }
 
-// SendDue claims and sends every digest due now, and returns how many
-// went out. Digests it has no time left to send within their claim, or
-// that it did not start because ctx ended or a digest failed, are released
-// for the next pass (at shutdown, the last flush takes them at once).
+// queue is an outbox the sender drains: how to claim and record its rows,
+// and how to send a digest of them.
+type queue struct {
+	// what names the e-mails in errors and logs: "alert e-mail".
+	what   string
+	claim  func(ctx context.Context, node string, now time.Time, lease time.Duration, limit int) ([]*rappel.AlertRow, error)
+	update func(ctx context.Context, node string, rows []*rappel.AlertRow) (int, error)
+	send   func(ctx context.Context, d *digest) (bool, error)
+}
+
+// SendDue claims and sends every digest of alerts due now, and returns
+// how many went out. Digests it has no time left to send within their
+// claim, or that it did not start because ctx ended or a digest failed,
+// are released for the next pass (at shutdown, the last flush takes them
+// at once).
 func (s *Sender) SendDue(ctx context.Context) (int, error) {
+	return s.drain(ctx, &queue{what: "alert e-mail", claim: s.Outbox.ClaimAlerts, update: s.Outbox.UpdateAlerts, send: s.sendDigest})
+}
+
+// SendConfirmations claims and sends every confirmation e-mail due now,
+// as SendDue sends the alerts, and returns how many went out. A send that
+// fails for a while (the SMTP server down or answering 4xx, the mail dir
+// not writable) is retried with the alerts' backoff, by this process or
+// the next, or by another node of a fleet.
+func (s *Sender) SendConfirmations(ctx context.Context) (int, error) {
+	if s.Confirmations == nil {
+		return 0, nil
+	}
+	return s.drain(ctx, &queue{what: "confirmation e-mail", claim: s.Confirmations.ClaimConfirmations,
+		update: s.Confirmations.UpdateConfirmations, send: s.sendConfirmation})
+}
+
+// drain claims and sends the digests of q due now, claim after claim
+// until none is left, and returns how many went out.
+func (s *Sender) drain(ctx context.Context, q *queue) (int, error) {
 	if s.Lease <= s.Timeout {
-		return 0, fmt.Errorf("sending alerts: the claim lease (%s) must exceed the SMTP timeout (%s)", s.Lease, s.Timeout)
+		return 0, fmt.Errorf("sending %ss: the claim lease (%s) must exceed the SMTP timeout (%s)", q.what, s.Lease, s.Timeout)
 	}
 	sent := 0
 	for {
-		rows, err := s.Outbox.ClaimAlerts(ctx, s.Node, s.Now(), s.Lease, max(s.ClaimLimit, 1))
+		rows, err := q.claim(ctx, s.Node, s.Now(), s.Lease, max(s.ClaimLimit, 1))
 		if err != nil {
-			return sent, fmt.Errorf("claiming alerts: %w", err)
+			return sent, fmt.Errorf("claiming %ss: %w", q.what, err)
 		}
 		if len(rows) == 0 {
 			return sent, nil
 		}
-		ds := digests(rows)
+		ds := digests(q, rows)
 		for i, d := range ds {
 			if err := ctx.Err(); err != nil {
 				return sent, errors.Join(err, s.release(ctx, ds[i:]))
@@ -128,14 +168,14 @@ func (s *Sender) SendDue(ctx context.Context) (int, error) {
 			if !s.Now().Add(s.Timeout).Before(d.rows[0].ClaimedUntil) {
 				err := s.release(ctx, ds[i:])
 				if err == nil && i == 0 {
-					err = fmt.Errorf("sending alerts: a fresh claim of %s leaves less than the SMTP timeout (%s)", s.Lease, s.Timeout)
+					err = fmt.Errorf("sending %ss: a fresh claim of %s leaves less than the SMTP timeout (%s)", q.what, s.Lease, s.Timeout)
 				}
 				if err != nil {
 					return sent, err
 				}
 				break
 			}
-			ok, err := s.send(ctx, d)
+			ok, err := q.send(ctx, d)
 			if err != nil {
 				// d's outcome is unknown (the server may have accepted it):
 				// its claim stays, to expire; the digests after it are free.
@@ -148,16 +188,16 @@ func (s *Sender) SendDue(ctx context.Context) (int, error) {
 	}
 }
 
-// digests groups claimed rows, ordered by subscription and batch, into
-// digests.
-func digests(rows []*rappel.AlertRow) []*digest {
+// digests groups rows of q, claimed and ordered by subscription and
+// batch, into digests.
+func digests(q *queue, rows []*rappel.AlertRow) []*digest {
 	var ds []*digest
 	for _, r := range rows {
 		if n := len(ds); n > 0 && ds[n-1].sub == r.Sub && ds[n-1].seq == r.Seq {
 			ds[n-1].rows = append(ds[n-1].rows, r)
 			continue
 		}
-		ds = append(ds, &digest{sub: r.Sub, seq: r.Seq, rows: []*rappel.AlertRow{r}})
+		ds = append(ds, &digest{q: q, sub: r.Sub, seq: r.Seq, rows: []*rappel.AlertRow{r}})
 	}
 	return ds
 }
@@ -166,9 +206,10 @@ func digests(rows []*rappel.AlertRow) []*digest {
 // has ended.
 const recordTimeout = 5 * time.Second
 
-// release gives the claims of ds back unchanged, so that any node may take
-// them at once. It runs even when ctx has ended (within recordTimeout):
-// claims left behind would hold the rows until their lease expires.
+// release gives the claims of ds, digests of one queue, back unchanged,
+// so that any node may take them at once. It runs even when ctx has ended
+// (within recordTimeout): claims left behind would hold the rows until
+// their lease expires.
 func (s *Sender) release(ctx context.Context, ds []*digest) error {
 	var rows []*rappel.AlertRow
 	for _, d := range ds {
@@ -179,8 +220,8 @@ func (s *Sender) release(ctx context.Context, ds []*digest) error {
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
 	defer cancel()
-	if _, err := s.Outbox.UpdateAlerts(ctx, s.Node, rows); err != nil {
-		return fmt.Errorf("releasing alert claims: %w", err)
+	if _, err := ds[0].q.update(ctx, s.Node, rows); err != nil {
+		return fmt.Errorf("releasing %s claims: %w", ds[0].q.what, err)
 	}
 	return nil
 }
@@ -192,19 +233,19 @@ func (s *Sender) release(ctx context.Context, ds []*digest) error {
 func (s *Sender) update(ctx context.Context, d *digest) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
 	defer cancel()
-	n, err := s.Outbox.UpdateAlerts(ctx, s.Node, d.rows)
+	n, err := d.q.update(ctx, s.Node, d.rows)
 	if err != nil {
-		return fmt.Errorf("recording alerts: %w", err)
+		return fmt.Errorf("recording %ss: %w", d.q.what, err)
 	}
 	if n < len(d.rows) {
-		s.Logger.Warn("alert claim lost to another node; its outcome stands", "subscription", d.sub, "seq", d.seq, "rows", len(d.rows), "recorded", n)
+		s.Logger.Warn(d.q.what+" claim lost to another node; its outcome stands", "subscription", d.sub, "seq", d.seq, "rows", len(d.rows), "recorded", n)
 	}
 	return nil
 }
 
-// send sends one digest and records the outcome; the error is only for
-// failures to record it.
-func (s *Sender) send(ctx context.Context, d *digest) (bool, error) {
+// sendDigest sends one digest of alerts and records the outcome; the
+// error is only for failures to record it.
+func (s *Sender) sendDigest(ctx context.Context, d *digest) (bool, error) {
 	now := s.Now().UTC()
 	sub, err := s.Subscriptions.Subscription(ctx, d.sub)
 	if err != nil && rappel.ErrorCode(err) != rappel.ENOTFOUND {
@@ -246,7 +287,49 @@ func (s *Sender) send(ctx context.Context, d *digest) (bool, error) {
 	if err != nil {
 		return false, s.finish(ctx, d, rappel.AlertFailed, err.Error(), now)
 	}
-	err = s.deliver(ctx, msg, "unsubscribe", unsubscribeURL(s.PublicURL, token))
+	return s.record(ctx, d, s.deliver(ctx, msg, "unsubscribe", unsubscribeURL(s.PublicURL, token)), now)
+}
+
+// sendConfirmation sends the confirmation e-mail of d's subscription, with
+// a confirmation and an unsubscribe token of its own (only their hashes
+// are stored, so a retry cannot send the tokens of an earlier attempt),
+// and records the outcome; the error is only for failures to record it.
+// A subscription no longer pending (confirmed, unsubscribed, or deleted
+// once expired), or past PendingTTL, drops its e-mail: its link would do
+// nothing.
+func (s *Sender) sendConfirmation(ctx context.Context, d *digest) (bool, error) {
+	now := s.Now().UTC()
+	sub, err := s.Subscriptions.Subscription(ctx, d.sub)
+	if err != nil && rappel.ErrorCode(err) != rappel.ENOTFOUND {
+		return false, err
+	}
+	switch {
+	case sub == nil || sub.Status != rappel.SubPending:
+		return false, s.finish(ctx, d, rappel.AlertFailed, "subscription no longer pending", now)
+	case s.PendingTTL > 0 && !now.Before(sub.CreatedAt.Add(s.PendingTTL)):
+		return false, s.finish(ctx, d, rappel.AlertFailed, "confirmation link expired before the e-mail could be sent", now)
+	}
+	var tokens [2]string
+	for i, kind := range []string{rappel.TokenConfirm, rappel.TokenUnsubscribe} {
+		if tokens[i], err = NewToken(s.Random); err != nil {
+			return false, err
+		}
+		if err := s.Subscriptions.AddToken(ctx, sub.ID, kind, HashToken(tokens[i])); err != nil {
+			return false, err
+		}
+	}
+	msg, links, err := s.composeConfirmation(sub, tokens[0], tokens[1])
+	if err != nil {
+		return false, s.finish(ctx, d, rappel.AlertFailed, err.Error(), now)
+	}
+	return s.record(ctx, d, s.deliver(ctx, msg, links...), now)
+}
+
+// record records err, the outcome of sending d at now: sent; nothing when
+// ctx ended; a retry after the backoff for a temporary failure while
+// attempts are left; failed otherwise. The error is only for failures to
+// record it.
+func (s *Sender) record(ctx context.Context, d *digest, err error, now time.Time) (bool, error) {
 	switch {
 	case err == nil:
 		if s.accepted != nil {
@@ -257,9 +340,9 @@ func (s *Sender) send(ctx context.Context, d *digest) (bool, error) {
 		// Cut off (shutdown): the server may or may not have the message.
 		// Recording nothing leaves the rows to the claim's expiry, or to
 		// the next process of a single node, rather than failing them.
-		return false, fmt.Errorf("sending alert e-mail: %w", ctx.Err())
+		return false, fmt.Errorf("sending %s: %w", d.q.what, ctx.Err())
 	case isTemporary(err) && (s.MaxAttempts <= 0 || d.rows[0].Attempts+1 < s.MaxAttempts):
-		s.Logger.Warn("alert e-mail deferred", "subscription", sub.ID, "seq", d.seq, "error", redactAddresses(err.Error()))
+		s.Logger.Warn(d.q.what+" deferred", "subscription", d.sub, "seq", d.seq, "error", redactAddresses(err.Error()))
 		for _, r := range d.rows {
 			r.Attempts++
 			r.Error = err.Error()
@@ -267,7 +350,7 @@ func (s *Sender) send(ctx context.Context, d *digest) (bool, error) {
 		}
 		return false, s.update(ctx, d)
 	default:
-		s.Logger.Error("alert e-mail refused", "subscription", sub.ID, "seq", d.seq, "error", redactAddresses(err.Error()))
+		s.Logger.Error(d.q.what+" refused", "subscription", d.sub, "seq", d.seq, "error", redactAddresses(err.Error()))
 		return false, s.finish(ctx, d, rappel.AlertFailed, err.Error(), now)
 	}
 }

@@ -10,30 +10,21 @@ import (
 	"io"
 	"log/slog"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/rappel-ca/rappel"
 )
 
-// ConfirmationSender sends the e-mail whose link confirms a pending
-// subscription. It honours ctx.
-type ConfirmationSender interface {
-	SendConfirmation(ctx context.Context, sub *rappel.Subscription, confirmToken, unsubscribeToken string) error
-}
-
 // Service is the rappel.Alerts the edge calls. Set Store; the other fields
 // have defaults from NewService.
 type Service struct {
-	// Store keeps subscriptions. Required.
+	// Store keeps subscriptions, and the confirmation e-mails to send.
+	// Required.
 	Store rappel.SubscriptionStore
 	// RequireConfirm asks for double opt-in: subscriptions start pending until the
 	// link of the confirmation e-mail is followed. When false the API
 	// client vouches for consent and subscriptions start active.
 	RequireConfirm bool
-	// Confirmations sends the confirmation e-mail; when nil, none is sent
-	// and the subscription stays pending (logged).
-	Confirmations ConfirmationSender
 	// PendingTTL is how long a confirmation link works: a subscription
 	// still pending after it cannot be confirmed, and Prune deletes it.
 	// 0 keeps pending subscriptions forever.
@@ -41,24 +32,22 @@ type Service struct {
 	// ConfirmPerAddress is how many confirmation e-mails one address may
 	// receive in ConfirmWindow, however many subscribe requests name it
 	// and whichever keys send them; 0 means no limit. Subscribe answers
-	// the same whether or not the e-mail went out.
+	// the same whether or not the e-mail is queued.
 	ConfirmPerAddress int
 	ConfirmWindow     time.Duration
 	// SubscriptionsPerKeyDay is how many subscriptions one API key may
 	// make a calendar day (UTC); over it Subscribe refuses with a
 	// *rappel.LimitError. 0 means no cap.
 	SubscriptionsPerKeyDay int
-	// Background sends confirmation e-mails off the request path:
-	// Subscribe answers once the subscription is stored, so that how long
-	// it takes does not tell whether an e-mail went out. Wait waits for
-	// the sends started; the runner sets it and waits at Close.
-	Background bool
+	// Queued, when set, is called after every subscription that asks for
+	// a confirmation, whether or not its e-mail was queued: the runner
+	// wakes its sender with it, so that the e-mail goes out at once
+	// rather than at the next tick. It must not block.
+	Queued func()
 	// Now is the clock; Random the source of tokens.
 	Now    func() time.Time
 	Random io.Reader
 	Logger *slog.Logger
-
-	sends sync.WaitGroup
 }
 
 var _ rappel.Alerts = (*Service)(nil)
@@ -96,11 +85,15 @@ func HashToken(token string) [32]byte { return sha256.Sum256([]byte(token)) }
 // the address was subscribed already; the matcher sends an address at most
 // one alert per recall however many identical subscriptions it has.
 //
-// The confirmation e-mail goes out only while the address's allowance
-// (ConfirmPerAddress in ConfirmWindow) lasts, so that nobody can flood an
-// inbox by subscribing it again and again; the subscription is stored
-// either way and the answer does not say which happened. A key over its
-// daily cap gets a *rappel.LimitError before anything is stored.
+// With RequireConfirm, the subscription and its confirmation e-mail's
+// outbox row are written in one transaction, the row only while the
+// address's allowance (ConfirmPerAddress in ConfirmWindow) lasts, so that
+// nobody can flood an inbox by subscribing it again and again. The Sender
+// sends the row after the answer, retrying until the e-mail goes out: a
+// subscription acknowledged is never left without its e-mail by a server
+// down or a disk full. The answer, and its time, are the same whether or
+// not the row was written. A key over its daily cap gets a
+// *rappel.LimitError before anything is stored.
 func (s *Service) Subscribe(ctx context.Context, req *rappel.SubscribeRequest) (*rappel.SubscribeResult, error) {
 	email, lang, search, err := req.Validate()
 	if err != nil {
@@ -118,55 +111,31 @@ func (s *Service) Subscribe(ctx context.Context, req *rappel.SubscribeRequest) (
 	if err != nil {
 		return nil, err
 	}
-	confirm, err := NewToken(s.Random)
-	if err != nil {
-		return nil, err
-	}
 	sub := &rappel.Subscription{ID: id, Email: email, Lang: lang, Search: search, Status: rappel.SubPending, CreatedAt: now}
 	hashes := map[string][32]byte{rappel.TokenUnsubscribe: HashToken(unsub)}
-	if s.RequireConfirm {
-		hashes[rappel.TokenConfirm] = HashToken(confirm)
-	} else {
+	if !s.RequireConfirm {
 		sub.Status = rappel.SubActive
 		sub.Consent = &rappel.Consent{Method: rappel.ConsentIntegrator, At: now, RequestedAt: now, UserAgent: clipUA(req.UserAgent)}
+		if err := s.Store.CreateSubscription(ctx, sub, hashes); err != nil {
+			return nil, fmt.Errorf("subscribing: %w", err)
+		}
+		return &rappel.SubscribeResult{Status: sub.Status, Token: unsub}, nil
 	}
-	if err := s.Store.CreateSubscription(ctx, sub, hashes); err != nil {
+	row := &rappel.AlertRow{Sub: id, Record: rappel.ConfirmRecord, Status: rappel.AlertPending, NextAt: now, CreatedAt: now}
+	queued, err := s.Store.CreatePending(ctx, sub, hashes, row, s.confirmAllowance(sub, now))
+	if err != nil {
 		return nil, fmt.Errorf("subscribing: %w", err)
 	}
-	if s.RequireConfirm && s.Background {
-		s.sends.Add(1)
-		go func() {
-			defer s.sends.Done()
-			// The request's values (its trace), not its end: the answer
-			// is gone before the e-mail. The sender bounds its own time.
-			s.sendConfirmation(context.WithoutCancel(ctx), sub, confirm, unsub, now)
-		}()
-	} else if s.RequireConfirm {
-		s.sendConfirmation(ctx, sub, confirm, unsub, now)
+	if !queued {
+		// The subscription expires unconfirmed.
+		s.Logger.Info("confirmation e-mail not queued: the address had its share within the window", "subscription", sub.ID,
+			"limit", s.ConfirmPerAddress, "window", s.ConfirmWindow)
+	}
+	if s.Queued != nil {
+		s.Queued()
 	}
 	return &rappel.SubscribeResult{Status: sub.Status, Token: unsub}, nil
 }
-
-// sendConfirmation sends the confirmation e-mail of sub while its
-// address's allowance lasts. Failures are logged: the client is told
-// nothing it could not learn.
-func (s *Service) sendConfirmation(ctx context.Context, sub *rappel.Subscription, confirm, unsub string, now time.Time) {
-	switch {
-	case s.Confirmations == nil:
-		s.Logger.Warn("no mailer: confirmation e-mail not sent", "subscription", sub.ID)
-	case !s.mayConfirm(ctx, sub, now):
-		// Logged by mayConfirm; the subscription expires unconfirmed.
-	default:
-		if err := s.Confirmations.SendConfirmation(ctx, sub, confirm, unsub); err != nil {
-			// The subscription stays pending; subscribing again sends a
-			// new link once the address's allowance allows.
-			s.Logger.Error("sending confirmation e-mail", "subscription", sub.ID, "error", redactAddresses(err.Error()))
-		}
-	}
-}
-
-// Wait waits for the confirmation e-mails sent in the background.
-func (s *Service) Wait() { s.sends.Wait() }
 
 // takeKeyDay counts one subscription of key today, or refuses it with a
 // 429 when the key has made SubscriptionsPerKeyDay of them. The refusal
@@ -190,25 +159,15 @@ func (s *Service) takeKeyDay(ctx context.Context, key string, now time.Time) err
 		s.SubscriptionsPerKeyDay, until.UTC().Format(time.RFC3339), secs)}
 }
 
-// mayConfirm counts one confirmation e-mail to sub's address and reports
-// whether it may go out. The allowance is named after a hash of the
-// address as normalized by AddressKey, never the address itself. A store
-// that cannot count keeps the e-mail back: flooding an inbox is worse
-// than a link that has to be asked for again.
-func (s *Service) mayConfirm(ctx context.Context, sub *rappel.Subscription, now time.Time) bool {
+// confirmAllowance is the use of sub's address's allowance that its
+// confirmation e-mail counts, nil when ConfirmPerAddress sets no limit.
+// The allowance is named after a hash of the address as normalized by
+// AddressKey, never the address itself.
+func (s *Service) confirmAllowance(sub *rappel.Subscription, now time.Time) *rappel.Allowance {
 	if s.ConfirmPerAddress <= 0 {
-		return true
+		return nil
 	}
-	ok, _, err := s.Store.TakeAllowance(ctx, "confirm/"+AddressKey(sub.Email), s.ConfirmPerAddress, now, now.Add(s.ConfirmWindow))
-	switch {
-	case err != nil:
-		s.Logger.Error("counting confirmation e-mails; this one is not sent", "subscription", sub.ID, "error", err)
-		return false
-	case !ok:
-		s.Logger.Info("confirmation e-mail not sent: the address had its share within the window", "subscription", sub.ID,
-			"limit", s.ConfirmPerAddress, "window", s.ConfirmWindow)
-	}
-	return ok
+	return &rappel.Allowance{Name: "confirm/" + AddressKey(sub.Email), Limit: s.ConfirmPerAddress, Now: now, End: now.Add(s.ConfirmWindow)}
 }
 
 // AddressKey names an address in counters: the hex SHA-256 of the address

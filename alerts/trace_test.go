@@ -18,22 +18,25 @@ import (
 	"github.com/rappel-ca/rappel/internal/spantest"
 )
 
-// TestTracing_SMTPSend subscribes under a caller's span with a Sender that
-// mails the confirmation to a real SMTP server: the send is a client span,
-// child of the caller's. A refusal quoting the address is an error status
-// with the reply, and the address is neither in the span nor in the logs.
+// TestTracing_SMTPSend subscribes, then sends the confirmation to a real
+// SMTP server under a caller's span: the send is a client span, child of
+// the caller's. A refusal quoting the address is an error status with the
+// reply, and the address is neither in the span nor in the logs.
 func TestTracing_SMTPSend(t *testing.T) {
 	tp, _ := spantest.Global()
 	smtp := smtptest.MustStart(t)
 	p := newPipeline(t, MustStore(t), smtp)
-	var logs bytes.Buffer // Subscribe sends and logs before it returns
+	var logs bytes.Buffer // SendConfirmations sends and logs before it returns
 	logger := slog.New(slog.NewJSONHandler(&logs, nil))
-	p.svc.RequireConfirm, p.svc.Confirmations, p.svc.Logger, p.snd.Logger = true, p.snd, logger, logger
+	p.svc.RequireConfirm, p.svc.Logger, p.snd.Logger = true, logger, logger
 
 	subscribe := func(email string) tracetest.SpanStub {
 		t.Helper()
-		ctx, root := tp.Tracer("test").Start(context.Background(), "test-subscribe")
-		if _, err := p.svc.Subscribe(ctx, &rappel.SubscribeRequest{Email: ptr(email)}); err != nil {
+		if _, err := p.svc.Subscribe(context.Background(), &rappel.SubscribeRequest{Email: ptr(email)}); err != nil {
+			t.Fatal(err)
+		}
+		ctx, root := tp.Tracer("test").Start(context.Background(), "test-send")
+		if _, err := p.snd.SendConfirmations(ctx); err != nil {
 			t.Fatal(err)
 		}
 		root.End()

@@ -7,9 +7,10 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"maps"
 	"mime"
 	"net/http"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -69,35 +70,71 @@ func (s *Server) subscribe(w http.ResponseWriter, r *http.Request) error {
 	return s.writeValue(w, r, subscribed{Status: res.Status, Token: res.Token, UnsubscribeToken: res.Token})
 }
 
-// decodeSubscribe reads the body as a JSON object of nullable strings,
-// reporting malformed JSON, unknown fields and non-string values as 422
-// items at ["body", ...]. The values themselves are checked by
-// SubscribeRequest.Validate.
+// decodeSubscribe reads the body as a JSON object of nullable strings.
+// Malformed JSON is a 422 of its own; otherwise the body's problems field
+// by field (unknown fields, values that are not strings or not text) and
+// those SubscribeRequest.Validate finds in the other fields are 422 items
+// of one answer, at ["body", ...], so that the client sees every problem
+// at once (README, E-mail alerts). When it returns a request, the
+// decoding found nothing wrong; Validate checks the values.
 func decodeSubscribe(r *http.Request) (*rappel.SubscribeRequest, error) {
 	req := &rappel.SubscribeRequest{}
-	err := decodeObject(r, maxSubscribeBody, subscribeExample, subscribeFields, map[string]any{"email": &req.Email, "q": &req.Q,
+	items, err := decodeFields(r, maxSubscribeBody, subscribeExample, subscribeFields, map[string]any{"email": &req.Email, "q": &req.Q,
 		"agency": &req.Agency, "recall_type": &req.RecallType, "hazard_class": &req.HazardClass, "allergen": &req.Allergen, "lang": &req.Lang})
 	if err != nil {
 		return nil, err
 	}
+	if len(items) > 0 {
+		_, _, _, verr := req.Validate()
+		return nil, invalidTogether(items, verr)
+	}
 	return req, nil
+}
+
+// invalidTogether returns the 422 of items, the decoder's, and of the
+// items of verr, a validation of the fields the decoder took, but those at
+// a field items name already: a field the decoder refused is left unset,
+// and its validation would report it again as missing.
+func invalidTogether(items []rappel.Invalid, verr error) *rappel.Error {
+	var e *rappel.Error
+	if errors.As(verr, &e) {
+		for _, it := range e.Items {
+			if !slices.ContainsFunc(items, func(d rappel.Invalid) bool { return slices.Equal(d.Loc, it.Loc) }) {
+				items = append(items, it)
+			}
+		}
+	}
+	return rappel.Invalids(items...)
 }
 
 // decodeObject reads the body, at most max bytes, as a JSON object whose
 // fields are those of dst, each decoded into its pointer: a **string, or
 // a **[]string. Malformed JSON (example is the fix), unknown fields
-// (fields lists the known) and values of the wrong type are 422 items at
-// ["body", ...].
+// (fields lists the known), values of the wrong type and strings that are
+// not text are 422 items at ["body", ...].
 func decodeObject(r *http.Request, max int64, example string, fields []string, dst map[string]any) error {
+	items, err := decodeFields(r, max, example, fields, dst)
+	if err == nil && len(items) > 0 {
+		err = rappel.Invalids(items...)
+	}
+	return err
+}
+
+// decodeFields is decodeObject that returns the problems of single fields
+// (unknown fields, values of the wrong type, strings holding bytes that
+// are not UTF-8 or half a surrogate pair) as items, leaving those fields
+// unset, for the caller to answer with its own items; err refuses the
+// body whole (415, unreadable, too long, not a JSON object).
+func decodeFields(r *http.Request, max int64, example string, fields []string, dst map[string]any) ([]rappel.Invalid, error) {
 	if err := checkJSONBody(r); err != nil {
-		return err
+		return nil, err
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, max+1))
 	if err != nil {
-		return rappel.BadRequest("the request body could not be read", "send it again")
+		return nil, rappel.BadRequest("the request body could not be read", "send it again")
 	}
 	if int64(len(body)) > max {
-		return rappel.Invalids(rappel.InvalidTooLong(rappel.BodyLoc(""), "", -1, int(max)))
+		return nil, rappel.Invalids(rappel.InvalidTooLong(rappel.BodyLoc(""), "", -1, int(max)))
 	}
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(body, &raw); err != nil || raw == nil {
@@ -108,18 +145,18 @@ func decodeObject(r *http.Request, max int64, example string, fields []string, d
 		} else if errors.As(err, &se) {
 			why.Problem = fmt.Sprintf("is not valid JSON: %s, at byte %d", se.Error(), se.Offset)
 		}
-		return rappel.Invalids(rappel.InvalidJSON(rappel.BodyLoc(""), why))
+		return nil, rappel.Invalids(rappel.InvalidJSON(rappel.BodyLoc(""), why))
 	}
 	var items []rappel.Invalid
-	names := make([]string, 0, len(raw))
-	for k := range raw {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	for _, k := range names {
+	for _, k := range slices.Sorted(maps.Keys(raw)) {
 		p, ok := dst[k]
 		if !ok {
 			items = append(items, rappel.InvalidExtra(rappel.BodyLoc(k), nil, fields))
+			continue
+		}
+		// Decoding would turn what is not text into U+FFFD unseen.
+		if why, bad := rappel.BadJSONText(raw[k]); bad {
+			items = append(items, rappel.InvalidValue(rappel.BodyLoc(k), nil, why))
 			continue
 		}
 		if err := json.Unmarshal(raw[k], p); err != nil {
@@ -131,10 +168,7 @@ func decodeObject(r *http.Request, max int64, example string, fields []string, d
 				rappel.Reason{Problem: "is not " + what, Fix: "send " + what + ", or null to leave it out"}))
 		}
 	}
-	if len(items) > 0 {
-		return rappel.Invalids(items...)
-	}
-	return nil
+	return items, nil
 }
 
 // checkJSONBody refuses with a 415 a body whose Content-Type is not JSON:

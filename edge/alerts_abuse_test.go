@@ -29,8 +29,19 @@ type abuseServer struct {
 	ts   *httptest.Server
 	st   *kv.Store
 	svc  *alerts.Service
+	snd  *alerts.Sender
 	smtp *smtptest.Server
 	ns   atomic.Int64
+}
+
+// mails sends the confirmation e-mails due, as the runner's pass does
+// after the answer, and returns every e-mail the SMTP server took.
+func (a *abuseServer) mails(tb testing.TB) []smtptest.Message {
+	tb.Helper()
+	if _, err := a.snd.SendConfirmations(context.Background()); err != nil {
+		tb.Fatal(err)
+	}
+	return a.smtp.Messages()
 }
 
 func (a *abuseServer) now() time.Time      { return time.Unix(0, a.ns.Load()).UTC() }
@@ -48,11 +59,12 @@ func mustAbuseServer(tb testing.TB) *abuseServer {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { a.st.Close() })
-	snd := alerts.NewSender()
-	snd.Outbox, snd.Subscriptions, snd.Records, snd.Logger = a.st, a.st, a.st, quiet
-	snd.Addr, snd.From, snd.PublicURL, snd.Timeout = a.smtp.Addr, "alerts@rappel.example.ca", "https://rappel.example.ca", 5*time.Second
+	a.snd = alerts.NewSender()
+	a.snd.Outbox, a.snd.Confirmations, a.snd.Subscriptions, a.snd.Records = a.st, a.st, a.st, a.st
+	a.snd.Now, a.snd.Logger = a.now, quiet
+	a.snd.Addr, a.snd.From, a.snd.PublicURL, a.snd.Timeout = a.smtp.Addr, "alerts@rappel.example.ca", "https://rappel.example.ca", 5*time.Second
 	a.svc = alerts.NewService(a.st)
-	a.svc.Now, a.svc.Logger, a.svc.Confirmations = a.now, quiet, snd
+	a.svc.Now, a.svc.Logger = a.now, quiet
 	s, _ := MustServer(tb, MustCatalog(tb, testRecords()))
 	s.Alerts = a.svc
 	a.ts = MustHTTP(tb, s.Handler())
@@ -91,7 +103,7 @@ func TestAlerts_ConfirmOncePerAddress(t *testing.T) {
 		}
 		a.add(time.Minute)
 	}
-	if msgs := a.smtp.Messages(); len(msgs) != 1 || msgs[0].To[0] != "ana@example.ca" {
+	if msgs := a.mails(t); len(msgs) != 1 || msgs[0].To[0] != "ana@example.ca" {
 		t.Fatalf("%d confirmation e-mails, want 1: %+v", len(msgs), msgs)
 	}
 	var n int
@@ -100,8 +112,8 @@ func TestAlerts_ConfirmOncePerAddress(t *testing.T) {
 		t.Fatalf("%d subscriptions stored, want 21", n)
 	}
 	a.add(24 * time.Hour)
-	if code, body, _ := do(t, "POST", url, `{"email":"ana@example.ca","q":"peanut"}`, keyHdr); code != 200 || len(a.smtp.Messages()) != 2 {
-		t.Fatalf("the next day: %d %s, %d e-mails", code, body, len(a.smtp.Messages()))
+	if code, body, _ := do(t, "POST", url, `{"email":"ana@example.ca","q":"peanut"}`, keyHdr); code != 200 || len(a.mails(t)) != 2 {
+		t.Fatalf("the next day: %d %s, %d e-mails", code, body, len(a.mails(t)))
 	}
 }
 
@@ -139,8 +151,8 @@ func TestAlerts_KeyDailyCap(t *testing.T) {
 			t.Fatalf("%s over the cap: %d %v %s", email, code, h, body)
 		}
 	}
-	if len(a.smtp.Messages()) != 3 {
-		t.Fatalf("%d e-mails, want 3", len(a.smtp.Messages()))
+	if len(a.mails(t)) != 3 {
+		t.Fatalf("%d e-mails, want 3", len(a.mails(t)))
 	}
 	a.add(20 * time.Hour)
 	if code, body, _ := do(t, "POST", url, `{"email":"d@example.ca"}`, keyHdr); code != 200 {
@@ -157,15 +169,15 @@ func TestAlerts_IDN(t *testing.T) {
 	if code, body, _ := do(t, "POST", url, `{"email":"ana@Bücher.example.ca"}`, keyHdr); code != 200 {
 		t.Fatalf("subscribe: %d %s", code, body)
 	}
-	msgs := a.smtp.Messages()
+	msgs := a.mails(t)
 	if len(msgs) != 1 || len(msgs[0].To) != 1 || msgs[0].To[0] != "ana@xn--bcher-kva.example.ca" ||
 		!strings.Contains(msgs[0].Data, "To: <ana@xn--bcher-kva.example.ca>") {
 		t.Fatalf("messages %+v", msgs)
 	}
 	// The same address typed as its A-label is the same address: no second
 	// e-mail within the day.
-	if code, body, _ := do(t, "POST", url, `{"email":"ana@xn--bcher-kva.example.ca"}`, keyHdr); code != 200 || len(a.smtp.Messages()) != 1 {
-		t.Fatalf("A-label: %d %s, %d e-mails", code, body, len(a.smtp.Messages()))
+	if code, body, _ := do(t, "POST", url, `{"email":"ana@xn--bcher-kva.example.ca"}`, keyHdr); code != 200 || len(a.mails(t)) != 1 {
+		t.Fatalf("A-label: %d %s, %d e-mails", code, body, len(a.mails(t)))
 	}
 	code, body, _ := do(t, "POST", url, `{"email":"ana@xn--zz.example.ca"}`, keyHdr)
 	var eb struct{ Detail []rappel.Invalid }
@@ -183,7 +195,7 @@ func TestAlerts_ConfirmExpired(t *testing.T) {
 	if code, body, _ := do(t, "POST", a.ts.URL+"/recall/alerts/subscribe", `{"email":"ana@example.ca"}`, keyHdr); code != 200 {
 		t.Fatalf("subscribe: %d %s", code, body)
 	}
-	link := regexp.MustCompile(`/recall/alerts/confirm\?token=[A-Za-z0-9_-]{22}`).FindString(decodedBody(t, a.smtp.Messages()[0].Data))
+	link := regexp.MustCompile(`/recall/alerts/confirm\?token=[A-Za-z0-9_-]{22}`).FindString(decodedBody(t, a.mails(t)[0].Data))
 	a.add(7 * 24 * time.Hour)
 	if code, body, h := do(t, "GET", a.ts.URL+link, "", map[string]string{"Accept": "text/html"}); code != 200 || !strings.HasPrefix(h.Get("Content-Type"), "text/html") {
 		t.Fatalf("browser GET: %d %s", code, body)

@@ -36,17 +36,17 @@ func TestAlerts_FlowThroughRouter(t *testing.T) {
 	smtp := smtptest.MustStart(t)
 	quiet := slog.New(slog.DiscardHandler)
 	snd := alerts.NewSender()
-	snd.Outbox, snd.Subscriptions, snd.Records, snd.Logger = st, st, st, quiet
+	snd.Outbox, snd.Confirmations, snd.Subscriptions, snd.Records, snd.Logger = st, st, st, st, quiet
 	snd.Addr, snd.From, snd.PublicURL, snd.Timeout = smtp.Addr, "alerts@rappel.example.ca", ts.URL, 5*time.Second
 	m := alerts.NewMatcher()
 	m.Subscriptions, m.Outbox, m.Records, m.Logger = st, st, st, quiet
 	m.Build = func(recs []*rappel.Record) (rappel.RecordMatcher, error) {
 		return index.Build(slices.Clone(recs), rappel.DatasetInfo{})
 	}
-	// The server's Service sends its confirmations with the real sender.
+	// The server's Service queues its confirmations for the real sender.
 	s, _ := MustServer(t, MustCatalog(t, testRecords()))
 	svc := alerts.NewService(st)
-	svc.Logger, svc.Confirmations = quiet, snd
+	svc.Logger = quiet
 	s.Alerts = svc
 	ts = MustHTTP(t, s.Handler())
 	snd.PublicURL = ts.URL
@@ -54,6 +54,9 @@ func TestAlerts_FlowThroughRouter(t *testing.T) {
 	code, body, _ := do(t, "POST", ts.URL+"/recall/alerts/subscribe", `{"email":"ana@example.ca","q":"cookies","allergen":"peanut","lang":"en"}`, keyHdr)
 	if code != 200 || !strings.Contains(body, "pending_confirmation") {
 		t.Fatalf("subscribe: %d %s", code, body)
+	}
+	if _, err := snd.SendConfirmations(ctx); err != nil {
+		t.Fatal(err)
 	}
 	msgs := smtp.Messages()
 	if len(msgs) != 1 {

@@ -8,28 +8,71 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/mail"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/rappel-ca/rappel"
 	"github.com/rappel-ca/rappel/alerts"
+	"github.com/rappel-ca/rappel/alerts/smtptest"
 	"github.com/rappel-ca/rappel/kv"
 )
 
-// confirmCatcher keeps the confirmation links a Service would e-mail.
-type confirmCatcher struct{ confirm, unsub []string }
-
-func (c *confirmCatcher) SendConfirmation(_ context.Context, _ *rappel.Subscription, confirm, unsub string) error {
-	c.confirm = append(c.confirm, confirm)
-	c.unsub = append(c.unsub, unsub)
-	return nil
+// confirmInbox sends the confirmation e-mails a store holds through the
+// real sender to an in-process SMTP server, as the alerts runner's pass
+// does after a subscribe, and reads the tokens of their links back.
+type confirmInbox struct {
+	snd  *alerts.Sender
+	smtp *smtptest.Server
 }
+
+// confirmLinks are the tokens of the confirmation e-mails' links, oldest
+// e-mail first.
+type confirmLinks struct{ confirm, unsub []string }
+
+func newConfirmInbox(tb testing.TB, st alerts.Store) *confirmInbox {
+	c := &confirmInbox{snd: alerts.NewSender(), smtp: smtptest.MustStart(tb)}
+	c.snd.Outbox, c.snd.Confirmations, c.snd.Subscriptions, c.snd.Logger = st, st, st, slog.New(slog.DiscardHandler)
+	c.snd.Addr, c.snd.From, c.snd.PublicURL, c.snd.Timeout = c.smtp.Addr, "alerts@rappel.example.ca", "https://rappel.example.ca", 5*time.Second
+	return c
+}
+
+// links sends the confirmation e-mails due and returns the links of all
+// those the SMTP server took.
+func (c *confirmInbox) links(tb testing.TB) confirmLinks {
+	tb.Helper()
+	if _, err := c.snd.SendConfirmations(context.Background()); err != nil {
+		tb.Fatal(err)
+	}
+	var l confirmLinks
+	for _, m := range c.smtp.Messages() {
+		msg, err := mail.ReadMessage(strings.NewReader(m.Data))
+		if err != nil {
+			tb.Fatal(err)
+		}
+		confirm := confirmTokenPattern.FindStringSubmatch(decodedBody(tb, m.Data))
+		unsub := unsubscribeTokenPattern.FindStringSubmatch(msg.Header.Get("List-Unsubscribe"))
+		if confirm == nil || unsub == nil {
+			tb.Fatalf("no confirmation or unsubscribe link in\n%s", m.Data)
+		}
+		l.confirm, l.unsub = append(l.confirm, confirm[1]), append(l.unsub, unsub[1])
+	}
+	return l
+}
+
+var (
+	confirmTokenPattern     = regexp.MustCompile(`/recall/alerts/confirm\?token=([A-Za-z0-9_-]{22})`)
+	unsubscribeTokenPattern = regexp.MustCompile(`/recall/alerts/unsubscribe\?token=([A-Za-z0-9_-]{22})`)
+)
 
 // mustAlertServer serves the API with a real alerts.Service on a real
 // Pebble store (in memory).
-func mustAlertServer(tb testing.TB, confirm bool) (*httptest.Server, *kv.Store, *confirmCatcher) {
+func mustAlertServer(tb testing.TB, confirm bool) (*httptest.Server, *kv.Store, *confirmInbox) {
 	tb.Helper()
 	st := kv.NewStore("alerts")
 	st.FS = vfs.NewMem()
@@ -42,8 +85,7 @@ func mustAlertServer(tb testing.TB, confirm bool) (*httptest.Server, *kv.Store, 
 	svc.RequireConfirm = confirm
 	svc.Logger = slog.New(slog.DiscardHandler)
 	svc.Now = stepClock()
-	cc := &confirmCatcher{}
-	svc.Confirmations = cc
+	cc := newConfirmInbox(tb, st)
 	s, _ := MustServer(tb, MustCatalog(tb, testRecords()))
 	s.Alerts = svc
 	return MustHTTP(tb, s.Handler()), st, cc
@@ -94,7 +136,7 @@ func TestServer_Subscribe(t *testing.T) {
 			t.Fatalf("stored %+v", subs)
 		}
 		raw, _ := json.Marshal(subs[0])
-		if strings.Contains(string(raw), res.Token) || strings.Contains(string(raw), cc.confirm[0]) {
+		if strings.Contains(string(raw), res.Token) || strings.Contains(string(raw), cc.links(t).confirm[0]) {
 			t.Fatal("a token is stored in clear")
 		}
 	})
@@ -176,7 +218,7 @@ func TestServer_ConfirmUnsubscribe(t *testing.T) {
 	})
 	t.Run("Confirm", func(t *testing.T) {
 		for range 2 {
-			code, body, _ := do(t, "GET", ts.URL+"/recall/alerts/confirm?token="+cc.confirm[0], "", map[string]string{"User-Agent": "test-client", "Accept": "application/json"})
+			code, body, _ := do(t, "GET", ts.URL+"/recall/alerts/confirm?token="+cc.links(t).confirm[0], "", map[string]string{"User-Agent": "test-client", "Accept": "application/json"})
 			if code != 200 || !strings.Contains(body, rappel.SubActive) {
 				t.Fatalf("status %d: %s", code, body)
 			}
@@ -214,7 +256,7 @@ func TestServer_ConfirmUnsubscribe(t *testing.T) {
 		}
 	})
 	t.Run("ErrNotFound", func(t *testing.T) {
-		for _, tok := range []string{"nope", "AAAAAAAAAAAAAAAAAAAAAA", cc.confirm[0]} {
+		for _, tok := range []string{"nope", "AAAAAAAAAAAAAAAAAAAAAA", cc.links(t).confirm[0]} {
 			if code, body, _ := do(t, "GET", ts.URL+"/recall/alerts/unsubscribe?token="+tok, "", jsonAccept); code != 404 {
 				t.Fatalf("%s: status %d: %s", tok, code, body)
 			}
@@ -233,8 +275,8 @@ func TestServer_ConfirmUnsubscribe(t *testing.T) {
 func TestServer_SubscribeWithoutConfirm(t *testing.T) {
 	ts, st, cc := mustAlertServer(t, false)
 	code, body, _ := do(t, "POST", ts.URL+"/recall/alerts/subscribe", `{"email":"ana@example.ca"}`, keyHdr)
-	if code != 200 || !strings.Contains(body, `"status":"subscribed"`) || len(cc.confirm) != 0 {
-		t.Fatalf("status %d: %s (%d confirmations)", code, body, len(cc.confirm))
+	if code != 200 || !strings.Contains(body, `"status":"subscribed"`) || len(cc.links(t).confirm) != 0 {
+		t.Fatalf("status %d: %s (%d confirmations)", code, body, len(cc.links(t).confirm))
 	}
 	var sub *rappel.Subscription
 	st.ForEachSubscription(context.Background(), func(s *rappel.Subscription) error { sub = s; return nil })
@@ -260,15 +302,15 @@ func TestAlerts_OnlyOnPurpose(t *testing.T) {
 	ts, st, cc := mustAlertServer(t, true)
 	_, body, _ := do(t, "POST", ts.URL+"/recall/alerts/subscribe", `{"email":"ana@example.ca","recall_type":"food"}`, keyHdr)
 	var sub rappel.SubscribeResult
-	if err := json.Unmarshal([]byte(body), &sub); err != nil || len(cc.confirm) != 1 {
-		t.Fatalf("subscribe: %s (%d links)", body, len(cc.confirm))
+	if err := json.Unmarshal([]byte(body), &sub); err != nil || len(cc.links(t).confirm) != 1 {
+		t.Fatalf("subscribe: %s (%d links)", body, len(cc.links(t).confirm))
 	}
 	status := func() string {
 		var s string
 		st.ForEachSubscription(context.Background(), func(x *rappel.Subscription) error { s = x.Status; return nil })
 		return s
 	}
-	confirm := ts.URL + "/recall/alerts/confirm?token=" + cc.confirm[0]
+	confirm := ts.URL + "/recall/alerts/confirm?token=" + cc.links(t).confirm[0]
 	unsub := ts.URL + "/recall/alerts/unsubscribe?token=" + sub.Token
 	machines := []struct {
 		method string
@@ -390,16 +432,86 @@ func TestAlerts_SubscribeEmailChars(t *testing.T) {
 		{`{"email":"ana\u202e@example.ca"}`, "Body field 'email' holds U+202E (right-to-left override, an invisible format character) at byte 3; remove it: type the address again rather than pasting it."},
 		{`{"email":"ana\u200b@example.ca"}`, "U+200B (zero-width space"},
 		{`{"email":"ana@example.ca\ufeff"}`, "U+FEFF (zero-width no-break space, or byte order mark, an invisible format character) at byte 14"},
-		{`{"email":"ana\ud800@example.ca"}`, "holds U+FFFD, the replacement character, at byte 3: the text sent had a lone surrogate"},
-		{"{\"email\":\"ana\xff@example.ca\"}", "holds U+FFFD, the replacement character, at byte 3"},
+		{`{"email":"ana\ud800@example.ca"}`, `Body field 'email' holds the escape '\ud800' at byte 3, half of a surrogate pair`},
+		{`{"email":"ana\ufffd@example.ca"}`, "holds U+FFFD, the replacement character, at byte 3"},
 		{`{"email":"ana\u0007@example.ca"}`, "holds a control character (U+0007) at byte 3; remove it."},
+	} {
+		wantValueError(t, url, tc.body, tc.want)
+	}
+}
+
+// wantValueError posts body to url and checks that the answer is a 422 of
+// one value_error whose message holds want.
+func wantValueError(tb testing.TB, url, body, want string) {
+	tb.Helper()
+	code, got, _ := do(tb, "POST", url, body, keyHdr)
+	var eb struct{ Detail []rappel.Invalid }
+	if err := json.Unmarshal([]byte(got), &eb); code != 422 || err != nil || len(eb.Detail) != 1 ||
+		eb.Detail[0].Type != rappel.ItemValue || !strings.Contains(eb.Detail[0].Msg, want) {
+		tb.Errorf("%q: %d %s, want %q", body, code, got, want)
+	}
+}
+
+// TestAlerts_SubscribeEveryProblem: through the router, one 422 lists
+// every problem of a subscribe body at once: an unknown field and a value
+// of the wrong type no longer hide the other fields' items, and a field
+// is reported once.
+func TestAlerts_SubscribeEveryProblem(t *testing.T) {
+	ts, _, _ := mustAlertServer(t, true)
+	url := ts.URL + "/recall/alerts/subscribe"
+	for _, tc := range []struct {
+		body string
+		want []string // the items, as field:type
+	}{
+		{`{"email":"not an address","lang":"de","colour":"red"}`, []string{"colour:extra_forbidden", "email:value_error", "lang:enum"}},
+		{`{"agncy":"CFIA"}`, []string{"agncy:extra_forbidden", "email:missing"}},
+		{`{"email":42,"allergen":"peanuts"}`, []string{"email:value_error", "allergen:enum"}},
+		{`{"email":"a@example.ca","q":"milk \ud800","lang":"xx"}`, []string{"q:value_error", "lang:enum"}},
 	} {
 		code, body, _ := do(t, "POST", url, tc.body, keyHdr)
 		var eb struct{ Detail []rappel.Invalid }
-		if err := json.Unmarshal([]byte(body), &eb); code != 422 || err != nil || len(eb.Detail) != 1 ||
-			eb.Detail[0].Type != rappel.ItemValue || !strings.Contains(eb.Detail[0].Msg, tc.want) {
-			t.Errorf("%q: %d %s, want %q", tc.body, code, body, tc.want)
+		if err := json.Unmarshal([]byte(body), &eb); code != 422 || err != nil {
+			t.Fatalf("%s: %d %s", tc.body, code, body)
 		}
+		var got []string
+		for _, it := range eb.Detail {
+			got = append(got, fmt.Sprint(it.Loc[1])+":"+it.Type)
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%s: items %v, want %v\n%s", tc.body, got, tc.want, body)
+		}
+	}
+}
+
+// TestAlerts_SubscribeNotText: a string field holding bytes that are not
+// UTF-8, or an escaped half of a surrogate pair, which JSON decoding would
+// quietly turn into U+FFFD, is a 422 naming the field, the byte or escape,
+// and its place in the value; an address at an IP address is a 422 saying
+// so.
+func TestAlerts_SubscribeNotText(t *testing.T) {
+	ts, st, _ := mustAlertServer(t, true)
+	url := ts.URL + "/recall/alerts/subscribe"
+	for _, tc := range []struct{ body, want string }{
+		{"{\"email\":\"a@example.ca\",\"q\":\"milk\xff\"}",
+			"Body field 'q' holds the byte 0xFF at byte 4, which is not UTF-8 text; send the text encoded as UTF-8."},
+		{"{\"email\":\"a@example.ca\",\"q\":\"\\u00e9\xc3(\"}", "Body field 'q' holds the byte 0xC3 at byte 2, which is not UTF-8 text"},
+		{`{"email":"a@example.ca","q":"a\udc00"}`,
+			`Body field 'q' holds the escape '\udc00' at byte 1, half of a surrogate pair without its other half; send the character as UTF-8, or escape it with both halves of its pair, such as '\ud83d\ude00'.`},
+		{`{"email":"a@example.ca","lang":"\ud83dfr"}`, `Body field 'lang' holds the escape '\ud83d' at byte 0`},
+		{"{\"email\":\"ana\xff@example.ca\"}", "Body field 'email' holds the byte 0xFF at byte 3, which is not UTF-8 text"},
+		{`{"email":"a@127.0.0.1"}`, "Body field 'email' has an IP address as its domain ('127.0.0.1'); send an address at a domain name, such as 'name@example.ca': alerts are not e-mailed to IP addresses."},
+		{`{"email":"a@[IPv6:2001:db8::1]"}`, "Body field 'email' has an IP address as its domain ('[IPv6:2001:db8::1]')"},
+	} {
+		wantValueError(t, url, tc.body, tc.want)
+	}
+	// A real U+FFFD and a whole surrogate pair are text.
+	if code, body, _ := do(t, "POST", url, `{"email":"a@example.ca","q":"milk \ufffd \ud83d\ude00 `+"\ufffd"+`"}`, keyHdr); code != 200 {
+		t.Fatalf("whole characters: %d %s", code, body)
+	}
+	n := 0
+	st.ForEachSubscription(context.Background(), func(*rappel.Subscription) error { n++; return nil })
+	if n != 1 {
+		t.Fatalf("%d subscriptions stored, want the one accepted", n)
 	}
 }
 

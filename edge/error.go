@@ -21,6 +21,7 @@ var statuses = map[string]int{
 	rappel.EMETHOD:      http.StatusMethodNotAllowed,
 	rappel.EGONE:        http.StatusGone,
 	rappel.EMEDIATYPE:   http.StatusUnsupportedMediaType,
+	rappel.EHEADERS:     http.StatusRequestHeaderFieldsTooLarge,
 	rappel.ERATELIMIT:   http.StatusTooManyRequests,
 	rappel.EINTERNAL:    http.StatusInternalServerError,
 	rappel.EUNAVAILABLE: http.StatusServiceUnavailable,

@@ -437,8 +437,7 @@ func TestOpenAPI_Responses(t *testing.T) {
 	st := mustStore(t, recs)
 	svc := alerts.NewService(st)
 	svc.Logger, svc.Now = slog.New(slog.DiscardHandler), stepClock()
-	links := &confirmCatcher{}
-	svc.Confirmations = links
+	inbox := newConfirmInbox(t, st)
 	s, _ := MustServer(t, MustCatalog(t, recs))
 	s.Lookup, s.Alerts, s.AdminKey = st, svc, testAdminKey
 	s.Webhooks = alerts.NewHookService(st, alerts.NewHookSender())
@@ -542,7 +541,8 @@ func TestOpenAPI_Responses(t *testing.T) {
 		run(c)
 	}
 
-	// The alert links, with the tokens the service would have e-mailed.
+	// The alert links, with the tokens of the confirmation e-mail.
+	links := inbox.links(t)
 	if len(links.confirm) != 1 {
 		t.Fatalf("%d confirmation links, want 1", len(links.confirm))
 	}

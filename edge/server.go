@@ -166,6 +166,7 @@ func (s *Server) handler(routes []route) http.Handler {
 	// without compressing, recovering or routing them, and gives every
 	// other response its headers.
 	h = compress(h)
+	h = s.limitHeaders(h)
 	h = cors(h)
 	h = s.accessLog(h)
 	h = s.measure(h)
@@ -178,13 +179,17 @@ func (s *Server) handler(routes []route) http.Handler {
 
 // Server timeouts and limits. Requests are small GETs (and small JSON bodies
 // for alerts), so reading gets little time; writing covers the query budget
-// (2 s by default) plus a large page to a slow client.
+// (2 s by default) plus a large page to a slow client. maxHeaderBytes is
+// the API's limit on the request line and headers, which limitHeaders
+// answers with a JSON 431; net/http reads up to readHeaderBytes, so that
+// such a request reaches it, and answers a plain-text 431 past that.
 const (
 	readHeaderTimeout = 5 * time.Second
 	readTimeout       = 10 * time.Second
 	writeTimeout      = 30 * time.Second
 	idleTimeout       = 2 * time.Minute
 	maxHeaderBytes    = 32 << 10
+	readHeaderBytes   = 256 << 10
 )
 
 // HTTPServer returns an *http.Server for Handler on addr with explicit
@@ -197,7 +202,7 @@ func (s *Server) HTTPServer(addr string) *http.Server {
 		ReadTimeout:       readTimeout,
 		WriteTimeout:      writeTimeout,
 		IdleTimeout:       idleTimeout,
-		MaxHeaderBytes:    maxHeaderBytes,
+		MaxHeaderBytes:    readHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(s.Logger.Handler(), slog.LevelWarn),
 	}
 }

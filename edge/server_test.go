@@ -3,9 +3,12 @@ package edge
 import (
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/rappel-ca/rappel"
 	"github.com/rappel-ca/rappel/internal/buildinfo"
@@ -271,4 +274,55 @@ func TestServer_HandlerPanicsUnwired(t *testing.T) {
 		}
 	}()
 	NewServer().Handler()
+}
+
+// TestServer_HeadersTooLarge: through the server HTTPServer makes, a
+// request whose request line and headers exceed the limit (a 100 KB since,
+// a 40 KB header) gets a 431 in the API's JSON error shape, an Error the
+// document describes, with a sentence naming the limit and the longest
+// part, rather than net/http's plain text; a request under it is served.
+func TestServer_HeadersTooLarge(t *testing.T) {
+	s, _ := MustServer(t, MustCatalog(t, testRecords()))
+	hs := s.HTTPServer("127.0.0.1:0")
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go hs.Serve(ln)
+	t.Cleanup(func() { hs.Close() })
+	base := "http://" + ln.Addr().String()
+	d := mustOpenAPI(t)
+	for _, tc := range []struct {
+		name, target string
+		hdr          map[string]string
+		want         string
+	}{
+		{"Since", "/recall/changes?since=" + strings.Repeat("2", 100<<10), keyHdr,
+			"over this API's limit of 32768 bytes; the longest part is query parameter 'since', of 102400 bytes: send it shorter"},
+		{"Header", "/recall", map[string]string{"x-gateway-key": testKey, "X-Junk": strings.Repeat("a", 40<<10)},
+			"the longest part is header 'X-Junk', of 40960 bytes"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, body, h := do(t, http.MethodGet, base+tc.target, "", tc.hdr)
+			var eb struct{ Detail string }
+			if err := json.Unmarshal([]byte(body), &eb); code != http.StatusRequestHeaderFieldsTooLarge || err != nil ||
+				!strings.HasPrefix(h.Get("Content-Type"), "application/json") || !strings.HasPrefix(eb.Detail, "The request line and headers take ") ||
+				!strings.Contains(eb.Detail, tc.want) || !strings.HasSuffix(eb.Detail, ".") {
+				t.Fatalf("%d %s %q, want a 431 saying %q", code, h.Get("Content-Type"), rappel.Clip(body), tc.want)
+			}
+			v, err := jsonschema.UnmarshalJSON(strings.NewReader(body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := d.validate(t, "#/components/schemas/Error", v); err != nil {
+				t.Errorf("the body is not an Error:\n%v", err)
+			}
+		})
+	}
+	if desc, _ := d.root["info"].(map[string]any)["description"].(string); !strings.Contains(desc, "431") {
+		t.Errorf("the description does not tell of the 431")
+	}
+	if code, body, _ := do(t, http.MethodGet, base+"/recall?q=milk&x="+strings.Repeat("a", 30<<10), "", keyHdr); code != http.StatusUnprocessableEntity {
+		t.Fatalf("a request under the limit: %d %s", code, rappel.Clip(body))
+	}
 }

@@ -179,11 +179,11 @@ func TestTracing_NoSecrets(t *testing.T) {
 	const adminKey = "adm_secret_93f1c2"
 	const email = "secret.subscriber@example.org"
 
-	svc := alerts.NewService(mustStore(t, testRecords()))
+	st := mustStore(t, testRecords())
+	svc := alerts.NewService(st)
 	svc.RequireConfirm = true
 	svc.Now = stepClock()
-	cc := &confirmCatcher{}
-	svc.Confirmations = cc
+	cc := newConfirmInbox(t, st)
 	s, logs := MustServer(t, MustCatalog(t, testRecords()))
 	svcLogs := &syncBuffer{}
 	svc.Logger = slog.New(slog.NewJSONHandler(svcLogs, nil))
@@ -201,14 +201,15 @@ func TestTracing_NoSecrets(t *testing.T) {
 	if err := json.Unmarshal([]byte(body), &sub); err != nil || sub.Token == "" {
 		t.Fatalf("subscribe answered %s (%v)", body, err)
 	}
-	if len(cc.confirm) != 1 || len(cc.unsub) != 1 {
-		t.Fatalf("confirmation links = %q %q", cc.confirm, cc.unsub)
+	links := cc.links(t)
+	if len(links.confirm) != 1 || len(links.unsub) != 1 {
+		t.Fatalf("confirmation links = %q %q", links.confirm, links.unsub)
 	}
 	secrets := []string{testKey, adminKey, email, url.QueryEscape(email), sub.Token}
-	// The Service hands its mailer the tokens of the two links.
+	// The confirmation e-mail carries the tokens of the two links.
 	for i, link := range []struct{ path, token string }{
-		{"/recall/alerts/confirm", cc.confirm[0]},
-		{"/recall/alerts/unsubscribe", cc.unsub[0]},
+		{"/recall/alerts/confirm", links.confirm[0]},
+		{"/recall/alerts/unsubscribe", links.unsub[0]},
 	} {
 		secrets = append(secrets, link.token)
 		id := fmt.Sprintf("secret-link-%d", i)
@@ -247,26 +248,17 @@ func TestTracing_NoSecrets(t *testing.T) {
 	}
 }
 
-// spanMailer is the alerts service's confirmation mailer in
-// TestTracing_AlertsContext: it starts a span from the context it is handed,
-// as alerts.Sender does for each SMTP send.
-type spanMailer struct{ tracer trace.Tracer }
-
-func (m spanMailer) SendConfirmation(ctx context.Context, _ *rappel.Subscription, _, _ string) error {
-	_, span := m.tracer.Start(ctx, "test.SendConfirmation")
-	span.End()
-	return nil
-}
-
-// TestTracing_AlertsContext subscribes through a traced server: the
-// context the handler hands the alerts service carries the request's
-// server span, so that the service's own spans (an SMTP send, which the
-// alerts package's tests check) are children of the request.
+// TestTracing_AlertsContext subscribes through a traced server with a
+// real sender: the request's trace holds no SMTP send, since the
+// confirmation e-mail goes out after the answer, from the outbox, so that
+// the answer's time does not say whether an e-mail went; the sender's
+// pass then sends it in a trace of its own.
 func TestTracing_AlertsContext(t *testing.T) {
 	tp, exp := mustTracing(t)
-	svc := alerts.NewService(mustStore(t, testRecords()))
+	st := mustStore(t, testRecords())
+	svc := alerts.NewService(st)
 	svc.Logger, svc.Now = slog.New(slog.DiscardHandler), stepClock()
-	svc.Confirmations = spanMailer{tp.Tracer("test")}
+	inbox := newConfirmInbox(t, st)
 	s, _ := MustServer(t, MustCatalog(t, testRecords()))
 	s.Alerts, s.TracerProvider = svc, tp
 	base := MustHTTP(t, s.Handler()).URL
@@ -277,7 +269,17 @@ func TestTracing_AlertsContext(t *testing.T) {
 	}
 	spans := waitSpans(t, exp, hasAttr("http.request.id", "alerts-ctx"))
 	srv := spanNamed(t, spans, "POST /recall/alerts/subscribe")
-	if send := spanNamed(t, spans, "test.SendConfirmation"); send.Parent.SpanID() != srv.SpanContext.SpanID() {
-		t.Errorf("the mailer's span has parent %s, want the request's server span %s", send.Parent.SpanID(), srv.SpanContext.SpanID())
+	for _, sp := range spans {
+		if sp.Name == "alerts.SMTPSend" {
+			t.Fatalf("the subscribe request's trace holds an SMTP send")
+		}
+	}
+	ctx, pass := tp.Tracer("test").Start(context.Background(), "test-pass")
+	if n, err := inbox.snd.SendConfirmations(ctx); n != 1 || err != nil {
+		t.Fatalf("SendConfirmations = %d, %v", n, err)
+	}
+	pass.End()
+	if sends := spantest.Children(pass, "alerts.SMTPSend"); len(sends) != 1 || sends[0].SpanContext.TraceID() == srv.SpanContext.TraceID() {
+		t.Errorf("%d SMTP sends under the sender's pass, want 1, in a trace of its own", len(sends))
 	}
 }

@@ -49,7 +49,6 @@ func TestValidation_Walk(t *testing.T) {
 	st := mustStore(t, recs)
 	svc := alerts.NewService(st)
 	svc.Logger, svc.Now = slog.New(slog.DiscardHandler), stepClock()
-	svc.Confirmations = &confirmCatcher{}
 	s, _ := MustServer(t, MustCatalog(t, recs))
 	s.Lookup, s.Alerts, s.AdminKey = st, svc, testAdminKey
 	s.Webhooks = alerts.NewHookService(st, alerts.NewHookSender())
@@ -490,7 +489,9 @@ func TestValidation_Root(t *testing.T) {
 func FuzzValidation_Subscribe(f *testing.F) {
 	for _, b := range []string{``, `{}`, `null`, `{"email":"a@example.ca","lang":"de"}`, `{"email":1,"agncy":"x"}`,
 		`{"email":"a@example.ca","q":"\"x OR"}`, `{"email":"Name <a@b.ca>","allergen":"peanuts"}`,
-		`{"email":"ana\u202e@example.ca"}`, `{"email":"ana\ud800@example.ca"}`, "{\"email\":\"\xef\xbb\xbfana@example.ca\"}"} {
+		`{"email":"ana\u202e@example.ca"}`, `{"email":"ana\ud800@example.ca"}`, "{\"email\":\"\xef\xbb\xbfana@example.ca\"}",
+		"{\"email\":\"a@example.ca\",\"q\":\"milk\xff\"}", `{"email":"a@example.ca","q":"\udc00\ud83d\ude00"}`, `{"email":"a@[127.0.0.1]","q":"\ufffd"}`,
+		`{"email":"a@0x7f.1","colour":"red","lang":"de"}`, `{"email":7,"q":"\"x","agncy":null}`} {
 		f.Add(b, "application/json")
 	}
 	f.Add(`{"email":"a@example.ca"}`, "")
@@ -510,6 +511,10 @@ func FuzzValidation_Subscribe(f *testing.F) {
 					t.Fatalf("%q: accepted address %q", body, addr)
 				}
 			}
+			// Every string was text: the body was UTF-8 whole.
+			if !utf8.ValidString(body) {
+				t.Fatalf("%q: accepted a body that is not UTF-8", body)
+			}
 			return
 		}
 		var e *rappel.Error
@@ -522,9 +527,16 @@ func FuzzValidation_Subscribe(f *testing.F) {
 		if !errors.As(err, &e) || e.Code != rappel.EINVALID || len(e.Items) == 0 {
 			t.Fatalf("%q: %v, want a 422 with items", body, err)
 		}
+		locs := map[string]bool{}
 		for _, it := range e.Items {
 			for _, p := range itemProblems(it, false) {
 				t.Errorf("%q: %s: %+v", body, p, it)
+			}
+			// One answer, one item a field.
+			if loc := fmt.Sprint(it.Loc); locs[loc] {
+				t.Errorf("%q: two items at %s", body, loc)
+			} else {
+				locs[loc] = true
 			}
 		}
 	})

@@ -78,6 +78,7 @@ func FuzzWebhookBody(f *testing.F) {
 		`{"url":"https://10.0.0.1/","recall_agency":"CFIA","recall_type":"food","hazard_class":"class_1","allergen":"milk","category":"Dairy"}`,
 		`{"url":"http://127.0.0.1:8080/hook","events":[]}`,
 		`{"url":"https://[::ffff:169.254.169.254]/","events":null,"q":"\"a b\" -c OR d"}`,
+		"{\"url\":\"https://x.ca/\xff\"}", `{"url":"https://x.ca/","q":"\ud800","colour":1}`,
 		`{"url":"https://u:p@x.ca/#f"}`, `{"url":"https://[fe80::1%25eth0]:99999/"}`, `{"url":"https://[2002:7f00:1::]/"}`, `[]`, `{"url":1}`, `{"events":[1]}`, ``, `{"url":"https://x.ca/","q":"` + strings.Repeat("a", 600) + `"}`,
 	} {
 		f.Add([]byte(s), false)

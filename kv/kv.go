@@ -30,6 +30,7 @@
 //	| alerts   | a/out/<subscription_id>\x00<record_id>                           | 0x01, then the AlertRow's JSON    |
 //	| alerts   | a/matched/<record_id>                                            | when the recall was matched       |
 //	| alerts   | a/allow/<allowance name, never an address in clear>              | 0x01, then {used, until} JSON     |
+//	| alerts   | a/confirm/<subscription_id>\x00confirm                           | 0x01, then the AlertRow's JSON    |
 //	| usage    | u/<YYYY-MM>/<key id>                                             | requests that month, 8 bytes BE   |
 //	| webhooks | w/hook/<endpoint_id>                                             | 0x01, then the Webhook's JSON     |
 //	| webhooks | w/out/<endpoint_id>\x00<event key>                               | 0x01, then the AlertRow's JSON    |

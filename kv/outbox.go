@@ -18,15 +18,22 @@ import (
 
 var _ rappel.Outbox = (*Store)(nil)
 
-// outbox names the keyspaces of one outbox: the alerts' and the webhooks'
-// share the code below and differ in their prefixes.
+// outbox names the keyspaces of one outbox: the alerts', the
+// confirmation e-mails' and the webhooks' share the code below and differ
+// in their prefixes. matched is "" for the confirmations, which nothing
+// matches.
 type outbox struct {
 	rows, matched string
 	// what names the rows in errors: "alert", "webhook delivery".
 	what string
 }
 
-var alertOutbox = outbox{rows: outboxPrefix, matched: matchedRecordPrefix, what: "alert"}
+var (
+	alertOutbox   = outbox{rows: outboxPrefix, matched: matchedRecordPrefix, what: "alert"}
+	confirmOutbox = outbox{rows: confirmPrefix, what: "confirmation e-mail"}
+)
+
+var _ rappel.ConfirmOutbox = (*Store)(nil)
 
 // key is <rows><sub>\x00<record>: subscription and endpoint ids are
 // base64url and never hold 0x00, so rows of one subscription are
@@ -382,16 +389,18 @@ func (s *Store) prune(ctx context.Context, o outbox, op string, before time.Time
 	if err != nil {
 		return 0, 0, err
 	}
-	err = s.scanAlerts(ctx, []byte(o.matched), func(key, val []byte) error {
-		at, err := time.Parse(time.RFC3339, string(val))
-		if err != nil || !at.Before(before) {
-			return nil // an unreadable mark is kept: keeping it is safe
+	if o.matched != "" {
+		err = s.scanAlerts(ctx, []byte(o.matched), func(key, val []byte) error {
+			at, err := time.Parse(time.RFC3339, string(val))
+			if err != nil || !at.Before(before) {
+				return nil // an unreadable mark is kept: keeping it is safe
+			}
+			marks++
+			return b.Delete(key, nil)
+		})
+		if err != nil {
+			return 0, 0, err
 		}
-		marks++
-		return b.Delete(key, nil)
-	})
-	if err != nil {
-		return 0, 0, err
 	}
 	if rows+marks == 0 {
 		return 0, 0, nil
@@ -400,4 +409,23 @@ func (s *Store) prune(ctx context.Context, o outbox, op string, before time.Time
 		return 0, 0, err
 	}
 	return rows, marks, nil
+}
+
+// ClaimConfirmations claims due confirmation rows for node, as
+// ClaimAlerts claims alert rows.
+func (s *Store) ClaimConfirmations(ctx context.Context, node string, now time.Time, lease time.Duration, limit int) ([]*rappel.AlertRow, error) {
+	return s.claim(ctx, confirmOutbox, "ClaimConfirmations", node, now, lease, limit)
+}
+
+// UpdateConfirmations writes the confirmation rows still held by their
+// claim, as UpdateAlerts writes alert rows.
+func (s *Store) UpdateConfirmations(ctx context.Context, node string, rows []*rappel.AlertRow) (int, error) {
+	return s.update(ctx, confirmOutbox, "UpdateConfirmations", node, rows)
+}
+
+// PruneConfirmations deletes the final confirmation rows created before
+// before.
+func (s *Store) PruneConfirmations(ctx context.Context, before time.Time) (int, error) {
+	rows, _, err := s.prune(ctx, confirmOutbox, "PruneConfirmations", before)
+	return rows, err
 }

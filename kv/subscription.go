@@ -18,7 +18,8 @@ import (
 // outbox row and a/matched/<record> marks a new recall as matched. (Stores
 // written before records were marked one by one hold a/done/<seq> marks of
 // whole batches, which nothing reads any more.) a/allow/<name> is an
-// allowance of TakeAllowance.
+// allowance of TakeAllowance. a/confirm/<sub>\x00confirm is the outbox row
+// of a pending subscription's confirmation e-mail.
 const (
 	alertPrefix         = "a/"
 	subPrefix           = alertPrefix + "sub/"
@@ -26,6 +27,7 @@ const (
 	outboxPrefix        = alertPrefix + "out/"
 	matchedRecordPrefix = alertPrefix + "matched/"
 	allowancePrefix     = alertPrefix + "allow/"
+	confirmPrefix       = alertPrefix + "confirm/"
 )
 
 var _ rappel.SubscriptionStore = (*Store)(nil)
@@ -50,6 +52,14 @@ func (s *Store) CreateSubscription(ctx context.Context, sub *rappel.Subscription
 	}
 	b := s.db.NewBatch()
 	defer b.Close()
+	if err := putSubscription(b, sub, tokenHashes); err != nil {
+		return err
+	}
+	return s.db.commit(b, "storing subscription")
+}
+
+// putSubscription adds sub and its token hashes to b.
+func putSubscription(b *pebble.Batch, sub *rappel.Subscription, tokenHashes map[string][32]byte) error {
 	if err := putAlertJSON(b, subKey(sub.ID), sub); err != nil {
 		return fmt.Errorf("storing subscription: %w", err)
 	}
@@ -58,7 +68,49 @@ func (s *Store) CreateSubscription(ctx context.Context, sub *rappel.Subscription
 			return fmt.Errorf("storing subscription token: %w", err)
 		}
 	}
-	return s.db.commit(b, "storing subscription")
+	return nil
+}
+
+// CreatePending stores sub, its token hashes, the use of allowance and
+// row, when the allowance lets it through, in one synced batch; see
+// rappel.SubscriptionStore. allowanceMu keeps TakeAllowance and other
+// CreatePendings from counting between the read and the commit.
+func (s *Store) CreatePending(ctx context.Context, sub *rappel.Subscription, tokenHashes map[string][32]byte, row *rappel.AlertRow, a *rappel.Allowance) (bool, error) {
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	if s.db == nil {
+		return false, errNotOpen
+	}
+	b := s.db.NewBatch()
+	defer b.Close()
+	if err := putSubscription(b, sub, tokenHashes); err != nil {
+		return false, err
+	}
+	queued := true
+	if a != nil {
+		allowanceMu.Lock()
+		defer allowanceMu.Unlock()
+		next, ok, err := s.countAllowance(ctx, a)
+		if err != nil {
+			return false, err
+		}
+		if ok {
+			if err := putAlertJSON(b, allowanceKey(a.Name), next); err != nil {
+				return false, fmt.Errorf("storing allowance: %w", err)
+			}
+		}
+		queued = ok
+	}
+	if queued {
+		if err := putAlertJSON(b, confirmOutbox.key(row.Sub, row.Record), storedAlert{AlertRow: *row}); err != nil {
+			return false, fmt.Errorf("encoding %s: %w", confirmOutbox.what, err)
+		}
+	}
+	if err := s.db.commit(b, "storing subscription"); err != nil {
+		return false, err
+	}
+	return queued, nil
 }
 
 // SubscriptionByToken returns the subscription of the token whose SHA-256
@@ -257,18 +309,9 @@ var allowanceMu sync.Mutex
 func (s *Store) TakeAllowance(ctx context.Context, name string, limit int, now, end time.Time) (bool, time.Time, error) {
 	allowanceMu.Lock()
 	defer allowanceMu.Unlock()
-	var a allowance
-	found, err := s.getAlertJSON(ctx, allowanceKey(name), &a)
-	if err != nil {
-		return false, time.Time{}, fmt.Errorf("reading allowance: %w", err)
-	}
-	switch {
-	case !found || !a.Until.After(now):
-		a = allowance{Used: 1, Until: end.UTC()}
-	case a.Used < limit:
-		a.Used++
-	default:
-		return false, a.Until, nil
+	a, ok, err := s.countAllowance(ctx, &rappel.Allowance{Name: name, Limit: limit, Now: now, End: end})
+	if err != nil || !ok {
+		return false, a.Until, err
 	}
 	val, err := encodeValue(nil, a)
 	if err != nil {
@@ -278,6 +321,24 @@ func (s *Store) TakeAllowance(ctx context.Context, name string, limit int, now, 
 		return false, time.Time{}, fmt.Errorf("storing allowance: %w", err)
 	}
 	return true, a.Until, nil
+}
+
+// countAllowance reads the allowance of u and returns it with u counted,
+// and ok, or as stored and not ok when its window is used up. The caller
+// holds allowanceMu and writes it.
+func (s *Store) countAllowance(ctx context.Context, u *rappel.Allowance) (a allowance, ok bool, err error) {
+	found, err := s.getAlertJSON(ctx, allowanceKey(u.Name), &a)
+	if err != nil {
+		return allowance{}, false, fmt.Errorf("reading allowance: %w", err)
+	}
+	switch {
+	case !found || !a.Until.After(u.Now):
+		return allowance{Used: 1, Until: u.End.UTC()}, true, nil
+	case a.Used < u.Limit:
+		a.Used++
+		return a, true, nil
+	}
+	return a, false, nil
 }
 
 // DeleteAllowancesEnded deletes the allowances whose window ended at or

@@ -1,7 +1,8 @@
 // Package smtptest is a small real SMTP server for tests, listening on
 // 127.0.0.1: it speaks EHLO/HELO, AUTH PLAIN, MAIL, RCPT, DATA, RSET, NOOP
-// and QUIT over net/textproto, records every message it accepts, and can be
-// told to answer DATA with a temporary (4xx) or permanent (5xx) failure.
+// and QUIT over net/textproto, records every message it accepts (and every
+// one it refuses), and can be told to answer DATA with a temporary (4xx) or
+// permanent (5xx) failure.
 package smtptest
 
 import (
@@ -28,6 +29,8 @@ type Server struct {
 	ln   net.Listener
 	mu   sync.Mutex
 	msgs []Message
+	// refused are the messages DATA refused (see SetDataReply).
+	refused []Message
 	// reply, when not empty, answers DATA instead of 250 (for example
 	// "451 4.3.0 try later" or "554 5.7.1 rejected").
 	reply string
@@ -66,6 +69,14 @@ func (s *Server) Messages() []Message {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]Message(nil), s.msgs...)
+}
+
+// Refused returns the messages DATA answered with the reply of
+// SetDataReply, so that a test can tell that a send was tried.
+func (s *Server) Refused() []Message {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Message(nil), s.refused...)
 }
 
 func (s *Server) serve() {
@@ -136,6 +147,8 @@ func (s *Server) session(tc *textproto.Conn) {
 			reply := s.reply
 			if reply == "" {
 				s.msgs = append(s.msgs, m)
+			} else {
+				s.refused = append(s.refused, m)
 			}
 			s.mu.Unlock()
 			if reply == "" {

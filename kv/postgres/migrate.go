@@ -29,6 +29,7 @@ var migrations = []migration{
 	{Version: 2, Name: "subscriptions and the alert outbox", SQL: schemaAlerts},
 	{Version: 3, Name: "alert allowances, and tokens by subscription", SQL: schemaAllowances},
 	{Version: 4, Name: "webhook endpoints and their outbox", SQL: schemaWebhooks},
+	{Version: 5, Name: "the outbox of confirmation e-mails", SQL: schemaConfirmations},
 }
 
 // SchemaVersion is the newest schema this package knows.

@@ -58,9 +58,10 @@ CREATE TABLE IF NOT EXISTS alert_matched (
 
 var _ rappel.Outbox = (*Store)(nil)
 
-// outbox names the tables of one outbox: the alerts' and the webhooks'
-// share the queries below and differ in their tables, and in the webhook
-// rows' payload column.
+// outbox names the tables of one outbox: the alerts', the confirmation
+// e-mails' and the webhooks' share the queries below and differ in their
+// tables, and in the webhook rows' payload column. matched is "" for the
+// confirmations, which nothing matches.
 type outbox struct {
 	rows, matched string
 	payload       bool
@@ -377,9 +378,37 @@ func (s *Store) prune(ctx context.Context, o outbox, before time.Time) (int, int
 		return 0, 0, fmt.Errorf("pruning %ss: %w", o.what, err)
 	}
 	rows := int(tag.RowsAffected())
+	if o.matched == "" {
+		return rows, 0, nil
+	}
 	tag, err = s.pool.Exec(ctx, o.sql(`DELETE FROM {matched} WHERE matched_at < $1`), before)
 	if err != nil {
 		return rows, 0, fmt.Errorf("pruning %s marks: %w", o.what, err)
 	}
 	return rows, int(tag.RowsAffected()), nil
+}
+
+// confirmOutbox is the confirmation e-mails' table; CreatePending writes
+// its rows.
+var confirmOutbox = outbox{rows: "alert_confirmations", what: "confirmation e-mail"}
+
+var _ rappel.ConfirmOutbox = (*Store)(nil)
+
+// ClaimConfirmations claims due confirmation rows for node, as
+// ClaimAlerts claims alert rows.
+func (s *Store) ClaimConfirmations(ctx context.Context, node string, now time.Time, lease time.Duration, limit int) ([]*rappel.AlertRow, error) {
+	return s.claim(ctx, confirmOutbox, node, now, lease, limit)
+}
+
+// UpdateConfirmations writes the confirmation rows still held by their
+// claim, as UpdateAlerts writes alert rows.
+func (s *Store) UpdateConfirmations(ctx context.Context, node string, rows []*rappel.AlertRow) (int, error) {
+	return s.update(ctx, confirmOutbox, node, rows)
+}
+
+// PruneConfirmations deletes the final confirmation rows created before
+// before.
+func (s *Store) PruneConfirmations(ctx context.Context, before time.Time) (int, error) {
+	rows, _, err := s.prune(ctx, confirmOutbox, before)
+	return rows, err
 }

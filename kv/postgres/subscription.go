@@ -14,6 +14,27 @@ import (
 
 var _ rappel.SubscriptionStore = (*Store)(nil)
 
+// schemaConfirmations holds the confirmation e-mails still to send: an
+// outbox as alert_outbox, whose rows CreatePending writes with their
+// subscription, and which nothing matches.
+const schemaConfirmations = `
+CREATE TABLE IF NOT EXISTS alert_confirmations (
+	sub           TEXT NOT NULL,
+	record        TEXT NOT NULL,
+	seq           BIGINT NOT NULL,
+	status        TEXT NOT NULL,
+	attempts      BIGINT NOT NULL DEFAULT 0,
+	next_at       TIMESTAMPTZ NOT NULL,
+	created_at    TIMESTAMPTZ NOT NULL,
+	sent_at       TIMESTAMPTZ,
+	error         TEXT NOT NULL DEFAULT '',
+	claimed_by    TEXT NOT NULL DEFAULT '',
+	claimed_until TIMESTAMPTZ,
+	PRIMARY KEY (sub, record)
+);
+CREATE INDEX IF NOT EXISTS alert_confirmations_due ON alert_confirmations (next_at) WHERE status = 'pending';
+`
+
 // schemaAllowances holds the allowances of TakeAllowance, one row per
 // name, and indexes tokens by subscription so that deleting an expired
 // subscription's tokens does not scan them all.
@@ -48,17 +69,65 @@ func (s *Store) CreateSubscription(ctx context.Context, sub *rappel.Subscription
 		return fmt.Errorf("encoding subscription: %w", err)
 	}
 	err = s.inTx(ctx, func(tx pgx.Tx) error {
-		b := &pgx.Batch{}
-		b.Queue(upsertSubscription, sub.ID, sub.Status, string(body))
-		for kind, h := range tokenHashes {
-			b.Queue(upsertToken, h[:], sub.ID, kind)
-		}
-		return tx.SendBatch(ctx, b).Close()
+		return tx.SendBatch(ctx, subscriptionBatch(sub, body, tokenHashes)).Close()
 	})
 	if err != nil {
 		return fmt.Errorf("storing subscription: %w", err)
 	}
 	return nil
+}
+
+// subscriptionBatch writes sub, encoded as body, and its token hashes.
+func subscriptionBatch(sub *rappel.Subscription, body []byte, tokenHashes map[string][32]byte) *pgx.Batch {
+	b := &pgx.Batch{}
+	b.Queue(upsertSubscription, sub.ID, sub.Status, string(body))
+	for kind, h := range tokenHashes {
+		b.Queue(upsertToken, h[:], sub.ID, kind)
+	}
+	return b
+}
+
+// insertConfirmation writes a confirmation row; a second write of one
+// subscription's row changes nothing.
+const insertConfirmation = `INSERT INTO alert_confirmations (sub, record, seq, status, attempts, next_at, created_at, error)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (sub, record) DO NOTHING`
+
+// CreatePending stores sub, its token hashes, the use of allowance and
+// row, when the allowance lets it through, in one transaction; see
+// rappel.SubscriptionStore. The allowance's row lock orders the
+// transactions counting one address, whichever nodes run them.
+func (s *Store) CreatePending(ctx context.Context, sub *rappel.Subscription, tokenHashes map[string][32]byte, row *rappel.AlertRow, a *rappel.Allowance) (bool, error) {
+	if s.pool == nil {
+		return false, errNotOpen
+	}
+	body, err := json.Marshal(sub)
+	if err != nil {
+		return false, fmt.Errorf("encoding subscription: %w", err)
+	}
+	var queued bool
+	err = s.inTx(ctx, func(tx pgx.Tx) error {
+		queued = true // a retried transaction starts over
+		if err := tx.SendBatch(ctx, subscriptionBatch(sub, body, tokenHashes)).Close(); err != nil {
+			return err
+		}
+		if a != nil {
+			ok, _, err := countAllowance(ctx, tx, a)
+			if err != nil {
+				return err
+			}
+			queued = ok
+		}
+		if !queued {
+			return nil
+		}
+		_, err := tx.Exec(ctx, insertConfirmation, row.Sub, row.Record, int64(row.Seq), row.Status, row.Attempts,
+			row.NextAt.UTC(), row.CreatedAt.UTC(), row.Error)
+		return err
+	})
+	if err != nil {
+		return false, fmt.Errorf("storing subscription: %w", err)
+	}
+	return queued, nil
 }
 
 // notFoundToken is the error of an unknown token, the Pebble store's.
@@ -231,12 +300,20 @@ func (s *Store) TakeAllowance(ctx context.Context, name string, limit int, now, 
 	if s.pool == nil {
 		return false, time.Time{}, errNotOpen
 	}
+	return countAllowance(ctx, s.pool, &rappel.Allowance{Name: name, Limit: limit, Now: now, End: end})
+}
+
+// countAllowance counts the use a with takeAllowance on q, the pool or a
+// transaction, and reports whether it counted and when its window ends.
+func countAllowance(ctx context.Context, q interface {
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}, a *rappel.Allowance) (bool, time.Time, error) {
 	var used int64
 	var until time.Time
-	if err := s.pool.QueryRow(ctx, takeAllowance, name, now.UTC(), end.UTC(), int64(limit)).Scan(&used, &until); err != nil {
+	if err := q.QueryRow(ctx, takeAllowance, a.Name, a.Now.UTC(), a.End.UTC(), int64(a.Limit)).Scan(&used, &until); err != nil {
 		return false, time.Time{}, fmt.Errorf("counting allowance: %w", err)
 	}
-	return used <= int64(limit), until.UTC(), nil
+	return used <= int64(a.Limit), until.UTC(), nil
 }
 
 // DeleteAllowancesEnded deletes the allowances whose window ended at or

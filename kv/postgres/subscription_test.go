@@ -20,6 +20,13 @@ func TestStore_SubscriptionStore(t *testing.T) {
 	})
 }
 
+func TestStore_ConfirmOutbox(t *testing.T) {
+	storetest.ConfirmOutbox(t, func(t *testing.T) (storetest.ConfirmStore, storetest.ConfirmStore) {
+		dsn := pgtest.DSN(t)
+		return mustOpen(t, dsn), mustOpen(t, dsn)
+	})
+}
+
 func TestStore_Outbox(t *testing.T) {
 	storetest.Outbox(t, func(t *testing.T) (rappel.Outbox, rappel.Outbox) {
 		dsn := pgtest.DSN(t)
