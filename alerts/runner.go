@@ -327,7 +327,7 @@ func (r *Runner) DataChanged(_ context.Context, records bool) error {
 }
 
 // Close stops the loops, waits for them and for the confirmation e-mails
-// being sent, then runs one last pass of each, side by side, within the
+// being sent, ends the webhook test events under way, then runs one last pass of each, side by side, within the
 // flush timeout, so that alerts already due are sent before the store
 // closes rather than at the next start. It returns those passes' errors.
 func (r *Runner) Close() error {
@@ -337,11 +337,13 @@ func (r *Runner) Close() error {
 	r.mu.Unlock()
 	if done == nil {
 		r.Service.Wait()
+		r.Hooks.Close()
 		return nil
 	}
 	cancel()
 	<-done
 	r.Service.Wait()
+	r.Hooks.Close()
 	fctx, cancelFlush := context.WithTimeout(context.WithoutCancel(ctx), r.flushTimeout)
 	defer cancelFlush()
 	var hookErr error
