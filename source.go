@@ -127,8 +127,10 @@ type NewRecalls struct {
 	Seq    uint64    `json:"seq"`
 	At     time.Time `json:"at"`
 	Source string    `json:"source"`
-	// Initial is set on a source's first live snapshot, which replaces the
-	// bundled records: its records are new to the node, not to the world.
+	// Initial is set on a source's first live snapshot when the source
+	// held no records before it: its records are new to the node, not to
+	// the world. Over the bundle's records, a first live snapshot's new
+	// records are new since the bundle was built, and not Initial.
 	Initial   bool     `json:"initial,omitempty"`
 	RecordIDs []string `json:"record_ids"`
 }

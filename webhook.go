@@ -4,13 +4,17 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"net"
+	"net/netip"
 	"net/url"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
+
+	"golang.org/x/net/idna"
 )
 
 // RawJSON is JSON kept as bytes: a webhook row's payload.
@@ -64,6 +68,8 @@ type Webhook struct {
 	FailingSince time.Time `json:"failing_since,omitzero"`
 	// LastDelivery is the outcome of the last delivery attempt.
 	LastDelivery *WebhookAttempt `json:"last_delivery,omitempty"`
+	// LastTest is the last test event, pending or done.
+	LastTest *WebhookTest `json:"last_test,omitempty"`
 }
 
 // Wants reports whether the endpoint takes events of type typ.
@@ -94,13 +100,19 @@ type WebhookRequest struct {
 	Allergen    *string   `json:"allergen"`
 	Category    *string   `json:"category"`
 	Events      *[]string `json:"events"`
+	// Served is the data the node serves, set by the edge: the search's
+	// filters are checked against it as GET /recall checks its
+	// parameters (a category no record has is refused). Nil skips that
+	// check.
+	Served Searcher `json:"-"`
 }
 
 // Validate checks req as POST /recall/webhooks does and returns the
 // endpoint's URL, search and events (all of WebhookEvents when none are
 // given), or a 422 *Error with an item per problem. allowHTTPLoopback
-// accepts http:// URLs to a loopback host, for development.
-func (req *WebhookRequest) Validate(allowHTTPLoopback bool) (u string, s AlertSearch, events []string, err error) {
+// accepts http:// URLs to a loopback host, for development. Another error
+// is the searcher's failure.
+func (req *WebhookRequest) Validate(ctx context.Context, allowHTTPLoopback bool) (u string, s AlertSearch, events []string, err error) {
 	var c fieldCheck
 	if req.URL == nil {
 		c.items = append(c.items, InvalidMissing(BodyLoc("url"), "send the https URL that receives the events"))
@@ -113,6 +125,11 @@ func (req *WebhookRequest) Validate(allowHTTPLoopback bool) (u string, s AlertSe
 	}
 	s = c.search("recall_agency", req.Q, req.Agency, req.RecallType, req.HazardClass, req.Allergen)
 	s.Category = strings.TrimSpace(c.str("category", req.Category, 200))
+	if s.Category != "" && req.Served != nil {
+		if err := c.knownCategory(ctx, s.Category, req.Served); err != nil {
+			return "", AlertSearch{}, nil, err
+		}
+	}
 	if req.Events == nil || len(*req.Events) == 0 {
 		events = append(events, WebhookEvents...)
 	} else {
@@ -132,17 +149,35 @@ func (req *WebhookRequest) Validate(allowHTTPLoopback bool) (u string, s AlertSe
 	return u, s, events, nil
 }
 
+// knownCategory refuses a category GET /recall refuses, by running GET
+// /recall's own check: a search of served for the category alone, whose
+// unknown-category error (with its nearest category) becomes an item at
+// the body field, worded as GET /recall words it. Another error is the
+// searcher failing, returned as is.
+func (c *fieldCheck) knownCategory(ctx context.Context, category string, served Searcher) error {
+	_, err := served.Search(ctx, &Search{Category: category, Limit: 1})
+	var ue *UnknownError
+	if errors.As(err, &ue) {
+		c.items = append(c.items, InvalidValue(BodyLoc("category"), category, ue.Reason()))
+		return nil
+	}
+	return err
+}
+
 // checkWebhookURL refuses what can never be delivered to: a URL that is not
 // absolute https (http only to a loopback host when allowed), carries
-// credentials or a fragment, or names an address no delivery may reach.
-// Names are resolved only when connecting, where the address is checked
-// again (see package webhooks).
+// credentials or a fragment, has a host that is not ASCII, or names an
+// address no delivery may reach (CheckWebhookAddress). Names are resolved
+// only when connecting, where each address is checked again.
 func checkWebhookURL(v string, allowHTTPLoopback bool) (Reason, bool) {
 	u, err := url.Parse(v)
 	if err != nil || u.Host == "" || u.Opaque != "" {
 		return Reason{Problem: "is not an absolute URL", Fix: "send one such as 'https://hooks.example.ca/rappel'"}, true
 	}
 	host := u.Hostname()
+	if r, bad := checkHostText(u, host); bad {
+		return r, true
+	}
 	switch {
 	case u.Scheme == "https":
 	case u.Scheme == "http" && allowHTTPLoopback && isLoopbackHost(host):
@@ -160,16 +195,64 @@ func checkWebhookURL(v string, allowHTTPLoopback bool) (Reason, bool) {
 			return Reason{Problem: "has port " + port + ", which is not one from 1 to 65535", Fix: "send the receiver's port, or none for 443"}, true
 		}
 	}
-	// A scoped IPv6 literal (fe80::1%eth0) names an address of the node's
-	// own links; ParseIP does not read the zone, so it is cut first.
-	literal, _, _ := strings.Cut(host, "%")
-	if ip := net.ParseIP(literal); ip != nil && !(allowHTTPLoopback && ip.IsLoopback()) && !PublicIP(ip) {
-		return Reason{Problem: "names a private, loopback or reserved address", Fix: "send a URL reachable on the public Internet"}, true
+	// The path and query are text a client reads back in GET
+	// /recall/webhooks: no invisible format characters there either.
+	if r, bad := BadChar(v, true); bad {
+		r.Fix = "remove it, or percent-encode it if the receiver needs it"
+		return r, true
+	}
+	if a, err := netip.ParseAddr(host); err == nil {
+		if ref := CheckWebhookAddress(a, allowHTTPLoopback); ref != nil {
+			return Reason{Problem: "is refused: " + ref.String() + ", which a webhook may not reach", Fix: "give a public address or a host name"}, true
+		}
+		return Reason{}, false
+	}
+	if numericName(host) {
+		return Reason{Problem: "has the host " + Quote(host) + ", which is neither a host name nor an IPv4 address written a.b.c.d",
+			Fix: "write an IPv4 address as four numbers from 0 to 255 without leading zeros, or give a host name"}, true
 	}
 	if !allowHTTPLoopback && isLoopbackHost(host) {
 		return Reason{Problem: "names this machine (localhost)", Fix: "send a URL reachable on the public Internet"}, true
 	}
 	return Reason{}, false
+}
+
+// checkHostText refuses a host that is not ASCII: an internationalized
+// name, a character that looks like another or reorders the text (U+202E),
+// U+FFFD (a lone surrogate in the JSON) or bytes that are not UTF-8. What
+// the client reads back must be what is dialed, so the A-label form
+// (xn--…) is asked for, and suggested when the name has one.
+func checkHostText(u *url.URL, host string) (Reason, bool) {
+	if strings.IndexFunc(host, func(r rune) bool { return r >= utf8.RuneSelf }) < 0 {
+		return Reason{}, false
+	}
+	r := Reason{Fix: "send the host name in its A-label (xn--) form, in ASCII"}
+	if why, bad := BadChar(host, true); bad {
+		r.Problem = "has a host name that " + why.Problem
+		return r, true
+	}
+	r.Problem = "has the host name " + Quote(host) + ", which is not ASCII"
+	if alabel, err := idna.Lookup.ToASCII(host); err == nil {
+		a := *u
+		a.Host = strings.Replace(u.Host, host, alabel, 1)
+		r.Suggestion = a.String()
+	}
+	return r, true
+}
+
+// numericName reports whether host, not an IP address, ends in a label
+// that is a number (decimal, or 0x hexadecimal): no host name does (no
+// top-level domain is numeric), while some resolvers read such a host as
+// an IPv4 address in another notation (2130706433, 0x7f.1, 010.0.0.1 are
+// loopback or private addresses).
+func numericName(host string) bool {
+	labels := strings.Split(strings.TrimSuffix(host, "."), ".")
+	last := strings.ToLower(labels[len(labels)-1])
+	digits := "0123456789"
+	if h, ok := strings.CutPrefix(last, "0x"); ok {
+		last, digits = h, "0123456789abcdef"
+	}
+	return strings.Trim(last, digits) == ""
 }
 
 // isLoopbackHost reports whether host is a loopback address or a name
@@ -180,54 +263,8 @@ func isLoopbackHost(host string) bool {
 	if name == "localhost" || strings.HasSuffix(name, ".localhost") {
 		return true
 	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
-
-// refusedNets are the ranges no webhook delivery may connect to, beyond
-// what net.IP's own predicates cover: CGNAT and the cloud metadata
-// addresses (169.254.169.254 is link-local already; AWS's IPv6 one is in
-// fc00::/7, listed anyway so that the list says it), and the IPv6 forms
-// that carry an IPv4 address a host may translate or tunnel to: NAT64
-// (both prefixes) and the deprecated IPv4-compatible ::a.b.c.d.
-var refusedNets = func() []*net.IPNet {
-	var out []*net.IPNet
-	for _, s := range []string{"100.64.0.0/10", "fd00:ec2::254/128", "192.0.0.0/24", "198.18.0.0/15", "240.0.0.0/4", "64:ff9b::/96", "64:ff9b:1::/48", "::/96"} {
-		_, n, err := net.ParseCIDR(s)
-		if err != nil {
-			panic(err)
-		}
-		out = append(out, n)
-	}
-	return out
-}()
-
-// PublicIP reports whether a webhook delivery may connect to ip: not
-// private (RFC 1918, fc00::/7), loopback, link-local (the metadata address
-// 169.254.169.254 included), multicast, unspecified, CGNAT, broadcast or
-// reserved. An IPv4-mapped IPv6 address is judged as its IPv4 address.
-func PublicIP(ip net.IP) bool {
-	if v4 := ip.To4(); v4 != nil {
-		ip = v4
-	}
-	if ip.IsPrivate() || ip.IsLoopback() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() ||
-		ip.IsInterfaceLocalMulticast() || ip.IsMulticast() || ip.IsUnspecified() || ip.Equal(net.IPv4bcast) {
-		return false
-	}
-	if len(ip) == net.IPv4len && ip[0] == 0 { // 0.0.0.0/8, "this network"
-		return false
-	}
-	for _, n := range refusedNets {
-		if n.Contains(ip) {
-			return false
-		}
-	}
-	// 6to4 (2002::/16) carries the IPv4 address its packets are tunnelled
-	// to: judged as that address.
-	if len(ip) == net.IPv6len && ip[0] == 0x20 && ip[1] == 0x02 {
-		return PublicIP(net.IPv4(ip[2], ip[3], ip[4], ip[5]))
-	}
-	return true
+	a, err := netip.ParseAddr(host)
+	return err == nil && a.IsLoopback() && !a.Is4In6()
 }
 
 // TooManyWebhooks is the 400 of a key at its cap of max endpoints.
@@ -268,13 +305,15 @@ type WebhookView struct {
 	DisabledAt     *time.Time      `json:"disabled_at,omitempty"`
 	FailingSince   *time.Time      `json:"failing_since,omitempty"`
 	LastDelivery   *WebhookAttempt `json:"last_delivery,omitempty"`
+	LastTest       *WebhookTest    `json:"last_test,omitempty"`
 }
 
 // View returns w as the API shows it.
 func (w *Webhook) View() *WebhookView {
 	v := &WebhookView{ID: w.ID, URL: w.URL, Q: w.Search.Q, Agency: w.Search.Agency, RecallType: w.Search.RecallType,
 		HazardClass: w.Search.HazardClass, Allergen: w.Search.Allergen, Category: w.Search.Category,
-		Events: w.Events, Status: w.Status, CreatedAt: w.CreatedAt, DisabledReason: w.DisabledReason, LastDelivery: w.LastDelivery}
+		Events: w.Events, Status: w.Status, CreatedAt: w.CreatedAt, DisabledReason: w.DisabledReason, LastDelivery: w.LastDelivery,
+		LastTest: w.LastTest}
 	if !w.DisabledAt.IsZero() {
 		t := w.DisabledAt
 		v.DisabledAt = &t
@@ -293,9 +332,35 @@ type WebhookCreated struct {
 	Secret string `json:"secret"`
 }
 
-// WebhookTestResult is the answer of POST /recall/webhooks/{id}/test.
-type WebhookTestResult struct {
-	WebhookAttempt
+// States of a test event (WebhookTest.State).
+const (
+	TestPending = "pending"
+	TestDone    = "done"
+)
+
+// WebhookTest is a webhook.test event that POST /recall/webhooks/{id}/test
+// queued, as the answer and the endpoint's last_test show it. Its outcome
+// shows from ReadyAt on, whatever the receiver did and however soon: the
+// time an outcome takes to appear says nothing of whether a port is open
+// (README, "Which addresses rappel posts to").
+type WebhookTest struct {
+	// ID is the event's webhook-id header.
+	ID          string    `json:"webhook_id"`
+	Type        string    `json:"type"`
+	RequestedAt time.Time `json:"requested_at"`
+	ReadyAt     time.Time `json:"ready_at"`
+	// State is TestPending until ReadyAt, then TestDone with the outcome:
+	// the receiver's HTTP status, or Error saying there was none.
+	State      string `json:"state"`
+	StatusCode int    `json:"status_code,omitempty"`
+	OK         bool   `json:"ok"`
+	Error      string `json:"error,omitempty"`
+}
+
+// Pending reports whether t is under way at now: pending, and not past
+// ReadyAt by more than grace (the node that ran it stopped).
+func (t *WebhookTest) Pending(now time.Time, grace time.Duration) bool {
+	return t != nil && t.State == TestPending && now.Before(t.ReadyAt.Add(grace))
 }
 
 // Webhooks is the webhook service the edge calls. key is the caller's API
@@ -308,9 +373,11 @@ type Webhooks interface {
 	List(ctx context.Context, key string) ([]*WebhookView, error)
 	Get(ctx context.Context, key, id string) (*WebhookView, error)
 	Delete(ctx context.Context, key, id string) error
-	// Test sends a webhook.test event to the endpoint now and returns the
-	// receiver's answer.
-	Test(ctx context.Context, key, id string) (*WebhookTestResult, error)
+	// Test queues a webhook.test event to the endpoint and returns it,
+	// pending; its outcome shows in the endpoint's LastTest from its
+	// ReadyAt on. While a test of the endpoint is pending, it returns that
+	// one.
+	Test(ctx context.Context, key, id string) (*WebhookTest, error)
 }
 
 // WebhookStore keeps webhook endpoints durably; every write is synced (or
@@ -366,8 +433,11 @@ type RecordEvents struct {
 	Seq    uint64    `json:"seq"`
 	At     time.Time `json:"at"`
 	Source string    `json:"source"`
-	// Initial is set on a source's first live snapshot, whose records are
-	// new to the node, not to the world (as NewRecalls.Initial).
+	// Initial is set on a source's first live snapshot when the source
+	// held no records before it (no bundle's): its records are new to the
+	// node, not to the world (as NewRecalls.Initial). A first live
+	// snapshot over the bundle's records is not Initial: what it changed
+	// changed since the bundle was built.
 	Initial  bool     `json:"initial,omitempty"`
 	Created  []string `json:"created,omitempty"`
 	Updated  []string `json:"updated,omitempty"`

@@ -338,20 +338,23 @@ func wake(w chan<- struct{}) {
 	}
 }
 
-// Close stops the loops, waits for them, then runs one last pass of each,
-// side by side, within the flush timeout, so that alerts and confirmation
-// e-mails already due are sent before the store closes rather than at the
-// next start. It returns those passes' errors.
+// Close stops the loops, waits for them, ends the webhook test events under
+// way, then runs one last pass of each, side by side, within the flush
+// timeout, so that alerts and confirmation e-mails already due are sent
+// before the store closes rather than at the next start. It returns those
+// passes' errors.
 func (r *Runner) Close() error {
 	r.mu.Lock()
 	ctx, cancel, done := r.ctx, r.cancel, r.done
 	r.ctx, r.cancel, r.done = nil, nil, nil
 	r.mu.Unlock()
 	if done == nil {
+		r.Hooks.Close()
 		return nil
 	}
 	cancel()
 	<-done
+	r.Hooks.Close()
 	fctx, cancelFlush := context.WithTimeout(context.WithoutCancel(ctx), r.flushTimeout)
 	defer cancelFlush()
 	var hookErr error

@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strconv"
 	"sync"
@@ -28,8 +29,9 @@ const maxWebhookResponse = 64 << 10
 // to a loopback address only with AllowHTTPLoopback, for development),
 // and every address the client connects to is checked at connect time,
 // after name resolution, so a name that resolves (or re-resolves, DNS
-// rebinding) to a private, loopback, link-local, CGNAT or metadata
-// address is refused. Redirects are not followed, no proxy from the
+// rebinding) to an address of rappel.CheckWebhookAddress's refused
+// blocks (private, loopback, link-local, CGNAT, metadata, documentation,
+// reserved, the IPv6 forms of IPv4 addresses…) is refused. Redirects are not followed, no proxy from the
 // environment is used, and the answer's body is read up to 64 KiB.
 type HookClient struct {
 	// AllowHTTPLoopback accepts http:// URLs and connections to loopback
@@ -39,6 +41,9 @@ type HookClient struct {
 	// RootCAs, when set, replaces the system's roots: tests trust their
 	// own receiver's certificate with it.
 	RootCAs *x509.CertPool
+	// Resolver, when set, replaces the system's resolver: tests resolve
+	// names with a DNS server of their own.
+	Resolver *net.Resolver
 	// ConnectTimeout, TLSTimeout and Timeout bound the connection, the
 	// TLS handshake and the whole exchange.
 	ConnectTimeout, TLSTimeout, Timeout time.Duration
@@ -54,27 +59,47 @@ func NewHookClient() *HookClient {
 }
 
 // RefusedAddressError is a connection refused because of its address.
-type RefusedAddressError struct{ Addr string }
+type RefusedAddressError struct {
+	Addr string
+	// Why says which refused block holds it; nil for an address that
+	// does not parse.
+	Why *rappel.RefusedAddress
+}
 
 func (e *RefusedAddressError) Error() string {
-	return "refused to connect to " + e.Addr + ": not a public address"
+	if e.Why == nil {
+		return "refused to connect to " + e.Addr + ": not an IP address and port"
+	}
+	return "refused to connect to " + e.Addr + ": " + e.Why.String() + ", which a webhook may not reach"
 }
 
 // control checks the address being dialed, after resolution: the one
 // place that sees every address the client reaches.
 func (c *HookClient) control(_, address string, _ syscall.RawConn) error {
-	host, _, err := net.SplitHostPort(address)
+	ap, err := netip.ParseAddrPort(address)
 	if err != nil {
 		return &RefusedAddressError{Addr: address}
 	}
-	ip := net.ParseIP(host)
-	if ip == nil {
-		return &RefusedAddressError{Addr: address}
+	if why := rappel.CheckWebhookAddress(ap.Addr(), c.AllowHTTPLoopback); why != nil {
+		return &RefusedAddressError{Addr: address, Why: why}
 	}
-	if rappel.PublicIP(ip) || (c.AllowHTTPLoopback && ip.IsLoopback()) {
-		return nil
+	return nil
+}
+
+// checkLiteral refuses a URL whose host is an address written in a form
+// CheckWebhookAddress refuses, before dialing: the dialer sees an
+// IPv4-mapped address (::ffff:a.b.c.d) as the IPv4 address it maps, so
+// control alone would let through an endpoint that registration refuses
+// (one stored before that rule).
+func (c *HookClient) checkLiteral(u *url.URL) error {
+	a, err := netip.ParseAddr(u.Hostname())
+	if err != nil {
+		return nil // a name: control checks what it resolves to
 	}
-	return &RefusedAddressError{Addr: address}
+	if why := rappel.CheckWebhookAddress(a, c.AllowHTTPLoopback); why != nil {
+		return &RefusedAddressError{Addr: u.Host, Why: why}
+	}
+	return nil
 }
 
 func (c *HookClient) http() *http.Client {
@@ -83,7 +108,7 @@ func (c *HookClient) http() *http.Client {
 }
 
 func (c *HookClient) build() {
-	d := &net.Dialer{Timeout: c.ConnectTimeout, Control: c.control}
+	d := &net.Dialer{Timeout: c.ConnectTimeout, Control: c.control, Resolver: c.Resolver}
 	t := &http.Transport{
 		Proxy:                  nil, // an HTTPS_PROXY would make the checked address the proxy's
 		DialContext:            d.DialContext,
@@ -155,6 +180,9 @@ func (c *HookClient) post(ctx context.Context, rawURL, id string, ts int64, sig 
 	}
 	if u.Scheme != "https" && !(u.Scheme == "http" && c.AllowHTTPLoopback) {
 		return hookAnswer{err: fmt.Errorf("refused to post to %s: not https", RedactURL(u))}
+	}
+	if err := c.checkLiteral(u); err != nil {
+		return hookAnswer{err: fmt.Errorf("posting to %s: %w", RedactURL(u), err)}
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), bytes.NewReader(body))
 	if err != nil {

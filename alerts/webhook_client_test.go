@@ -7,12 +7,13 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/rappel-ca/rappel"
+	"github.com/miekg/dns"
 )
 
 // tlsReceiver starts an HTTPS server with its own certificate, counting
@@ -38,7 +39,7 @@ func TestHookClient_Refused(t *testing.T) {
 	srv, pool, n := tlsReceiver(t, func(w http.ResponseWriter, r *http.Request) {})
 	_, port, _ := net.SplitHostPort(strings.TrimPrefix(srv.URL, "https://"))
 	c := NewHookClient()
-	c.RootCAs, c.ConnectTimeout = pool, 2*time.Second
+	c.RootCAs, c.ConnectTimeout = pool, 500*time.Millisecond
 	for _, u := range []string{
 		"https://127.0.0.1:" + port + "/hook",
 		"https://localhost:" + port + "/hook", // a name resolving to loopback
@@ -52,6 +53,13 @@ func TestHookClient_Refused(t *testing.T) {
 		"https://[fd00:ec2::254]/latest/meta-data",
 		"https://[fe80::1]/hook",
 		"https://0.0.0.0:" + port + "/hook",
+		"https://192.0.2.2/hook", // documentation
+		"https://203.0.113.1/hook",
+		"https://192.88.99.1/hook", // 6to4 relay anycast
+		"https://[2001:db8::1]/hook",
+		"https://[2002:c000:202::1]/hook", // 6to4 of 192.0.2.2
+		"https://[::ffff:1.1.1.1]/hook",   // IPv4-mapped: refused in any form
+		"https://[::ffff:192.0.2.2]/hook",
 	} {
 		a := c.post(context.Background(), u+"?token=SECRET", "msg_1", 1, "v1,x", []byte("{}"))
 		var refused *RefusedAddressError
@@ -68,6 +76,70 @@ func TestHookClient_Refused(t *testing.T) {
 	if a := c.post(context.Background(), "http://127.0.0.1:"+port+"/hook", "msg_1", 1, "v1,x", nil); a.err == nil || !strings.Contains(a.err.Error(), "not https") {
 		t.Fatalf("http without the flag: %v", a.err)
 	}
+}
+
+// TestHookClient_RefusedAfterResolving posts to names that a DNS server
+// resolves to addresses no delivery may reach (documentation, 6to4 relay
+// and benchmarking blocks, IPv6 documentation and 6to4 forms, an
+// IPv4-mapped answer): each is refused when connecting, by the check on
+// the address dialed, with an error naming the address and its block.
+func TestHookClient_RefusedAfterResolving(t *testing.T) {
+	names := map[string]string{
+		"doc.hooks.test.": "192.0.2.2", "net3.hooks.test.": "203.0.113.1", "relay.hooks.test.": "192.88.99.1",
+		"bench.hooks.test.": "198.18.0.1", "doc6.hooks.test.": "2001:db8::1", "sixtofour.hooks.test.": "2002:c000:202::1",
+		"mapped.hooks.test.": "::ffff:192.0.2.2", "teredo.hooks.test.": "2001:0:4136:e378:8000:63bf:3fff:fdd2",
+	}
+	c := NewHookClient()
+	c.ConnectTimeout = 500 * time.Millisecond
+	c.Resolver = mustDNS(t, names)
+	for name, addr := range names {
+		u := "https://" + strings.TrimSuffix(name, ".") + "/hook?token=SECRET"
+		a := c.post(context.Background(), u, "msg_1", 1, "v1,x", []byte("{}"))
+		var refused *RefusedAddressError
+		if !errors.As(a.err, &refused) || refused.Why == nil {
+			t.Errorf("%s (%s): %v, want a refused address", name, addr, a.err)
+			continue
+		}
+		if want := strings.TrimPrefix(netip.MustParseAddr(addr).Unmap().String(), "::ffff:"); !strings.Contains(a.err.Error(), want+" is in ") || strings.Contains(a.err.Error(), "SECRET") {
+			t.Errorf("%s: %q; want it to name %s and its block, without the query", name, a.err, want)
+		}
+	}
+}
+
+// mustDNS runs a DNS server on 127.0.0.1 answering A and AAAA questions
+// for names (fully qualified) with their address, and returns a resolver
+// that asks it alone.
+func mustDNS(t *testing.T, names map[string]string) *net.Resolver {
+	t.Helper()
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &dns.Server{PacketConn: pc, Handler: dns.HandlerFunc(func(w dns.ResponseWriter, r *dns.Msg) {
+		m := new(dns.Msg)
+		m.SetReply(r)
+		for _, q := range r.Question {
+			a, err := netip.ParseAddr(names[strings.ToLower(q.Name)])
+			if err != nil {
+				m.Rcode = dns.RcodeNameError
+				continue
+			}
+			hdr := dns.RR_Header{Name: q.Name, Rrtype: q.Qtype, Class: dns.ClassINET, Ttl: 60}
+			switch {
+			case q.Qtype == dns.TypeA && a.Is4():
+				m.Answer = append(m.Answer, &dns.A{Hdr: hdr, A: a.AsSlice()})
+			case q.Qtype == dns.TypeAAAA && a.Is6():
+				m.Answer = append(m.Answer, &dns.AAAA{Hdr: hdr, AAAA: a.AsSlice()})
+			}
+		}
+		_ = w.WriteMsg(m)
+	})}
+	go func() { _ = srv.ActivateAndServe() }()
+	t.Cleanup(func() { _ = srv.Shutdown() })
+	server := pc.LocalAddr().String()
+	return &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, "udp", server)
+	}}
 }
 
 // TestHookClient_Loopback is the development flag: a receiver on 127.0.0.1
@@ -105,20 +177,6 @@ func TestHookClient_Loopback(t *testing.T) {
 	c2.AllowHTTPLoopback = true
 	if a := c2.post(context.Background(), srv.URL+"/hook", "msg_1", 1, "v1,x", nil); a.err == nil {
 		t.Fatal("a certificate no root vouches for was accepted")
-	}
-}
-
-func TestPublicIP(t *testing.T) {
-	for s, want := range map[string]bool{
-		"8.8.8.8": true, "2606:4700:4700::1111": true, "142.250.64.78": true,
-		"10.1.2.3": false, "172.16.0.1": false, "192.168.0.1": false, "127.0.0.1": false, "::1": false,
-		"169.254.169.254": false, "fe80::1": false, "fc00::1": false, "fd00:ec2::254": false,
-		"100.64.0.1": false, "100.127.255.254": false, "224.0.0.1": false, "ff02::1": false,
-		"0.0.0.0": false, "::": false, "255.255.255.255": false, "::ffff:10.0.0.1": false, "::ffff:8.8.8.8": true,
-	} {
-		if got := rappel.PublicIP(net.ParseIP(s)); got != want {
-			t.Errorf("PublicIP(%s) = %v, want %v", s, got, want)
-		}
 	}
 }
 

@@ -36,7 +36,8 @@ func NewHookMatcher() *HookMatcher {
 // Drain matches every unacknowledged batch of src, oldest first, and
 // acknowledges each once its deliveries are durable. A crash between the
 // two leaves the batch to be matched again, which the matched marks turn
-// into a no-op. A source's first live snapshot announces nothing.
+// into a no-op. A source's first snapshot into a node that held none of
+// its records (Initial) announces nothing.
 func (m *HookMatcher) Drain(ctx context.Context, src rappel.RecordEventsSource) error {
 	batches, err := src.RecordEvents(ctx)
 	if err != nil {

@@ -345,14 +345,20 @@ func (s *HookSender) finish(ctx context.Context, r *rappel.AlertRow, status, msg
 func (s *HookSender) noteHook(ctx context.Context, id string, change func(*rappel.Webhook)) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
 	defer cancel()
-	w, err := s.Hooks.Webhook(ctx, id)
-	if err == nil {
-		change(w)
-		err = s.Hooks.PutWebhook(ctx, w)
-	}
-	if err != nil && rappel.ErrorCode(err) != rappel.ENOTFOUND {
+	if err := updateHook(ctx, s.Hooks, id, change); err != nil && rappel.ErrorCode(err) != rappel.ENOTFOUND {
 		s.Logger.Error("recording a webhook endpoint's last delivery", "endpoint", id, "error", err)
 	}
+}
+
+// updateHook applies change to the endpoint id as stored now and stores
+// it; ENOTFOUND when it was deleted.
+func updateHook(ctx context.Context, hooks rappel.WebhookStore, id string, change func(*rappel.Webhook)) error {
+	w, err := hooks.Webhook(ctx, id)
+	if err != nil {
+		return err
+	}
+	change(w)
+	return hooks.PutWebhook(ctx, w)
 }
 
 // eventType reads the type out of an event key.

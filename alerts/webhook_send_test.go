@@ -55,6 +55,7 @@ func newHookRig(t *testing.T) *hookRig {
 	g.sender = s
 	g.svc = NewHookService(g.store, s)
 	g.svc.Now = s.Now
+	t.Cleanup(g.svc.Close)
 	return g
 }
 
@@ -175,9 +176,32 @@ func TestHookService_Keys(t *testing.T) {
 	if l, err := g.svc.List(ctx, "k2"); err != nil || len(l) != 0 {
 		t.Fatalf("another key's List: %v, %v", l, err)
 	}
+	before := g.hit("/ok")
 	res, err := g.svc.Test(ctx, "k1", id)
-	if err != nil || !res.OK || res.StatusCode != 200 || res.Type != rappel.EventWebhookTest {
-		t.Fatalf("Test = %+v, %v", res, err)
+	if err != nil || res.State != rappel.TestPending || res.Type != rappel.EventWebhookTest || !res.ReadyAt.Equal(g.now.Add(g.sender.Client.Timeout+testSettle)) {
+		t.Fatalf("Test = %+v, %v; want it pending for the client's timeout and a second", res, err)
+	}
+	if again, err := g.svc.Test(ctx, "k1", id); err != nil || again.ID != res.ID {
+		t.Fatalf("a second Test while the first is pending: %+v, %v; want the first", again, err)
+	}
+	// The event is posted at once; its outcome waits for ReadyAt, which
+	// Close cuts short: the endpoint keeps the test pending, and reads it
+	// as cut off once it is well past its ReadyAt.
+	for deadline := time.Now().Add(10 * time.Second); g.hit("/ok") == before; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the test event was not posted")
+		}
+	}
+	g.svc.Close()
+	if v := g.get(id); v.LastTest == nil || v.LastTest.ID != res.ID || v.LastTest.State != rappel.TestPending {
+		t.Fatalf("last_test after Close: %+v; want it pending", v.LastTest)
+	}
+	g.now = res.ReadyAt.Add(testGrace)
+	if v := g.get(id); v.LastTest == nil || v.LastTest.State != rappel.TestDone || v.LastTest.OK || v.LastTest.Error != testCutOff {
+		t.Fatalf("last_test long after its ReadyAt: %+v; want it cut off", v.LastTest)
+	}
+	if next, err := g.svc.Test(ctx, "k1", id); err != nil || next.ID == res.ID {
+		t.Fatalf("a Test after one was cut off: %+v, %v; want a new one", next, err)
 	}
 	g.svc.Max = 2
 	u := g.base + "/ok"

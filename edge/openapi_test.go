@@ -299,9 +299,10 @@ func TestOpenAPI_Document(t *testing.T) {
 			responses, _ := op["responses"].(map[string]any)
 			_, ok200 := responses["200"]
 			_, ok201 := responses["201"] // a creation
+			_, ok202 := responses["202"] // a request queued (a webhook test)
 			_, ok204 := responses["204"] // a deletion
-			if !ok200 && !ok201 && !ok204 {
-				t.Errorf("%s documents no 200, 201 or 204", key)
+			if !ok200 && !ok201 && !ok202 && !ok204 {
+				t.Errorf("%s documents no 200, 201, 202 or 204", key)
 			}
 			for status, resp := range responses {
 				r := d.deref(t, resp)
@@ -440,7 +441,11 @@ func TestOpenAPI_Responses(t *testing.T) {
 	inbox := newConfirmInbox(t, st)
 	s, _ := MustServer(t, MustCatalog(t, recs))
 	s.Lookup, s.Alerts, s.AdminKey = st, svc, testAdminKey
-	s.Webhooks = alerts.NewHookService(st, alerts.NewHookSender())
+	hookSender := alerts.NewHookSender()
+	hookSender.Logger = slog.New(slog.DiscardHandler)
+	hooks := alerts.NewHookService(st, hookSender)
+	t.Cleanup(hooks.Close)
+	s.Webhooks = hooks
 	// Keys of limited plans, so that responses carry the RateLimit
 	// headers (development keys carry none); the tiny plan's one request
 	// is followed by a 429.
@@ -521,8 +526,8 @@ func TestOpenAPI_Responses(t *testing.T) {
 	for _, c := range cases {
 		run(c)
 	}
-	// Webhook endpoints: one registered, read, tested (a name under
-	// .invalid never resolves: a 200 with ok false) and deleted.
+	// Webhook endpoints: one registered, read, tested (a 202: the test is
+	// queued, and the endpoint shows it pending) and deleted.
 	created := run(docCase{"POST", "/recall/webhooks", `{"url":"https://hooks.invalid:1/hook?token=abc","q":"cheddar","recall_agency":"CFIA","events":["recall.created"]}`, key, 201})
 	var hook struct {
 		ID string `json:"id"`
@@ -534,7 +539,8 @@ func TestOpenAPI_Responses(t *testing.T) {
 		{"POST", "/recall/webhooks", `{"url":"http://10.0.0.1/","events":["recall.deleted"],"recall_agency":"fda"}`, key, 422},
 		{"GET", "/recall/webhooks", "", key, 200},
 		{"GET", "/recall/webhooks/" + hook.ID, "", key, 200},
-		{"POST", "/recall/webhooks/" + hook.ID + "/test", "", key, 200},
+		{"POST", "/recall/webhooks/" + hook.ID + "/test", "", key, 202},
+		{"GET", "/recall/webhooks/" + hook.ID, "", key, 200},
 		{"GET", "/recall/webhooks/wh_nope", "", key, 404},
 		{"DELETE", "/recall/webhooks/" + hook.ID, "", key, 204},
 	} {

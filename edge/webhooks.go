@@ -55,6 +55,7 @@ func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	req.Served = s.Catalog.Snapshot()
 	created, err := svc.Create(r.Context(), key, req)
 	if err != nil {
 		return err
@@ -111,16 +112,22 @@ func (s *Server) deleteWebhook(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// testWebhook answers POST /recall/webhooks/{id}/test with the receiver's
-// answer to a webhook.test event sent now.
+// testWebhook answers POST /recall/webhooks/{id}/test with 202 and the
+// webhook.test event it queued, pending; the endpoint's last_test shows
+// the outcome from the event's ready_at on (README, "Which addresses
+// rappel posts to": the answer and its timing are the same whatever the
+// receiver does).
 func (s *Server) testWebhook(w http.ResponseWriter, r *http.Request) error {
 	svc, key, err := s.webhooks(w)
 	if err != nil {
 		return err
 	}
-	res, err := svc.Test(r.Context(), key, r.PathValue("id"))
+	id := r.PathValue("id")
+	t, err := svc.Test(r.Context(), key, id)
 	if err != nil {
 		return err
 	}
-	return s.writeValue(w, r, res)
+	w.Header().Set("Location", "/recall/webhooks/"+id)
+	w.Header().Set("Cache-Control", "no-store")
+	return s.writeStatus(w, r, http.StatusAccepted, t)
 }

@@ -97,11 +97,17 @@ func (r *Refresher) apply(ctx context.Context, p *plan) (changed bool, err error
 	}
 	p.took.assemble = time.Since(t0)
 	c.PutRecords, c.DeleteRecords = asm.put, asm.del
+	// A snapshot is Initial only when the source held no records to
+	// compare it with: its records are then new to the node, not to the
+	// world. A first live refresh over the bundle's records is compared
+	// with them, and what it finds changed since the bundle was built
+	// changed in the world: it is announced like any later refresh's.
+	initial := !p.st.Feed.Live && len(stored) == 0
 	if len(asm.added) > 0 {
-		c.NewRecalls = &rappel.NewRecalls{At: now, Source: p.src.Name, Initial: !p.st.Feed.Live, RecordIDs: asm.added}
+		c.NewRecalls = &rappel.NewRecalls{At: now, Source: p.src.Name, Initial: initial, RecordIDs: asm.added}
 	}
 	// The webhooks' events; the store writes none when there are none.
-	c.Events = &rappel.RecordEvents{At: now, Source: p.src.Name, Initial: !p.st.Feed.Live,
+	c.Events = &rappel.RecordEvents{At: now, Source: p.src.Name, Initial: initial,
 		Created: asm.added, Updated: asm.updated, Archived: asm.archived}
 	if err := r.addRaw(ctx, p, c); err != nil {
 		return false, err
