@@ -107,24 +107,14 @@ func invalidTogether(items []rappel.Invalid, verr error) *rappel.Error {
 	return rappel.Invalids(items...)
 }
 
-// decodeObject reads the body, at most max bytes, as a JSON object whose
+// decodeFields reads the body, at most max bytes, as a JSON object whose
 // fields are those of dst, each decoded into its pointer: a **string, or
-// a **[]string. Malformed JSON (example is the fix), unknown fields
-// (fields lists the known), values of the wrong type and strings that are
-// not text are 422 items at ["body", ...].
-func decodeObject(r *http.Request, max int64, example string, fields []string, dst map[string]any) error {
-	items, err := decodeFields(r, max, example, fields, dst)
-	if err == nil && len(items) > 0 {
-		err = rappel.Invalids(items...)
-	}
-	return err
-}
-
-// decodeFields is decodeObject that returns the problems of single fields
-// (unknown fields, values of the wrong type, strings holding bytes that
-// are not UTF-8 or half a surrogate pair) as items, leaving those fields
+// a **[]string. It returns the problems of single fields (unknown fields,
+// values of the wrong type, strings holding bytes that are not UTF-8 or
+// half a surrogate pair) as items at ["body", ...], leaving those fields
 // unset, for the caller to answer with its own items; err refuses the
-// body whole (415, unreadable, too long, not a JSON object).
+// body whole (415, unreadable, too long, not a JSON object: example is
+// the fix).
 func decodeFields(r *http.Request, max int64, example string, fields []string, dst map[string]any) ([]rappel.Invalid, error) {
 	if err := checkJSONBody(r); err != nil {
 		return nil, err

@@ -32,14 +32,22 @@ func (s *Server) webhooks(w http.ResponseWriter) (rappel.Webhooks, string, error
 }
 
 // decodeWebhook reads the body of POST /recall/webhooks; the values are
-// checked by WebhookRequest.Validate.
+// checked by WebhookRequest.Validate. A body whose fields the decoder
+// refuses (unknown, of the wrong type, not text) is answered with those
+// problems and the ones Validate finds in the other fields, in one 422,
+// as a subscription's is (README, "Webhooks"); the address rules that
+// depend on the server's settings are checked once the body decodes.
 func decodeWebhook(r *http.Request) (*rappel.WebhookRequest, error) {
 	req := &rappel.WebhookRequest{}
-	err := decodeObject(r, maxWebhookBody, webhookExample, webhookFields, map[string]any{"url": &req.URL, "q": &req.Q,
+	items, err := decodeFields(r, maxWebhookBody, webhookExample, webhookFields, map[string]any{"url": &req.URL, "q": &req.Q,
 		"recall_agency": &req.Agency, "recall_type": &req.RecallType, "hazard_class": &req.HazardClass,
 		"allergen": &req.Allergen, "category": &req.Category, "events": &req.Events})
 	if err != nil {
 		return nil, err
+	}
+	if len(items) > 0 {
+		_, _, _, verr := req.Validate(r.Context(), true)
+		return nil, invalidTogether(items, verr)
 	}
 	return req, nil
 }

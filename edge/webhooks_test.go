@@ -60,8 +60,8 @@ func TestWebhooks_Keys(t *testing.T) {
 			Msg string `json:"msg"`
 		} `json:"detail"`
 	}
-	if err := json.Unmarshal(body, &e); code != 422 || err != nil || len(e.Detail) != 2 {
-		t.Fatalf("a malformed body: %d %s; want 422 for events and extra", code, body)
+	if err := json.Unmarshal(body, &e); code != 422 || err != nil || len(e.Detail) != 4 {
+		t.Fatalf("a malformed body: %d %s; want one 422 for events, extra, url and recall_agency", code, body)
 	}
 	code, body = do("POST", "/recall/webhooks", "rk_b", `{"url":"https://user:pw@hooks.example.ca/","recall_agency":"FDA"}`)
 	if err := json.Unmarshal(body, &e); code != 422 || err != nil || len(e.Detail) != 2 || !strings.Contains(e.Detail[0].Msg, "credentials") {
@@ -352,8 +352,10 @@ func TestWebhooks_RefusedAddresses(t *testing.T) {
 // filters are validated as GET /recall validates its parameters: a
 // category no record has is a 422 there and here, in the same words (but
 // for where it is), and a category GET /recall takes is taken here; and
-// that a URL whose host is not ASCII, holds a bidi control or a lone
-// surrogate (read as U+FFFD) is a 422 asking for the A-label form.
+// that a URL whose host is not ASCII, holds a bidi control or U+FFFD is a
+// 422 asking for the A-label form (a lone surrogate escape is refused by
+// the decoder, naming it); and that every problem of a body comes in one
+// 422, an unknown field's among them.
 func TestWebhooks_Filters(t *testing.T) {
 	base, do := webhookEnv(t, alerts.NewHookSender())
 	resp, body := docRequest(t, base, docCase{"GET", "/recall?category=Nonexistentcat", "", map[string]string{"X-Gateway-Key": "rk_a"}, 0})
@@ -372,13 +374,19 @@ func TestWebhooks_Filters(t *testing.T) {
 	if items := itemsOf(t, body); code != http.StatusUnprocessableEntity || len(items) != 3 {
 		t.Fatalf("three bad fields: %d %s; want three items", code, body)
 	}
+	// An unknown field hides none of the others.
+	code, body = do("POST", "/recall/webhooks", `{"url":"https://192.0.2.2/","colour":"red","recall_type":"boats"}`)
+	if items := itemsOf(t, body); code != http.StatusUnprocessableEntity || len(items) != 3 {
+		t.Fatalf("an unknown field and two bad ones: %d %s; want three items", code, body)
+	}
 	if code, body := do("POST", "/recall/webhooks", `{"url":"https://hooks.example.ca/","category":"  dairy "}`); code != http.StatusCreated {
 		t.Fatalf("a category GET /recall takes: %d %s", code, body)
 	}
 	for url, want := range map[string]string{
 		`https://b\u00fccher.ca/rappel`:      "has the host name 'bücher.ca', which is not ASCII; send the host name in its A-label (xn--) form, in ASCII; did you mean 'https://xn--bcher-kva.ca/rappel'?",
 		`https://hooks\u202eac.example.ca/`:  "holds U+202E (right-to-left override, an invisible format character) at byte 5; send the host name in its A-label (xn--) form",
-		`https://hooks\ud800.example.ca/`:    "holds U+FFFD, the replacement character, at byte 5",
+		`https://hooks\ud800.example.ca/`:    "holds the escape '\\ud800' at byte 13, half of a surrogate pair without its other half",
+		"https://hooks\uFFFD.example.ca/":   "holds U+FFFD, the replacement character, at byte 5",
 		`https://b%C3%BCcher.ca/`:            "has the host name 'bücher.ca', which is not ASCII",
 		`https://hooks.example.ca/\u202egpj`: "holds U+202E (right-to-left override, an invisible format character) at byte 25; remove it, or percent-encode it",
 	} {
