@@ -386,7 +386,7 @@ func TestWebhooks_Filters(t *testing.T) {
 		`https://b\u00fccher.ca/rappel`:      "has the host name 'bücher.ca', which is not ASCII; send the host name in its A-label (xn--) form, in ASCII; did you mean 'https://xn--bcher-kva.ca/rappel'?",
 		`https://hooks\u202eac.example.ca/`:  "holds U+202E (right-to-left override, an invisible format character) at byte 5; send the host name in its A-label (xn--) form",
 		`https://hooks\ud800.example.ca/`:    "holds the escape '\\ud800' at byte 13, half of a surrogate pair without its other half",
-		"https://hooks\uFFFD.example.ca/":   "holds U+FFFD, the replacement character, at byte 5",
+		"https://hooks\uFFFD.example.ca/":    "holds U+FFFD, the replacement character, at byte 5",
 		`https://b%C3%BCcher.ca/`:            "has the host name 'bücher.ca', which is not ASCII",
 		`https://hooks.example.ca/\u202egpj`: "holds U+202E (right-to-left override, an invisible format character) at byte 25; remove it, or percent-encode it",
 	} {
