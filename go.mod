@@ -3,6 +3,7 @@ module github.com/rappel-ca/rappel
 go 1.26.8
 
 require (
+	aead.dev/minisign v0.3.0
 	github.com/RoaringBitmap/roaring/v2 v2.30.0
 	github.com/andybalholm/brotli v1.2.8
 	github.com/blevesearch/vellum v1.2.1

@@ -30,6 +30,12 @@ type FeedsConfig struct {
 	AdminKey string
 	// PluginsDir is watched for new plugins (<source>.wasm).
 	PluginsDir string
+	// PluginKeys is the file of the public keys whose signatures make a
+	// plugin from PluginsDir trusted (plugins.ParseTrustedKeys).
+	PluginKeys string
+	// AllowUnsigned lets unsigned plugins from PluginsDir go live: for
+	// development only.
+	AllowUnsigned bool
 	// DetailRate is detail document requests a second; 0 for no limit.
 	DetailRate float64
 }
@@ -60,6 +66,8 @@ func (c *FeedsConfig) register(fs *flag.FlagSet) {
 	fs.Float64Var(&c.MaxRemoval, "max-removal", c.MaxRemoval, "largest `share` of a source's records one refresh may remove; more is refused as suspicious")
 	fs.StringVar(&c.AdminKey, "admin-key", c.AdminKey, "`key` for the admin endpoints (POST /admin/refresh), sent in x-admin-key; empty keeps them closed")
 	fs.StringVar(&c.PluginsDir, "plugins-dir", c.PluginsDir, "`directory` watched for new plugins (<source>.wasm), tried on the last good data before they replace the running ones")
+	fs.StringVar(&c.PluginKeys, "plugin-keys", c.PluginKeys, "`file` of the trusted public keys (minisign format, one a line, # for comments); a plugin from --plugins-dir goes live only with a signature (FILE.wasm.minisig) by one of them")
+	fs.BoolVar(&c.AllowUnsigned, "plugins-allow-unsigned", c.AllowUnsigned, "let plugins from --plugins-dir without a signature go live (development only; a signature that is there is still checked)")
 	fs.Float64Var(&c.DetailRate, "feed-detail-rate", c.DetailRate, "detail document `requests` a second at most (0 for no limit)")
 }
 
@@ -79,7 +87,30 @@ func (c *FeedsConfig) validate() error {
 			return fmt.Errorf("feed URLs: %w", err)
 		}
 	}
-	return nil
+	_, err := c.pluginVerifier()
+	return err
+}
+
+// pluginVerifier reads --plugin-keys into the check a candidate from
+// --plugins-dir passes before it is tried; nil without --plugins-dir. A
+// watched directory needs trusted keys or, for development,
+// --plugins-allow-unsigned: anyone who can write there would otherwise
+// choose what the server serves.
+func (c *FeedsConfig) pluginVerifier() (*plugins.Verifier, error) {
+	switch {
+	case c.PluginsDir == "":
+		return nil, nil
+	case c.PluginKeys == "" && !c.AllowUnsigned:
+		return nil, errors.New("--plugins-dir needs --plugin-keys FILE, the public keys whose signatures make a plugin trusted (rappel plugin keygen writes a pair), or --plugins-allow-unsigned for development")
+	case c.PluginKeys == "":
+		return &plugins.Verifier{AllowUnsigned: true}, nil
+	}
+	v, err := plugins.LoadTrustedKeys(c.PluginKeys)
+	if err != nil {
+		return nil, fmt.Errorf("--plugin-keys: %w", err)
+	}
+	v.AllowUnsigned = c.AllowUnsigned
+	return v, nil
 }
 
 func (c *FeedsConfig) sources() []*feeds.Source {
@@ -135,6 +166,13 @@ func (c *FeedsConfig) openPlugins(ctx context.Context, dataDir string, bundled i
 	mods, err := bundle.Plugins(bundled)
 	if err != nil {
 		return nil, nil, errors.Join(err, closeHost())
+	}
+	verifier, err := c.pluginVerifier()
+	if err != nil {
+		return nil, nil, errors.Join(err, closeHost())
+	}
+	if verifier != nil && verifier.AllowUnsigned {
+		log.Warn("plugins without a signature from --plugins-dir can go live (--plugins-allow-unsigned): use it for development only", "plugins_dir", c.PluginsDir, "trusted_keys", len(verifier.KeyIDs()))
 	}
 	reg = plugins.NewRegistry(host, mods)
 	reg.Dir = c.PluginsDir

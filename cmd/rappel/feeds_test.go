@@ -103,7 +103,7 @@ func TestServe_Feeds(t *testing.T) {
 		"--data-dir", dataDir, "--api-keys", "k1", "--feeds", "on",
 		"--feed-hc-en", up.URL + "/hc/recalls-en.json", "--feed-hc-fr", up.URL + "/hc/recalls-fr.json",
 		"--feed-tc-vrdb", up.URL + "/tc/vrdb.csv", "--feed-detail", up.URL + "/detail/{lang}/{id}.json",
-		"--refresh-interval", "3s", "--admin-key", adminKey, "--plugins-dir", pluginsDir, "--feed-detail-rate", "0",
+		"--refresh-interval", "3s", "--admin-key", adminKey, "--plugins-dir", pluginsDir, "--plugins-allow-unsigned", "--feed-detail-rate", "0",
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -91,6 +91,7 @@ func parseArgs(fs *flag.FlagSet, args []string) error {
 var synopses = map[string]string{
 	"rappel keys revoke": "rappel keys revoke ID [flags]",
 	"rappel plugin test": "rappel plugin test FILE.wasm --input FILE_OR_DIR [flags]",
+	"rappel plugin sign": "rappel plugin sign FILE.wasm --key FILE [flags]",
 	"rappel version":     "rappel version\n\nPrints the version, commit, build date and Go version of this binary.",
 }
 
@@ -138,8 +139,9 @@ func defaultOf(f *flag.Flag) string {
 }
 
 // envNotFlags are the RAPPEL_ variables read other than as a flag: CI's
-// switch and the tests' own, and the marker of a plugin's child process.
-var envNotFlags = []string{"RAPPEL_CI", "RAPPEL_PG_BIN", "RAPPEL_PLUGIN_CHILD", "RAPPEL_BENCH_PG", "RAPPEL_DOCS_DOM"}
+// switch and the tests' own, the marker of a plugin's child process, and
+// the password of a plugin signing key (never a flag, which ps shows).
+var envNotFlags = []string{"RAPPEL_CI", "RAPPEL_PG_BIN", "RAPPEL_PLUGIN_CHILD", passwordEnv, "RAPPEL_BENCH_PG", "RAPPEL_DOCS_DOM"}
 
 // envNotFlagPrefixes begin the variables the tests hand their helper
 // processes.

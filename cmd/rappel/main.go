@@ -73,6 +73,9 @@ Usage:
 	rappel bundle [flags]   build the embedded data bundle from a corpus
 	rappel plugin test FILE.wasm --input FILE_OR_DIR
 	                        show what the server would make of a plugin
+	rappel plugin keygen    write a key pair for signing plugins
+	rappel plugin sign FILE.wasm --key FILE
+	                        sign a plugin for servers that trust the key
 	rappel keys add --plan free|pro --label TEXT
 	                        issue an API key (printed once)
 	rappel keys list        list the keys (never the keys themselves)
@@ -125,5 +128,6 @@ func run(ctx context.Context, args []string) error {
 func commandFlagSets() []*flag.FlagSet {
 	keys := NewKeysCommand()
 	keys.Action = "add" // the flags of list and revoke, and more
-	return []*flag.FlagSet{NewServeCommand().flagSet(), NewBundleCommand().flagSet(), keys.flagSet(), NewPluginTestCommand().flagSet()}
+	return []*flag.FlagSet{NewServeCommand().flagSet(), NewBundleCommand().flagSet(), keys.flagSet(), NewPluginTestCommand().flagSet(),
+		NewPluginKeygenCommand().flagSet(), (&PluginSignCommand{}).flagSet()}
 }

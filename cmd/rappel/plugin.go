@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,7 +12,9 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/rappel-ca/rappel"
@@ -21,9 +24,14 @@ import (
 
 const pluginUsage = `Usage:
 	rappel plugin test FILE.wasm --input FILE_OR_DIR [--source NAME] [--json]
+	rappel plugin keygen [--pub FILE] [--key FILE] [--unencrypted]
+	rappel plugin sign FILE.wasm --key FILE [--source NAME]
 
-Runs a plugin exactly as the server would on a candidate, and says whether
-the server would activate it. "rappel plugin test -h" lists the flags.
+test runs a plugin exactly as the server would on a candidate, and says
+whether the server would activate it. keygen writes a key pair for signing
+plugins, sign writes FILE.wasm.minisig beside a plugin: a server with
+--plugin-keys activates only plugins signed by a key it lists.
+"rappel plugin COMMAND -h" lists a command's flags.
 `
 
 // runPlugin dispatches the plugin subcommands. (The child processes that
@@ -43,8 +51,20 @@ func runPlugin(ctx context.Context, args []string) error {
 			return err
 		}
 		return c.Run(ctx)
+	case "keygen":
+		c := NewPluginKeygenCommand()
+		if err := parseFlags(c.flagSet(), args[1:]); err != nil {
+			return err
+		}
+		return c.Run()
+	case "sign":
+		c := &PluginSignCommand{}
+		if err := c.ParseFlags(args[1:]); err != nil {
+			return err
+		}
+		return c.Run()
 	}
-	return fmt.Errorf("unknown plugin command %q; the command is test", args[0])
+	return fmt.Errorf("unknown plugin command %q; the commands are test, keygen and sign", args[0])
 }
 
 // PluginTestCommand runs a candidate plugin on an input as the host would
@@ -63,6 +83,14 @@ type PluginTestCommand struct {
 	Timeout  time.Duration
 	Stop     string
 	CacheDir string
+	// PluginKeys is the trusted keys file the signature is checked with,
+	// as the server's --plugin-keys; empty leaves it unchecked.
+	PluginKeys string
+	// Records is a file the accepted records are written to, as NDJSON.
+	Records string
+	// Log prints the plugin's own log lines (its stderr that is not a
+	// problem line).
+	Log bool
 
 	// Bundle holds the bundled plugins; the embedded bundle by default.
 	Bundle iofs.FS
@@ -78,27 +106,37 @@ func NewPluginTestCommand() *PluginTestCommand {
 // ParseFlags reads the command line and environment into c. The module may
 // come before or after the flags.
 func (c *PluginTestCommand) ParseFlags(args []string) error {
-	fs := c.flagSet()
-	// As parseFlags does, but the module may come between flags.
-	if err := flagsFromEnv(fs); err != nil {
+	wasm, err := parseWithArg(c.flagSet(), args)
+	if err != nil {
 		return err
 	}
-	if err := parseArgs(fs, args); err != nil {
-		return err
-	}
-	if rest := fs.Args(); len(rest) > 0 {
-		c.Wasm = rest[0]
-		if err := parseArgs(fs, rest[1:]); err != nil {
-			return err
-		}
-		if fs.NArg() > 0 {
-			return fmt.Errorf("unexpected argument %q", fs.Arg(0))
-		}
-	}
+	c.Wasm = wasm
 	if c.Source == "" {
 		c.Source = strings.TrimSuffix(filepath.Base(c.Wasm), ".wasm")
 	}
 	return c.Validate()
+}
+
+// parseWithArg is parseFlags for a command that takes one argument (a
+// module) before, between or after its flags; it returns the argument,
+// empty when there is none.
+func parseWithArg(fs *flag.FlagSet, args []string) (arg string, err error) {
+	if err := flagsFromEnv(fs); err != nil {
+		return "", err
+	}
+	if err := parseArgs(fs, args); err != nil {
+		return "", err
+	}
+	if rest := fs.Args(); len(rest) > 0 {
+		arg = rest[0]
+		if err := parseArgs(fs, rest[1:]); err != nil {
+			return "", err
+		}
+		if fs.NArg() > 0 {
+			return "", fmt.Errorf("unexpected argument %q", fs.Arg(0))
+		}
+	}
+	return arg, nil
 }
 
 // flagSet defines plugin test's flags on c's fields.
@@ -112,6 +150,9 @@ func (c *PluginTestCommand) flagSet() *flag.FlagSet {
 	fs.DurationVar(&c.Timeout, "timeout", c.Timeout, "`time` a run may take before it is stopped")
 	fs.StringVar(&c.Stop, "stop", c.Stop, "how a runaway run is stopped: `kill` (a child process, as the server does), check (in process, wazero's deadline checks) or none (trusted)")
 	fs.StringVar(&c.CacheDir, "cache-dir", c.CacheDir, "`directory` for compiled modules (default: a temporary one)")
+	fs.StringVar(&c.PluginKeys, "plugin-keys", c.PluginKeys, "`file` of trusted public keys, as the server's: the plugin's signature (FILE.wasm.minisig) is checked with them")
+	fs.StringVar(&c.Records, "records", c.Records, "`file` the records the host accepted are written to, one JSON object a line")
+	fs.BoolVar(&c.Log, "log", c.Log, "print the plugin's own log lines (what it writes on stderr that is not a problem line)")
 	return fs
 }
 
@@ -148,6 +189,8 @@ type pluginReport struct {
 	Accepted   int              `json:"accepted"`
 	Refused    int              `json:"refused"`
 	Problems   []rappel.Problem `json:"problems"`
+	Signature  string           `json:"signature"`
+	Log        []string         `json:"log,omitempty"`
 	Against    *againstReport   `json:"against,omitempty"`
 	Verdict    string           `json:"verdict"`
 	Reason     string           `json:"reason,omitempty"`
@@ -169,16 +212,20 @@ func (c *PluginTestCommand) Run(ctx context.Context) error {
 	if out == nil {
 		out = os.Stdout
 	}
+	if err := checkSource(c.Source); err != nil {
+		return err
+	}
 	payload, err := c.readInput()
 	if err != nil {
 		return err
 	}
+	logs := &pluginLog{}
 	host := plugins.NewHost()
 	host.CacheDir = c.CacheDir
 	host.Timeout = c.Timeout
 	host.Interruptible = c.Stop != "none"
 	host.InProcess = c.Stop == "check"
-	host.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	host.Logger = slog.New(logs)
 	if err := host.Open(ctx); err != nil {
 		return err
 	}
@@ -186,7 +233,17 @@ func (c *PluginTestCommand) Run(ctx context.Context) error {
 
 	rep := &pluginReport{Plugin: c.Wasm, Source: c.Source, Partial: plugins.DefaultPartial()[c.Source], Input: c.Input,
 		InputFiles: payload.Len(), InputBytes: payload.Size(), Stop: c.Stop, Problems: []rappel.Problem{}}
-	v, err := c.runOne(ctx, host, c.Wasm, nil, payload, rep)
+	rep.Signature, err = c.checkSignature()
+	var v *plugins.Verdict
+	if err == nil {
+		v, err = c.runOne(ctx, host, c.Wasm, nil, payload, rep)
+		if c.Log {
+			rep.Log = append([]string{}, logs.lines...)
+		}
+	}
+	if err == nil && c.Records != "" {
+		err = writeRecords(c.Records, v.Records)
+	}
 	if err == nil {
 		var base *plugins.Baseline
 		base, err = c.compare(ctx, host, payload, rep, v)
@@ -204,6 +261,85 @@ func (c *PluginTestCommand) Run(ctx context.Context) error {
 	if rep.Verdict != "accepted" {
 		return errRejected
 	}
+	return nil
+}
+
+// checkSource refuses a source the server does not have, as the server
+// refuses a candidate named after none.
+func checkSource(source string) error {
+	var names []string
+	for _, s := range (&FeedsConfig{}).sources() {
+		if s.Name == source {
+			return nil
+		}
+		names = append(names, s.Name)
+	}
+	slices.Sort(names)
+	return fmt.Errorf("there is no source named %q to run it for (the sources are %s); name the module after its source or give --source", source, strings.Join(names, ", "))
+}
+
+// checkSignature checks the module's signature with --plugin-keys, as the
+// server checks a candidate's, and describes it; without --plugin-keys it
+// only says whether there is one.
+func (c *PluginTestCommand) checkSignature() (string, error) {
+	if c.PluginKeys == "" {
+		if _, err := os.Stat(c.Wasm + plugins.SignatureSuffix); err == nil {
+			return "signed, not checked (give --plugin-keys to check it)", nil
+		}
+		return "unsigned", nil
+	}
+	v, err := plugins.LoadTrustedKeys(c.PluginKeys)
+	if err != nil {
+		return "", fmt.Errorf("--plugin-keys: %w", err)
+	}
+	wasm, err := os.ReadFile(c.Wasm)
+	if err != nil {
+		return "", fmt.Errorf("reading plugin: %w", err)
+	}
+	if err := v.VerifyFile(c.Wasm, c.Source, wasm); err != nil {
+		return "refused", err
+	}
+	return "signed by a trusted key", nil
+}
+
+// writeRecords writes records to path, one JSON object a line.
+func writeRecords(path string, records []*rappel.Record) error {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	for _, r := range records {
+		if err := enc.Encode(r); err != nil {
+			return err
+		}
+	}
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("--records: %w", err)
+	}
+	return nil
+}
+
+// pluginLog is the host's logger during a test: it keeps the plugins' own
+// log lines, which the host logs as "plugin log", and drops the rest.
+type pluginLog struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (l *pluginLog) Enabled(context.Context, slog.Level) bool { return true }
+func (l *pluginLog) WithAttrs([]slog.Attr) slog.Handler       { return l }
+func (l *pluginLog) WithGroup(string) slog.Handler            { return l }
+func (l *pluginLog) Handle(_ context.Context, r slog.Record) error {
+	if r.Message != "plugin log" {
+		return nil
+	}
+	r.Attrs(func(a slog.Attr) bool {
+		if a.Key == "line" {
+			l.mu.Lock()
+			l.lines = append(l.lines, a.Value.String())
+			l.mu.Unlock()
+		}
+		return true
+	})
 	return nil
 }
 
@@ -306,6 +442,7 @@ func (c *PluginTestCommand) print(w io.Writer, rep *pluginReport) error {
 	fmt.Fprintf(w, "plugin    %s (sha256 %s)\n", rep.Plugin, short(rep.SHA256))
 	fmt.Fprintf(w, "source    %s: %s\n", rep.Source, kind)
 	fmt.Fprintf(w, "input     %s: %d files, %d bytes\n", rep.Input, rep.InputFiles, rep.InputBytes)
+	fmt.Fprintf(w, "signature %s\n", rep.Signature)
 	fmt.Fprintf(w, "run       %.2fs (stop: %s)\n", rep.Duration, rep.Stop)
 	fmt.Fprintf(w, "records   %d accepted, %d refused by the host\n", rep.Accepted, rep.Refused)
 	fmt.Fprintf(w, "problems  %d\n", len(rep.Problems))
@@ -319,6 +456,12 @@ func (c *PluginTestCommand) print(w io.Writer, rep *pluginReport) error {
 			id = "-"
 		}
 		fmt.Fprintf(w, "  %-14s %s\n", id, p.Reason)
+	}
+	if c.Log {
+		fmt.Fprintf(w, "log       %d lines\n", len(rep.Log))
+		for _, line := range rep.Log {
+			fmt.Fprintf(w, "  %s\n", line)
+		}
 	}
 	if a := rep.Against; a != nil {
 		fmt.Fprintf(w, "compared  with %s (sha256 %s, %.2fs): %d accepted, %d refused; the candidate lacks %d of them\n",
