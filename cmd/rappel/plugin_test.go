@@ -11,6 +11,7 @@ import (
 	"testing"
 	"testing/fstest"
 
+	"github.com/rappel-ca/rappel"
 	"github.com/rappel-ca/rappel/plugins"
 	"github.com/rappel-ca/rappel/plugins/plugintest"
 )
@@ -153,5 +154,49 @@ func TestPluginTest_Flags(t *testing.T) {
 	}
 	if err := run(context.Background(), []string{"plugin", "frobnicate"}); err == nil || !strings.Contains(err.Error(), "unknown plugin command") {
 		t.Errorf("err = %v", err)
+	}
+}
+
+// TestPluginTest_RecordsAndLog checks that --records writes the records
+// the host accepted, one JSON object a line, and that --log shows the
+// plugin's own stderr lines, which the report otherwise drops.
+func TestPluginTest_RecordsAndLog(t *testing.T) {
+	dir := t.TempDir()
+	hc := filepath.Join(plugintest.ModuleRoot(t), "testdata", "hc")
+	chatty := mustWasmFile(t, dir, "hcdump.wasm", testGuests+"chatty")
+	records := filepath.Join(dir, "out.ndjson")
+	out, err := runPluginTest(t, chatty, "--input", hc, "--cache-dir", filepath.Join(dir, "cache"), "--records", records, "--log")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	for _, want := range []string{"log       2 lines", "  chatty: starting", "  chatty: 12 records"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	lines := strings.Split(strings.TrimSuffix(string(mustRead(t, records)), "\n"), "\n")
+	if len(lines) != 12 {
+		t.Fatalf("%d records written, want 12", len(lines))
+	}
+	for _, line := range lines {
+		var r rappel.Record
+		if err := json.Unmarshal([]byte(line), &r); err != nil || r.RecordID == "" || r.Agency == "" {
+			t.Errorf("record line %q: %v", line, err)
+		}
+	}
+	if out, _ := runPluginTest(t, chatty, "--input", hc, "--cache-dir", filepath.Join(dir, "cache")); strings.Contains(out, "chatty:") {
+		t.Errorf("log lines shown without --log:\n%s", out)
+	}
+}
+
+// TestPluginTest_UnknownSource checks that a module named after no source
+// is refused as the server refuses it, not judged on its own.
+func TestPluginTest_UnknownSource(t *testing.T) {
+	dir := t.TempDir()
+	hc := filepath.Join(plugintest.ModuleRoot(t), "testdata", "hc")
+	wasm := mustWasmFile(t, dir, "recalls.wasm", "./plugins/hcdump/wasm")
+	out, err := runPluginTest(t, wasm, "--input", hc, "--cache-dir", filepath.Join(dir, "cache"))
+	if err == nil || !strings.Contains(err.Error(), `there is no source named "recalls"`) || !strings.Contains(err.Error(), "detail, hcdump, vrdb") || strings.Contains(out, "accepted") {
+		t.Fatalf("err = %v\n%s", err, out)
 	}
 }
