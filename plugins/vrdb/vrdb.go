@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"slices"
 	"strings"
 
 	"github.com/rappel-ca/rappel"
@@ -51,11 +52,51 @@ const (
 // numRequired is the number of columns a header must name.
 const numRequired = colLastUpdate
 
+// The header names of the columns, as Transport Canada's export spells
+// them. A plugin for a file whose columns are named otherwise maps its
+// names to these with NormalizeWith.
+const (
+	ColumnRecallNumber       = "RECALL_NUMBER_NUM"
+	ColumnYear               = "YEAR"
+	ColumnManufacturerNumber = "MANUFACTURER_RECALL_NO_TXT"
+	ColumnCategoryEN         = "CATEGORY_ETXT"
+	ColumnCategoryFR         = "CATEGORY_FTXT"
+	ColumnMake               = "MAKE_NAME_NM"
+	ColumnModel              = "MODEL_NAME_NM"
+	ColumnUnits              = "UNIT_AFFECTED_NBR"
+	ColumnSystemEN           = "SYSTEM_TYPE_ETXT"
+	ColumnSystemFR           = "SYSTEM_TYPE_FTXT"
+	ColumnNotificationEN     = "NOTIFICATION_TYPE_ETXT"
+	ColumnNotificationFR     = "NOTIFICATION_TYPE_FTXT"
+	ColumnCommentEN          = "COMMENT_ETXT"
+	ColumnCommentFR          = "COMMENT_FTXT"
+	ColumnRecallDate         = "RECALL_DATE_DTE"
+	ColumnLastUpdate         = "LAST_UPDATE_DATE"
+	ColumnManufacturer       = "MANUFACTURER_NAME_NM"
+)
+
 var columnNames = [numCols]string{
-	"RECALL_NUMBER_NUM", "YEAR", "MANUFACTURER_RECALL_NO_TXT", "CATEGORY_ETXT", "CATEGORY_FTXT",
-	"MAKE_NAME_NM", "MODEL_NAME_NM", "UNIT_AFFECTED_NBR", "SYSTEM_TYPE_ETXT", "SYSTEM_TYPE_FTXT",
-	"NOTIFICATION_TYPE_ETXT", "NOTIFICATION_TYPE_FTXT", "COMMENT_ETXT", "COMMENT_FTXT", "RECALL_DATE_DTE",
-	"LAST_UPDATE_DATE", "MANUFACTURER_NAME_NM",
+	ColumnRecallNumber, ColumnYear, ColumnManufacturerNumber, ColumnCategoryEN, ColumnCategoryFR,
+	ColumnMake, ColumnModel, ColumnUnits, ColumnSystemEN, ColumnSystemFR,
+	ColumnNotificationEN, ColumnNotificationFR, ColumnCommentEN, ColumnCommentFR, ColumnRecallDate,
+	ColumnLastUpdate, ColumnManufacturer,
+}
+
+// Aliases maps header names a file uses to the columns they stand for
+// (the Column constants), for a file whose header renames columns:
+// Aliases{"RECALL_NO": vrdb.ColumnRecallNumber}. Names are compared in
+// upper case.
+type Aliases map[string]string
+
+// NormalizeWith returns Normalize reading a header whose columns may also
+// be named by aliases. It is how a plugin wraps this normalizer for a file
+// with renamed columns, in one line:
+//
+//	guest.Main(vrdb.NormalizeWith(vrdb.Aliases{"RECALL_NO": vrdb.ColumnRecallNumber}))
+func NormalizeWith(aliases Aliases) guest.Normalizer {
+	return func(fsys fs.FS, emit func(*rappel.Record) error, report func(rappel.Problem)) error {
+		return normalize(fsys, aliases, emit, report)
+	}
 }
 
 // Normalize reads vrdb.csv from fsys, calls emit for every recall and report
@@ -65,6 +106,14 @@ var columnNames = [numCols]string{
 // loads from its other rows; a recall is dropped only when none of its rows
 // can be used. Records come out in the order their recall first appears.
 func Normalize(fsys fs.FS, emit func(*rappel.Record) error, report func(rappel.Problem)) error {
+	return normalize(fsys, nil, emit, report)
+}
+
+func normalize(fsys fs.FS, aliases Aliases, emit func(*rappel.Record) error, report func(rappel.Problem)) error {
+	canon, err := aliases.canonical()
+	if err != nil {
+		return err
+	}
 	f, err := fsys.Open(file)
 	if err != nil {
 		return fmt.Errorf("reading %s: %w", file, err)
@@ -72,7 +121,7 @@ func Normalize(fsys fs.FS, emit func(*rappel.Record) error, report func(rappel.P
 	defer f.Close()
 	cr := csv.NewReader(guest.SkipBOM(f))
 	cr.FieldsPerRecord = -1 // a row with the wrong count is one problem, not the end of the file
-	h, err := readHeader(cr)
+	h, err := readHeader(cr, canon)
 	if err != nil {
 		return err
 	}
@@ -147,8 +196,32 @@ type header struct {
 	unknown []string
 }
 
-// readHeader reads and checks the header row.
-func readHeader(cr *csv.Reader) (header, error) {
+// canonical is the aliases in upper case, checked: each must name a
+// column.
+func (a Aliases) canonical() (map[string]string, error) {
+	canon := make(map[string]string, len(a))
+	for alias, col := range a {
+		col = strings.ToUpper(col)
+		if !slices.Contains(columnNames[:], col) {
+			return nil, fmt.Errorf("the alias %s names column %s, which %s does not have; give one of %s", alias, col, file, strings.Join(columnNames[:], ", "))
+		}
+		canon[strings.ToUpper(alias)] = col
+	}
+	return canon, nil
+}
+
+// headerName is the column a header cell names, through aliases.
+func headerName(cell string, aliases map[string]string) string {
+	name := strings.ToUpper(guest.CleanText(cell))
+	if col, ok := aliases[name]; ok {
+		return col
+	}
+	return name
+}
+
+// readHeader reads and checks the header row, whose cells may name
+// columns through aliases.
+func readHeader(cr *csv.Reader, aliases map[string]string) (header, error) {
 	var h header
 	row, err := cr.Read()
 	switch {
@@ -158,8 +231,8 @@ func readHeader(cr *csv.Reader) (header, error) {
 		return h, fmt.Errorf("reading %s header: %w", file, err)
 	}
 	pos := make(map[string]int, len(row))
-	for i, name := range row {
-		name = strings.ToUpper(guest.CleanText(name))
+	for i, cell := range row {
+		name := headerName(cell, aliases)
 		if _, dup := pos[name]; dup {
 			return h, fmt.Errorf("reading %s: the header names column %s twice", file, name)
 		}
@@ -182,8 +255,8 @@ func readHeader(cr *csv.Reader) (header, error) {
 		return h, fmt.Errorf("reading %s: the header lacks %s; it should name %s, and may name %s", file, strings.Join(missing, ", "),
 			strings.Join(columnNames[:numRequired], ","), strings.Join(columnNames[numRequired:], " and "))
 	}
-	for i, name := range row { // the names left in pos are unknown
-		name = strings.ToUpper(guest.CleanText(name))
+	for i, cell := range row { // the names left in pos are unknown
+		name := headerName(cell, aliases)
 		if _, left := pos[name]; !left {
 			continue
 		}

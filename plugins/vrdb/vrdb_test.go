@@ -288,3 +288,35 @@ func fuzzNormalize(t *testing.T, data []byte) {
 	guesttest.Check(t, out)
 	mustServable(t, out)
 }
+
+// TestNormalizeWith_Aliases: a file that renames a column loads through a
+// one-line alias, as the original does; an alias for a column that does not
+// exist, or a file naming a column both ways, is refused with what to do.
+func TestNormalizeWith_Aliases(t *testing.T) {
+	orig, err := os.ReadFile("../../testdata/tc/vrdb.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	renamed := strings.Replace(string(orig), "RECALL_NUMBER_NUM", "Recall_No", 1)
+	in := fstest.MapFS{"vrdb.csv": {Data: []byte(renamed)}}
+	if out := guesttest.Run(in, vrdb.Normalize); !strings.Contains(out.Err, "lacks RECALL_NUMBER_NUM") {
+		t.Fatalf("without the alias: err = %q", out.Err)
+	}
+	want := guesttest.MustRun(t, os.DirFS("../../testdata/tc"), vrdb.Normalize)
+	got := guesttest.MustRun(t, in, vrdb.NormalizeWith(vrdb.Aliases{"RECALL_NO": vrdb.ColumnRecallNumber}))
+	if len(got.Records) == 0 || len(got.Records) != len(want.Records) || len(got.Problems) != len(want.Problems) {
+		t.Fatalf("with the alias: %d records, %d problems; want %d, %d", len(got.Records), len(got.Problems), len(want.Records), len(want.Problems))
+	}
+	for i := range want.Records {
+		if got.Records[i].RecordID != want.Records[i].RecordID {
+			t.Errorf("record %d is %s, want %s", i, got.Records[i].RecordID, want.Records[i].RecordID)
+		}
+	}
+	if out := guesttest.Run(in, vrdb.NormalizeWith(vrdb.Aliases{"RECALL_NO": "RECALL_NUMBER"})); !strings.Contains(out.Err, "names column RECALL_NUMBER, which vrdb.csv does not have") {
+		t.Errorf("alias of no column: err = %q", out.Err)
+	}
+	both := fstest.MapFS{"vrdb.csv": {Data: orig}}
+	if out := guesttest.Run(both, vrdb.NormalizeWith(vrdb.Aliases{"YEAR": vrdb.ColumnRecallNumber})); !strings.Contains(out.Err, "twice") {
+		t.Errorf("a column named both ways: err = %q", out.Err)
+	}
+}
