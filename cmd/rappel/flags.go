@@ -92,6 +92,7 @@ var synopses = map[string]string{
 	"rappel keys revoke": "rappel keys revoke ID [flags]",
 	"rappel plugin test": "rappel plugin test FILE.wasm --input FILE_OR_DIR [flags]",
 	"rappel plugin sign": "rappel plugin sign FILE.wasm --key FILE [flags]",
+	"rappel plugin new":  "rappel plugin new SOURCE [flags]",
 	"rappel version":     "rappel version\n\nPrints the version, commit, build date and Go version of this binary.",
 }
 

@@ -73,6 +73,8 @@ Usage:
 	rappel bundle [flags]   build the embedded data bundle from a corpus
 	rappel plugin test FILE.wasm --input FILE_OR_DIR
 	                        show what the server would make of a plugin
+	rappel plugin new SOURCE
+	                        write a plugin's Go module, ready to build
 	rappel plugin keygen    write a key pair for signing plugins
 	rappel plugin sign FILE.wasm --key FILE
 	                        sign a plugin for servers that trust the key
@@ -129,5 +131,5 @@ func commandFlagSets() []*flag.FlagSet {
 	keys := NewKeysCommand()
 	keys.Action = "add" // the flags of list and revoke, and more
 	return []*flag.FlagSet{NewServeCommand().flagSet(), NewBundleCommand().flagSet(), keys.flagSet(), NewPluginTestCommand().flagSet(),
-		NewPluginKeygenCommand().flagSet(), (&PluginSignCommand{}).flagSet()}
+		NewPluginKeygenCommand().flagSet(), (&PluginSignCommand{}).flagSet(), (&PluginNewCommand{}).flagSet()}
 }

@@ -24,11 +24,13 @@ import (
 
 const pluginUsage = `Usage:
 	rappel plugin test FILE.wasm --input FILE_OR_DIR [--source NAME] [--json]
+	rappel plugin new SOURCE [--dir DIR] [--replace RAPPEL_CHECKOUT]
 	rappel plugin keygen [--pub FILE] [--key FILE] [--unencrypted]
 	rappel plugin sign FILE.wasm --key FILE [--source NAME]
 
 test runs a plugin exactly as the server would on a candidate, and says
-whether the server would activate it. keygen writes a key pair for signing
+whether the server would activate it. new writes a plugin's Go module
+(its main, a test, a Makefile with the build command). keygen writes a key pair for signing
 plugins, sign writes FILE.wasm.minisig beside a plugin: a server with
 --plugin-keys activates only plugins signed by a key it lists.
 "rappel plugin COMMAND -h" lists a command's flags.
@@ -57,6 +59,12 @@ func runPlugin(ctx context.Context, args []string) error {
 			return err
 		}
 		return c.Run()
+	case "new":
+		c := &PluginNewCommand{}
+		if err := c.ParseFlags(args[1:]); err != nil {
+			return err
+		}
+		return c.Run()
 	case "sign":
 		c := &PluginSignCommand{}
 		if err := c.ParseFlags(args[1:]); err != nil {
@@ -64,7 +72,7 @@ func runPlugin(ctx context.Context, args []string) error {
 		}
 		return c.Run()
 	}
-	return fmt.Errorf("unknown plugin command %q; the commands are test, keygen and sign", args[0])
+	return fmt.Errorf("unknown plugin command %q; the commands are test, new, keygen and sign", args[0])
 }
 
 // PluginTestCommand runs a candidate plugin on an input as the host would
