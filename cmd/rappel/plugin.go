@@ -120,7 +120,7 @@ func (c *PluginTestCommand) ParseFlags(args []string) error {
 	}
 	c.Wasm = wasm
 	if c.Source == "" {
-		c.Source = strings.TrimSuffix(filepath.Base(c.Wasm), ".wasm")
+		c.Source = sourceOfModule(c.Wasm)
 	}
 	return c.Validate()
 }
@@ -270,6 +270,12 @@ func (c *PluginTestCommand) Run(ctx context.Context) error {
 		return errRejected
 	}
 	return nil
+}
+
+// sourceOfModule is the source a module is for by default: the server
+// runs <source>.wasm.
+func sourceOfModule(path string) string {
+	return strings.TrimSuffix(filepath.Base(path), ".wasm")
 }
 
 // checkSource refuses a source the server does not have, as the server

@@ -133,7 +133,7 @@ func TestPluginTest(t *testing.T) {
 	t.Run("NotWasm", func(t *testing.T) {
 		junk := filepath.Join(dir, "junk.wasm")
 		os.WriteFile(junk, []byte("not a module"), 0o644)
-		out, err := runPluginTest(t, junk, "--input", hc, "--cache-dir", cache)
+		out, err := runPluginTest(t, junk, "--source", "hcdump", "--input", hc, "--cache-dir", cache)
 		if !errors.Is(err, errRejected) || !strings.Contains(out, "not a usable module") {
 			t.Fatalf("err = %v\n%s", err, out)
 		}

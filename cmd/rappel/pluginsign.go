@@ -118,9 +118,9 @@ func (c *PluginSignCommand) ParseFlags(args []string) error {
 		return errors.New("--key is empty; give the secret key file (rappel plugin keygen writes one)")
 	}
 	if c.Source == "" {
-		c.Source = strings.TrimSuffix(filepath.Base(c.Wasm), ".wasm")
+		c.Source = sourceOfModule(c.Wasm)
 	}
-	return nil
+	return checkSource(c.Source)
 }
 
 // Run signs the plugin and writes FILE.wasm.minisig.
