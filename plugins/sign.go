@@ -127,25 +127,32 @@ func (v *Verifier) Verify(source string, wasm, sig []byte) error {
 // the signature beside it (path + SignatureSuffix). The error names the
 // file.
 func (v *Verifier) VerifyFile(path, source string, wasm []byte) error {
-	sig, err := os.ReadFile(path + SignatureSuffix)
-	switch {
-	case errors.Is(err, os.ErrNotExist):
-		sig = nil
-	case err != nil:
-		return fmt.Errorf("%s: reading its signature: %w", filepath.Base(path), err)
-	}
-	if err := v.Verify(source, wasm, sig); err != nil {
+	if err := v.verifyBeside(path, source, wasm); err != nil {
 		return fmt.Errorf("%s: %w", filepath.Base(path), err)
 	}
 	return nil
 }
 
 // Hook returns the check a Registry watching dir runs on a candidate
-// <source>.wasm before anything else.
+// <source>.wasm before anything else. Its error does not name the file,
+// which the registry's rejection names already.
 func (v *Verifier) Hook(dir string) func(source string, wasm []byte) error {
 	return func(source string, wasm []byte) error {
-		return v.VerifyFile(filepath.Join(dir, source+".wasm"), source, wasm)
+		return v.verifyBeside(filepath.Join(dir, source+".wasm"), source, wasm)
 	}
+}
+
+// verifyBeside reads the signature beside the plugin file at path, if
+// there is one, and checks it.
+func (v *Verifier) verifyBeside(path, source string, wasm []byte) error {
+	sig, err := os.ReadFile(path + SignatureSuffix)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		sig = nil
+	case err != nil:
+		return fmt.Errorf("reading its signature: %w", err)
+	}
+	return v.Verify(source, wasm, sig)
 }
 
 // Sign returns the minisign signature of the plugin wasm of source, named

@@ -111,7 +111,8 @@ func TestVerify(t *testing.T) {
 			t.Fatal(err)
 		}
 		hook := v.Hook(dir)
-		refused(t, hook("vrdb", testWasm), "vrdb.wasm: it has no signature")
+		refused(t, hook("vrdb", testWasm), "it has no signature beside it (vrdb.wasm.minisig)")
+		refused(t, v.VerifyFile(filepath.Join(dir, "vrdb.wasm"), "vrdb", testWasm), "vrdb.wasm: it has no signature")
 		os.WriteFile(filepath.Join(dir, "vrdb.wasm.minisig"), sig, 0o644)
 		if err := hook("vrdb", testWasm); err != nil {
 			t.Fatal(err)
