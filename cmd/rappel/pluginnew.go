@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	iofs "io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -17,7 +18,8 @@ import (
 )
 
 // The files of a new plugin's module: go.mod, a main wrapping the bundled
-// normalizer of its source, a test on a sample, a Makefile and a README.
+// normalizer of its source, a test on a sample (samples/<source>, made up
+// for the purpose), a Makefile and a README.
 //
 //go:embed plugintemplate
 var pluginTemplate embed.FS
@@ -77,17 +79,31 @@ func (c *PluginNewCommand) Run() error {
 			return err
 		}
 	}
-	if sample, err := pluginTemplate.ReadFile("plugintemplate/" + c.Source + ".csv.sample"); err == nil {
-		in := filepath.Join(c.Dir, "testdata", "in")
-		if err := os.MkdirAll(in, 0o755); err != nil {
-			return err
-		}
-		if err := os.WriteFile(filepath.Join(in, c.Source+".csv"), sample, 0o644); err != nil {
-			return err
-		}
+	if err := copySample(c.Source, filepath.Join(c.Dir, "testdata", "in")); err != nil {
+		return err
 	}
 	fmt.Fprintf(stdoutOr(c.Stdout), "wrote the %s plugin's module in %s: see its README.md; run \"go mod tidy\" there first\n", c.Source, c.Dir)
 	return nil
+}
+
+// copySample writes the source's sample files, which its test reads, into
+// dir: a small input as the server mounts it under /in.
+func copySample(source, dir string) error {
+	root := "plugintemplate/samples/" + source
+	return iofs.WalkDir(pluginTemplate, root, func(path string, d iofs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		out := filepath.Join(dir, filepath.FromSlash(strings.TrimPrefix(path, root)))
+		if d.IsDir() {
+			return os.MkdirAll(out, 0o755)
+		}
+		b, err := pluginTemplate.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(out, b, 0o644)
+	})
 }
 
 // releaseVersion matches a tagged release's version, which the module

@@ -38,21 +38,39 @@ func TestPluginNew(t *testing.T) {
 		}
 	}
 	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
-	step := func(env []string, args ...string) {
+	step := func(env []string, args ...string) string {
 		t.Helper()
 		cmd := exec.Command(goTool, args...)
 		cmd.Dir, cmd.Env = dir, append(os.Environ(), env...)
-		if out, err := cmd.CombinedOutput(); err != nil {
+		out, err := cmd.CombinedOutput()
+		if err != nil {
 			t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, out)
 		}
+		return string(out)
 	}
-	step(nil, "mod", "tidy")
-	step(nil, "test", "-count=1", "./...")
+	// The scaffold's own test runs on its sample: passes, not skipped.
+	ownTest := func() {
+		t.Helper()
+		step(nil, "mod", "tidy")
+		if out := step(nil, "test", "-count=1", "-v", "./..."); !strings.Contains(out, "--- PASS: TestNormalize") {
+			t.Fatalf("the scaffold's test did not pass:\n%s", out)
+		}
+	}
+	ownTest()
 	step([]string{"GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0"}, "build", "-trimpath", "-buildvcs=false", "-o", "vrdb.wasm", ".")
 
 	out, err := runPluginTest(t, filepath.Join(dir, "vrdb.wasm"), "--input", filepath.Join(dir, "testdata", "in"), "--cache-dir", filepath.Join(dir, "cache"))
 	if err != nil || !strings.Contains(out, "1 accepted, 0 refused") || !strings.Contains(out, "problems  0") {
 		t.Fatalf("%v\n%s", err, out)
+	}
+
+	// The other sources' scaffolds pass their own test on their sample.
+	for _, source := range []string{"hcdump", "detail"} {
+		dir = filepath.Join(t.TempDir(), source)
+		if err := run(context.Background(), []string{"plugin", "new", source, "--dir", dir, "--replace", root}); err != nil {
+			t.Fatal(err)
+		}
+		ownTest()
 	}
 
 	// A second scaffold into the same directory, or one for no source, is
