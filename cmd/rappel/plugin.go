@@ -29,10 +29,10 @@ const pluginUsage = `Usage:
 	rappel plugin sign FILE.wasm --key FILE [--source NAME]
 
 test runs a plugin exactly as the server would on a candidate, and says
-whether the server would activate it. new writes a plugin's Go module
-(its main, a test, a Makefile with the build command). keygen writes a key pair for signing
-plugins, sign writes FILE.wasm.minisig beside a plugin: a server with
---plugin-keys activates only plugins signed by a key it lists.
+whether the server would activate it. new writes a plugin's Go module (its
+main, a test, a Makefile with the build command). keygen writes a key pair
+for signing plugins, sign writes FILE.wasm.minisig beside a plugin: a server
+with --plugin-keys activates only plugins signed by a key it lists.
 "rappel plugin COMMAND -h" lists a command's flags.
 `
 
