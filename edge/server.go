@@ -86,6 +86,12 @@ type Server struct {
 	// ExpensiveWait is the longest an expensive search waits for a slot
 	// (never past its query budget); 0 means DefaultExpensiveWait.
 	ExpensiveWait time.Duration
+	// ExportSlots is how many exports (GET /recall/export) stream at once;
+	// one more is answered 503. 0 means DefaultExportSlots per core.
+	ExportSlots int
+	// StallTimeout is how long a streamed export waits for its client to
+	// take more bytes before it is cut; 0 means DefaultStallTimeout.
+	StallTimeout time.Duration
 	// Build is the binary's version, commit, build date and Go version,
 	// shown in GET /health and as the rappel_build_info metric; NewServer
 	// sets the running binary's.
@@ -102,6 +108,12 @@ type Server struct {
 	// admit is the pool of expensive searches, built on first use.
 	admitOnce sync.Once
 	admit     *admission
+	// exports holds a token per export streaming, built on first use.
+	exportsOnce sync.Once
+	exports     chan struct{}
+	// stopping is set by StopStreams: the node is closing its
+	// connections, and a stream cut from then on was cut by the shutdown.
+	stopping atomic.Bool
 }
 
 // DefaultQueryBudget is the QueryBudget NewServer sets.
@@ -166,7 +178,9 @@ func (s *Server) handler(routes []route) http.Handler {
 
 // Server timeouts and limits. Requests are small GETs (and small JSON bodies
 // for alerts), so reading gets little time; writing covers the query budget
-// (2 s by default) plus a large page to a slow client.
+// (2 s by default) plus a large page to a slow client. An export replaces
+// the write timeout with its own, which moves as long as the client reads
+// (StallTimeout).
 const (
 	readHeaderTimeout = 5 * time.Second
 	readTimeout       = 10 * time.Second
@@ -174,6 +188,12 @@ const (
 	idleTimeout       = 2 * time.Minute
 	maxHeaderBytes    = 32 << 10
 )
+
+// StopStreams tells the server that its connections are about to be
+// closed at the end of a shutdown whose requests did not all finish in
+// time: the streams cut then are logged as cut by the shutdown rather
+// than by their clients. Call it just before http.Server.Close.
+func (s *Server) StopStreams() { s.stopping.Store(true) }
 
 // HTTPServer returns an *http.Server for Handler on addr with explicit
 // timeouts and a header size limit, logging its own errors to Logger.
