@@ -1,6 +1,7 @@
 package edge
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -48,10 +49,17 @@ type errorBody struct {
 // message, or its items for a 422. Any error that is not a *rappel.Error
 // is a 500 with a safe sentence. The cause of a 5xx, and of a 4xx that
 // carries one, goes to the log only. When the response has already
-// started, fail only logs.
+// started, fail only logs. An error that is the client closing the
+// connection is no failure: nothing is sent, and the access log says 499.
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
-	status := statusOf(rappel.ErrorCode(err))
 	x := exchangeOf(w)
+	if clientClosed(r, err) {
+		if x != nil {
+			x.gone = true
+		}
+		return
+	}
+	status := statusOf(rappel.ErrorCode(err))
 	s.logFailure(r, x, status, err)
 	if x != nil && x.status != 0 {
 		return
@@ -75,6 +83,14 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 		b, _ = json.Marshal(errorBody{Detail: rappel.ErrorMessage(jerr)})
 	}
 	writeJSON(w, r, status, b)
+}
+
+// clientClosed reports whether err is the request's context ending
+// because its client closed the connection (or, over HTTP/2, cancelled
+// the stream): a search or a read that stopped for want of anyone to
+// answer, whatever status its error would otherwise map to.
+func clientClosed(r *http.Request, err error) bool {
+	return errors.Is(err, context.Canceled) && errors.Is(r.Context().Err(), context.Canceled)
 }
 
 // logFailure logs a 5xx, or a 4xx whose error carries a cause, with the

@@ -297,24 +297,174 @@ func BenchmarkExport_Bundle(b *testing.B) {
 	}
 }
 
-// failingWriter is a client that went away: every write fails.
-type failingWriter struct{ h http.Header }
+// formulaTitles are titles a spreadsheet would run as formulas, or that
+// start with the quote the neutralized cells start with.
+var formulaTitles = []string{
+	`=HYPERLINK("https://example.com/x","Click")`,
+	`@cmd|' /C calc'!A0`,
+	"=1+1",
+	"-Negative reaction to the product",
+	"+1 613 555 0100",
+	"\t=1+1",
+	"\r=2+2",
+	"  =3+3",
+	"\u00a0\u200b@SUM(A1:A2)",
+	"'Tis the season kettle",
+}
 
-func (w *failingWriter) Header() http.Header         { return w.h }
-func (w *failingWriter) WriteHeader(int)             {}
-func (w *failingWriter) Write(b []byte) (int, error) { return 0, io.ErrClosedPipe }
-
-// TestExport_ClientGone checks that a client that stops reading the
-// export is not logged as the server's failure.
-func TestExport_ClientGone(t *testing.T) {
-	s, logs := MustServer(t, MustCatalog(t, testRecords()))
-	h := s.Handler()
-	for _, format := range []string{"ndjson", "csv"} {
-		r := httptest.NewRequest(http.MethodGet, "/recall/export?format="+format, nil)
-		r.Header.Set("X-Gateway-Key", testKey)
-		h.ServeHTTP(&failingWriter{h: http.Header{}}, r)
+// TestExport_CSVFormulas exports records whose titles would be formulas
+// in a spreadsheet: in the CSV every such cell starts with the added
+// quote and is the title once the quote is dropped, no cell starts with
+// a character that makes a formula, and the NDJSON keeps the titles as
+// they are.
+func TestExport_CSVFormulas(t *testing.T) {
+	var recs []*rappel.Record
+	for i, title := range formulaTitles {
+		r := fullRecord()
+		id := strconv.Itoa(700000 + i)
+		r.RecordID, r.RecallID = "hc-"+id, id
+		r.Translations.EN.Title = title
+		r.Translations.FR.Title = "Titre " + id
+		r.RecallingFirm = "=" + id // another column
+		recs = append(recs, r)
 	}
-	if strings.Contains(logs.String(), `"level":"ERROR"`) || !strings.Contains(logs.String(), "/recall/export") {
+	s, logs := MustServer(t, MustCatalog(t, recs))
+	base := MustHTTP(t, s.Handler()).URL
+	_, body := fetch(t, base+"/recall/export?format=csv", nil)
+	rows, err := csv.NewReader(strings.NewReader(body)).ReadAll()
+	if err != nil || len(rows) != len(recs)+1 {
+		t.Fatalf("%d rows, %v", len(rows), err)
+	}
+	titleCol := slices.Index(csvHeader, "title_en")
+	firmCol := slices.Index(csvHeader, "recalling_firm")
+	got := map[string]bool{}
+	for _, row := range rows[1:] {
+		for i, cell := range row {
+			if cell != "" && strings.ContainsRune("=+-@\t\r", rune(cell[0])) {
+				t.Errorf("column %s: cell %q starts with %q", csvHeader[i], cell, cell[0])
+			}
+		}
+		title, ok := strings.CutPrefix(row[titleCol], "'")
+		if !ok {
+			t.Errorf("title %q has no quote in front", row[titleCol])
+		}
+		got[title] = true
+		if firm := row[firmCol]; !strings.HasPrefix(firm, "'=") {
+			t.Errorf("recalling_firm %q is not neutralized", firm)
+		}
+	}
+	for _, title := range formulaTitles {
+		// The CSV writer ends lines with CRLF and, so that a lone
+		// carriage return cannot end one, drops it from the cells.
+		if title = strings.ReplaceAll(title, "\r", ""); !got[title] {
+			t.Errorf("no row has the title %q once its quote is dropped", title)
+		}
+	}
+	_, body = fetch(t, base+"/recall/export", nil)
+	for _, title := range formulaTitles {
+		j, _ := json.Marshal(title)
+		if !strings.Contains(body, `"title":`+string(j)) {
+			t.Errorf("the NDJSON lacks the title %s as it is", j)
+		}
+	}
+	if strings.Contains(logs.String(), `"level":"ERROR"`) {
 		t.Fatalf("logs:\n%s", logs)
+	}
+}
+
+// FuzzNeutralizeCell checks the rule of neutralizeCell on any text: the
+// cell is the text, or the text with one quote in front; it never starts
+// with = + - @, a tab, a carriage return or a NUL, even once what a
+// spreadsheet may trim is trimmed; and dropping a leading quote always
+// gives the text back.
+func FuzzNeutralizeCell(f *testing.F) {
+	for _, s := range append(formulaTitles, "", "Kettle", "2026-11-01", "''", "'", "\x00=", " ", "-", "\u2028+1") {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		cell := neutralizeCell(text)
+		if cell != text && cell != "'"+text {
+			t.Fatalf("neutralizeCell(%q) = %q: neither the text nor the text quoted", text, cell)
+		}
+		if back, _ := strings.CutPrefix(cell, "'"); back != text {
+			t.Fatalf("neutralizeCell(%q) = %q: dropping the quote gives %q", text, cell, back)
+		}
+		if cell != "" && strings.IndexByte("=+-@\t\r\x00", cell[0]) >= 0 {
+			t.Fatalf("neutralizeCell(%q) = %q starts with %q", text, cell, cell[0])
+		}
+		if trimmed := strings.TrimLeftFunc(cell, invisible); trimmed != "" && strings.IndexByte("=+-@", trimmed[0]) >= 0 {
+			t.Fatalf("neutralizeCell(%q) = %q starts with %q once trimmed", text, cell, trimmed[0])
+		}
+	})
+}
+
+// FuzzSplitRecords checks splitRecords against encoding/json: it never
+// panics, and on a JSON array of objects it finds the elements
+// json.Unmarshal finds, byte for byte.
+func FuzzSplitRecords(f *testing.F) {
+	for _, s := range []string{``, `[]`, ` [ ] `, `[{}]`, `[{"a":"}"},{"b":["{",{"c":"\"}"}]}]`, `[{"a":1} , {"b":"\\"}]`, `[{]`, `[{"a":"\u007d"}]`, `{}`, `[1]`, `[{}]x`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		got, err := splitRecords(nil, b)
+		var want []json.RawMessage
+		if json.Unmarshal(b, &want) != nil {
+			return // not JSON: any answer but a panic will do
+		}
+		for _, w := range want {
+			if len(w) == 0 || w[0] != '{' {
+				return // not an array of objects
+			}
+		}
+		if err != nil {
+			t.Fatalf("splitRecords(%q): %v; encoding/json finds %d objects", b, err, len(want))
+		}
+		if len(got) != len(want) {
+			t.Fatalf("splitRecords(%q): %d objects, encoding/json %d", b, len(got), len(want))
+		}
+		for i := range want {
+			if !bytes.Equal(got[i], want[i]) {
+				t.Fatalf("splitRecords(%q): object %d is %q, encoding/json's %q", b, i, got[i], want[i])
+			}
+		}
+	})
+}
+
+// TestExport_CSVPages exports to CSV a page of records that have every
+// optional field followed by a page of records that have none: each row
+// holds its own record's fields, nothing left from the record that
+// stood at its place on the page before.
+func TestExport_CSVPages(t *testing.T) {
+	recs := bulkRecords(2 * exportPage)
+	sparse := map[string]bool{}
+	for i, r := range recs[exportPage:] {
+		// Older than the full ones, so on the second page.
+		r.EventDate, r.RecallDate = "2020-01-01", "2020-01-01"
+		r.Category, r.HazardClass, r.VehicleMake, r.VehicleModel, r.RecallingFirm, r.UPC = "", "", "", "", "", ""
+		r.UnitsAffected, r.ProductList, r.Allergens, r.Translations.FR = nil, nil, nil, nil
+		r.Translations.EN.Title = "Sparse " + strconv.Itoa(i)
+		sparse[r.RecordID] = true
+	}
+	s, _ := MustServer(t, MustCatalog(t, recs))
+	_, body := fetch(t, MustHTTP(t, s.Handler()).URL+"/recall/export?format=csv", nil)
+	rows, err := csv.NewReader(strings.NewReader(body)).ReadAll()
+	if err != nil || len(rows) != len(recs)+1 {
+		t.Fatalf("%d rows, %v", len(rows), err)
+	}
+	empty := []string{"category", "hazard_class", "title_fr", "allergens", "products", "upcs", "vehicle_make", "vehicle_model", "units_affected", "recalling_firm"}
+	seen := 0
+	for _, row := range rows[1:] {
+		if !sparse[row[0]] {
+			continue
+		}
+		seen++
+		for _, name := range empty {
+			if cell := row[slices.Index(csvHeader, name)]; cell != "" {
+				t.Fatalf("%s has no %s, and its row says %q", row[0], name, cell)
+			}
+		}
+	}
+	if seen != exportPage {
+		t.Fatalf("%d rows of the sparse records, want %d", seen, exportPage)
 	}
 }

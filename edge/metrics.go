@@ -175,8 +175,8 @@ func (s *Server) measure(next http.Handler) http.Handler {
 		start := time.Now()
 		next.ServeHTTP(w, r)
 		status := http.StatusOK // net/http sends 200 for a handler that wrote nothing
-		if x := exchangeOf(w); x != nil && x.status != 0 {
-			status = x.status
+		if x := exchangeOf(w); x != nil {
+			status, _ = s.outcome(x, r)
 		}
 		m.observer(durationKey{knownMethod(r.Method), routeOf(r), status}).
 			Observe(time.Since(start).Seconds())

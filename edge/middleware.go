@@ -27,7 +27,19 @@ func (s *Server) requestID(next http.Handler) http.Handler {
 		x.idHeader[0] = x.id
 		w.Header()[headerRequestID] = x.idHeader[:]
 		next.ServeHTTP(x, r)
+		if x.cut != "" {
+			abortCut(w)
+		}
 	})
+}
+
+// abortCut ends a response that was cut short: what was written goes out,
+// then the connection closes without the end of the body (HTTP/1.1's last
+// chunk, HTTP/2's end of stream), so that the client sees an error rather
+// than a body that looks whole. net/http closes quietly on this panic.
+func abortCut(w http.ResponseWriter) {
+	_ = http.NewResponseController(w).Flush()
+	panic(http.ErrAbortHandler)
 }
 
 // saneRequestID reports whether a client's id is safe to log and echo:
@@ -70,7 +82,9 @@ func newRequestID() string {
 }
 
 // accessLog logs one line per request once it is answered: method, route
-// pattern, status, duration, request id and the key's id (never the key).
+// pattern, status, duration, body bytes sent, request id and the key's id
+// (never the key). A response cut short says why in cut; a cut the node
+// caused (a page over its budget, the shutdown, a failure) is a warning.
 func (s *Server) accessLog(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := s.Now()
@@ -79,23 +93,50 @@ func (s *Server) accessLog(next http.Handler) http.Handler {
 			return
 		}
 		x := exchangeOf(w)
-		status := x.status
-		if status == 0 {
-			status = http.StatusOK // net/http sends 200 for a handler that wrote nothing
-		}
+		status, cut := s.outcome(x, r)
 		attrs := []slog.Attr{
 			slog.String("method", rappel.Clip(r.Method)),
 			// The ServeMux set r.Pattern on this same *http.Request.
 			slog.String("route", r.Pattern),
 			slog.Int("status", status),
 			slog.Duration("duration", s.Now().Sub(start)),
+			slog.Int64("bytes", x.sent),
 			slog.String("request_id", x.id),
 		}
 		if x.key != nil {
 			attrs = append(attrs, slog.String("key_id", x.key.ID))
 		}
-		s.Logger.LogAttrs(r.Context(), slog.LevelInfo, "request", attrs...)
+		level := slog.LevelInfo
+		if cut != "" {
+			attrs = append(attrs, slog.String("cut", cut))
+			if cut != cutClientClosed && cut != cutClientStalled {
+				level = slog.LevelWarn
+			}
+		}
+		s.Logger.LogAttrs(r.Context(), level, "request", attrs...)
 	})
+}
+
+// outcome is how a request ended, as the access log and the metrics
+// record it: the status sent (200 for a handler that wrote nothing, as
+// net/http sends), or 499 when the client closed the connection before
+// the answer was complete; and why a started response was cut, if it was.
+// A connection that fails once the node closes its connections at the end
+// of a shutdown (StopStreams) was cut by the shutdown, not by its client.
+func (s *Server) outcome(x *exchange, r *http.Request) (status int, cut string) {
+	status, cut = x.status, x.cut
+	gone := x.gone || (cut == "" && r.Context().Err() != nil)
+	switch {
+	case gone && s.stopping.Load() && status == 0:
+		return http.StatusServiceUnavailable, cutShutdown
+	case gone && s.stopping.Load():
+		return status, cutShutdown
+	case gone:
+		return statusClientClosed, cut
+	case status == 0:
+		return http.StatusOK, cut
+	}
+	return status, cut
 }
 
 // recoverPanics turns a panic below it into a 500 with a safe sentence, its

@@ -3,6 +3,7 @@ package edge
 import (
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/rappel-ca/rappel"
 )
@@ -29,6 +30,23 @@ type exchange struct {
 	params params
 	// cache lets writeJSON mark a public read cacheable (cache.go).
 	cache cachePolicy
+
+	// sent counts the body bytes the connection took, for the access log.
+	sent int64
+	// gone marks a request whose client closed the connection before it
+	// was answered: the access log says 499 for it, not the status the
+	// server meant to send.
+	gone bool
+	// cut says why a response that had started ended before its data
+	// did ("" when it did not): the access log says it, and requestID
+	// closes the connection instead of ending the response, so that the
+	// client can tell a cut body from a whole one.
+	cut string
+	// stream, when set, is the deadline control of a streamed response:
+	// each write gets stall to make progress (streamWrites).
+	stream   *http.ResponseController
+	stall    time.Duration
+	deadline time.Time
 
 	// idHeader backs the X-Request-Id header value, saving an allocation;
 	// etagHeader and lengthHeader do the same for writeJSONParts.
@@ -60,12 +78,93 @@ func (x *exchange) WriteHeader(code int) {
 	x.ResponseWriter.WriteHeader(code)
 }
 
-// Write records an implicit 200.
+// Write records an implicit 200, counts the bytes the connection takes
+// and, when it takes fewer than b, why the response was cut.
 func (x *exchange) Write(b []byte) (int, error) {
 	if x.status == 0 {
 		x.status = http.StatusOK
 	}
-	return x.ResponseWriter.Write(b)
+	var n int
+	var err error
+	if x.stream != nil {
+		n, err = x.writeStreamed(b)
+	} else {
+		n, err = x.ResponseWriter.Write(b)
+	}
+	x.sent += int64(n)
+	if err != nil && x.cut == "" {
+		x.writeFailed()
+	}
+	return n, err
+}
+
+// Why a started response was cut, as the access log says it.
+const (
+	cutClientClosed  = "client closed the connection"
+	cutClientStalled = "client stopped reading"
+	cutPageBudget    = "a page missed its query budget"
+	cutShutdown      = "the node shut down"
+	cutServerError   = "the server failed"
+)
+
+// statusClientClosed is the status logged for a request whose client
+// closed the connection before it was answered (nginx's 499): no response
+// reached anyone, and nothing failed on the server's side.
+const statusClientClosed = 499
+
+// streamChunk is the most one write of a streamed response hands the
+// connection under one deadline: a client must take that much within the
+// stall time, so that a large write of the compressor is not mistaken for
+// a client that stopped reading.
+const streamChunk = 16 << 10
+
+// streamWrites makes every later write of the response extend the
+// connection's write deadline by stall, in place of the server's fixed
+// WriteTimeout: a streamed response lasts as long as its client keeps
+// reading, and is cut once the client takes no bytes for stall (README,
+// "Change feed, Atom and export").
+func (x *exchange) streamWrites(stall time.Duration) {
+	x.stream = http.NewResponseController(x.ResponseWriter)
+	x.stall = stall
+}
+
+// writeStreamed writes b in chunks of at most streamChunk, each with a
+// deadline stall from its start.
+func (x *exchange) writeStreamed(b []byte) (int, error) {
+	n := 0
+	for len(b) > 0 {
+		chunk := b[:min(len(b), streamChunk)]
+		x.deadline = time.Now().Add(x.stall)
+		// A writer without deadlines (a test's recorder) keeps the
+		// server's own.
+		_ = x.stream.SetWriteDeadline(x.deadline)
+		m, err := x.ResponseWriter.Write(chunk)
+		n += m
+		if err != nil {
+			return n, err
+		}
+		b = b[len(chunk):]
+	}
+	return n, nil
+}
+
+// writeFailed records why a write failed: past the stream's deadline the
+// client stopped reading; otherwise the connection is gone, closed by the
+// client (or by the node at shutdown, which the access log tells apart).
+func (x *exchange) writeFailed() {
+	if x.stream != nil && !time.Now().Before(x.deadline) {
+		x.cut = cutClientStalled
+		return
+	}
+	x.gone = true
+	x.cut = cutClientClosed
+}
+
+// cutShort marks a started response as ended before its data, for reason.
+func (x *exchange) cutShort(reason string) {
+	if x.cut == "" {
+		x.cut = reason
+	}
 }
 
 // Unwrap lets http.ResponseController reach the underlying writer.

@@ -94,6 +94,12 @@ type Server struct {
 	// client address, in cost units (Rate and Burst; Monthly is not
 	// used); a zero plan means DefaultAnonymousPlan.
 	AnonymousPlan rappel.Plan
+	// ExportSlots is how many exports (GET /recall/export) stream at once;
+	// one more is answered 503. 0 means DefaultExportSlots per core.
+	ExportSlots int
+	// StallTimeout is how long a streamed export waits for its client to
+	// take more bytes before it is cut; 0 means DefaultStallTimeout.
+	StallTimeout time.Duration
 	// Build is the binary's version, commit, build date and Go version,
 	// shown in GET /health and as the rappel_build_info metric; NewServer
 	// sets the running binary's.
@@ -114,6 +120,12 @@ type Server struct {
 	// admit is the pool of expensive searches, built on first use.
 	admitOnce sync.Once
 	admit     *admission
+	// exports holds a token per export streaming, built on first use.
+	exportsOnce sync.Once
+	exports     chan struct{}
+	// stopping is set by StopStreams: the node is closing its
+	// connections, and a stream cut from then on was cut by the shutdown.
+	stopping atomic.Bool
 }
 
 // DefaultQueryBudget is the QueryBudget NewServer sets.
@@ -179,10 +191,12 @@ func (s *Server) handler(routes []route) http.Handler {
 
 // Server timeouts and limits. Requests are small GETs (and small JSON bodies
 // for alerts), so reading gets little time; writing covers the query budget
-// (2 s by default) plus a large page to a slow client. maxHeaderBytes is
-// the API's limit on the request line and headers, which limitHeaders
-// answers with a JSON 431; net/http reads up to readHeaderBytes, so that
-// such a request reaches it, and answers a plain-text 431 past that.
+// (2 s by default) plus a large page to a slow client. An export replaces
+// the write timeout with its own, which moves as long as the client reads
+// (StallTimeout). maxHeaderBytes is the API's limit on the request line
+// and headers, which limitHeaders answers with a JSON 431; net/http reads
+// up to readHeaderBytes, so that such a request reaches it, and answers a
+// plain-text 431 past that.
 const (
 	readHeaderTimeout = 5 * time.Second
 	readTimeout       = 10 * time.Second
@@ -191,6 +205,12 @@ const (
 	maxHeaderBytes    = 32 << 10
 	readHeaderBytes   = 256 << 10
 )
+
+// StopStreams tells the server that its connections are about to be
+// closed at the end of a shutdown whose requests did not all finish in
+// time: the streams cut then are logged as cut by the shutdown rather
+// than by their clients. Call it just before http.Server.Close.
+func (s *Server) StopStreams() { s.stopping.Store(true) }
 
 // HTTPServer returns an *http.Server for Handler on addr with explicit
 // timeouts and a header size limit, logging its own errors to Logger.

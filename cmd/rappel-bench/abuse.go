@@ -43,7 +43,13 @@ import (
 // waiting for the bucket to refill in between, to show what each costs
 // (Search-Cost) and what is left of the bucket after it (RateLimit).
 //
+// With -exports N it measures exports instead (exports.go): N clients
+// export the whole dataset at once, each reading at -export-rate bytes a
+// second, from a node started with N export slots, and the report says
+// how many ended whole.
+//
 //	rappel-bench abuse [-attackers 64] [-duration 20s] [-budget 2s] [-plan dev|free|pro] [-repo DIR] [-work DIR]
+//	rappel-bench abuse -exports 20 [-export-rate 1048576] [-export-format ndjson|csv]
 
 // abuseQueries are the expensive searches: the most common words of the
 // records ORed, as many as q allows, and 16 common phrases ORed, both by
@@ -159,8 +165,14 @@ func runAbuse(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.StringVar(&h.WorkDir, "work", "", "`directory` for the binary, data dir and logs (default build/bench-abuse in -repo)")
 	out := fs.String("json", "", "`file` to write the figures to as JSON")
 	set := fs.String("set", "classic", "`set` of expensive searches: classic (common words and phrases ORed) or expansion (long and misspelled words, keyed and on the keyless Atom feed)")
+	exports := fs.Int("exports", 0, "measure this many `clients` exporting the dataset at once, slowly, instead of the expensive searches")
+	exportRate := fs.Int64("export-rate", 1<<20, "`bytes` a second each exporting client reads at most")
+	exportFormat := fs.String("export-format", "ndjson", "`format` of the exports: ndjson or csv")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *exports > 0 && *exportRate <= 0 {
+		return fmt.Errorf("-export-rate is %d; give the bytes a second each client reads, such as 1048576", *exportRate)
 	}
 	switch *set {
 	case "classic":
@@ -205,13 +217,29 @@ func runAbuse(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return err
 		}
 	}
+	env := []string{"GOMAXPROCS=2", "RAPPEL_QUERY_BUDGET=" + budget.String()}
+	if *exports > 0 {
+		// As many slots as clients: the question is whether every
+		// export to a slow client ends whole, not the bound.
+		env = append(env, "RAPPEL_EXPORT_SLOTS="+strconv.Itoa(*exports))
+	}
 	h.logf("starting rappel serve (GOMAXPROCS=2, query budget %s)", *budget)
-	p, _, err := h.startRappel(ctx, bin, dataDir, []string{"GOMAXPROCS=2", "RAPPEL_QUERY_BUDGET=" + budget.String()}, 5*time.Minute, nil)
+	p, _, err := h.startRappel(ctx, bin, dataDir, env, 5*time.Minute, nil)
 	if err != nil {
 		return err
 	}
 	defer p.Stop()
 	base := "http://" + p.Addr
+	if *exports > 0 {
+		h.logf("%d exports (%s) at once, each read at %d bytes/s", *exports, *exportFormat, *exportRate)
+		run := runExports(ctx, base, p.PID(), filepath.Join(h.WorkDir, "logs", "rappel.log"), *exports, *exportRate, *exportFormat)
+		writeExports(stdout, run)
+		if *out != "" {
+			b, _ := json.MarshalIndent(run, "", "  ")
+			return os.WriteFile(*out, b, 0o644)
+		}
+		return nil
+	}
 	id, err := firstRecordID(ctx, base)
 	if err != nil {
 		return err
@@ -432,24 +460,7 @@ func abusePhase(ctx context.Context, pid int, base, id, attackKey string, attack
 			}
 		}()
 	}
-	// The resident set, sampled.
-	var peak atomic.Int64
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		t := time.NewTicker(250 * time.Millisecond)
-		defer t.Stop()
-		for {
-			if m := readMem(pid).RSSKB; m > peak.Load() {
-				peak.Store(m)
-			}
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
-		}
-	}()
+	peak := peakRSS(pid)
 	if attackers > 0 {
 		time.Sleep(time.Second) // the attack is under way
 	}
@@ -511,9 +522,37 @@ func abusePhase(ctx context.Context, pid int, base, id, attackKey string, attack
 			}
 		}
 	}
-	ph.PeakKB = max(peak.Load(), ph.RSSKB)
+	ph.PeakKB = max(peak(), ph.RSSKB)
 	ph.AfterKB = readMem(pid).RSSKB
 	return ph, nil
+}
+
+// peakRSS samples the resident set of process pid every 250 ms until the
+// function it returns is called; that function returns the largest
+// sample, in KiB.
+func peakRSS(pid int) func() int64 {
+	var peak atomic.Int64
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(250 * time.Millisecond)
+		defer t.Stop()
+		for {
+			if m := readMem(pid).RSSKB; m > peak.Load() {
+				peak.Store(m)
+			}
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() int64 {
+		close(stop)
+		<-done
+		return peak.Load()
+	}
 }
 
 // machineBusyTicks is the time all cores of the machine have spent busy

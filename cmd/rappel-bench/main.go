@@ -10,6 +10,7 @@
 //	rappel-bench bleve -index DIR -addr HOST:PORT
 //	rappel-bench sqlite -db FILE -addr HOST:PORT
 //	rappel-bench abuse [-attackers 64] [-duration 20s] [-budget 2s] [-plan dev|free|pro]
+//	rappel-bench abuse -exports 20 [-export-rate 1048576] [-export-format ndjson|csv]
 //
 // run is the harness. It builds the rappel binary, starts every system as
 // its own process pinned to one core (taskset, GOMAXPROCS=1) while the load
@@ -88,7 +89,8 @@ commands:
   pg      serve the query set from PostgreSQL
   bleve   serve the query set from a Bleve index
   sqlite  serve the query set from a SQLite database (FTS5)
-  abuse   measure cheap requests while many clients send expensive searches
+  abuse   measure cheap requests while many clients send expensive searches,
+          or (-exports N) N slow clients exporting the dataset at once
 `
 
 // run dispatches to a subcommand.

@@ -460,6 +460,8 @@ func (c *ListenConfig) serve(ctx context.Context, srv *edge.Server, log *slog.Lo
 		}
 	}
 	if shutdownErr != nil {
+		// What still streams (a long export) is cut now, and logged so.
+		srv.StopStreams()
 		for _, hs := range servers {
 			hs.Close()
 		}

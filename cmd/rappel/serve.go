@@ -38,6 +38,11 @@ type ServeCommand struct {
 	LogLevel    slog.Level
 	CursorKey   string
 	QueryBudget time.Duration
+	// ExportSlots and StallTimeout are edge.Server's: how many exports
+	// stream at once (0: two per core), and how long an export waits for
+	// its client to take a byte before it is cut.
+	ExportSlots  int
+	StallTimeout time.Duration
 	// SharedStore is the fleet's database URL (postgres://…): keys,
 	// quotas, subscriptions and the alert outbox live there instead of the
 	// data dir; empty keeps everything in the node's Pebble (shared.go).
@@ -79,7 +84,8 @@ const DefaultMinFreeMiB = 64
 
 // NewServeCommand returns a ServeCommand with its defaults.
 func NewServeCommand() *ServeCommand {
-	return &ServeCommand{Addr: "127.0.0.1:8080", DataDir: "data", Feeds: "off", LogFormat: "text", QueryBudget: edge.DefaultQueryBudget, MinFreeMiB: DefaultMinFreeMiB}
+	return &ServeCommand{Addr: "127.0.0.1:8080", DataDir: "data", Feeds: "off", LogFormat: "text", QueryBudget: edge.DefaultQueryBudget,
+		StallTimeout: edge.DefaultStallTimeout, MinFreeMiB: DefaultMinFreeMiB}
 }
 
 // ParseFlags reads the command line and environment into c.
@@ -101,6 +107,8 @@ func (c *ServeCommand) flagSet() *flag.FlagSet {
 	fs.StringVar(&c.LogFormat, "log-format", c.LogFormat, "log `format`: text, or json (durations in seconds there)")
 	fs.Var(levelFlag{&c.LogLevel}, "log-level", "least `level` logged: debug, info, warn or error")
 	fs.DurationVar(&c.QueryBudget, "query-budget", c.QueryBudget, "`time` a search may take before it answers 504")
+	fs.IntVar(&c.ExportSlots, "export-slots", c.ExportSlots, "`exports` streamed at once; one more is answered 503 (default: two per core)")
+	fs.DurationVar(&c.StallTimeout, "stall-timeout", c.StallTimeout, "`time` an export waits for its client to take a byte before it is cut")
 	fs.StringVar(&c.CursorKey, "cursor-key", c.CursorKey, "hex `key` (32+ bytes) signing search cursors; nodes behind one load balancer must share it (default: generated once into the data dir)")
 	fs.StringVar(&c.SharedStore, "shared-store", c.SharedStore, "`URL` (postgres://…) of the PostgreSQL or CockroachDB database a fleet of nodes shares keys, quotas, subscriptions and the alert outbox through; empty keeps them in the data dir")
 	fs.IntVar(&c.MinFreeMiB, "min-free-mib", c.MinFreeMiB, "free `MiB` the data dir's file system must have for the node to start")
@@ -123,6 +131,10 @@ func (c *ServeCommand) Validate() error {
 		return fmt.Errorf("--feeds is %q; it takes on or off", c.Feeds)
 	case c.QueryBudget <= 0:
 		return fmt.Errorf("--query-budget is %s; give a positive duration such as 2s", c.QueryBudget)
+	case c.ExportSlots < 0:
+		return fmt.Errorf("--export-slots is %d; give a number of exports, or 0 for two per core", c.ExportSlots)
+	case c.StallTimeout <= 0:
+		return fmt.Errorf("--stall-timeout is %s; give a positive duration such as 30s", c.StallTimeout)
 	case c.LogFormat != "text" && c.LogFormat != "json":
 		return fmt.Errorf("--log-format is %q; it takes text or json", c.LogFormat)
 	}
@@ -388,6 +400,8 @@ func (c *ServeCommand) server(catalog *index.Catalog, store *kv.Store, log *slog
 	srv.GatewayHost = c.GatewayHost
 	srv.QueryBudget = c.QueryBudget
 	srv.PublicURL = c.Alerts.PublicURL
+	srv.ExportSlots = c.ExportSlots
+	srv.StallTimeout = c.StallTimeout
 	srv.Logger = log
 	return srv
 }
