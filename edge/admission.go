@@ -2,6 +2,7 @@ package edge
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"runtime"
 	"strconv"
@@ -134,7 +135,11 @@ func (s *Server) acquire(ctx context.Context, w http.ResponseWriter, cost int, m
 		s.countAdmission("wait_expired")
 		return nil, s.busy(w, cost)
 	case <-ctx.Done():
-		s.countAdmission("timeout")
+		if errors.Is(ctx.Err(), context.Canceled) {
+			s.countAdmission("client_closed") // logged as a 499
+		} else {
+			s.countAdmission("timeout")
+		}
 		return nil, &rappel.Error{Code: rappel.ETIMEOUT, Message: timeoutMessage, Err: ctx.Err()}
 	}
 }

@@ -64,7 +64,7 @@ func (s *Server) initMetrics() *metrics {
 		}, []string{"plan"})
 		m.admitted = prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "rappel_expensive_searches_total",
-			Help: "Searches whose estimated cost put them in the pool of expensive searches, by outcome: admitted at once, queued then admitted, refused with 503 (queue_full, wait_expired) or 504 while waiting (timeout).",
+			Help: "Searches whose estimated cost put them in the pool of expensive searches, by outcome: admitted at once, queued then admitted, refused with 503 (queue_full, wait_expired) or 504 while waiting (timeout), or given up by a client that closed the connection while waiting (client_closed).",
 		}, []string{"outcome"})
 		m.registry.MustRegister(
 			m.duration,
