@@ -83,7 +83,7 @@ func (n *notice) categories(d *document, file string) ([]string, string) {
 	}
 	for _, name := range keyValuePanels {
 		if p := d.panel(name); p != nil {
-			for _, kv := range pairs(p.Text) {
+			for _, kv := range p.pairs() {
 				if kv.key == "category" {
 					names = appendNew(names, kv.value)
 				}

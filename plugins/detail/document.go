@@ -37,6 +37,19 @@ type panel struct {
 	Title string          `json:"title"`
 	Text  string          `json:"text"`
 	Data  json.RawMessage `json:"data"`
+
+	kv     []pair // Text's key/value lines, once read
+	kvRead bool
+}
+
+// pairs returns the panel's key/value lines. They are read once: the
+// hazard, the categories and the details all look at the same panels, and
+// reading lines is the normalizer's hottest loop.
+func (p *panel) pairs() []pair {
+	if !p.kvRead {
+		p.kv, p.kvRead = pairs(p.Text), true
+	}
+	return p.kv
 }
 
 // notice gathers the documents of one NID.

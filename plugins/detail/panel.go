@@ -116,7 +116,7 @@ func (n *notice) keyValues(rec *rappel.Record, d *document, file string) {
 		if p == nil {
 			continue
 		}
-		kvs := pairs(p.Text)
+		kvs := p.pairs()
 		if name == panelIDNumbers && len(kvs) == 0 && rec.IdentificationNumber == "" {
 			// The panel is the identification number, without a key.
 			rec.IdentificationNumber = guest.CleanText(p.Text)

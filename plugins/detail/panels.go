@@ -93,7 +93,7 @@ func (d *document) hazard() string {
 	var parts []string
 	for _, name := range hazardPanels {
 		p := d.panel(name)
-		if p == nil || name == panelDetails && len(pairs(p.Text)) > 0 {
+		if p == nil || name == panelDetails && len(p.pairs()) > 0 {
 			continue // key/value details are data, not prose
 		}
 		if t := guest.CleanText(p.Text); t != "" && !slices.Contains(parts, t) {

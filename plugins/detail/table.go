@@ -18,6 +18,9 @@ type table [][]string
 // HTML: notices' tables are flat rows of cells, and a nested table is read
 // as rows of the outer one.
 func cutTables(text string) (string, []table) {
+	if !hasTable(text) {
+		return text, nil // most panels: no copy
+	}
 	low := asciiLower(text)
 	start := indexTag(low, "table", 0)
 	if start < 0 {
@@ -43,6 +46,21 @@ func cutTables(text string) (string, []table) {
 	}
 	rest.WriteString(text)
 	return rest.String(), tables
+}
+
+// hasTable reports whether text holds "<table", in any case.
+func hasTable(text string) bool {
+	for i := strings.IndexByte(text, '<'); i >= 0; {
+		if len(text)-i > len("<table") && strings.EqualFold(text[i+1:i+len("<table")], "table") {
+			return true
+		}
+		j := strings.IndexByte(text[i+1:], '<')
+		if j < 0 {
+			return false
+		}
+		i += 1 + j
+	}
+	return false
 }
 
 // rows cuts a table's HTML, and its lowered copy, into rows of cells.
