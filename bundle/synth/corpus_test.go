@@ -70,7 +70,8 @@ type corpus struct {
 	docBytes map[string][]byte // "en/<NID>" → raw bytes
 }
 
-// detailDoc is the detail document shape of FORMATS.md.
+// detailDoc is the detail document shapes of FORMATS.md: the detail API's
+// and the older one.
 type detailDoc struct {
 	URL           string   `json:"url"`
 	RecallID      string   `json:"recallId"`
@@ -84,6 +85,34 @@ type detailDoc struct {
 		Text      string          `json:"text"`
 		Data      json.RawMessage `json:"data"`
 	} `json:"panels"`
+}
+
+// legacy reports whether the document is in the older shape, the one
+// with a details panel of key/value lines.
+func (d *detailDoc) legacy() bool {
+	_, ok := d.panel("details")
+	return ok
+}
+
+// keyText returns the text of the document's panel of key/value details:
+// details in the older shape, basic_details in the API's.
+func (d *detailDoc) keyText() string {
+	if text, ok := d.panel("details"); ok {
+		return text
+	}
+	text, _ := d.panel("basic_details")
+	return text
+}
+
+// productText returns the text of all the document's product panels.
+func (d *detailDoc) productText() string {
+	var sb strings.Builder
+	for _, p := range d.Panels {
+		if strings.HasPrefix(p.PanelName, "product_") {
+			sb.WriteString(p.Text)
+		}
+	}
+	return sb.String()
 }
 
 // panel returns the text of the document's panel named name.

@@ -6,11 +6,16 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"strings"
+
+	"github.com/rappel-ca/rappel"
 )
 
 // document is a notice's detail document, both languages: the English one
 // carries the data (details, products, images), the French one the French
-// text.
+// text. Most are written in the shape of the detail API
+// (testdata/FORMATS.md), the rest in the older shape the normalizer still
+// reads; both make the same record, but for product names (the API's
+// brand and common name) and relative image paths (resolved).
 type document struct {
 	recallID         string
 	start, published int64
@@ -24,6 +29,20 @@ type document struct {
 	details          []detailLine // the optional English details
 	products         []product
 	images           []image
+	code             string // the API's category code
+	brand            string
+	shape            // how the API shape is written
+}
+
+// shape is how a document is written, drawn from a stream of its own so
+// that the content drawn before it was added (products, details, images)
+// stays what it was.
+type shape struct {
+	legacy    bool // in the older shape
+	table     bool // several products listed in one panel's table
+	firmLines bool // the recalling firm and manufacturer named on the product panels
+	idPanel   bool // the identification number in its own panel, without a key
+	contacts  bool // with the enquiries panels
 }
 
 // detailLine is one "<b>Key:</b> value" line; html is already escaped.
@@ -36,8 +55,37 @@ type image struct{ url, title string }
 const (
 	richShare     = 0.80 // with product panels and a category
 	imageShare    = 0.31 // with an images panel
-	relativeImage = 0.05 // images panels whose first URL is site-relative
+	relativeImage = 0.05 // older-shape images panels whose first URL is site-relative
+	legacyShare   = 0.10 // in the older shape
+	tableShare    = 0.15 // API shape, several products: one panel's table lists them
+	firmShare     = 0.50 // API shape, with products: firms named on the product panels
+	idPanelShare  = 0.30 // API shape: the identification number in id_numbers
+	contactShare  = 0.60 // API shape: with media and public enquiries panels
+	elevenShare   = 0.25 // API shape: a UPC-A starting with 0 printed as 11 digits
 )
+
+// shapeStream is added to a notice's stream key for the stream its
+// document's shape is drawn from: above every entry key (typ<<40 | i) and
+// the plan's own stream.
+const shapeStream = 1 << 61
+
+// drawShape draws how a document is written, and which of its UPC-A codes
+// lose their leading 0.
+func (d *document) drawShape(r *rand.Rand) {
+	d.legacy = chance(r, legacyShare)
+	d.table = len(d.products) > 1 && chance(r, tableShare)
+	d.firmLines = chance(r, firmShare)
+	d.idPanel = chance(r, idPanelShare)
+	d.contacts = chance(r, contactShare)
+	for i := range d.products {
+		p := &d.products[i]
+		// Only a valid UPC-A: an in-store code printed without its check
+		// digit (0235278 00000) has 12 digits too.
+		code := rappel.StripBarcode(p.upc)
+		_, err := rappel.ParseGTIN(code)
+		p.dropZero = len(code) == 12 && code[0] == '0' && err == nil && chance(r, elevenShare)
+	}
+}
 
 var municipalities = []string{"Montréal", "Toronto", "Vancouver", "Calgary", "Winnipeg", "Halifax", "Québec", "Ottawa", "Edmonton", "Saskatoon", "Moncton", "Victoria"}
 
@@ -55,6 +103,8 @@ func (g *generator) document(r *rand.Rand, e *entry, p *profile, s subject, comp
 		sumFR:    "<p>" + htmlEscape(s.hazard.issueFR) + "</p><p>" + htmlEscape(s.hazard.sumFR) + "</p>",
 		alert:    p.alerts[pickWeighted(r, p.alertWeights)],
 		idNumber: "RA-" + strconv.FormatInt(e.nid, 10),
+		code:     p.code,
+		brand:    s.brand,
 	}
 	if len(s.hazard.allergens) > 0 && chance(r, 0.7) {
 		d.alert = "Allergy alert"
@@ -81,6 +131,7 @@ func (g *generator) document(r *rand.Rand, e *entry, p *profile, s subject, comp
 	if len(s.hazard.allergens) > 0 {
 		d.details = append(d.details, detailLine{"Allergens", strings.Join(s.hazard.allergens, ", ")})
 	}
+	d.drawShape(newRand(g.seed, e.key+shapeStream))
 	return d
 }
 
@@ -167,6 +218,9 @@ func (g *generator) products(r *rand.Rand, e *entry, p *profile, s subject) []pr
 	return out
 }
 
+// recallsSite is the site the notices and their images are on.
+const recallsSite = "https://recalls-rappels.canada.ca"
+
 // images draws an images panel's data.
 func images(r *rand.Rand, e *entry, s subject) []image {
 	n := 1 + pickWeighted(r, []int{60, 28, 12})
@@ -176,15 +230,23 @@ func images(r *rand.Rand, e *entry, s subject) []image {
 	for i := range out {
 		path := fmt.Sprintf("/sites/default/files/%s/rs%d_%d.jpg", month, e.nid, i+1)
 		if i > 0 || !chance(r, relativeImage) {
-			path = "https://recalls-rappels.canada.ca" + path
+			path = recallsSite + path
 		}
 		out[i] = image{path, s.item.en + " – " + views[i%len(views)]}
 	}
 	return out
 }
 
-// appendJSON appends the document in English or French.
+// appendJSON appends the document in English or French, in its shape.
 func (d *document) appendJSON(b []byte, french bool) []byte {
+	if d.legacy {
+		return d.appendLegacyJSON(b, french)
+	}
+	return d.appendAPIJSON(b, french)
+}
+
+// appendLegacyJSON appends the document in the older shape.
+func (d *document) appendLegacyJSON(b []byte, french bool) []byte {
 	url, title, cats, sum, what := d.urlEN, d.titleEN, d.catEN, d.sumEN, d.whatEN
 	if french {
 		url, title, cats, sum, what = d.urlFR, d.titleFR, d.catFR, d.sumFR, d.whatFR
@@ -195,10 +257,7 @@ func (d *document) appendJSON(b []byte, french bool) []byte {
 	b = appendJSONString(b, d.recallID)
 	b = append(b, `,"title":`...)
 	b = appendJSONString(b, title)
-	b = append(b, `,"start_date":`...)
-	b = strconv.AppendInt(b, d.start, 10)
-	b = append(b, `,"date_published":`...)
-	b = strconv.AppendInt(b, d.published, 10)
+	b = d.appendDates(b)
 	b = append(b, `,"category":[`...)
 	for i, c := range cats {
 		if i > 0 {
@@ -212,22 +271,22 @@ func (d *document) appendJSON(b []byte, french bool) []byte {
 	if french {
 		names = [3]string{"Résumé", "Détails", "Ce que vous devriez faire"}
 	}
-	b = appendPanel(b, "summary", names[0], sum, nil)
+	b = appendPanel(b, "summary", names[0], sum)
 	b = append(b, ',')
-	b = appendPanel(b, "details", names[1], d.detailsText(french), nil)
+	b = appendPanel(b, "details", names[1], d.detailsText(french))
 	b = append(b, ',')
-	b = appendPanel(b, "what_to_do", names[2], "<p>"+htmlEscape(what)+"</p>", nil)
+	b = appendPanel(b, "what_to_do", names[2], "<p>"+htmlEscape(what)+"</p>")
 	for i, p := range d.products {
 		b = append(b, ',')
 		name := p.nameEN
 		if french {
 			name = p.nameFR
 		}
-		b = appendPanel(b, "product_"+strconv.Itoa(i+1), name, p.text(french), nil)
+		b = appendPanel(b, "product_"+strconv.Itoa(i+1), name, p.text(french))
 	}
 	if len(d.images) > 0 {
 		b = append(b, ',')
-		b = appendPanel(b, "images", "Images", "", d.images)
+		b = appendImages(b, d.images, false)
 	}
 	return append(b, "]}\n"...)
 }
@@ -285,30 +344,52 @@ func (p *product) text(french bool) string {
 	return sb.String()
 }
 
-// appendPanel appends one panel object; data is the images panel's list.
-func appendPanel(b []byte, name, title, text string, data []image) []byte {
+// appendDates appends the document's dates, Unix seconds, after a field.
+func (d *document) appendDates(b []byte) []byte {
+	b = append(b, `,"start_date":`...)
+	b = strconv.AppendInt(b, d.start, 10)
+	b = append(b, `,"date_published":`...)
+	return strconv.AppendInt(b, d.published, 10)
+}
+
+// appendPanel appends one panel object with text and no data.
+func appendPanel(b []byte, name, title, text string) []byte {
 	b = append(b, `{"panelName":`...)
 	b = appendJSONString(b, name)
 	b = append(b, `,"title":`...)
 	b = appendJSONString(b, title)
 	b = append(b, `,"text":`...)
 	b = appendJSONString(b, text)
-	b = append(b, `,"data":`...)
-	if data == nil {
-		b = append(b, "null"...)
+	return append(b, `,"data":null}`...)
+}
+
+// appendImages appends the images panel: in the API's shape, text null and
+// each image a site-relative picture and thumbnail; in the older shape, an
+// empty text and each image one url.
+func appendImages(b []byte, images []image, api bool) []byte {
+	b = append(b, `{"panelName":"images","title":"Images","text":`...)
+	if api {
+		b = append(b, `null,"data":[`...)
 	} else {
-		b = append(b, '[')
-		for i, im := range data {
-			if i > 0 {
-				b = append(b, ',')
-			}
+		b = append(b, `"","data":[`...)
+	}
+	for i, im := range images {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		if api {
+			path := strings.TrimPrefix(im.url, recallsSite)
+			b = append(b, `{"fullUrl":`...)
+			b = appendJSONString(b, path)
+			b = append(b, `,"thumbUrl":`...)
+			b = appendJSONString(b, strings.TrimSuffix(path, ".jpg")+"_thumb.jpg")
+		} else {
 			b = append(b, `{"url":`...)
 			b = appendJSONString(b, im.url)
-			b = append(b, `,"title":`...)
-			b = appendJSONString(b, im.title)
-			b = append(b, '}')
 		}
-		b = append(b, ']')
+		b = append(b, `,"title":`...)
+		b = appendJSONString(b, im.title)
+		b = append(b, '}')
 	}
-	return append(b, '}')
+	return append(b, "]}"...)
 }

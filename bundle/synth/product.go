@@ -16,6 +16,7 @@ type product struct {
 	prefix         string // the start of the in-store codes of an item sold by weight
 	lots           []string
 	sizeEN, sizeFR string
+	dropZero       bool // the detail API's shape prints its UPC-A as 11 digits, without the leading 0
 }
 
 // size is a package size in both languages ("1.5 kg" / "1,5 kg").

@@ -52,6 +52,7 @@ var detailKeyNames = [numKeys]string{
 type profile struct {
 	org          string
 	topEN, topFR string // the first element of a detail document's category
+	code         string // the detail API's category code (its site section)
 	subject      func(*rand.Rand) subject
 	classRate    float64 // share of dump rows with a Recall class
 	classWord    string  // "Class" or "Type"
@@ -68,7 +69,7 @@ type profile struct {
 
 var profiles = [numTypes]*profile{
 	typeFood: {
-		org: "CFIA", topEN: "Food", topFR: "Aliments", subject: foodSubject,
+		org: "CFIA", topEN: "Food", topFR: "Aliments", code: "1", subject: foodSubject,
 		classRate: 0.82, classWord: "Class", upcRate: 0.85,
 		alerts: []string{"Food recall warning", "Recall"}, alertWeights: []int{70, 30},
 		keys: [numKeys]float64{keyImporter: 0.023, keyDistribution: 0.12, keyOrigin: 0.04,
@@ -76,7 +77,7 @@ var profiles = [numTypes]*profile{
 		classPage: "https://inspection.canada.ca/en/food-safety-consumers/food-recalls-and-allergy-alerts/recall-classes",
 	},
 	typeHealth: {
-		org: "Drugs and health products", topEN: "Health products", topFR: "Produits de santé", subject: healthSubject,
+		org: "Drugs and health products", topEN: "Health products", topFR: "Produits de santé", code: "3", subject: healthSubject,
 		classRate: 0.82, classWord: "Type", upcRate: 0.4,
 		alerts: []string{"Recall", "Advisory", "Public advisory"}, alertWeights: []int{70, 20, 10},
 		keys: [numKeys]float64{keyRecallingFirm: 0.35, keyManufacturer: 0.027, keyDistribution: 0.05,
@@ -84,7 +85,7 @@ var profiles = [numTypes]*profile{
 		classPage: "https://www.canada.ca/en/health-canada/services/drugs-health-products/compliance-enforcement/recalls-classification.html",
 	},
 	typeConsumer: {
-		org: "Consumer product safety", topEN: "Consumer products", topFR: "Produits de consommation", subject: consumerSubject,
+		org: "Consumer product safety", topEN: "Consumer products", topFR: "Produits de consommation", code: "4", subject: consumerSubject,
 		classRate: 0.38, classWord: "Class", upcRate: 0.55,
 		alerts: []string{"Recall", "Advisory"}, alertWeights: []int{85, 15},
 		keys: [numKeys]float64{keyManufacturer: 0.12, keyImporter: 0.10, keyDistribution: 0.25, keyOrigin: 0.40,
@@ -92,7 +93,7 @@ var profiles = [numTypes]*profile{
 		classPage: "https://www.canada.ca/en/health-canada/services/consumer-product-safety/recalls-classification.html",
 	},
 	typeMedical: {
-		org: "Medical devices", topEN: "Health products", topFR: "Produits de santé", subject: deviceSubject,
+		org: "Medical devices", topEN: "Health products", topFR: "Produits de santé", code: "3", subject: deviceSubject,
 		classRate: 0.88, classWord: "Type", upcRate: 0.15,
 		alerts: []string{"Recall", "Advisory"}, alertWeights: []int{85, 15},
 		keys: [numKeys]float64{keyRecallingFirm: 0.40, keyManufacturer: 0.15, keyDistribution: 0.065, keyOrigin: 0.02,
@@ -100,7 +101,7 @@ var profiles = [numTypes]*profile{
 		classPage: "https://www.canada.ca/en/health-canada/services/drugs-health-products/medical-devices/recalls-classification.html",
 	},
 	typeCannabis: {
-		org: "Controlled substances and cannabis", topEN: "Cannabis", topFR: "Cannabis", subject: cannabisSubject,
+		org: "Controlled substances and cannabis", topEN: "Cannabis", topFR: "Cannabis", code: "3", subject: cannabisSubject,
 		classRate: 0.55, classWord: "Type", upcRate: 0.8,
 		alerts: []string{"Recall", "Advisory"}, alertWeights: []int{90, 10},
 		keys: [numKeys]float64{keyRecallingFirm: 0.48, keyDistribution: 0.01, keyUnitsSold: 0.10,

@@ -52,7 +52,7 @@ func TestGenerate_Shares(t *testing.T) {
 		}
 		if *row["Organization"] == "CFIA" {
 			foodDocs++
-			if text, _ := d.panel("details"); strings.Contains(text, "<b>Allergens:</b>") {
+			if strings.Contains(d.keyText(), "<b>Allergens:</b>") {
 				allergens++
 			}
 		}
@@ -68,19 +68,25 @@ func TestGenerate_Shares(t *testing.T) {
 
 	keys := []string{"Recall class page", "Recalling firm", "Companies", "Distribution", "Place of origin",
 		"Units sold", "Time period sold", "Manufacturer", "Importer", "CFIA ID", "DIN", "NPN", "Municipality", "UPC"}
+	// In the API's shape the recalling firm and the manufacturer may be
+	// named on the product panels, as Distributor and Manufacturer.
+	onProducts := map[string]string{"Recalling firm": "Distributor", "Manufacturer": "Manufacturer"}
 	keyDocs := map[string]int{}
-	var products, categories, images, relative int
+	var products, categories, images, legacy, legacyImages, relative int
 	for _, d := range c.docsEN {
-		text, _ := d.panel("details")
+		text, productText := d.keyText(), d.productText()
 		for _, k := range keys {
-			if strings.Contains(text, "<b>"+k+":</b>") {
+			if strings.Contains(text, "<b>"+k+":</b>") || onProducts[k] != "" && strings.Contains(productText, "<b>"+onProducts[k]+":</b>") {
 				keyDocs[k]++
 			}
 		}
 		if _, ok := d.panel("product_1"); ok {
 			products++
 		}
-		if len(d.Category) > 0 {
+		if d.legacy() {
+			legacy++
+		}
+		if d.legacy() && len(d.Category) > 0 || strings.Contains(text, "<b>Category:</b>") {
 			categories++
 		}
 		for _, p := range d.Panels {
@@ -89,8 +95,11 @@ func TestGenerate_Shares(t *testing.T) {
 			}
 			images++
 			var imgs []struct{ URL string }
-			if json.Unmarshal(p.Data, &imgs) == nil && !strings.HasPrefix(imgs[0].URL, "https://") {
-				relative++
+			if d.legacy() {
+				legacyImages++
+				if json.Unmarshal(p.Data, &imgs) == nil && !strings.HasPrefix(imgs[0].URL, "https://") {
+					relative++
+				}
 			}
 		}
 	}
@@ -111,8 +120,9 @@ func TestGenerate_Shares(t *testing.T) {
 		{"updated notices, of non-TC rows", share(updates, nonTC), 0.5, 0.3},
 		{"product panels, of documents", share(products, docs), 80, 2},
 		{"category, of documents", share(categories, docs), 80, 2},
+		{"older shape, of documents", share(legacy, docs), 10, 1.5},
 		{"images panel, of documents", share(images, docs), 31, 2},
-		{"relative first image, of images panels", share(relative, images), 5, 2},
+		{"relative first image, of older-shape images panels", share(relative, legacyImages), 5, 3},
 		{"Allergens, of food documents", share(allergens, foodDocs), 22, 2},
 		{"Recall class page, of documents", share(keyDocs["Recall class page"], docs), 19, 1.5},
 		{"Recalling firm, of documents", share(keyDocs["Recalling firm"], docs), 17, 1.5},

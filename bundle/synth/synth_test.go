@@ -329,19 +329,30 @@ func TestGenerate_Documents(t *testing.T) {
 		if d.StartDate <= 0 || d.DatePublished < d.StartDate || d.Title == "" || !strings.HasPrefix(d.URL, "https://") {
 			t.Fatalf("document %s: start %d, published %d, title %q, url %q", nid, d.StartDate, d.DatePublished, d.Title, d.URL)
 		}
-		for _, p := range []string{"summary", "details", "what_to_do"} {
+		want := []string{"summary", "basic_details", "cms_issue_problem", "cms_who_what_consumer"}
+		if d.legacy() {
+			want = []string{"summary", "details", "what_to_do"}
+		}
+		for _, p := range want {
 			if text, ok := d.panel(p); !ok || text == "" {
 				t.Fatalf("document %s has no %s panel", nid, p)
 			}
 		}
 		for _, p := range d.Panels {
 			switch {
-			case p.PanelName == "images":
+			case p.PanelName == "images" && d.legacy():
 				var imgs []struct{ URL, Title string }
 				if err := json.Unmarshal(p.Data, &imgs); err != nil || len(imgs) == 0 {
 					t.Fatalf("document %s: images data %s", nid, p.Data)
 				}
-			case p.PanelName == "summary", p.PanelName == "details", p.PanelName == "what_to_do", productPanel.MatchString(p.PanelName):
+			case p.PanelName == "images":
+				// The API's images are paths on the site, with a thumbnail.
+				var imgs []struct{ FullURL, ThumbURL, Title string }
+				if err := json.Unmarshal(p.Data, &imgs); err != nil || len(imgs) == 0 || !strings.HasPrefix(imgs[0].FullURL, "/") || !strings.HasPrefix(imgs[0].ThumbURL, "/") {
+					t.Fatalf("document %s: images data %s", nid, p.Data)
+				}
+			case slices.Contains(want, p.PanelName), productPanel.MatchString(p.PanelName):
+			case !d.legacy() && slices.Contains([]string{"cms_product_details_background", "id_numbers", "media_enquiries", "public_enquiries"}, p.PanelName):
 			default:
 				t.Fatalf("document %s has a panel %q", nid, p.PanelName)
 			}
@@ -384,6 +395,14 @@ func TestGenerate_UPCs(t *testing.T) {
 				withoutCheck++
 				continue
 			}
+			if len(code) == 11 {
+				// A UPC-A printed without its leading 0, as CFIA does.
+				if _, ok := rappel.UPCAWithoutLeadingZero(code); !ok {
+					t.Fatalf("%s: 11-digit UPC %q is no UPC-A without its 0", name, code)
+				}
+				forms[11]++
+				continue
+			}
 			if _, err := rappel.ParseGTIN(code); err != nil {
 				t.Fatalf("%s: UPC %q: %v", name, code, err)
 			}
@@ -393,8 +412,9 @@ func TestGenerate_UPCs(t *testing.T) {
 			forms[len(code)]++
 		}
 	}
-	// Spaced UPC-A (15 characters), bare UPC-A (12), spaced and bare EAN-13.
-	for _, n := range []int{15, 12, 15, 13} {
+	// Spaced UPC-A (15 characters), bare UPC-A (12), spaced and bare EAN-13,
+	// UPC-A without its 0 (11).
+	for _, n := range []int{15, 12, 15, 13, 11} {
 		if forms[n] == 0 {
 			t.Errorf("no UPC printed with %d characters: %v", n, forms)
 		}
@@ -536,8 +556,7 @@ func TestGenerate_Text(t *testing.T) {
 		if d == nil {
 			continue
 		}
-		text, _ := d.panel("details")
-		if m := allergenKey.FindStringSubmatch(text); m != nil {
+		if m := allergenKey.FindStringSubmatch(d.keyText()); m != nil {
 			for _, a := range strings.Split(m[1], ", ") {
 				names[a] = true
 				word := strings.ToLower(strings.TrimSuffix(strings.TrimSuffix(a, "s"), "nut"))

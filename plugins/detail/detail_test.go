@@ -27,11 +27,10 @@ func TestNormalize_Bad(t *testing.T) {
 	guesttest.Check(t, out)
 
 	var ids []string
-	byID := map[string]*rappel.Record{}
 	for _, r := range out.Records {
 		ids = append(ids, r.RecordID)
-		byID[r.RecordID] = r
 	}
+	byID := out.ByID()
 	// 90004 and 90005 have only an unreadable English document.
 	if got, want := strings.Join(ids, " "), "hc-90001 hc-90002 hc-90003 hc-90006"; got != want {
 		t.Errorf("records %s, want %s", got, want)
@@ -65,7 +64,7 @@ func TestNormalize_Bad(t *testing.T) {
 		{RecordID: "hc-90004", Reason: "en/90004.json was skipped: its title is a JSON number, not a string."},
 		{RecordID: "hc-90005", Reason: "en/90005.json was skipped: it is a JSON array, not an object."},
 		{RecordID: "hc-90006", Reason: "Product panel product_1 of en/90006.json was skipped: it names no product."},
-		{RecordID: "hc-90006", Reason: "The images panel of en/90006.json was left out: it is not a list of {url, title}."},
+		{RecordID: "hc-90006", Reason: "The images panel of en/90006.json was left out: it is not a list of images, {fullUrl, thumbUrl, title} or {url, title}."},
 	}
 	for i := 0; i < len(out.Problems) || i < len(want); i++ {
 		switch {
@@ -123,6 +122,13 @@ func FuzzNormalize(f *testing.F) {
 	frOnly, _ := os.ReadFile("../../testdata/detail-shapes/fr/71002.json")
 	f.Add("71001", shapesEN, shapesFR)
 	f.Add("71002", []byte(nil), frOnly)
+	realEN, _ := os.ReadFile("../../testdata/detail-real/en/72335.json")
+	realFR, _ := os.ReadFile("../../testdata/detail-real/fr/72335.json")
+	unknowns, _ := os.ReadFile("../../testdata/detail-real/en/72336.json")
+	frRealOnly, _ := os.ReadFile("../../testdata/detail-real/fr/72337.json")
+	f.Add("72335", realEN, realFR)
+	f.Add("72336", unknowns, []byte(nil))
+	f.Add("72337", []byte(nil), frRealOnly)
 	f.Add("x1", []byte(`{}`), []byte(`[]`))
 	f.Fuzz(func(t *testing.T, name string, en, fr []byte) {
 		fsys := fstest.MapFS{}
@@ -154,6 +160,12 @@ func FuzzNormalize(f *testing.F) {
 				if p.UPCPrefix != "" && (len(p.UPCPrefix) > 13 || strings.Trim(p.UPCPrefix, "0123456789") != "") {
 					t.Fatalf("%s kept bad UPC prefix %q", r.RecordID, p.UPCPrefix)
 				}
+				if p.Name == "" {
+					t.Fatalf("%s has a product without a name", r.RecordID)
+				}
+			}
+			if r.RecallType != "" && !rappel.RecallTypes.Has(r.RecallType) {
+				t.Fatalf("%s has recall type %q", r.RecordID, r.RecallType)
 			}
 		}
 	})
@@ -203,5 +215,164 @@ func TestNormalize_Shapes(t *testing.T) {
 	}
 	if len(out.Problems) != 1 || !strings.Contains(out.Problems[0].Reason, `The UPC prefix "Starting with the store code" of product "Pâté – sold by weight" (product_7)`) {
 		t.Errorf("problems %+v, want one for the prefix without digits", out.Problems)
+	}
+}
+
+// TestNormalize_Real runs testdata/detail-real, documents in the shape
+// public clients of Health Canada's detail API show (see testdata/FORMATS.md):
+// category codes, basic_details, the cms_ panels, product panels of Brand
+// name, Common name, Code(s) on product and an 11-digit UPC, a product
+// table, images with site-relative fullUrl and thumbUrl. Every part of the
+// notice reaches the record.
+func TestNormalize_Real(t *testing.T) {
+	out := guesttest.MustRun(t, os.DirFS("../../testdata/detail-real"), detail.Normalize)
+	guesttest.Golden(t, "../../testdata/golden/detail-real.json", out)
+	guesttest.Check(t, out)
+	byID := out.ByID()
+
+	r := byID["hc-72335"]
+	if r == nil {
+		t.Fatalf("no record hc-72335 in %+v", out.Records)
+	}
+	en, fr := r.Translations.EN, r.Translations.FR
+	if en == nil || fr == nil {
+		t.Fatalf("hc-72335 translations %+v", r.Translations)
+	}
+	for _, c := range []struct{ field, got, want string }{
+		{"recall_type", r.RecallType, rappel.TypeFood},
+		{"recall_date", r.RecallDate, "2020-02-26"},
+		{"hazard_description", en.HazardDescription, "The recalled products may contain elevated levels of lead. Chemical - lead. Testing found lead above the level allowed in food for infants."},
+		{"what_to_do", en.WhatToDo, "Do not consume the recalled products. Throw them out or return them to the store where they were bought."},
+		{"product_description", en.ProductDescription, "Organic fruit purées for infants, sold in pouches and multipacks."},
+		{"fr hazard_description", fr.HazardDescription, "Les produits rappelés pourraient contenir des teneurs élevées en plomb."},
+		{"fr what_to_do", fr.WhatToDo, "Ne consommez pas les produits rappelés."},
+		{"recalling_firm", r.RecallingFirm, "Maple Grove Foods Inc."},
+		{"manufacturer", r.Manufacturer, "Verger du Nord Ltée"},
+		{"alert_type", r.AlertType, "Food recall warning"},
+		{"identification_number", r.IdentificationNumber, "RA-72335"},
+		{"cfia_id", r.CFIAID, "13579"},
+		{"categories", strings.Join(r.Categories, "|"), "Food|Fruits and vegetables"},
+		{"distribution", strings.Join(r.Distribution, "|"), "Ontario|Quebec"},
+		{"image_url", r.ImageURL, "https://healthycanadians.gc.ca/recall-alert-rappel-avis/hc-sc/2020/assets/ra-72335-01_full.jpg"},
+	} {
+		if c.got != c.want {
+			t.Errorf("hc-72335 %s = %q, want %q", c.field, c.got, c.want)
+		}
+	}
+	if len(r.Images) != 2 || r.Images[1].URL != "https://healthycanadians.gc.ca/recall-alert-rappel-avis/hc-sc/2020/assets/ra-72335-02_thumb.jpg" || r.Images[0].Title != "Organic apple and pear purée" {
+		t.Errorf("hc-72335 images %+v, want the full image, else the thumbnail, made absolute", r.Images)
+	}
+	type want struct{ name, upc, lots, size string }
+	wants := []want{
+		{"Maple Grove Organic apple and pear purée", "067123450013", "BB 2021 JA 15|BB 2021 JA 22", "128 ml"},
+		// 081234567890 fails its check digit: digits printed without
+		// their check digit stay searchable as a code, never a upc.
+		{"Maple Grove Organic mango purée", "", "BB 2021 FE 02|81234567890", "128 ml"},
+		{"Maple Grove Organic pear purée, multipack", "0 67123 45002 0", "BB 2021 MR 01", "4 x 90 ml"},
+		{"Maple Grove Organic plum purée, multipack", "067123450037", "BB 2021 MR 08|BB 2021 MR 15", "4 x 90 ml"},
+	}
+	if len(r.ProductList) != len(wants) {
+		t.Fatalf("hc-72335 has %d products, want %d: %+v", len(r.ProductList), len(wants), r.ProductList)
+	}
+	for i, w := range wants {
+		p := r.ProductList[i]
+		if p.Name != w.name || p.UPC != w.upc || strings.Join(p.LotCodes, "|") != w.lots || p.Size != w.size {
+			t.Errorf("hc-72335 product %d = %+v, want %+v", i+1, p, w)
+		}
+	}
+
+	// A notice whose url is an API path: images resolve against the site.
+	if r := byID["hc-72336"]; r == nil || r.RecallID != "72336" || r.RecallType != "" ||
+		strings.Join(r.Categories, "|") != "Consumer products|Household items" ||
+		r.ImageURL != "https://healthycanadians.gc.ca/recall-alert-rappel-avis/hc-sc/2020/assets/ra-72336-01.jpg" ||
+		len(r.ProductList) != 2 || r.ProductList[0].Name != "Trailhead Folding camp stool" || r.ProductList[0].UPC != "077300123456" ||
+		r.ProductList[1].Name != "Trailhead folding camp stool, tall" || r.ProductList[1].UPC != "0 77300 12346 3" {
+		t.Errorf("hc-72336 = %+v", r)
+	}
+	// A French-only notice: its products under French keys.
+	if r := byID["hc-72337"]; r == nil || len(r.ProductList) != 1 || r.ProductList[0].Name != "Bel Érable Tartinade aux noisettes" ||
+		r.ProductList[0].UPC != "062900111224" || strings.Join(r.ProductList[0].LotCodes, "|") != "2020 AL 30" || r.ProductList[0].Size != "250 g" {
+		t.Errorf("hc-72337 = %+v", r)
+	}
+
+	// What the normalizer does not know is said, never dropped silently.
+	for _, want := range []string{
+		`en/72336.json has a panel "recall_timeline"`,
+		`The key "Recall date" in basic_details of en/72336.json`,
+		`The key "Model number" in product_1 of en/72336.json`,
+		`The column "Colour" of the table in product_2 of en/72336.json`,
+		`The category code "9" of en/72336.json`,
+	} {
+		found := false
+		for _, p := range out.Problems {
+			found = found || p.RecordID == "hc-72336" && strings.Contains(p.Reason, want)
+		}
+		if !found {
+			t.Errorf("no problem says %q; problems: %+v", want, out.Problems)
+		}
+	}
+	if len(out.Problems) != 5 {
+		t.Errorf("%d problems, want 5: %+v", len(out.Problems), out.Problems)
+	}
+}
+
+// TestNormalize_Categories checks the forms of category: the API's codes as
+// strings or numbers, whose sections lead the categories a document names
+// and alone give only a recall type, several sections (no recall type), a
+// code it does not know, and values that make the document unreadable.
+func TestNormalize_Categories(t *testing.T) {
+	doc := func(category string) []byte {
+		return []byte(`{"recallId": "1", "title": "T", "category": ` + category + `, "panels": []}`)
+	}
+	out := guesttest.MustRun(t, fstest.MapFS{
+		"en/1.json": {Data: []byte(`{"recallId": "1", "category": [1, "3"], "panels": [{"panelName": "basic_details", "text": "<b>Category:</b> Dairy<BR/><b>Category:</b> Food"}]}`)},
+		"en/2.json": {Data: doc(`["2"]`)},
+		"en/3.json": {Data: doc(`"Food"`)},
+		"en/4.json": {Data: doc(`[{}]`)},
+		"en/5.json": {Data: doc(`["Food", "12"]`)},
+	}, detail.Normalize)
+	if len(out.Records) != 3 {
+		t.Fatalf("got %d records, want 3: %+v", len(out.Records), out.Records)
+	}
+	for i, want := range []struct{ cats, typ string }{
+		{"Food|Health products|Dairy", ""}, {"", rappel.TypeVehicle}, {"Food", ""},
+	} {
+		if r := out.Records[i]; strings.Join(r.Categories, "|") != want.cats || r.RecallType != want.typ {
+			t.Errorf("%s: categories %q, recall type %q; want %q, %q", r.RecordID, r.Categories, r.RecallType, want.cats, want.typ)
+		}
+	}
+	want := []string{
+		`en/3.json was skipped: its category is "Food", not a list of codes or names.`,
+		`en/4.json was skipped: its category holds {}, which is neither a string nor a number.`,
+		`The category code "12" of en/5.json is none of 1 (Food), 2 (Vehicles), 3 (Health products) or 4 (Consumer products); it was left out.`,
+	}
+	if len(out.Problems) != len(want) {
+		t.Fatalf("problems %+v, want %q", out.Problems, want)
+	}
+	for i, w := range want {
+		if out.Problems[i].Reason != w {
+			t.Errorf("problem %d = %q, want %q", i, out.Problems[i].Reason, w)
+		}
+	}
+}
+
+// TestNormalizeSite resolves a document's relative image paths against the
+// site given when the document's url is a path, and refuses a site that is
+// no web address.
+func TestNormalizeSite(t *testing.T) {
+	doc := `{"recallId": "1", "title": "T", "url": "/recall-alert-rappel-avis/api/1/en", "panels": [
+		{"panelName": "images", "data": [{"fullUrl": "/assets/a.jpg", "thumbUrl": "/assets/a_t.jpg", "title": "A"}]}]}`
+	norm, err := detail.NormalizeSite("https://recalls.example.ca/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := guesttest.MustRun(t, fstest.MapFS{"en/1.json": {Data: []byte(doc)}}, norm)
+	if len(out.Records) != 1 || out.Records[0].ImageURL != "https://recalls.example.ca/assets/a.jpg" {
+		t.Errorf("got %+v", out)
+	}
+	for _, bad := range []string{"recalls.example.ca", "ftp://recalls.example.ca/", "/assets"} {
+		if _, err := detail.NormalizeSite(bad); err == nil || !strings.Contains(err.Error(), "no absolute http or https address") {
+			t.Errorf("NormalizeSite(%q) = %v, want an error saying why", bad, err)
+		}
 	}
 }

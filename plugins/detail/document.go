@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"math"
+	"net/url"
 	"reflect"
 	"strconv"
 	"strings"
@@ -25,22 +26,37 @@ type document struct {
 	Title         string          `json:"title"`
 	StartDate     json.RawMessage `json:"start_date"`
 	DatePublished json.RawMessage `json:"date_published"`
-	Category      []string        `json:"category"`
+	Category      categoryList    `json:"category"`
 	Panels        []panel         `json:"panels"`
 }
 
-// panel is one element of a document's panels.
+// panel is one element of a document's panels. Text is HTML, and null in
+// panels that only carry data (images).
 type panel struct {
 	Name  string          `json:"panelName"`
 	Title string          `json:"title"`
 	Text  string          `json:"text"`
 	Data  json.RawMessage `json:"data"`
+
+	kv     []pair // Text's key/value lines, once read
+	kvRead bool
+}
+
+// pairs returns the panel's key/value lines. They are read once: the
+// hazard, the categories and the details all look at the same panels, and
+// reading lines is the normalizer's hottest loop.
+func (p *panel) pairs() []pair {
+	if !p.kvRead {
+		p.kv, p.kvRead = pairs(p.Text), true
+	}
+	return p.kv
 }
 
 // notice gathers the documents of one NID.
 type notice struct {
 	nid    string
 	report func(rappel.Problem)
+	site   *url.URL             // what relative paths resolve against, when a document's url cannot be
 	docs   map[string]*document // by language
 	files  map[string]string    // file name by language, for problems
 }
@@ -67,12 +83,14 @@ func (n *notice) read(fsys fs.FS, lang, file string) {
 		n.files = make(map[string]string, 2)
 	}
 	n.docs[lang], n.files[lang] = &d, file
+	n.checkPanels(&d, file)
 }
 
 // decodeReason says in words why a document did not decode.
 func decodeReason(err error) string {
 	var typ *json.UnmarshalTypeError
 	var syn *json.SyntaxError
+	var shape *shapeError
 	switch {
 	case errors.As(err, &typ) && typ.Field == "":
 		return fmt.Sprintf("it is a JSON %s, not an object", typ.Value)
@@ -80,6 +98,8 @@ func decodeReason(err error) string {
 		return fmt.Sprintf("its %s is a JSON %s, not %s", typ.Field, typ.Value, kindName(typ.Type))
 	case errors.As(err, &syn):
 		return fmt.Sprintf("it is not JSON (%v at byte %d)", syn, syn.Offset)
+	case errors.As(err, &shape):
+		return shape.reason
 	}
 	return fmt.Sprintf("it is not a detail document (%v)", err)
 }
@@ -130,14 +150,19 @@ func (n *notice) record() *rappel.Record {
 	rec.Translations.FR = translation(fr)
 	if en != nil {
 		file := n.files[rappel.LangEN]
-		rec.Categories = categories(en.Category)
-		n.details(rec, en, file)
-		rec.ProductList = n.products(en, file)
+		rec.Categories, rec.RecallType = n.categories(en, file)
+		n.keyValues(rec, en, file)
+		var firms firms
+		rec.ProductList, firms = n.products(en, file)
+		firms.fill(rec)
 		rec.Images, rec.ImageURL = n.images(en, file)
 	} else if fr != nil {
 		// A notice with only its French document: its product table,
-		// under French headers (Produit, CUP), is the only one there is.
-		rec.ProductList = n.products(fr, n.files[rappel.LangFR])
+		// under French headers (Produit, CUP), is the only one there is,
+		// and the firms it names are the same in either language.
+		var firms firms
+		rec.ProductList, firms = n.products(fr, n.files[rappel.LangFR])
+		firms.fill(rec)
 	}
 	return rec
 }
@@ -197,17 +222,17 @@ func truncate(s string) string {
 	return strings.ToValidUTF8(s[:limit], "") + "…"
 }
 
-// translation is a document's text: title, summary, what to do.
+// translation is a document's text: title, hazard, what to do, the
+// products affected.
 func translation(d *document) *rappel.Translation {
 	if d == nil {
 		return nil
 	}
-	t := rappel.Translation{Title: guest.CleanText(d.Title)}
-	if p := d.panel("summary"); p != nil {
-		t.HazardDescription = guest.CleanText(p.Text)
-	}
-	if p := d.panel("what_to_do"); p != nil {
-		t.WhatToDo = guest.CleanText(p.Text)
+	t := rappel.Translation{
+		Title:              guest.CleanText(d.Title),
+		HazardDescription:  d.hazard(),
+		WhatToDo:           d.firstText(whatToDoPanels...),
+		ProductDescription: d.firstText(affectedPanels...),
 	}
 	if t == (rappel.Translation{}) {
 		return nil
@@ -218,20 +243,22 @@ func translation(d *document) *rappel.Translation {
 // panel returns the document's first panel named name, or nil.
 func (d *document) panel(name string) *panel {
 	for i := range d.Panels {
-		if strings.EqualFold(strings.TrimSpace(d.Panels[i].Name), name) {
+		if panelName(d.Panels[i].Name) == name {
 			return &d.Panels[i]
 		}
 	}
 	return nil
 }
 
-// categories cleans the document's category list.
-func categories(in []string) []string {
-	var out []string
-	for _, c := range in {
-		if c = guest.CleanText(c); c != "" {
-			out = append(out, c)
+// firstText returns the cleaned text of the first of names whose panel has
+// text, or "".
+func (d *document) firstText(names ...string) string {
+	for _, name := range names {
+		if p := d.panel(name); p != nil {
+			if t := guest.CleanText(p.Text); t != "" {
+				return t
+			}
 		}
 	}
-	return out
+	return ""
 }

@@ -1,14 +1,8 @@
 package detail
 
 import (
-	"cmp"
-	"encoding/json"
-	"errors"
-	"fmt"
-	"net/url"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/rappel-ca/rappel"
@@ -20,9 +14,10 @@ var link = regexp.MustCompile(`(?is)<a\s[^<>]*?href\s*=\s*["']([^"']*)["']`)
 
 // pair is one "Key: value" line of a panel.
 type pair struct {
-	key   string // lower case, without its colon
+	key   string // folded (guest.FoldKey), without its colon
 	value string // cleaned
 	raw   string // the value's HTML
+	label string // the key as written, cleaned, for problems
 }
 
 // pairs parses a panel's text into its lines, in order. Lines that are not
@@ -38,7 +33,7 @@ func pairs(text string) []pair {
 		key := strings.TrimSpace(strings.TrimSuffix(guest.CleanText(k), ":"))
 		value := strings.TrimSpace(strings.TrimPrefix(guest.CleanText(v), ":"))
 		if key != "" {
-			out = append(out, pair{key: strings.ToLower(key), value: value, raw: v})
+			out = append(out, pair{key: guest.FoldKey(key), value: value, raw: v, label: key})
 		}
 	}
 	return out
@@ -103,48 +98,119 @@ var detailFields = map[string]func(*rappel.Record) *string{
 	"upc":                   func(r *rappel.Record) *string { return &r.UPC },
 }
 
-// details fills rec from the document's details panel. A key seen twice
-// keeps its first value; keys the contract does not name are ignored.
-func (n *notice) details(rec *rappel.Record, d *document, file string) {
-	p := d.panel("details")
-	if p == nil {
-		return
-	}
-	for _, kv := range pairs(p.Text) {
-		if kv.value == "" {
+// detailKeys are the keys of the details panels besides detailFields':
+// those read into lists, and those known to hold nothing a record keeps
+// (the agency and audience, which the dump's Organization says).
+var detailKeys = map[string]bool{
+	"companies": true, "distribution": true, "allergens": true, "category": true,
+	"source of recall": true, "audience": true,
+}
+
+// keyValues fills rec from the document's key/value panels, in the order
+// of keyValuePanels: a key seen twice keeps its first value. Keys it does
+// not know are reported, once each.
+func (n *notice) keyValues(rec *rappel.Record, d *document, file string) {
+	var unknown unknownKeys
+	for _, name := range keyValuePanels {
+		p := d.panel(name)
+		if p == nil {
 			continue
 		}
-		switch kv.key {
-		case "companies":
-			if rec.Companies == nil {
-				rec.Companies = split(kv.value, ";")
-			}
-		case "distribution":
-			if rec.Distribution == nil {
-				rec.Distribution = split(kv.value, ",")
-			}
-		case "allergens":
-			if rec.Allergens == nil {
-				rec.Allergens = n.allergens(kv.value, file)
-			}
-		case "recall class page":
-			// The page is a link: its address is the value, not its text.
-			if m := link.FindStringSubmatch(kv.raw); m != nil && rec.RecallClassPage == "" {
-				rec.RecallClassPage = guest.CleanText(m[1])
-			}
-		case "upc":
-			if isNone(kv.value) || rec.UPC != "" {
-				continue
-			}
-			if _, err := rappel.ParseGTIN(kv.value); err != nil {
-				n.problem("The UPC %q in the details of %s was dropped: %v.", truncate(kv.value), file, err)
-				continue
-			}
+		kvs := p.pairs()
+		if name == panelIDNumbers && len(kvs) == 0 && rec.IdentificationNumber == "" {
+			// The panel is the identification number, without a key.
+			rec.IdentificationNumber = guest.CleanText(p.Text)
 		}
-		if field, ok := detailFields[kv.key]; ok && *field(rec) == "" {
-			*field(rec) = kv.value
+		for _, kv := range kvs {
+			if !n.detail(rec, kv, file) {
+				unknown.add(kv, name)
+			}
 		}
 	}
+	unknown.report(n, file)
+}
+
+// unknownKeys gathers what a document says under keys, or table columns,
+// the normalizer does not know, each once, with the first panel it is in.
+type unknownKeys []unknownKey
+
+// unknownKey is a key, or a column (column > 0), of a panel.
+type unknownKey struct {
+	key, label, value, panel string
+	column                   int
+}
+
+// add notes kv, found in panel, unless its key is noted already.
+func (u *unknownKeys) add(kv pair, panel string) {
+	u.note(unknownKey{key: kv.key, label: kv.label, value: kv.value, panel: panel})
+}
+
+// addColumn notes the header of a table's column, the column-th.
+func (u *unknownKeys) addColumn(header string, column int, panel string) {
+	u.note(unknownKey{key: "column " + guest.FoldKey(header), label: header, panel: panel, column: column})
+}
+
+func (u *unknownKeys) note(k unknownKey) {
+	if !slices.ContainsFunc(*u, func(x unknownKey) bool { return x.key == k.key }) {
+		*u = append(*u, k)
+	}
+}
+
+// report says, for each, that what it holds was left out.
+func (u unknownKeys) report(n *notice, file string) {
+	for _, k := range u {
+		switch {
+		case k.column > 0 && k.label == "":
+			n.problem("Column %d of the table in %s of %s has no header; its cells were left out.", k.column, k.panel, file)
+		case k.column > 0:
+			n.problem("The column %q of the table in %s of %s is none this normalizer knows; its cells were left out.", truncate(k.label), k.panel, file)
+		default:
+			n.problem("The key %q in %s of %s is none this normalizer knows; its value %q was left out.", truncate(k.label), k.panel, file, truncate(k.value))
+		}
+	}
+}
+
+// detail files one key/value line into rec, and reports whether the key is
+// one the contract names.
+func (n *notice) detail(rec *rappel.Record, kv pair, file string) bool {
+	field, isField := detailFields[kv.key]
+	if !isField && !detailKeys[kv.key] {
+		return false
+	}
+	if kv.value == "" {
+		return true
+	}
+	switch kv.key {
+	case "companies":
+		if rec.Companies == nil {
+			rec.Companies = split(kv.value, ";")
+		}
+	case "distribution":
+		if rec.Distribution == nil {
+			rec.Distribution = split(kv.value, ",")
+		}
+	case "allergens":
+		if rec.Allergens == nil {
+			rec.Allergens = n.allergens(kv.value, file)
+		}
+	case "recall class page":
+		// The page is a link: its address is the value, not its text.
+		if m := link.FindStringSubmatch(kv.raw); m != nil && rec.RecallClassPage == "" {
+			rec.RecallClassPage = guest.CleanText(m[1])
+		}
+	case "upc":
+		if isNone(kv.value) || rec.UPC != "" {
+			return true
+		}
+		if _, err := rappel.ParseGTIN(kv.value); err != nil {
+			n.problem("The UPC %q in the details of %s was dropped: %v.", truncate(kv.value), file, err)
+			return true
+		}
+	}
+	if isField && *field(rec) == "" {
+		*field(rec) = kv.value
+	}
+	return true
 }
 
 // split cuts a list at sep and cleans its items.
@@ -173,173 +239,4 @@ func (n *notice) allergens(s, file string) []string {
 		}
 	}
 	return out
-}
-
-// productPanel is a product panel and its number, product_<n>.
-type productPanel struct {
-	n int
-	p *panel
-}
-
-// products reads the document's product panels, in their numbers' order.
-func (n *notice) products(d *document, file string) []rappel.Product {
-	var panels []productPanel
-	for i := range d.Panels {
-		name := strings.ToLower(strings.TrimSpace(d.Panels[i].Name))
-		num, ok := strings.CutPrefix(name, "product_")
-		if !ok {
-			continue
-		}
-		k, err := strconv.Atoi(num)
-		if err != nil {
-			continue // not a product panel, whatever it is
-		}
-		panels = append(panels, productPanel{k, &d.Panels[i]})
-	}
-	slices.SortStableFunc(panels, func(a, b productPanel) int { return cmp.Compare(a.n, b.n) })
-	var out []rappel.Product
-	for _, pp := range panels {
-		if prod, ok := n.product(pp, file); ok {
-			out = append(out, prod)
-		}
-	}
-	return out
-}
-
-// product reads one product panel; the keys are English or French. A
-// product needs a name: the Product line, else the panel's title.
-func (n *notice) product(pp productPanel, file string) (rappel.Product, bool) {
-	var prod rappel.Product
-	var upc string
-	for _, kv := range pairs(pp.p.Text) {
-		switch kv.key {
-		case "product", "produit":
-			prod.Name = cmp.Or(prod.Name, kv.value)
-		case "upc", "cup":
-			upc = cmp.Or(upc, kv.value)
-		case "lot or code", "lot ou code":
-			if prod.LotCodes == nil && !isNone(kv.value) {
-				prod.LotCodes = lotCodes(kv.value)
-			}
-		case "size", "format":
-			prod.Size = cmp.Or(prod.Size, kv.value)
-		}
-	}
-	prod.Name = cmp.Or(prod.Name, guest.CleanText(pp.p.Title))
-	if prod.Name == "" {
-		n.problem("Product panel product_%d of %s was skipped: it names no product.", pp.n, file)
-		return prod, false
-	}
-	if !isNone(upc) {
-		n.productCode(&prod, upc, pp.n, file)
-	}
-	return prod, true
-}
-
-// productCode files a product's UPC value. A valid barcode is its upc, as
-// printed (the GTIN is the index's business). A prefix the codes of an item
-// sold by weight start with ("Starting with 0235278", "Commençant par
-// 0235278") is its upc_prefix, in digits. Digits that are no valid barcode
-// (a code printed without its check digit, or with a wrong one) are still
-// the notice's words for the product, which someone holding the package
-// may search for: they join its lot codes, the panel's "Lot or code", and
-// never its upc, which only a real barcode may be. Anything else is
-// reported and dropped.
-func (n *notice) productCode(prod *rappel.Product, upc string, panel int, file string) {
-	if rest, ok := cutPrefixWords(upc); ok {
-		digits := rappel.StripBarcode(rest)
-		if digits != "" && len(digits) < 14 && isDigits(digits) {
-			prod.UPCPrefix = digits
-			return
-		}
-		n.problem("The UPC prefix %q of product %q (product_%d) in %s was dropped: a prefix is 1 to 13 digits.", truncate(upc), truncate(prod.Name), panel, file)
-		return
-	}
-	_, err := rappel.ParseGTIN(upc)
-	switch digits := rappel.StripBarcode(upc); {
-	case err == nil:
-		prod.UPC = upc
-	case isDigits(digits) && len(digits) <= 20:
-		if !slices.Contains(prod.LotCodes, upc) {
-			prod.LotCodes = append(prod.LotCodes, upc)
-		}
-	default:
-		n.problem("The UPC %q of product %q (product_%d) in %s was dropped: %v.", truncate(upc), truncate(prod.Name), panel, file, err)
-	}
-}
-
-// prefixWords introduce a barcode prefix, lower case and without accents.
-var prefixWords = []string{
-	"starting with", "starts with", "beginning with", "begins with", "all codes starting with",
-	"commencant par", "commence par", "debutant par", "debute par", "tous les codes commencant par",
-}
-
-// cutPrefixWords returns what follows the words that introduce a barcode
-// prefix at the start of s, and whether there are such words.
-func cutPrefixWords(s string) (string, bool) {
-	fields := strings.Fields(s)
-	for _, w := range prefixWords {
-		n := len(strings.Fields(w))
-		if len(fields) > n && strings.TrimSuffix(guest.FoldKey(strings.Join(fields[:n], " ")), ":") == w {
-			return strings.TrimLeft(strings.Join(fields[n:], " "), ": "), true
-		}
-	}
-	return "", false
-}
-
-// isDigits reports whether s is ASCII digits only, and not empty.
-func isDigits(s string) bool {
-	return s != "" && strings.Trim(s, "0123456789") == ""
-}
-
-// isNone reports whether a value says there is none.
-func isNone(s string) bool { return s == "" || strings.EqualFold(s, "none") }
-
-// lotCodes splits a "Lot or code" value into codes. The contract names no
-// separator; lists are written with ", " or "; " elsewhere, and a code
-// itself holds neither.
-func lotCodes(s string) []string {
-	var out []string
-	for _, part := range split(s, ";") {
-		out = append(out, split(part, ",")...)
-	}
-	return out
-}
-
-// image is one element of the images panel's data.
-type image struct {
-	URL   string `json:"url"`
-	Title string `json:"title"`
-}
-
-// images reads the images panel: the images, and the first one's URL when
-// it is an absolute https URL, which is all a page may embed.
-func (n *notice) images(d *document, file string) ([]rappel.Image, string) {
-	p := d.panel("images")
-	if p == nil || len(p.Data) == 0 || string(p.Data) == "null" {
-		return nil, ""
-	}
-	var in []image
-	if err := json.Unmarshal(p.Data, &in); err != nil {
-		var typ *json.UnmarshalTypeError
-		why := "it is not a list of {url, title}"
-		if errors.As(err, &typ) && typ.Field != "" {
-			why = fmt.Sprintf("its %s is a JSON %s, not a string", typ.Field, typ.Value)
-		}
-		n.problem("The images panel of %s was left out: %s.", file, why)
-		return nil, ""
-	}
-	var out []rappel.Image
-	for _, im := range in {
-		if u := guest.CleanText(im.URL); u != "" {
-			out = append(out, rappel.Image{URL: u, Title: guest.CleanText(im.Title)})
-		}
-	}
-	if len(out) == 0 {
-		return nil, ""
-	}
-	if u, err := url.Parse(out[0].URL); err == nil && u.Scheme == "https" && u.Host != "" {
-		return out, out[0].URL
-	}
-	return out, ""
 }

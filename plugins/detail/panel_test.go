@@ -10,11 +10,12 @@ func TestPairs(t *testing.T) {
 		in   string
 		want []pair
 	}{
-		{"<b>Key:</b> value<BR/>", []pair{{"key", "value", " value"}}},
-		{"<b>A:</b> 1<br><b>B:</b> 2<br/><b>C:</b> 3<BR /><b>D:</b> 4", []pair{{"a", "1", " 1"}, {"b", "2", " 2"}, {"c", "3", " 3"}, {"d", "4", " 4"}}},
-		{"<b>Colon outside</b>: v", []pair{{"colon outside", "v", ": v"}}},
-		{"<strong>Strong:</strong> s &amp; t", []pair{{"strong", "s & t", " s &amp; t"}}},
-		{"no key here<br><b></b> empty key<br><b>Empty value:</b>", []pair{{"empty value", "", ""}}},
+		{"<b>Key:</b> value<BR/>", []pair{{"key", "value", " value", "Key"}}},
+		{"<b>A:</b> 1<br><b>B:</b> 2<br/><b>C:</b> 3<BR /><b>D:</b> 4", []pair{{"a", "1", " 1", "A"}, {"b", "2", " 2", "B"}, {"c", "3", " 3", "C"}, {"d", "4", " 4", "D"}}},
+		{"<b>Colon outside</b>: v", []pair{{"colon outside", "v", ": v", "Colon outside"}}},
+		{"<strong>Strong:</strong> s &amp; t", []pair{{"strong", "s & t", " s &amp; t", "Strong"}}},
+		{"no key here<br><b></b> empty key<br><b>Empty value:</b>", []pair{{"empty value", "", "", "Empty value"}}},
+		{"<b>Code(s) sur le  produit :</b> A1", []pair{{"code(s) sur le produit", "A1", " A1", "Code(s) sur le produit"}}},
 		{"", nil},
 	} {
 		if got := pairs(tc.in); !reflect.DeepEqual(got, tc.want) {

@@ -102,6 +102,15 @@ func firstDiff(got, want []byte) string {
 	return ""
 }
 
+// ByID returns the run's records by record_id.
+func (o Output) ByID() map[string]*rappel.Record {
+	byID := make(map[string]*rappel.Record, len(o.Records))
+	for _, r := range o.Records {
+		byID[r.RecordID] = r
+	}
+	return byID
+}
+
 // RecordIDPattern is what every record_id a shipped normalizer emits must
 // match: the source, a dash, and the lower-case native id.
 var RecordIDPattern = regexp.MustCompile(`^(hc|tc)-[a-z0-9]+$`)
