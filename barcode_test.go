@@ -31,6 +31,9 @@ func TestParseGTIN(t *testing.T) {
 		{"64420000224 *", "00064420000224", -2},
 		{"6 44200 01412", "00064420001412", -2},
 		{"64420001413", "", 2},
+		// 11 digits that lost their check digit, not their 0: 085886000170
+		// fails, and nothing is guessed.
+		{"85886000170", "", 7},
 		{"*", "", -1},
 		{"Unknown", "", -1},
 		{"+8613568623674", "", -1}, // a phone number

@@ -397,8 +397,8 @@ func TestGenerate_UPCs(t *testing.T) {
 			}
 			if len(code) == 11 {
 				// A UPC-A printed without its leading 0, as CFIA does.
-				if _, ok := rappel.UPCAWithoutLeadingZero(code); !ok {
-					t.Fatalf("%s: 11-digit UPC %q is no UPC-A without its 0", name, code)
+				if _, err := rappel.ParseGTIN(code); err != nil {
+					t.Fatalf("%s: 11-digit UPC %q is no UPC-A without its 0: %v", name, code, err)
 				}
 				forms[11]++
 				continue

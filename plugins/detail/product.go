@@ -178,9 +178,9 @@ func appendNew(list []string, s string) []string {
 
 // productCode files a product's UPC value. A valid barcode is its upc, as
 // printed (the GTIN is the index's business); 11 digits that are a UPC-A
-// without its leading 0 are its upc as the 12 digits of that UPC-A
-// (rappel.UPCAWithoutLeadingZero), so that the barcode on the package finds
-// it. A prefix the codes of an item
+// without its leading 0 (rappel.ParseGTIN reads them so when the 12-digit
+// code checks) are its upc as the 12 digits of that UPC-A, the form the
+// package shows. A prefix the codes of an item
 // sold by weight start with ("Starting with 0235278", "Commençant par
 // 0235278") is its upc_prefix, in digits. Digits that are no valid barcode
 // (a code printed without its check digit, or with a wrong one) are still
@@ -198,12 +198,10 @@ func (n *notice) productCode(prod *rappel.Product, upc string, panel int, file s
 		n.problem("The UPC prefix %q of product %q (product_%d) in %s was dropped: a prefix is 1 to 13 digits.", truncate(upc), truncate(prod.Name), panel, file)
 		return
 	}
-	if upca, ok := rappel.UPCAWithoutLeadingZero(upc); ok {
-		prod.UPC = upca
-		return
-	}
 	_, err := rappel.ParseGTIN(upc)
 	switch digits := rappel.StripBarcode(upc); {
+	case err == nil && len(digits) == 11:
+		prod.UPC = "0" + digits
 	case err == nil:
 		prod.UPC = upc
 	case isDigits(digits) && len(digits) <= 20:
