@@ -28,6 +28,9 @@ type Plugins interface {
 	// Rejection says why source's last candidate plugin was not
 	// activated; "" when none was refused.
 	Rejection(source string) string
+	// Offer gives source's documents as fetched, whole, that the active
+	// plugin failed on with err, for a candidate to be tried on.
+	Offer(source string, current fs.FS, err error)
 }
 
 // Live runs a node's live feeds: a Refresher of Sources into Store through
@@ -77,6 +80,7 @@ func (l *Live) Open(ctx context.Context) error {
 	r.Logger = l.Logger.With("component", "feeds")
 	r.Fetcher.Logger = r.Logger
 	r.ActivePlugin = l.Plugins.Active
+	r.OfferPayload = l.Plugins.Offer
 	r.Listeners = l.Listeners
 	if err := r.Open(ctx); err != nil {
 		return err
@@ -181,7 +185,7 @@ func (l *Live) watchPlugins(ctx context.Context) {
 			if err != nil {
 				if waiting[s.Name] != pending {
 					waiting[s.Name] = pending
-					l.Logger.Info("a candidate plugin waits for its source's first live refresh", "source", s.Name, "err", err)
+					l.Logger.Info("a candidate plugin waits for a payload: its source's next refresh gives it one", "source", s.Name, "err", err)
 				}
 				continue
 			}

@@ -106,6 +106,7 @@ func (c *ServeCommand) startFeeds(ctx context.Context, store *kv.Store, listener
 			return nil, err
 		}
 		live.Plugins, closePlugins = reg, closeReg
+		srv.Plugins = func() any { return reg.Report() }
 	}
 	if err := live.Open(ctx); err != nil {
 		return nil, errors.Join(err, closePlugins())
@@ -138,6 +139,9 @@ func (c *FeedsConfig) openPlugins(ctx context.Context, dataDir string, bundled i
 	}
 	reg = plugins.NewRegistry(host, mods)
 	reg.Dir = c.PluginsDir
+	// A swap outlives a restart: the active plugin of each source is kept
+	// beside the store (see "Plugins" in the README).
+	reg.ActiveDir = filepath.Join(dataDir, "plugins", "active")
 	reg.Logger = log
 	if err := reg.Open(ctx); err != nil {
 		return nil, nil, errors.Join(err, reg.Close(), closeHost())
