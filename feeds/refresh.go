@@ -270,6 +270,11 @@ func (r *Refresher) refreshSource(ctx context.Context, src *Source) (changed boo
 	if err != nil {
 		r.offerPayload(src, p, err)
 		st.Feed.LastError = errorSentence(err)
+		// /health names the plugin this refresh ran, which failed, not
+		// the one that made the stored records (st.Plugin, kept).
+		if r.ActivePlugin != nil {
+			st.Feed.Plugin = r.ActivePlugin(src.Name)
+		}
 		// The refresh's context may be what failed: record the failure
 		// with a context of its own.
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
