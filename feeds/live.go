@@ -183,9 +183,11 @@ func (l *Live) watchPlugins(ctx context.Context) {
 			}
 			payload, err := l.refresher.LastGood(ctx, s.Name)
 			if err != nil {
+				// Not a wait for ever: a refresh the active plugin fails
+				// gives the candidate the upstream's current payload.
 				if waiting[s.Name] != pending {
 					waiting[s.Name] = pending
-					l.Logger.Info("a candidate plugin waits for a payload: its source's next refresh gives it one", "source", s.Name, "err", err)
+					l.Logger.Debug("no last good payload to prime a candidate plugin with; it is tried on the upstream's current payload if the active plugin fails on it", "source", s.Name, "err", err)
 				}
 				continue
 			}

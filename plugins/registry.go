@@ -285,7 +285,10 @@ func (r *Registry) Offer(source string, current fs.FS, err error) {
 		r.mu.Unlock()
 		return
 	}
-	s.current, s.currentDigest, s.currentErr = payload, digest, strings.TrimRight(err.Error(), ". ")
+	// Runs of several chunks fail alike: their joined errors repeat one
+	// sentence, and the first says it.
+	why, _, _ := strings.Cut(err.Error(), "\n")
+	s.current, s.currentDigest, s.currentErr = payload, digest, strings.TrimRight(why, ". ")
 	waiting := s.pending != nil
 	r.mu.Unlock()
 	if waiting {
