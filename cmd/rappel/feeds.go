@@ -140,7 +140,7 @@ func (c *FeedsConfig) openPlugins(ctx context.Context, dataDir string, bundled i
 	reg = plugins.NewRegistry(host, mods)
 	reg.Dir = c.PluginsDir
 	// A swap outlives a restart: the active plugin of each source is kept
-	// beside the store (see "Plugins" in the README).
+	// beside the store (README, "Live feeds").
 	reg.ActiveDir = filepath.Join(dataDir, "plugins", "active")
 	reg.Logger = log
 	if err := reg.Open(ctx); err != nil {
