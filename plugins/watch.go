@@ -232,8 +232,10 @@ func (r *Registry) try(ctx context.Context, name string) {
 		return
 	}
 	out := &rappel.Normalized{Records: v.Records, Problems: v.Problems, Plugin: c.plugin.SHA256, Duration: res.Duration}
-	r.activate(s, c, t, v, out)
+	kept := r.activate(s, c, t, v, out)
 	r.mu.Unlock()
+	// Megabytes written and synced: not under the lock every run takes.
+	r.persist(name, c.wasm, kept)
 	r.Logger.Info("plugin activated", "source", name, "path", c.path, "sha256", c.plugin.SHA256, "on", t.what(),
 		"records", len(v.Records), "refused", v.Refused, "tried_in", time.Since(start).Round(time.Millisecond))
 	if r.OnActivate != nil {
@@ -250,9 +252,9 @@ func (t *trial) what() string {
 }
 
 // activate makes c the active plugin of s, with its output out on t's
-// payload as what later candidates are judged against, keeps it in
-// ActiveDir and remembers why. r.mu must be held.
-func (r *Registry) activate(s *source, c *candidate, t *trial, v *Verdict, out *rappel.Normalized) {
+// payload as what later candidates are judged against,
+// remembers why, and returns what to keep in ActiveDir. r.mu must be held.
+func (r *Registry) activate(s *source, c *candidate, t *trial, v *Verdict, out *rappel.Normalized) activeManifest {
 	why := fmt.Sprintf("%s (sha256 %s) made %d records of the last good payload, keeping the active plugin's within the allowed loss.", filepath.Base(c.path), c.plugin.SHA256[:12], len(v.Records))
 	if t.current {
 		why = fmt.Sprintf("%s (sha256 %s) made %d records of the upstream's current payload, which the plugin before it failed on: %s.", filepath.Base(c.path), c.plugin.SHA256[:12], len(v.Records), t.activeErr)
@@ -267,7 +269,7 @@ func (r *Registry) activate(s *source, c *candidate, t *trial, v *Verdict, out *
 		r.retire(old)
 	}
 	r.remember(s.name, c.plugin.SHA256, "activated", why)
-	r.persist(s.name, c.wasm, activeManifest{SHA256: c.plugin.SHA256, Since: s.since, Why: why, From: c.path, Bundled: SHA256(r.bundled[s.name])})
+	return activeManifest{SHA256: c.plugin.SHA256, Since: s.since, Why: why, From: c.path, Bundled: SHA256(r.bundled[s.name])}
 }
 
 // reject records why the candidate sha was not activated and logs it.

@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/rappel-ca/rappel"
-	"github.com/rappel-ca/rappel/feeds/feedstest"
 	"github.com/rappel-ca/rappel/plugins"
 	"github.com/rappel-ca/rappel/plugins/plugintest"
 )
@@ -62,11 +61,7 @@ func activeOf(rep plugins.Report, source string) *plugins.ActiveReport {
 // say so.
 func TestServe_PluginSwapPersists(t *testing.T) {
 	bundleDir := MustBuildBundle(t)
-	root := plugintest.ModuleRoot(t)
-	up := feedstest.NewUpstream(t)
-	up.LoadDir(t, "/hc", filepath.Join(root, "testdata", "hc"))
-	up.LoadDir(t, "/tc", filepath.Join(root, "testdata", "tc"))
-	up.LoadDir(t, "/detail", filepath.Join(root, "testdata", "detail"))
+	up := sampleUpstream(t)
 	up.Set("/tc/vrdb.csv", bytes.Replace(up.Doc("/tc/vrdb.csv"), []byte(`"MANUFACTURER_RECALL_NO_TXT"`), []byte(`"MANUFACTURER_RECALL_NUMBER"`), 1))
 
 	dataDir := t.TempDir()
