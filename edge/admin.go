@@ -65,6 +65,28 @@ func (s *Server) adminRefresh(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// adminPlugins answers GET /admin/plugins: each source's active plugin
+// (digest, since when and why, bundled or from --plugins-dir), its
+// candidates with their state, and the last swaps and refusals. It is 503
+// when the node runs no plugins (--feeds off).
+func (s *Server) adminPlugins(w http.ResponseWriter, r *http.Request) error {
+	if err := s.authenticateAdmin(r); err != nil {
+		return err
+	}
+	if err := paramsOf(w).err(); err != nil {
+		return err
+	}
+	if s.Plugins == nil {
+		return rappel.Errorf(rappel.EUNAVAILABLE, "The live feeds are off on this node (--feeds off), so it runs no plugins.")
+	}
+	b, err := json.Marshal(s.Plugins())
+	if err != nil {
+		return err
+	}
+	writeJSON(w, r, http.StatusOK, b)
+	return nil
+}
+
 // feeds is every feed's state, never nil.
 func (s *Server) feeds() []rappel.FeedState {
 	if s.Feeds == nil {

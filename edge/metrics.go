@@ -260,10 +260,12 @@ var (
 		"Records the source's last successful refresh holds.", []string{"source"}, nil)
 	feedRejectedDesc = prometheus.NewDesc("rappel_feed_rejected_records",
 		"Upstream records the source's last refresh rejected.", []string{"source"}, nil)
+	feedPluginDesc = prometheus.NewDesc("rappel_feed_plugin_info",
+		"1, labelled with the SHA-256 of the plugin the source's last refresh ran (its plugin in /health).", []string{"source", "plugin"}, nil)
 )
 
 func (c *feedCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{feedAgeDesc, feedSuccessDesc, feedErrorDesc, feedStaleDesc, feedRecordsDesc, feedRejectedDesc} {
+	for _, d := range []*prometheus.Desc{feedAgeDesc, feedSuccessDesc, feedErrorDesc, feedStaleDesc, feedRecordsDesc, feedRejectedDesc, feedPluginDesc} {
 		ch <- d
 	}
 }
@@ -279,6 +281,9 @@ func (c *feedCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(feedStaleDesc, prometheus.GaugeValue, boolValue(f.Stale), f.Source)
 		ch <- prometheus.MustNewConstMetric(feedRecordsDesc, prometheus.GaugeValue, float64(f.Records), f.Source)
 		ch <- prometheus.MustNewConstMetric(feedRejectedDesc, prometheus.GaugeValue, float64(f.Rejected), f.Source)
+		if f.Plugin != "" {
+			ch <- prometheus.MustNewConstMetric(feedPluginDesc, prometheus.GaugeValue, 1, f.Source, f.Plugin)
+		}
 	}
 }
 

@@ -75,7 +75,7 @@ func mustMetricsServer(tb testing.TB) *Server {
 	s.AdminKey = metricsAdminKey
 	s.Feeds = func() []rappel.FeedState {
 		return []rappel.FeedState{
-			{Source: "hcdump", Live: true, LastAttempt: now.Add(-90 * time.Second), LastSuccess: now.Add(-90 * time.Second), Records: 40000},
+			{Source: "hcdump", Live: true, LastAttempt: now.Add(-90 * time.Second), LastSuccess: now.Add(-90 * time.Second), Records: 40000, Plugin: "abc"},
 			{Source: "vrdb", Live: true, LastAttempt: now.Add(-time.Minute), LastSuccess: now.Add(-2 * time.Hour),
 				LastError: "the upstream answered 503 Service Unavailable", Stale: true, Records: 1000, Rejected: 2},
 		}
@@ -154,6 +154,9 @@ func TestMetrics(t *testing.T) {
 		}
 		if v := gauge("rappel_feed_stale", map[string]string{"source": "vrdb"}); v != 1 {
 			t.Errorf("vrdb stale = %v, want 1", v)
+		}
+		if v := gauge("rappel_feed_plugin_info", map[string]string{"source": "hcdump", "plugin": "abc"}); v != 1 {
+			t.Errorf("hcdump plugin info = %v, want 1 labelled with its /health plugin", v)
 		}
 		if v := gauge("rappel_alert_outbox_pending", nil); v != 3 {
 			t.Errorf("outbox = %v, want 3", v)

@@ -457,6 +457,7 @@ func TestOpenAPI_Responses(t *testing.T) {
 	s.Now = func() time.Time { return lookupNow }
 	s.Feeds = feedStates
 	s.Refresh = func(ctx context.Context) error { return nil }
+	s.Plugins = mustPluginsReport(t)
 	base := MustHTTP(t, s.Handler()).URL
 
 	key := map[string]string{"X-Gateway-Key": testKey}
@@ -514,6 +515,8 @@ func TestOpenAPI_Responses(t *testing.T) {
 		{"GET", "/recall/alerts/unsubscribe", "", nil, 422},
 		{"POST", "/admin/refresh", "", admin, 200},
 		{"POST", "/admin/refresh", "", nil, 403},
+		{"GET", "/admin/plugins", "", admin, 200},
+		{"GET", "/admin/plugins", "", nil, 403},
 		{"GET", "/metrics", "", admin, 200},
 		{"GET", "/metrics", "", nil, 403},
 		{"GET", "/openapi.json", "", nil, 200},

@@ -66,6 +66,7 @@ func (s *Server) routes() []route {
 		{methods: []string{http.MethodPost}, pattern: "/recall/webhooks/{id}/test", handle: s.testWebhook},
 		// Public to the gateway keys: the admin key is checked instead.
 		{methods: []string{http.MethodPost}, pattern: "/admin/refresh", public: true, handle: s.adminRefresh},
+		{methods: get, pattern: "/admin/plugins", public: true, handle: s.adminPlugins},
 		{methods: get, pattern: "/metrics", public: true, handle: s.getMetrics},
 		// The API description (openapi.json, with its test) and the page
 		// rendering it: public, as the README says.

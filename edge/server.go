@@ -61,6 +61,11 @@ type Server struct {
 	// Refresh, when set, refreshes the feeds now and returns when done or
 	// when ctx is; POST /admin/refresh answers 503 while it is nil.
 	Refresh func(ctx context.Context) error
+	// Plugins, when set, returns the plugin registry's report for GET
+	// /admin/plugins (a plugins.Report: each source's active plugin, its
+	// candidates and the last swaps); the endpoint answers 503 while it is
+	// nil.
+	Plugins func() any
 	// AdminKey opens the admin endpoints to requests carrying it in
 	// x-admin-key; empty keeps them closed (403).
 	AdminKey string

@@ -159,7 +159,7 @@ func (r *Refresher) normalizeChanged(ctx context.Context, p *plan, stored map[st
 		}
 		out, err := r.normalize(ctx, p.src, structs, recs)
 		if err != nil {
-			return nil, nil, false, err
+			return nil, nil, false, pluginFailure{err}
 		}
 		p.took.normalized += len(recs)
 		unexpected := ""
@@ -196,7 +196,7 @@ func (r *Refresher) normalizeChanged(ctx context.Context, p *plan, stored map[st
 	}
 	out, err := r.normalize(ctx, p.src, structs, recs)
 	if err != nil {
-		return nil, nil, false, err
+		return nil, nil, false, pluginFailure{err}
 	}
 	p.took.normalized += len(recs)
 	for id := range out.records {

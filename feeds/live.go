@@ -28,6 +28,9 @@ type Plugins interface {
 	// Rejection says why source's last candidate plugin was not
 	// activated; "" when none was refused.
 	Rejection(source string) string
+	// Offer gives source's documents as fetched, whole, that the active
+	// plugin failed on with err, for a candidate to be tried on.
+	Offer(source string, current fs.FS, err error)
 }
 
 // Live runs a node's live feeds: a Refresher of Sources into Store through
@@ -77,6 +80,7 @@ func (l *Live) Open(ctx context.Context) error {
 	r.Logger = l.Logger.With("component", "feeds")
 	r.Fetcher.Logger = r.Logger
 	r.ActivePlugin = l.Plugins.Active
+	r.OfferPayload = l.Plugins.Offer
 	r.Listeners = l.Listeners
 	if err := r.Open(ctx); err != nil {
 		return err
@@ -179,9 +183,11 @@ func (l *Live) watchPlugins(ctx context.Context) {
 			}
 			payload, err := l.refresher.LastGood(ctx, s.Name)
 			if err != nil {
+				// Not a wait for ever: a refresh the active plugin fails
+				// gives the candidate the upstream's current payload.
 				if waiting[s.Name] != pending {
 					waiting[s.Name] = pending
-					l.Logger.Info("a candidate plugin waits for its source's first live refresh", "source", s.Name, "err", err)
+					l.Logger.Debug("no last good payload to prime a candidate plugin with; it is tried on the upstream's current payload if the active plugin fails on it", "source", s.Name, "err", err)
 				}
 				continue
 			}

@@ -3,7 +3,6 @@ package feeds_test
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -132,27 +131,7 @@ func TestRefresher_Listeners(t *testing.T) {
 func TestLive(t *testing.T) {
 	h := newHarness(t)
 	h.loadBundle(nil, true)
-	catalog := MustCatalog(t, h)
-	mods := map[string][]byte{}
-	for source, pkg := range shipped {
-		mods[source] = plugintest.Build(t, pkg)
-	}
-	reg := plugins.NewRegistry(MustOpenHost(t), mods)
-	reg.Dir, reg.PollInterval, reg.Logger = t.TempDir(), 100*time.Millisecond, slog.New(slog.DiscardHandler)
-	if err := reg.Open(h.ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { reg.Close() })
-	live := &feeds.Live{
-		Store: h.store, Plugins: reg, Sources: h.r.Sources,
-		Interval: time.Hour, MaxRemoval: 0.2, DetailRate: 0,
-		Listeners: []rappel.ChangeListener{catalog.Listener(h.store)},
-		Logger:    slog.New(slog.DiscardHandler),
-	}
-	if err := live.Open(h.ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { live.Close() })
+	live, reg, catalog := openLive(t, h, t.TempDir(), "")
 
 	waitFor(t, "the refresh at start", func() bool { return catalog.Current().Info().Source == "feeds" })
 	for _, st := range live.States() {

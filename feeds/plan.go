@@ -26,6 +26,10 @@ type plan struct {
 	// attempted are the record_ids they were for.
 	problems  []rappel.Problem
 	attempted map[string]bool
+	// docs are the source's documents as fetched, whole (those not
+	// modified rebuilt from the store): what a candidate plugin is tried
+	// on when the active plugin fails on them. nil for a detail source.
+	docs map[string][]byte
 	// took is how long each step took, for the log.
 	took timings
 }
@@ -91,6 +95,7 @@ func (r *Refresher) planDocs(ctx context.Context, src *Source, st rappel.SourceS
 	if err != nil {
 		return nil, err
 	}
+	p.docs = docs
 	p.cur = make(map[string]rappel.RawRecord, len(recs))
 	for _, rec := range recs {
 		p.cur[rec.Key] = rec

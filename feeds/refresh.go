@@ -55,6 +55,11 @@ type Refresher struct {
 	// next run would use, so that a refresh that fetched nothing new still
 	// normalizes everything again after a plugin was swapped.
 	ActivePlugin func(source string) string
+	// OfferPayload, when set, is given a source's documents as fetched,
+	// whole, when the fetch succeeded but the plugin failed on them, with
+	// the plugin's error: only another plugin can make that refresh
+	// succeed, so a candidate is tried on them (plugins.Registry.Offer).
+	OfferPayload func(source string, docs fs.FS, err error)
 	// Listeners are told after every refresh, in order, that the data
 	// changed: records is true when records changed since every listener
 	// last caught up, false when only the dataset info moved. Errors are
@@ -263,7 +268,13 @@ func (r *Refresher) refreshSource(ctx context.Context, src *Source) (changed boo
 		changed, err = r.apply(ctx, p)
 	}
 	if err != nil {
+		r.offerPayload(src, p, err)
 		st.Feed.LastError = errorSentence(err)
+		// /health names the plugin this refresh ran, which failed, not
+		// the one that made the stored records (st.Plugin, kept).
+		if r.ActivePlugin != nil {
+			st.Feed.Plugin = r.ActivePlugin(src.Name)
+		}
 		// The refresh's context may be what failed: record the failure
 		// with a context of its own.
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
@@ -278,6 +289,23 @@ func (r *Refresher) refreshSource(ctx context.Context, src *Source) (changed boo
 	r.Logger.Info("refreshed", "source", src.Name, "changed", changed, "records", p.st.Feed.Records,
 		"rejected", p.st.Feed.Rejected, "took", r.Now().Sub(start).Round(time.Millisecond), "steps", p.took)
 	return changed, nil
+}
+
+// pluginFailure is an error of the source's plugin run, as opposed to the
+// fetch, the store or the safety checks.
+type pluginFailure struct{ err error }
+
+func (f pluginFailure) Error() string { return f.err.Error() }
+func (f pluginFailure) Unwrap() error { return f.err }
+
+// offerPayload hands p's fetched documents to OfferPayload when err is the
+// plugin's failure on them.
+func (r *Refresher) offerPayload(src *Source, p *plan, err error) {
+	var pf pluginFailure
+	if r.OfferPayload == nil || p == nil || p.docs == nil || !errors.As(err, &pf) {
+		return
+	}
+	r.OfferPayload(src.Name, docsFS(p.docs), pf.err)
 }
 
 // States returns every source's state, with Stale set for a source that had
@@ -322,8 +350,10 @@ func (r *Refresher) LastGood(ctx context.Context, source string) (fs.FS, error) 
 	}); err != nil {
 		return nil, fmt.Errorf("reading the last good payload of %s: %w", source, err)
 	}
-	if len(recs) == 0 {
-		return nil, fmt.Errorf("reading the last good payload of %s: the source has had no live refresh yet", source)
+	// A bundle's raw records hold keys and hashes only, no data: they
+	// tell a refresh what changed, but are no payload to run a plugin on.
+	if len(recs) == 0 || recs[0].Data == nil {
+		return nil, fmt.Errorf("reading the last good payload of %s: the source has had no live refresh yet (the bundle keeps no raw data)", source)
 	}
 	docs, err := r.Sources[i].format.join(recs)
 	if err != nil {

@@ -3,6 +3,8 @@ package plugins
 import (
 	"archive/tar"
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -230,4 +232,20 @@ func (d *memDir) ReadDir(n int) ([]fs.DirEntry, error) {
 // String describes the payload for logs.
 func (p *Payload) String() string {
 	return fmt.Sprintf("%d files, %d bytes", len(p.files), p.size)
+}
+
+// Digest returns the SHA-256 of the payload's names and contents, in name
+// order, so that two payloads with the same files have the same digest.
+func (p *Payload) Digest() string {
+	names := make([]string, 0, len(p.files))
+	for name := range p.files {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	h := sha256.New()
+	for _, name := range names {
+		fmt.Fprintf(h, "%d:%s%d:", len(name), name, len(p.files[name]))
+		h.Write(p.files[name])
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }

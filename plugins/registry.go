@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -25,8 +26,17 @@ type Registry struct {
 	Host *Host
 	// Dir is watched for candidate plugins; "" watches nothing.
 	Dir string
-	// PollInterval is how often Dir is read.
+	// ActiveDir keeps each source's active plugin when it is not the
+	// bundled one (<source>.wasm and its manifest <source>.json), so that
+	// a swap outlives a restart; "" keeps nothing.
+	ActiveDir string
+	// PollInterval is how often Dir is checked: one stat of the directory
+	// and of each file, cheap enough to do often so that a swap is quick.
 	PollInterval time.Duration
+	// Verify, when set, checks a candidate's bytes before anything else is
+	// done with them; an error refuses the candidate with it as the reason.
+	// nil accepts every candidate.
+	Verify func(source string, wasm []byte) error
 	// MaxLoss is the share of records a candidate may lose against the
 	// active plugin on the same payload.
 	MaxLoss float64
@@ -42,6 +52,9 @@ type Registry struct {
 	Logger     *slog.Logger
 
 	bundled map[string][]byte
+	// history is the last swaps and refusals, newest last, for
+	// GET /admin/plugins.
+	history []Event
 	scanMu  sync.Mutex // serializes Scan: the watcher's and callers'
 	mu      sync.Mutex
 	sources map[string]*source
@@ -57,15 +70,30 @@ type source struct {
 	active *entry
 	since  time.Time
 	origin string
+	// why the active plugin became active, in a sentence.
+	why string
 	// payload is the last input the active plugin ran on successfully, and
-	// baseline what the host made of its output.
-	payload  *Payload
-	baseline *Baseline
-	// pending is a compiled candidate waiting for a payload to be tried on.
+	// baseline what the host made of its output; primed is that output,
+	// and payloadDigest the payload's digest, so that the active plugin
+	// is not run again on the same payload for every candidate.
+	payload       *Payload
+	payloadDigest string
+	baseline      *Baseline
+	primed        *rappel.Normalized
+	// current is the upstream's payload the active plugin failed on (the
+	// fetch succeeded, the run did not), and currentErr why: a candidate
+	// is tried on it first, with nothing to lose against, since only a
+	// new plugin can make that refresh succeed.
+	current       *Payload
+	currentDigest string
+	currentErr    string
+	// pending is a compiled candidate waiting for a payload to be tried
+	// on, or being tried (trying).
 	pending *candidate
+	trying  bool
 	// The last candidate that was not activated, and why.
-	rejected, rejectedReason string
-	rejectedAt               time.Time
+	rejected, rejectedReason, rejectedPath string
+	rejectedAt                             time.Time
 }
 
 // entry is an active (or retired) plugin and the runs using it, so that a
@@ -79,6 +107,8 @@ type entry struct {
 type candidate struct {
 	plugin *Plugin
 	path   string
+	wasm   []byte
+	found  time.Time
 }
 
 // NewRegistry returns a registry of host's plugins, starting with the
@@ -86,7 +116,7 @@ type candidate struct {
 func NewRegistry(host *Host, initial map[string][]byte) *Registry {
 	return &Registry{
 		Host:         host,
-		PollInterval: 3 * time.Second,
+		PollInterval: DefaultPollInterval,
 		MaxLoss:      DefaultMaxLoss,
 		Partial:      DefaultPartial(),
 		Now:          time.Now,
@@ -103,11 +133,11 @@ func (r *Registry) Open(ctx context.Context) error {
 	r.files = make(map[string]fileStamp)
 	r.kick = make(chan struct{}, 1)
 	for name, wasm := range r.bundled {
-		p, err := r.Host.Load(ctx, name, wasm)
+		s, err := r.openSource(ctx, name, wasm)
 		if err != nil {
-			return fmt.Errorf("loading bundled plugin: %w", err)
+			return err
 		}
-		r.sources[name] = &source{name: name, active: &entry{plugin: p}, since: r.Now(), origin: "bundled"}
+		r.sources[name] = s
 	}
 	if r.Dir == "" {
 		return nil
@@ -117,6 +147,28 @@ func (r *Registry) Open(ctx context.Context) error {
 	r.stop, r.done = cancel, make(chan struct{})
 	go r.watch(wctx)
 	return nil
+}
+
+// openSource loads source name's plugin: the one kept in ActiveDir by an
+// earlier swap, or else the bundled one.
+func (r *Registry) openSource(ctx context.Context, name string, bundled []byte) (*source, error) {
+	kept, m, err := r.restore(name, SHA256(bundled))
+	if err != nil {
+		r.Logger.Warn("the kept active plugin cannot be read: running the bundled one", "source", name, "err", err)
+	}
+	if kept != nil {
+		p, err := r.Host.Load(ctx, name, kept)
+		if err == nil {
+			r.Logger.Info("running the plugin kept from an earlier swap", "source", name, "sha256", p.SHA256, "since", m.Since, "from", m.From)
+			return &source{name: name, active: &entry{plugin: p}, since: m.Since, origin: m.From, why: m.Why}, nil
+		}
+		r.Logger.Warn("the kept active plugin does not load: running the bundled one", "source", name, "err", err)
+	}
+	p, err := r.Host.Load(ctx, name, bundled)
+	if err != nil {
+		return nil, fmt.Errorf("loading bundled plugin: %w", err)
+	}
+	return &source{name: name, active: &entry{plugin: p}, since: r.Now(), origin: "bundled", why: "it is the plugin this binary bundles."}, nil
 }
 
 // Close stops watching and releases every plugin. It is safe after a
@@ -169,16 +221,29 @@ func (r *Registry) normalize(ctx context.Context, name string, input fs.FS, full
 		return nil, err
 	}
 	defer r.release(e)
+	var digest string
+	if full {
+		digest = payload.Digest()
+		if out := r.primedOutput(name, e, digest); out != nil {
+			return out, nil
+		}
+	}
 	res, err := e.plugin.Run(ctx, payload)
 	if err != nil {
+		if full && ctx.Err() == nil {
+			r.Offer(name, payload, err)
+		}
 		return nil, err
 	}
 	v := Judge(name, res, r.Partial[name])
+	out := &rappel.Normalized{Records: v.Records, Problems: v.Problems, Plugin: e.plugin.SHA256, Duration: res.Duration}
 	if full {
 		r.mu.Lock()
 		s := r.sources[name]
 		if s.active == e {
-			s.payload, s.baseline = payload, NewBaseline(e.plugin.SHA256, v)
+			s.payload, s.payloadDigest, s.primed = payload, digest, out
+			s.baseline = NewBaseline(e.plugin.SHA256, v)
+			s.current, s.currentDigest, s.currentErr = nil, "", ""
 		}
 		waiting := s.pending != nil
 		r.mu.Unlock()
@@ -186,7 +251,49 @@ func (r *Registry) normalize(ctx context.Context, name string, input fs.FS, full
 			r.nudge()
 		}
 	}
-	return &rappel.Normalized{Records: v.Records, Problems: v.Problems, Plugin: e.plugin.SHA256, Duration: res.Duration}, nil
+	return out, nil
+}
+
+// primedOutput returns what the active plugin e made of the payload of
+// digest when it was last primed with it, or nil.
+func (r *Registry) primedOutput(name string, e *entry, digest string) *rappel.Normalized {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s := r.sources[name]
+	if s.active == e && s.primed != nil && s.payloadDigest == digest {
+		return s.primed
+	}
+	return nil
+}
+
+// Offer gives the registry the upstream's current payload of source, whole,
+// that the active plugin failed on with err (its fetch succeeded): a
+// candidate is tried on it at once rather than on the last good payload,
+// and without the active plugin's output to compare with, since there is
+// none. Without a candidate it is kept for the next one. A refresh calls
+// it; Prime does when the active plugin fails on the last good payload.
+func (r *Registry) Offer(source string, current fs.FS, err error) {
+	payload, cerr := CopyPayload(current)
+	if cerr != nil {
+		r.Logger.Warn("keeping the current payload for a candidate plugin", "source", source, "err", cerr)
+		return
+	}
+	digest := payload.Digest()
+	r.mu.Lock()
+	s := r.sources[source]
+	if s == nil || s.active == nil || s.currentDigest == digest {
+		r.mu.Unlock()
+		return
+	}
+	// Runs of several chunks fail alike: their joined errors repeat one
+	// sentence, and the first says it.
+	why, _, _ := strings.Cut(err.Error(), "\n")
+	s.current, s.currentDigest, s.currentErr = payload, digest, strings.TrimRight(why, ". ")
+	waiting := s.pending != nil
+	r.mu.Unlock()
+	if waiting {
+		r.nudge()
+	}
 }
 
 var _ rappel.Normalizer = (*Registry)(nil)
@@ -232,6 +339,8 @@ type PluginStatus struct {
 	Active string    `json:"active,omitempty"`
 	Origin string    `json:"origin,omitempty"`
 	Since  time.Time `json:"since,omitzero"`
+	// Why it became active, in a sentence.
+	Why string `json:"why,omitempty"`
 	// Pending is a candidate waiting for a payload to be tried on.
 	Pending string `json:"pending,omitempty"`
 	// Rejected is the last candidate that was not activated, and
@@ -247,7 +356,7 @@ func (r *Registry) Status() []PluginStatus {
 	defer r.mu.Unlock()
 	out := make([]PluginStatus, 0, len(r.sources))
 	for _, s := range r.sources {
-		st := PluginStatus{Source: s.name, Origin: s.origin, Since: s.since, Rejected: s.rejected, RejectedReason: s.rejectedReason, RejectedAt: s.rejectedAt}
+		st := PluginStatus{Source: s.name, Origin: s.origin, Since: s.since, Why: s.why, Rejected: s.rejected, RejectedReason: s.rejectedReason, RejectedAt: s.rejectedAt}
 		if s.active != nil {
 			st.Active = s.active.plugin.SHA256
 		}

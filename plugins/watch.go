@@ -19,13 +19,17 @@ type fileStamp struct {
 	mod  time.Time
 }
 
+// DefaultPollInterval is how often the registry checks Dir: a stat of the
+// directory's files, cheap, so that a candidate is found within a second.
+const DefaultPollInterval = 500 * time.Millisecond
+
 // watch scans Dir every PollInterval, and soon after a refresh gives a
 // waiting candidate its payload, until ctx is done.
 func (r *Registry) watch(ctx context.Context) {
 	defer close(r.done)
 	every := r.PollInterval
 	if every <= 0 {
-		every = 3 * time.Second
+		every = DefaultPollInterval
 	}
 	t := time.NewTicker(every)
 	defer t.Stop()
@@ -62,7 +66,7 @@ func (r *Registry) Scan(ctx context.Context) {
 	r.mu.Lock()
 	var ready []string
 	for name, s := range r.sources {
-		if s.pending != nil && s.payload != nil {
+		if s.pending != nil && (s.payload != nil || s.current != nil) {
 			ready = append(ready, name)
 		}
 	}
@@ -137,43 +141,84 @@ func (r *Registry) consider(ctx context.Context, name, path string, wasm []byte)
 	}
 	r.mu.Unlock()
 
-	p, err := r.Host.Load(ctx, name, wasm)
+	// Verification (signatures) comes first: nothing else is done with
+	// bytes it refuses, not even compiling them.
+	var err error
+	if r.Verify != nil {
+		if verr := r.Verify(name, wasm); verr != nil {
+			err = fmt.Errorf("it failed verification: %v", verr)
+		}
+	}
+	var p *Plugin
+	if err == nil {
+		if p, err = r.Host.Load(ctx, name, wasm); err != nil {
+			err = fmt.Errorf("it is not a usable module: %v", err)
+		}
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if err != nil {
-		r.reject(s, sha, path, fmt.Errorf("it is not a usable module: %v", err))
+		r.reject(s, sha, path, err)
 		return
 	}
 	if s.pending != nil {
 		_ = s.pending.plugin.Close(context.Background())
 	}
-	s.pending = &candidate{plugin: p, path: path}
-	r.Logger.Info("plugin candidate found", "source", name, "path", path, "sha256", sha, "has_payload", s.payload != nil)
+	s.pending = &candidate{plugin: p, path: path, wasm: wasm, found: r.Now()}
+	r.Logger.Info("plugin candidate found", "source", name, "path", path, "sha256", sha,
+		"has_payload", s.payload != nil, "has_current_payload", s.current != nil)
 }
 
-// try runs the source's pending candidate on its last good payload and
+// trial is what a candidate is tried on: the upstream's current payload
+// the active plugin failed on, when there is one (nothing to compare with:
+// base is nil), or else the last good payload and the active plugin's
+// baseline on it.
+type trial struct {
+	payload   *Payload
+	digest    string
+	base      *Baseline
+	current   bool
+	activeErr string
+}
+
+// trialOf picks s's trial payload. r.mu must be held.
+func (s *source) trialOf() *trial {
+	switch {
+	case s.current != nil:
+		return &trial{payload: s.current, digest: s.currentDigest, current: true, activeErr: s.currentErr}
+	case s.payload != nil:
+		return &trial{payload: s.payload, digest: s.payloadDigest, base: s.baseline}
+	}
+	return nil
+}
+
+// try runs the source's pending candidate on its trial payload and
 // activates or rejects it.
 func (r *Registry) try(ctx context.Context, name string) {
 	r.mu.Lock()
 	s := r.sources[name]
-	c, payload, base := s.pending, s.payload, s.baseline
-	r.mu.Unlock()
-	if c == nil || payload == nil {
+	c, t := s.pending, s.trialOf()
+	if c == nil || t == nil {
+		r.mu.Unlock()
 		return
 	}
+	s.trying = true
+	r.mu.Unlock()
 	start := time.Now()
-	res, err := c.plugin.Run(ctx, payload)
+	res, err := c.plugin.Run(ctx, t.payload)
 	var v *Verdict
 	if err != nil {
-		err = fmt.Errorf("its run on the last good input failed: %v", err)
+		err = fmt.Errorf("its run on the %s failed: %v", t.what(), err)
 	} else {
 		v = Judge(name, res, r.Partial[name])
-		err = base.Accept(v, r.MaxLoss)
-	}
-	if ctx.Err() != nil {
-		return // closing: leave it pending, it was not judged
+		err = t.base.Accept(v, r.MaxLoss)
 	}
 	r.mu.Lock()
+	s.trying = false
+	if ctx.Err() != nil {
+		r.mu.Unlock()
+		return // closing: leave it pending, it was not judged
+	}
 	if s.pending != c { // replaced by a newer candidate meanwhile
 		r.mu.Unlock()
 		_ = c.plugin.Close(context.Background())
@@ -186,26 +231,53 @@ func (r *Registry) try(ctx context.Context, name string) {
 		_ = c.plugin.Close(context.Background())
 		return
 	}
+	out := &rappel.Normalized{Records: v.Records, Problems: v.Problems, Plugin: c.plugin.SHA256, Duration: res.Duration}
+	kept := r.activate(s, c, t, v, out)
+	r.mu.Unlock()
+	// Megabytes written and synced: not under the lock every run takes.
+	r.persist(name, c.wasm, kept)
+	r.Logger.Info("plugin activated", "source", name, "path", c.path, "sha256", c.plugin.SHA256, "on", t.what(),
+		"records", len(v.Records), "refused", v.Refused, "tried_in", time.Since(start).Round(time.Millisecond))
+	if r.OnActivate != nil {
+		r.OnActivate(name, out)
+	}
+}
+
+// what names the trial's payload, for sentences.
+func (t *trial) what() string {
+	if t.current {
+		return "upstream's current payload"
+	}
+	return "last good payload"
+}
+
+// activate makes c the active plugin of s, with its output out on t's
+// payload as what later candidates are judged against,
+// remembers why, and returns what to keep in ActiveDir. r.mu must be held.
+func (r *Registry) activate(s *source, c *candidate, t *trial, v *Verdict, out *rappel.Normalized) activeManifest {
+	why := fmt.Sprintf("%s (sha256 %s) made %d records of the last good payload, keeping the active plugin's within the allowed loss.", filepath.Base(c.path), c.plugin.SHA256[:12], len(v.Records))
+	if t.current {
+		why = fmt.Sprintf("%s (sha256 %s) made %d records of the upstream's current payload, which the plugin before it failed on: %s.", filepath.Base(c.path), c.plugin.SHA256[:12], len(v.Records), t.activeErr)
+	}
 	old := s.active
 	s.active = &entry{plugin: c.plugin}
-	s.since, s.origin = r.Now(), c.path
+	s.since, s.origin, s.why = r.Now(), c.path, why
+	s.payload, s.payloadDigest, s.primed = t.payload, t.digest, out
 	s.baseline = NewBaseline(c.plugin.SHA256, v)
+	s.current, s.currentDigest, s.currentErr = nil, "", ""
 	if old != nil {
 		r.retire(old)
 	}
-	r.mu.Unlock()
-	r.Logger.Info("plugin activated", "source", name, "path", c.path, "sha256", c.plugin.SHA256,
-		"records", len(v.Records), "refused", v.Refused, "tried_in", time.Since(start).Round(time.Millisecond))
-	if r.OnActivate != nil {
-		r.OnActivate(name, &rappel.Normalized{Records: v.Records, Problems: v.Problems, Plugin: c.plugin.SHA256, Duration: res.Duration})
-	}
+	r.remember(s.name, c.plugin.SHA256, "activated", why)
+	return activeManifest{SHA256: c.plugin.SHA256, Since: s.since, Why: why, From: c.path, Bundled: SHA256(r.bundled[s.name])}
 }
 
 // reject records why the candidate sha was not activated and logs it.
 // r.mu must be held.
 func (r *Registry) reject(s *source, sha, path string, why error) {
-	s.rejected, s.rejectedAt = sha, r.Now()
+	s.rejected, s.rejectedAt, s.rejectedPath = sha, r.Now(), path
 	s.rejectedReason = fmt.Sprintf("%s (sha256 %s) was not activated: %s.", filepath.Base(path), sha[:12], strings.TrimRight(why.Error(), ". "))
+	r.remember(s.name, sha, "refused", s.rejectedReason)
 	r.Logger.Warn("plugin candidate rejected", "source", s.name, "path", path, "sha256", sha, "reason", s.rejectedReason)
 }
 

@@ -64,7 +64,7 @@ func (c *FeedsConfig) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.Detail, "feed-detail", c.Detail, "`URL template` of a notice's detail document, with {id} and {lang}")
 	fs.DurationVar(&c.Interval, "refresh-interval", c.Interval, "`time` between two refreshes of the feeds (for example 15m, or 2s in tests)")
 	fs.Float64Var(&c.MaxRemoval, "max-removal", c.MaxRemoval, "largest `share` of a source's records one refresh may remove; more is refused as suspicious")
-	fs.StringVar(&c.AdminKey, "admin-key", c.AdminKey, "`key` for the admin endpoints (POST /admin/refresh), sent in x-admin-key; empty keeps them closed")
+	fs.StringVar(&c.AdminKey, "admin-key", c.AdminKey, "`key` for the admin endpoints (POST /admin/refresh, GET /admin/plugins), sent in x-admin-key; empty keeps them closed")
 	fs.StringVar(&c.PluginsDir, "plugins-dir", c.PluginsDir, "`directory` watched for new plugins (<source>.wasm), tried on the last good data before they replace the running ones")
 	fs.StringVar(&c.PluginKeys, "plugin-keys", c.PluginKeys, "`file` of the trusted public keys (minisign format, one a line, # for comments); a plugin from --plugins-dir goes live only with a signature (FILE.wasm.minisig) by one of them")
 	fs.BoolVar(&c.AllowUnsigned, "plugins-allow-unsigned", c.AllowUnsigned, "let plugins from --plugins-dir without a signature go live (development only; a signature that is there is still checked)")
@@ -137,6 +137,7 @@ func (c *ServeCommand) startFeeds(ctx context.Context, store *kv.Store, listener
 			return nil, err
 		}
 		live.Plugins, closePlugins = reg, closeReg
+		srv.Plugins = func() any { return reg.Report() }
 	}
 	if err := live.Open(ctx); err != nil {
 		return nil, errors.Join(err, closePlugins())
@@ -176,6 +177,14 @@ func (c *FeedsConfig) openPlugins(ctx context.Context, dataDir string, bundled i
 	}
 	reg = plugins.NewRegistry(host, mods)
 	reg.Dir = c.PluginsDir
+	if verifier != nil {
+		// A candidate from the directory goes live only signed by a
+		// trusted key (README, "Live feeds").
+		reg.Verify = verifier.Hook(c.PluginsDir)
+	}
+	// A swap outlives a restart: the active plugin of each source is kept
+	// beside the store (README, "Live feeds").
+	reg.ActiveDir = filepath.Join(dataDir, "plugins", "active")
 	reg.Logger = log
 	if err := reg.Open(ctx); err != nil {
 		return nil, nil, errors.Join(err, reg.Close(), closeHost())

@@ -78,6 +78,17 @@ func record(tb testing.TB, base, id string) (int, *rappel.Record) {
 	return code, &r
 }
 
+// sampleUpstream serves the samples in testdata/ as the agencies' feeds.
+func sampleUpstream(tb testing.TB) *feedstest.Upstream {
+	tb.Helper()
+	root := plugintest.ModuleRoot(tb)
+	up := feedstest.NewUpstream(tb)
+	up.LoadDir(tb, "/hc", filepath.Join(root, "testdata", "hc"))
+	up.LoadDir(tb, "/tc", filepath.Join(root, "testdata", "tc"))
+	up.LoadDir(tb, "/detail", filepath.Join(root, "testdata", "detail"))
+	return up
+}
+
 // A notice the samples do not have, and its detail document.
 const (
 	newRowEN    = `{"NID": "70009", "Title": "Acme brand frozen peas recalled due to Listeria", "URL": "https://recalls-rappels.canada.ca/en/alert-recall/acme-frozen-peas", "Organization": "CFIA", "Product": "Frozen peas", "Issue": "Microbiological - Listeria", "What you should do": "Do not consume the recalled product.", "Category": "Vegetables", "Recall class": "Class 1", "Last updated": null, "Archived": "0"}`
@@ -91,11 +102,7 @@ const (
 // restart.
 func TestServe_Feeds(t *testing.T) {
 	bundleDir := MustBuildBundle(t)
-	root := plugintest.ModuleRoot(t)
-	up := feedstest.NewUpstream(t)
-	up.LoadDir(t, "/hc", filepath.Join(root, "testdata", "hc"))
-	up.LoadDir(t, "/tc", filepath.Join(root, "testdata", "tc"))
-	up.LoadDir(t, "/detail", filepath.Join(root, "testdata", "detail"))
+	up := sampleUpstream(t)
 
 	pluginsDir, dataDir := t.TempDir(), t.TempDir()
 	c := NewServeCommand()

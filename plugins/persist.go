@@ -1,0 +1,105 @@
+package plugins
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// activeManifest says which plugin a source runs when it is not the bundled
+// one, written beside the module as <source>.json in Registry.ActiveDir.
+// The module is written first and the manifest last, each atomically, so
+// that a manifest always names a module that is whole: a crash between the
+// two leaves the previous manifest, whose digest no longer matches the
+// module, and the bundled plugin runs.
+type activeManifest struct {
+	SHA256 string    `json:"sha256"`
+	Since  time.Time `json:"since"`
+	Why    string    `json:"why"`
+	From   string    `json:"from"`
+	// Bundled is the SHA-256 of the bundled plugin this one replaced: a
+	// binary that bundles another plugin for the source (an upgrade) runs
+	// its own, since it may well carry the same fix.
+	Bundled string `json:"bundled"`
+}
+
+// persist writes source's active plugin into ActiveDir, so that it is the
+// one that runs after a restart. A failure is logged: the swap holds until
+// the restart.
+func (r *Registry) persist(source string, wasm []byte, m activeManifest) {
+	if r.ActiveDir == "" {
+		return
+	}
+	err := os.MkdirAll(r.ActiveDir, 0o755)
+	if err == nil {
+		err = writeFileAtomic(filepath.Join(r.ActiveDir, source+".wasm"), wasm)
+	}
+	if err == nil {
+		var b []byte
+		if b, err = json.MarshalIndent(m, "", "  "); err == nil {
+			err = writeFileAtomic(filepath.Join(r.ActiveDir, source+".json"), append(b, '\n'))
+		}
+	}
+	if err != nil {
+		r.Logger.Error("keeping the active plugin for the next start; after a restart the bundled one runs", "source", source, "dir", r.ActiveDir, "err", err)
+	}
+}
+
+// restore reads source's persisted plugin. It returns nil, nil when there
+// is none, or when it replaced another bundled plugin than bundledSHA.
+func (r *Registry) restore(source, bundledSHA string) (wasm []byte, m *activeManifest, err error) {
+	if r.ActiveDir == "" {
+		return nil, nil, nil
+	}
+	b, err := os.ReadFile(filepath.Join(r.ActiveDir, source+".json"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	m = new(activeManifest)
+	if err := json.Unmarshal(b, m); err != nil {
+		return nil, nil, fmt.Errorf("reading %s.json: %w", source, err)
+	}
+	if m.Bundled != bundledSHA {
+		r.Logger.Info("this binary bundles another plugin than the one the kept plugin replaced: running the bundled one", "source", source, "kept", m.SHA256, "bundled", bundledSHA)
+		return nil, nil, nil
+	}
+	wasm, err = os.ReadFile(filepath.Join(r.ActiveDir, source+".wasm"))
+	if err != nil {
+		return nil, nil, err
+	}
+	if got := SHA256(wasm); got != m.SHA256 {
+		return nil, nil, fmt.Errorf("%s.wasm has SHA-256 %s where its manifest says %s (a write was cut short)", source, got, m.SHA256)
+	}
+	return wasm, m, nil
+}
+
+// writeFileAtomic writes b to path through a temporary file renamed into
+// place, synced, so that a reader sees the old file or the new, whole.
+func writeFileAtomic(path string, b []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	_, err = f.Write(b)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		_ = os.Remove(tmp)
+	}
+	return err
+}
