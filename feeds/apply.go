@@ -334,12 +334,19 @@ func (r *Refresher) checkSafe(p *plan, stored map[string]string, puts map[string
 
 // addRaw adds to c the raw records to write (new, changed, or fetched for
 // a new version; on the first live refresh every one fetched, whose data
-// the bundle did not hold) and those to delete.
+// the bundle did not hold; the index alone of those whose hash was
+// upgraded) and those to delete. A raw record whose content is unchanged
+// keeps the bytes stored, even when the upstream's differ.
 func (r *Refresher) addRaw(ctx context.Context, p *plan, c *rappel.SourceChange) error {
 	for _, k := range sortedKeys(p.cur) {
 		raw := p.cur[k]
 		o, ok := p.old[k]
-		if ok && o.Hash == raw.Hash && o.Version == raw.Version && slices.Equal(o.IDs, raw.IDs) && (p.st.Feed.Live || raw.Data == nil) {
+		switch {
+		case !ok || o.Hash != raw.Hash || o.Version != raw.Version || !slices.Equal(o.IDs, raw.IDs):
+		case !p.st.Feed.Live && raw.Data != nil:
+		case p.rehashed[k]:
+			raw.Data = nil // the index alone: the stored bytes stay
+		default:
 			continue
 		}
 		c.PutRaw = append(c.PutRaw, raw)

@@ -3,6 +3,7 @@ package feeds_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -285,4 +286,149 @@ func (n *benchNode) fullIngest(b *testing.B) {
 	b.ReportMetric(float64(pct(lat, 0.99).Microseconds()), "search-p99-µs")
 	b.Logf("ingest %s, %d records served; search during it: p50 %s, p99 %s over %d\n%s", took.Round(time.Millisecond),
 		n.catalog.Current().Len(), pct(lat, 0.5), pct(lat, 0.99), len(lat), n.logs.take("msg=refresh"))
+}
+
+// BenchmarkRefresh_Visible measures how soon a change upstream is served,
+// on the corpus `make corpus` generates served by a local upstream, a node
+// whose store holds the embedded bundle and whose read index follows it
+// through segment files (as serve's), detail documents at the default rate
+// (10 a second) and budget:
+//
+//   - Takeover: the first live refresh over the bundle, and the detail
+//     documents it fetched (none: the bundle has the corpus's);
+//   - Archive100, Archive1000: that many notices archived in the English
+//     dump; the seconds from the refresh's start until the read index
+//     serves every one archived (visible-s), until the refresh ends, its
+//     notices' detail documents fetched after (refresh-s), and how many;
+//   - Reserialized: both dumps written again by another JSON writer (every
+//     "/" and non-ASCII character escaped, other key order, whitespace and
+//     entity spelling), and the CSV quoted otherwise: the refresh's
+//     seconds, the detail documents it fetched and the records it changed
+//     (none of either).
+//
+// Run it once: go test -run '^$' -bench 'BenchmarkRefresh_Visible$' -benchtime 1x -timeout 60m ./feeds/
+func BenchmarkRefresh_Visible(b *testing.B) {
+	up := corpusUpstream(b)
+	n := newBenchNode(b, up, true)
+	n.followWithSegments(b)
+	n.r.DetailRate = 10
+	const en = "/hc/recalls-en.json"
+	b.Run("Takeover", func(b *testing.B) {
+		for b.Loop() {
+			up.ResetHits()
+			took, _ := n.refreshWhileSearching()
+			b.ReportMetric(took.Seconds(), "refresh-s")
+			b.ReportMetric(float64(up.Hits("/detail/")), "detail-docs")
+		}
+	})
+	for _, count := range []int{100, 1000} {
+		b.Run(fmt.Sprintf("Archive%d", count), func(b *testing.B) {
+			for b.Loop() {
+				orig := up.Doc(en)
+				changed, ids := flipRows(b, orig, nil, count, `"Archived":"0"}`, `"Archived":"1"}`)
+				if len(ids) != count {
+					b.Fatalf("only %d active notices to archive", len(ids))
+				}
+				up.Set(en, changed)
+				up.ResetHits()
+				visible, took := n.refreshUntil(func(snap *index.View) bool {
+					for _, id := range ids {
+						if r, ok := snap.Record(id); !ok || r.Status != rappel.StatusArchived {
+							return false
+						}
+					}
+					return true
+				})
+				b.ReportMetric(visible.Seconds(), "visible-s")
+				b.ReportMetric(took.Seconds(), "refresh-s")
+				b.ReportMetric(float64(up.Hits("/detail/")), "detail-docs")
+				b.Logf("%d notices archived: served after %s, refresh %s, %d detail documents\n%s", count, visible.Round(time.Millisecond),
+					took.Round(time.Millisecond), up.Hits("/detail/"), n.logs.take("msg=refresh"))
+				up.Set(en, orig)
+				n.catchUp(b)
+			}
+		})
+	}
+	b.Run("Reserialized", func(b *testing.B) {
+		for b.Loop() {
+			docs := map[string][]byte{}
+			for _, p := range []string{en, "/hc/recalls-fr.json", "/tc/vrdb.csv"} {
+				docs[p] = up.Doc(p)
+			}
+			up.Set(en, reserializeJSON(b, docs[en]))
+			up.Set("/hc/recalls-fr.json", reserializeJSON(b, docs["/hc/recalls-fr.json"]))
+			up.Set("/tc/vrdb.csv", reserializeCSV(b, docs["/tc/vrdb.csv"]))
+			up.ResetHits()
+			_, seq, _ := n.catalog.Current().ChangePos()
+			took, _ := n.refreshWhileSearching()
+			_, after, _ := n.catalog.Current().ChangePos()
+			changed := after - seq
+			b.ReportMetric(took.Seconds(), "refresh-s")
+			b.ReportMetric(float64(up.Hits("/detail/")), "detail-docs")
+			b.ReportMetric(float64(changed), "changes")
+			b.Logf("re-serialized: refresh %s, %d detail documents, %d changes\n%s", took.Round(time.Millisecond), up.Hits("/detail/"), changed, n.logs.take("msg=refresh"))
+			for p, doc := range docs {
+				up.Set(p, doc)
+			}
+			n.catchUp(b)
+		}
+	})
+}
+
+// followWithSegments makes the read index follow the store through
+// segment files, from the embedded bundle's, as serve wires it: a refresh
+// costs the index in proportion to what it changed.
+func (n *benchNode) followWithSegments(b *testing.B) {
+	seg, version, err := bundle.IndexSegment()
+	if err != nil {
+		b.Fatal(err)
+	}
+	segments := &index.Segments{Dir: b.TempDir(), Store: n.store, Catalog: n.catalog, Bundle: seg, BundleVersion: version}
+	if err := segments.Open(n.ctx); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { segments.Close() })
+	n.r.Listeners = []rappel.ChangeListener{segments}
+}
+
+// refreshUntil refreshes once and returns how long after its start served
+// held (polled every millisecond), and how long the refresh took.
+func (n *benchNode) refreshUntil(served func(*index.View) bool) (visible, took time.Duration) {
+	done := make(chan error, 1)
+	start := time.Now()
+	go func() { done <- n.r.Refresh(n.ctx) }()
+	for {
+		if served(n.catalog.Current()) {
+			visible = time.Since(start)
+			break
+		}
+		select {
+		case err := <-done:
+			took = time.Since(start)
+			if err != nil {
+				n.b.Fatal(err)
+			}
+			if !served(n.catalog.Current()) {
+				n.b.Fatal("the refresh ended without serving the change")
+			}
+			return took, took
+		case <-time.After(time.Millisecond):
+		}
+	}
+	if err := <-done; err != nil {
+		n.b.Fatal(err)
+	}
+	return visible, time.Since(start)
+}
+
+// catchUp refreshes with no limit on detail requests, to start the next
+// measure from a node caught up with its upstream.
+func (n *benchNode) catchUp(b *testing.B) {
+	rate := n.r.DetailRate
+	n.r.DetailRate = 0
+	defer func() { n.r.DetailRate = rate }()
+	if err := n.r.Refresh(n.ctx); err != nil {
+		b.Fatal(err)
+	}
+	n.logs.take("")
 }

@@ -20,6 +20,23 @@ import (
 // that differ from the bundle's (all of them, for real feeds against a
 // synthetic bundle), and keeps the rest as they are.
 func BundleRaw(docs map[string]fs.FS) (map[string][]rappel.RawRecord, error) {
+	out, err := splitCorpus(docs)
+	if err != nil {
+		return nil, err
+	}
+	versionDetails(out)
+	for name, recs := range out {
+		for i := range recs {
+			recs[i].Data = nil
+		}
+		out[name] = recs
+	}
+	return out, nil
+}
+
+// splitCorpus cuts each source's documents in docs into raw records, with
+// their data.
+func splitCorpus(docs map[string]fs.FS) (map[string][]rappel.RawRecord, error) {
 	out := map[string][]rappel.RawRecord{}
 	for _, src := range []*Source{HCDump("", ""), VRDB(""), Detail("")} {
 		fsys, ok := docs[src.Name]
@@ -36,39 +53,39 @@ func BundleRaw(docs map[string]fs.FS) (map[string][]rappel.RawRecord, error) {
 		}
 		out[src.Name] = recs
 	}
-	if detail, ok := out["detail"]; ok {
-		// Versioned as the refresher versions them: by their notice's row,
-		// for every notice it would fetch documents for (those without any
-		// too, so that they are known to have none).
-		rows := map[string]string{}
-		for _, r := range out["hcdump"] {
-			if wantsDetail(r) {
-				rows[r.Key] = r.Hash
-			}
+	return out, nil
+}
+
+// versionDetails versions the detail records of out as the refresher
+// versions them: by their notice's row, for every notice it would fetch
+// documents for (those without any too, so that they are known to have
+// none).
+func versionDetails(out map[string][]rappel.RawRecord) {
+	detail, ok := out["detail"]
+	if !ok {
+		return
+	}
+	rows := map[string]string{}
+	for _, r := range out["hcdump"] {
+		if wantsDetail(r) {
+			rows[r.Key] = r.Hash
 		}
-		kept := detail[:0]
-		for _, r := range detail {
-			if v, ok := rows[r.Key]; ok {
-				r.Version = v
-				kept = append(kept, r)
-				delete(rows, r.Key)
-			}
-		}
-		for nid, v := range rows {
-			r := detailRaw(nid, nil, nil)
+	}
+	kept := detail[:0]
+	for _, r := range detail {
+		if v, ok := rows[r.Key]; ok {
 			r.Version = v
 			kept = append(kept, r)
+			delete(rows, r.Key)
 		}
-		sortRaw(kept)
-		out["detail"] = kept
 	}
-	for name, recs := range out {
-		for i := range recs {
-			recs[i].Data = nil
-		}
-		out[name] = recs
+	for nid, v := range rows {
+		r := detailRaw(nid, nil, nil)
+		r.Version = v
+		kept = append(kept, r)
 	}
-	return out, nil
+	sortRaw(kept)
+	out["detail"] = kept
 }
 
 // readAll reads every regular file of fsys, by slash-separated name.

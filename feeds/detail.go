@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"path"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -54,8 +53,10 @@ func detailRaw(nid string, en, fr []byte) rappel.RawRecord {
 			ids = []string{"hc-" + nid}
 		}
 	}
-	return newRaw(nid, ids, lists[0], lists[1])
+	return newRaw(detailFormat{}, nid, ids, lists[0], lists[1])
 }
+
+func (detailFormat) canonical(doc []byte) []byte { return canonicalJSON(doc) }
 
 func (detailFormat) join(recs []rappel.RawRecord) (map[string][]byte, error) {
 	docs := make(map[string][]byte, 2*len(recs))
@@ -73,14 +74,13 @@ func (detailFormat) join(recs []rappel.RawRecord) (map[string][]byte, error) {
 	return docs, nil
 }
 
-// fetchDetails fetches the detail documents of the notices in nids, newest
-// notice first, with at most DetailConcurrency requests at a time and
-// DetailRate a second, until ctx is done. It returns the raw records of the
-// notices whose documents it got (a 404 is a document that does not exist)
-// and a problem for each notice it could not get; notices it had no time
-// for are in neither and stay pending.
+// fetchDetails fetches the detail documents of the notices in nids, in
+// that order (detailOrder), with at most DetailConcurrency requests at a
+// time and DetailRate a second, until ctx is done. It returns the raw
+// records of the notices whose documents it got (a 404 is a document that
+// does not exist) and a problem for each notice it could not get; notices
+// it had no time for are in neither and stay pending.
 func (r *Refresher) fetchDetails(ctx context.Context, src *Source, nids []string, versions map[string]string) ([]rappel.RawRecord, []rappel.Problem) {
-	slices.SortFunc(nids, compareNIDDesc)
 	var (
 		mu       sync.Mutex
 		got      []rappel.RawRecord
@@ -111,6 +111,9 @@ func (r *Refresher) fetchDetails(ctx context.Context, src *Source, nids []string
 	}
 feed:
 	for _, nid := range nids {
+		if ctx.Err() != nil {
+			break // a spent budget fetches nothing more, whatever select picks
+		}
 		select {
 		case work <- nid:
 		case <-ctx.Done():

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -12,8 +13,9 @@ import (
 )
 
 // TestRefresher_FetchDetails checks the politeness of detail requests: at
-// most DetailConcurrency at once, at most DetailRate a second, newest
-// notice first, and a deadline that leaves the rest pending.
+// most DetailConcurrency at once, at most DetailRate a second, in the
+// order given (newest notice first), and a deadline that leaves the rest
+// pending.
 func TestRefresher_FetchDetails(t *testing.T) {
 	var inFlight, most atomic.Int32
 	var mu sync.Mutex
@@ -48,7 +50,7 @@ func TestRefresher_FetchDetails(t *testing.T) {
 	r.DetailConcurrency, r.DetailRate = 2, 40
 	nids := []string{"1", "2", "3", "4", "10", "11", "12", "13", "14", "15"}
 	start := time.Now()
-	got, problems := r.fetchDetails(context.Background(), r.Sources[0], nids, map[string]string{"3": "v3"})
+	got, problems := r.fetchDetails(context.Background(), r.Sources[0], detailOrder(nids, nil), map[string]string{"3": "v3"})
 	took := time.Since(start)
 	mu.Lock()
 	first := append([]string(nil), order[:2]...)
@@ -83,4 +85,14 @@ func TestRefresher_FetchDetails(t *testing.T) {
 			t.Fatalf("with a deadline: %d fetched, %d problems; want some left pending and no problem", len(got), len(problems))
 		}
 	})
+}
+
+// TestDetailOrder: new notices, whose records wait for their documents,
+// come before changed ones, each newest first.
+func TestDetailOrder(t *testing.T) {
+	got := detailOrder([]string{"7", "12", "9"}, []string{"100", "3", "11"})
+	want := []string{"12", "9", "7", "100", "11", "3"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("detailOrder = %v, want %v", got, want)
+	}
 }

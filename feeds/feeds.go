@@ -6,10 +6,12 @@
 // A Refresher fetches every source at an interval (conditional requests,
 // retries with capped jittered backoff, a size cap, gzip, a deadline inside
 // the interval), cuts each source's documents into raw records, one per
-// upstream record, and compares their hashes with the stored ones: only the
-// raw records that changed go through the source's plugin (a
-// rappel.Normalizer), so a refresh where little changed costs little, and
-// one where nothing changed (a 304, or the same bytes) costs no parsing.
+// upstream record, and compares their hashes, taken over a canonical form
+// of their content, with the stored ones: only the raw records whose
+// content changed go through the source's plugin (a rappel.Normalizer), so
+// a refresh where little changed costs little, one where nothing changed
+// (a 304, or the same bytes) costs no parsing, and one where only the
+// upstream's writer changed costs no plugin run.
 // The partial records the plugin emits are compared with the source's
 // stored ones by content hash, the records whose partials changed are
 // merged again with the other sources' partials (rappel.Assemble), and
@@ -28,6 +30,8 @@
 // entirely.
 //
 // Detail documents are fetched per notice, only for notices that are new or
-// whose row in the dump changed, with bounded concurrency and rate; notices
-// the deadline leaves out stay pending for the next refresh.
+// whose row in the dump changed in content, new ones first, with bounded
+// concurrency and rate, after the other sources' changes are written and
+// the listeners told, within a time budget; notices the budget leaves out
+// are found again by the next refresh.
 package feeds

@@ -198,19 +198,36 @@ func (h *harness) open() {
 // `rappel bundle` writes them (feeds.BundleRaw).
 func (h *harness) loadBundle(extra map[string][]*rappel.Record, withRaw bool) {
 	h.t.Helper()
-	root := plugintest.ModuleRoot(h.t)
-	dirs := map[string]string{"hcdump": "hc", "vrdb": "tc", "detail": "detail"}
 	var raw map[string][]rappel.RawRecord
 	if withRaw {
-		corpus := map[string]fs.FS{}
-		for source, dir := range dirs {
-			corpus[source] = os.DirFS(filepath.Join(root, "testdata", dir))
-		}
 		var err error
-		if raw, err = feeds.BundleRaw(corpus); err != nil {
+		if raw, err = feeds.BundleRaw(sampleCorpus(h.t)); err != nil {
 			h.t.Fatal(err)
 		}
 	}
+	h.loadStore(extra, raw, false)
+}
+
+// sampleDirs are the samples' directories under testdata/, by source.
+var sampleDirs = map[string]string{"hcdump": "hc", "vrdb": "tc", "detail": "detail"}
+
+// sampleCorpus returns the samples by source, as BundleRaw reads them.
+func sampleCorpus(tb testing.TB) map[string]fs.FS {
+	root := plugintest.ModuleRoot(tb)
+	corpus := map[string]fs.FS{}
+	for source, dir := range sampleDirs {
+		corpus[source] = os.DirFS(filepath.Join(root, "testdata", dir))
+	}
+	return corpus
+}
+
+// loadStore loads the store as loadBundle says, with the raw records raw,
+// and every source's state live when live is set (a data dir the feeds
+// wrote).
+func (h *harness) loadStore(extra map[string][]*rappel.Record, raw map[string][]rappel.RawRecord, live bool) {
+	h.t.Helper()
+	root := plugintest.ModuleRoot(h.t)
+	dirs := sampleDirs
 	parts := map[string][]*rappel.Record{}
 	var states []rappel.SourceState
 	var ordered [][]*rappel.Record
@@ -221,7 +238,7 @@ func (h *harness) loadBundle(extra map[string][]*rappel.Record, withRaw bool) {
 		}
 		parts[source] = append(res.Records, extra[source]...)
 		ordered = append(ordered, parts[source])
-		states = append(states, rappel.SourceState{Feed: rappel.FeedState{Source: source, Records: len(parts[source])}, Plugin: res.Plugin})
+		states = append(states, rappel.SourceState{Feed: rappel.FeedState{Source: source, Records: len(parts[source]), Live: live}, Plugin: res.Plugin})
 	}
 	built := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
 	recs, problems := rappel.Assemble(built, ordered...)

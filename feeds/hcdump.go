@@ -32,9 +32,31 @@ type hcRow struct {
 type hcGroup struct {
 	key    string
 	en, fr [][]byte
+	// canon holds the English and the French rows in canonical form.
+	canon  [2][][]byte
 	org    string
 	urls   []string
 	titles []string
+}
+
+// hcRead is what splitting reads of one row: its key, the fields that give
+// its record_id, and its canonical form.
+type hcRead struct {
+	key   string
+	row   hcRow
+	canon []byte
+}
+
+// readRows reads every row on every core: a row's key and canonical form
+// are most of the work of splitting the dump.
+func readRows(rows [][]byte) []hcRead {
+	out := make([]hcRead, len(rows))
+	inParallel(len(rows), func(i int) {
+		c := canonicalJSON(rows[i])
+		key, row := hcKey(rows[i], c)
+		out[i] = hcRead{key, row, c}
+	})
+	return out
 }
 
 func (hcdumpFormat) split(docs map[string][]byte) ([]rappel.RawRecord, error) {
@@ -45,8 +67,8 @@ func (hcdumpFormat) split(docs map[string][]byte) ([]rappel.RawRecord, error) {
 	groups := map[string]*hcGroup{}
 	var order []string
 	add := func(lang string, rows [][]byte) {
-		for _, raw := range rows {
-			key, row := hcKey(raw)
+		for i, read := range readRows(rows) {
+			raw, key, row := rows[i], read.key, read.row
 			g := groups[key]
 			if g == nil {
 				g = &hcGroup{key: key}
@@ -55,8 +77,10 @@ func (hcdumpFormat) split(docs map[string][]byte) ([]rappel.RawRecord, error) {
 			}
 			if lang == rappel.LangEN {
 				g.en = append(g.en, raw)
+				g.canon[0] = append(g.canon[0], read.canon)
 			} else {
 				g.fr = append(g.fr, raw)
+				g.canon[1] = append(g.canon[1], read.canon)
 			}
 			if g.org == "" {
 				g.org = jsonString(row.Org)
@@ -80,22 +104,23 @@ func (hcdumpFormat) split(docs map[string][]byte) ([]rappel.RawRecord, error) {
 	out := make([]rappel.RawRecord, 0, len(order))
 	for _, key := range order {
 		g := groups[key]
-		out = append(out, newRaw(key, g.ids(), g.en, g.fr))
+		out = append(out, rawRecord(key, g.ids(), [][][]byte{g.en, g.fr}, g.canon[:]))
 	}
 	sortRaw(out)
 	return out, nil
 }
 
 // hcKey returns a row's raw record key, its NID, and what splitting reads
-// of it. A row without a NID is keyed by its content.
-func hcKey(raw []byte) (string, hcRow) {
+// of it. A row without a NID is keyed by its content, in canonical form
+// (canon).
+func hcKey(raw, canon []byte) (string, hcRow) {
 	var row hcRow
 	if err := json.Unmarshal(raw, &row); err == nil {
 		if nid := strings.ToLower(strings.TrimSpace(jsonString(row.NID))); nid != "" && !strings.HasPrefix(nid, structuralPrefix) && !strings.HasPrefix(nid, anonymousPrefix) {
 			return nid, row
 		}
 	}
-	return anonymousPrefix + rappel.HashBytes(raw), row
+	return anonymousPrefix + rappel.HashBytes(canon), row
 }
 
 // ids is the record the NID's rows become (testdata/FORMATS.md): a
@@ -160,6 +185,8 @@ func jsonArray(name string, doc []byte) ([][]byte, error) {
 	}
 	return rows, nil
 }
+
+func (hcdumpFormat) canonical(row []byte) []byte { return canonicalJSON(row) }
 
 func (hcdumpFormat) join(recs []rappel.RawRecord) (map[string][]byte, error) {
 	var en, fr bytes.Buffer

@@ -44,10 +44,12 @@ type Live struct {
 	Store   rappel.FeedStore
 	Plugins Plugins
 	Sources []*Source
-	// Interval, MaxRemoval and DetailRate are the Refresher's.
-	Interval   time.Duration
-	MaxRemoval float64
-	DetailRate float64
+	// Interval, MaxRemoval, DetailRate and DetailBudget are the
+	// Refresher's; a DetailBudget of 0 is DefaultDetailBudget.
+	Interval     time.Duration
+	MaxRemoval   float64
+	DetailRate   float64
+	DetailBudget time.Duration
 	// Listeners are told after every refresh (Refresher.Listeners).
 	Listeners []rappel.ChangeListener
 	// Off keeps the feeds from running.
@@ -77,6 +79,9 @@ func (l *Live) Open(ctx context.Context) error {
 	}
 	r := NewRefresher(l.Store, l.Plugins, l.Sources...)
 	r.Interval, r.MaxRemoval, r.DetailRate = l.Interval, l.MaxRemoval, l.DetailRate
+	if l.DetailBudget != 0 {
+		r.DetailBudget = l.DetailBudget
+	}
 	r.Logger = l.Logger.With("component", "feeds")
 	r.Fetcher.Logger = r.Logger
 	r.ActivePlugin = l.Plugins.Active

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 
@@ -22,6 +23,10 @@ type plan struct {
 	// unchanged is set when nothing changed upstream: no parsing, no
 	// normalizing, only the state is written.
 	unchanged bool
+	// rehashed are the keys of the stored raw records whose hash of the
+	// first definition (byteHash) was found to be of the same content as
+	// now: their index takes the content hash, their data stays.
+	rehashed map[string]bool
 	// problems are per-record failures of the fetch (detail documents);
 	// attempted are the record_ids they were for.
 	problems  []rappel.Problem
@@ -100,7 +105,54 @@ func (r *Refresher) planDocs(ctx context.Context, src *Source, st rappel.SourceS
 	for _, rec := range recs {
 		p.cur[rec.Key] = rec
 	}
+	if err := r.upgradeHashes(ctx, p); err != nil {
+		return nil, err
+	}
 	return p, nil
+}
+
+// upgradeHashes gives the stored raw records whose hash is of the first
+// definition, over their bytes (byteHash), the content hash of what they
+// now are when their content is the same: their bytes are the same as
+// fetched now, or their stored data has the same content. So the first
+// refresh after an upgrade, or over a bundle made before it, normalizes
+// and fetches nothing more than before. Stored data that is read is read
+// once, only for records whose bytes differ.
+func (r *Refresher) upgradeHashes(ctx context.Context, p *plan) error {
+	stale := map[string]bool{}
+	for k, o := range p.old {
+		c, ok := p.cur[k]
+		switch {
+		case !ok || !byteHash(o.Hash):
+		case rappel.HashBytes(c.Data) == o.Hash:
+			p.rehash(k, c.Hash)
+		default:
+			stale[k] = true
+		}
+	}
+	if len(stale) == 0 {
+		return nil
+	}
+	return r.Store.RawData(ctx, p.src.Name, func(raw rappel.RawRecord) error {
+		if !stale[raw.Key] || raw.Data == nil {
+			return nil
+		}
+		if h, err := dataHash(p.src.format.canonical, raw.Data); err == nil && h == p.cur[raw.Key].Hash {
+			p.rehash(raw.Key, h)
+		}
+		return nil
+	})
+}
+
+// rehash gives the stored raw record of key the content hash h.
+func (p *plan) rehash(key, h string) {
+	if p.rehashed == nil {
+		p.rehashed = map[string]bool{}
+	}
+	o := p.old[key]
+	o.Hash = h
+	p.old[key] = o
+	p.rehashed[key] = true
 }
 
 // fillMissing fills docs with the documents in missing, not modified
@@ -139,10 +191,11 @@ func (r *Refresher) fillMissing(ctx context.Context, src *Source, docs map[strin
 }
 
 // planDetail works out which notices of the followed source need their
-// detail documents fetched (new notices, and those whose row changed),
-// fetches as many as the deadline allows, and keeps the stored raw records
-// of the others. Notices it had no time for stay pending until the next
-// refresh.
+// detail documents fetched (new notices, then those whose row's content
+// changed), fetches as many as the detail budget allows, and keeps the
+// stored raw records of the others. The notices it had no time for are
+// not written down: they are found again by the same comparison at the
+// next refresh, so neither a budget nor a crash loses any.
 func (r *Refresher) planDetail(ctx context.Context, src *Source, st rappel.SourceState) (*plan, error) {
 	follow, err := r.Store.SourceState(ctx, src.Follows)
 	if err != nil {
@@ -158,7 +211,7 @@ func (r *Refresher) planDetail(ctx context.Context, src *Source, st rappel.Sourc
 		p.unchanged = true
 		return p, nil
 	}
-	wants := map[string]string{} // NID → the version of its row
+	wants := map[string]string{} // NID → the hash of its row
 	if err := r.Store.RawIndex(ctx, src.Follows, func(raw rappel.RawRecord) error {
 		if wantsDetail(raw) {
 			wants[raw.Key] = raw.Hash
@@ -170,32 +223,26 @@ func (r *Refresher) planDetail(ctx context.Context, src *Source, st rappel.Sourc
 	if p.old, err = r.rawIndex(ctx, src.Name); err != nil {
 		return nil, err
 	}
-	var pending []string
-	for nid, v := range wants {
-		if o, ok := p.old[nid]; !ok || o.Version != v {
-			pending = append(pending, nid)
+	p.cur = make(map[string]rappel.RawRecord, len(wants))
+	for nid := range wants {
+		if o, ok := p.old[nid]; ok {
+			p.cur[nid] = o
 		}
 	}
-	// Leave a third of the time left for normalizing and writing.
-	fctx := ctx
-	if dl, ok := ctx.Deadline(); ok {
-		var cancel context.CancelFunc
-		fctx, cancel = context.WithDeadline(ctx, time.Now().Add(time.Until(dl)*2/3))
-		defer cancel()
+	fresh, changed, err := r.pendingDetails(ctx, src, p, wants)
+	if err != nil {
+		return nil, err
 	}
+	pending := detailOrder(fresh, changed)
+	fctx, stop := r.detailContext(ctx)
 	got, problems := r.fetchDetails(fctx, src, pending, wants)
+	stop()
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	p.problems = problems
 	for _, pr := range problems {
 		p.attempted[pr.RecordID] = true
-	}
-	p.cur = make(map[string]rappel.RawRecord, len(wants))
-	for nid := range wants {
-		if o, ok := p.old[nid]; ok {
-			p.cur[nid] = o
-		}
 	}
 	for _, raw := range got {
 		p.cur[raw.Key] = raw
@@ -214,8 +261,112 @@ func (r *Refresher) planDetail(ctx context.Context, src *Source, st rappel.Sourc
 			break
 		}
 	}
-	p.unchanged = len(got) == 0 && !removed && st.Feed.Live && !r.pluginChanged(src, st)
+	p.unchanged = len(got) == 0 && !removed && len(p.rehashed) == 0 && st.Feed.Live && !r.pluginChanged(src, st)
 	return p, nil
+}
+
+// pendingDetails returns the notices whose detail documents are to be
+// fetched: fresh ones, which have none stored, and changed ones, whose
+// stored documents were fetched for a row of other content than now. A
+// stored version of the first hash definition (byteHash) is compared with
+// the row's stored data (resolveVersions); one found current takes the
+// row's content hash in p.cur, and its key goes in p.rehashed.
+func (r *Refresher) pendingDetails(ctx context.Context, src *Source, p *plan, wants map[string]string) (fresh, changed []string, err error) {
+	mixed := map[string]bool{}
+	for nid, v := range wants {
+		o, ok := p.old[nid]
+		switch {
+		case !ok:
+			fresh = append(fresh, nid)
+		case o.Version == v:
+		case byteHash(o.Version) != byteHash(v):
+			mixed[nid] = true
+		default:
+			changed = append(changed, nid)
+		}
+	}
+	if len(mixed) == 0 {
+		return fresh, changed, nil
+	}
+	current, err := r.resolveVersions(ctx, src.Follows, p.old, mixed)
+	if err != nil {
+		return nil, nil, err
+	}
+	for nid := range mixed {
+		if !current[nid] {
+			changed = append(changed, nid)
+			continue
+		}
+		raw := p.cur[nid]
+		raw.Version = wants[nid]
+		p.cur[nid] = raw
+		if p.rehashed == nil {
+			p.rehashed = map[string]bool{}
+		}
+		p.rehashed[nid] = true
+	}
+	return fresh, changed, nil
+}
+
+// resolveVersions reports which of the notices in nids have detail
+// documents fetched for the row the followed source stores: their version,
+// of one hash definition, is the hash of that definition of the row's
+// stored data. The followed source keeps a row's bytes while its content
+// is unchanged (addRaw), so a version of the first definition still
+// matches them after the row's hash was upgraded.
+func (r *Refresher) resolveVersions(ctx context.Context, follows string, old map[string]rappel.RawRecord, nids map[string]bool) (map[string]bool, error) {
+	i := slices.IndexFunc(r.Sources, func(s *Source) bool { return s.Name == follows })
+	if i < 0 {
+		return nil, nil
+	}
+	canon := r.Sources[i].format.canonical
+	current := map[string]bool{}
+	err := r.Store.RawData(ctx, follows, func(raw rappel.RawRecord) error {
+		if !nids[raw.Key] || raw.Data == nil {
+			return nil
+		}
+		v := old[raw.Key].Version
+		if byteHash(v) {
+			current[raw.Key] = rappel.HashBytes(raw.Data) == v
+		} else if h, err := dataHash(canon, raw.Data); err == nil {
+			current[raw.Key] = h == v
+		}
+		return nil
+	})
+	return current, err
+}
+
+// detailOrder is the order notices' detail documents are fetched in: new
+// notices first, whose records wait for them, newest first; then changed
+// ones, newest first.
+func detailOrder(fresh, changed []string) []string {
+	slices.SortFunc(fresh, compareNIDDesc)
+	slices.SortFunc(changed, compareNIDDesc)
+	return append(fresh, changed...)
+}
+
+// detailContext returns the context detail documents are fetched under:
+// done after DetailBudget, or two thirds of the time ctx has left (the
+// rest is for normalizing and writing), or when a refresh is asked for
+// (Kick, Trigger), so that fetching never holds one back. stop releases
+// it.
+func (r *Refresher) detailContext(ctx context.Context) (fctx context.Context, stop func()) {
+	deadline := time.Now().Add(r.DetailBudget)
+	if dl, ok := ctx.Deadline(); ok {
+		if share := time.Now().Add(time.Until(dl) * 2 / 3); share.Before(deadline) {
+			deadline = share
+		}
+	}
+	fctx, cancel := context.WithDeadline(ctx, deadline)
+	r.smu.Lock()
+	r.yieldDetails = cancel
+	r.smu.Unlock()
+	return fctx, func() {
+		r.smu.Lock()
+		r.yieldDetails = nil
+		r.smu.Unlock()
+		cancel()
+	}
 }
 
 // wantsDetail reports that a notice of the dump has detail documents to

@@ -4,8 +4,10 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/rappel-ca/rappel"
 )
@@ -24,6 +26,9 @@ type format interface {
 	split(docs map[string][]byte) ([]rappel.RawRecord, error)
 	// join writes raw records back as documents, by name under /in.
 	join(recs []rappel.RawRecord) (map[string][]byte, error)
+	// canonical returns one item of a raw record (a row, a document) in
+	// the canonical form its content hash is taken over.
+	canonical(item []byte) []byte
 }
 
 // Keys of structural raw records start with structuralPrefix: they hold no
@@ -40,7 +45,7 @@ const anonymousPrefix = "?"
 // frame encodes lists of byte strings as one byte string: the number of
 // lists, then per list the number of items, then per item its length and
 // bytes, all lengths as uvarints. Raw records keep their upstream bytes
-// exactly this way, so that hashes and what the plugin reads never differ.
+// exactly this way, so that what the plugin reads is what was fetched.
 func frame(lists ...[][]byte) []byte {
 	n := binary.MaxVarintLen64
 	for _, l := range lists {
@@ -98,10 +103,32 @@ func unframe(b []byte) ([][][]byte, error) {
 	return lists, nil
 }
 
-// newRaw returns a raw record of key holding lists, hashed.
-func newRaw(key string, ids []string, lists ...[][]byte) rappel.RawRecord {
-	data := frame(lists...)
-	return rappel.RawRecord{Key: key, Hash: rappel.HashBytes(data), IDs: ids, Data: data}
+// newRaw returns a raw record of key holding lists, hashed over their
+// content in f's canonical form.
+func newRaw(f format, key string, ids []string, lists ...[][]byte) rappel.RawRecord {
+	return rappel.RawRecord{Key: key, Hash: contentHash(f.canonical, lists), IDs: ids, Data: frame(lists...)}
+}
+
+// rawRecord returns a raw record of key holding lists, whose canonical
+// form is canon.
+func rawRecord(key string, ids []string, lists, canon [][][]byte) rappel.RawRecord {
+	return rappel.RawRecord{Key: key, Hash: canonicalHash(canon), IDs: ids, Data: frame(lists...)}
+}
+
+// inParallel calls fn with every index below n, spread over every core.
+func inParallel(n int, fn func(i int)) {
+	workers := min(runtime.GOMAXPROCS(0), n)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < n; i += workers {
+				fn(i)
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 // sortRaw sorts raw records by key.

@@ -53,7 +53,9 @@ func (vrdbFormat) split(docs map[string][]byte) ([]rappel.RawRecord, error) {
 			vrdbFile, vrdbKeyColumn, strings.Join(header, ", "))
 	}
 	headerEnd := cr.InputOffset()
-	rows := map[string][][]byte{}
+	// Each row as written, and its canonical form (canonicalCSVRow), made
+	// from the fields already read rather than by reading the row again.
+	rows, canon := map[string][][]byte{}, map[string][][]byte{}
 	var order []string
 	for {
 		start := cr.InputOffset()
@@ -71,30 +73,34 @@ func (vrdbFormat) split(docs map[string][]byte) ([]rappel.RawRecord, error) {
 			}
 			raw = append(bytes.Clone(raw), '\r', '\n')
 		}
+		c := canonicalFields(rec)
 		key := ""
 		if col < len(rec) {
 			key = strings.ToLower(strings.TrimSpace(rec[col]))
 		}
 		if key == "" || strings.HasPrefix(key, structuralPrefix) || strings.HasPrefix(key, anonymousPrefix) {
-			key = anonymousPrefix + rappel.HashBytes(raw)
+			key = anonymousPrefix + rappel.HashBytes(c)
 		}
 		if _, ok := rows[key]; !ok {
 			order = append(order, key)
 		}
 		rows[key] = append(rows[key], raw)
+		canon[key] = append(canon[key], c)
 	}
 	out := make([]rappel.RawRecord, 0, len(order)+1)
-	out = append(out, newRaw(vrdbHeaderKey, nil, [][]byte{body[:headerEnd]}))
+	out = append(out, rawRecord(vrdbHeaderKey, nil, [][][]byte{{body[:headerEnd]}}, [][][]byte{{canonicalFields(header)}}))
 	for _, key := range order {
 		var ids []string
 		if !strings.HasPrefix(key, anonymousPrefix) && strings.Trim(key, "0123456789") == "" {
 			ids = []string{"tc-" + key}
 		}
-		out = append(out, newRaw(key, ids, rows[key]))
+		out = append(out, rawRecord(key, ids, [][][]byte{rows[key]}, [][][]byte{canon[key]}))
 	}
 	sortRaw(out)
 	return out, nil
 }
+
+func (vrdbFormat) canonical(row []byte) []byte { return canonicalCSVRow(row) }
 
 func (vrdbFormat) join(recs []rappel.RawRecord) (map[string][]byte, error) {
 	var buf bytes.Buffer

@@ -38,6 +38,9 @@ type FeedsConfig struct {
 	AllowUnsigned bool
 	// DetailRate is detail document requests a second; 0 for no limit.
 	DetailRate float64
+	// DetailBudget is the time a refresh spends at most fetching detail
+	// documents.
+	DetailBudget time.Duration
 }
 
 // defaults sets the defaults of the URLs left empty and, on a config never
@@ -54,6 +57,9 @@ func (c *FeedsConfig) defaults() {
 	if c.Interval == 0 {
 		c.Interval, c.MaxRemoval, c.DetailRate = 15*time.Minute, 0.2, 10
 	}
+	if c.DetailBudget == 0 {
+		c.DetailBudget = feeds.DefaultDetailBudget
+	}
 }
 
 func (c *FeedsConfig) register(fs *flag.FlagSet) {
@@ -69,6 +75,7 @@ func (c *FeedsConfig) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.PluginKeys, "plugin-keys", c.PluginKeys, "`file` of the trusted public keys (minisign format, one a line, # for comments); a plugin from --plugins-dir goes live only with a signature (FILE.wasm.minisig) by one of them")
 	fs.BoolVar(&c.AllowUnsigned, "plugins-allow-unsigned", c.AllowUnsigned, "let plugins from --plugins-dir without a signature go live (development only; a signature that is there is still checked)")
 	fs.Float64Var(&c.DetailRate, "feed-detail-rate", c.DetailRate, "detail document `requests` a second at most (0 for no limit)")
+	fs.DurationVar(&c.DetailBudget, "feed-detail-budget", c.DetailBudget, "`time` a refresh spends at most fetching detail documents, after the dumps' changes are served; the notices left wait for the next refreshes")
 }
 
 // validate reports the first setting that cannot work.
@@ -81,6 +88,8 @@ func (c *FeedsConfig) validate() error {
 		return fmt.Errorf("--max-removal is %g; give a share between 0 and 1 such as 0.2", c.MaxRemoval)
 	case c.DetailRate < 0:
 		return fmt.Errorf("--feed-detail-rate is %g; give 0 or more", c.DetailRate)
+	case c.DetailBudget < 0:
+		return fmt.Errorf("--feed-detail-budget is %s; give a positive duration such as 5m", c.DetailBudget)
 	}
 	for _, s := range c.sources() {
 		if err := s.Validate(); err != nil {
@@ -128,7 +137,7 @@ func (c *ServeCommand) startFeeds(ctx context.Context, store *kv.Store, listener
 	u.defaults()
 	live := &feeds.Live{
 		Store: store, Sources: u.sources(), Listeners: listeners, Off: c.Feeds != "on", Logger: log,
-		Interval: u.Interval, MaxRemoval: u.MaxRemoval, DetailRate: u.DetailRate,
+		Interval: u.Interval, MaxRemoval: u.MaxRemoval, DetailRate: u.DetailRate, DetailBudget: u.DetailBudget,
 	}
 	closePlugins := func() error { return nil }
 	if !live.Off {

@@ -42,6 +42,7 @@ type Upstream struct {
 	modified map[string]time.Time
 	faults   map[string]Fault
 	hits     map[string]int
+	paths    []string // requested, in order, since ResetHits
 	clock    time.Time
 }
 
@@ -135,11 +136,26 @@ func (u *Upstream) Hits(prefix string) int {
 	return n
 }
 
-// ResetHits sets every count of Hits to zero.
+// Requests returns the paths starting with prefix requested since the last
+// ResetHits, in the order the requests came.
+func (u *Upstream) Requests(prefix string) []string {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	var out []string
+	for _, p := range u.paths {
+		if strings.HasPrefix(p, prefix) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// ResetHits sets every count of Hits to zero and forgets Requests.
 func (u *Upstream) ResetHits() {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	clear(u.hits)
+	u.paths = nil
 }
 
 // compressed returns body gzipped, compressing it once: the upstream's
@@ -167,6 +183,7 @@ func (u *Upstream) serve(w http.ResponseWriter, r *http.Request) {
 	u.mu.Lock()
 	p := r.URL.Path
 	u.hits[p]++
+	u.paths = append(u.paths, p)
 	body, ok := u.docs[p]
 	mod := u.modified[p]
 	f := u.faults[p]
