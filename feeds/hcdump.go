@@ -3,6 +3,7 @@ package feeds
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -105,7 +106,7 @@ func (g *hcGroup) ids() []string {
 	if strings.HasPrefix(g.key, anonymousPrefix) {
 		return nil
 	}
-	if strings.EqualFold(strings.TrimSpace(g.org), "TC") {
+	if rappel.IsTransportCanadaRow(g.org) {
 		if rn := rappel.TransportRecallNumber(append(g.urls, g.titles...)...); rn != "" {
 			return []string{"tc-" + rn}
 		}
@@ -134,31 +135,56 @@ func jsonString(raw json.RawMessage) string {
 
 // jsonArray returns the elements of a JSON array document, each as written.
 // A document that is not one whole array (HTML, an object, an array cut off
-// part way, trailing data) is an error.
+// part way, bytes that are not JSON, trailing data) is an error, which says
+// at which byte of the document it broke.
 func jsonArray(name string, doc []byte) ([][]byte, error) {
-	body := bytes.TrimSpace(skipBOM(doc))
+	unBOMed := skipBOM(doc)
+	body := bytes.TrimSpace(unBOMed)
+	lead := len(doc) - len(unBOMed) + (len(unBOMed) - len(bytes.TrimLeft(unBOMed, " \t\r\n")))
 	if len(body) == 0 || body[0] != '[' {
 		return nil, fmt.Errorf("splitting %s: the document is not a JSON array: %s", name, describe(body))
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if _, err := dec.Token(); err != nil {
-		return nil, fmt.Errorf("splitting %s: %w", name, err)
+		return nil, brokenJSON(name, body, lead, 0, 1)
 	}
 	var rows [][]byte
 	for dec.More() {
+		start := dec.InputOffset()
 		var raw json.RawMessage
 		if err := dec.Decode(&raw); err != nil {
-			return nil, fmt.Errorf("splitting %s: row %d is cut off or malformed (%v); a truncated document is refused whole", name, len(rows)+1, err)
+			return nil, brokenJSON(name, body, lead, start, len(rows)+1)
 		}
 		rows = append(rows, raw)
 	}
 	if tok, err := dec.Token(); err != nil || tok != json.Delim(']') {
-		return nil, fmt.Errorf("splitting %s: the array is not closed after row %d; a truncated document is refused whole", name, len(rows))
+		return nil, brokenJSON(name, body, lead, dec.InputOffset(), len(rows)+1)
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return nil, fmt.Errorf("splitting %s: data follows the array", name)
+		return nil, fmt.Errorf("splitting %s: data follows the array, at byte %d; a broken document is refused whole", name, lead+int(dec.InputOffset()))
 	}
 	return rows, nil
+}
+
+// brokenJSON says where a dump document stops being JSON: the byte, counted
+// from 1 in the document as fetched (lead bytes of byte-order mark and space
+// were cut off body), at which a value from body[from:] fails to decode
+// (the last one when the document ends early), and in which row.
+func brokenJSON(name string, body []byte, lead int, from int64, row int) error {
+	// The decoder's offsets count from where its value started: decode
+	// the broken value again from its first byte to place the error.
+	start := int(from) + len(body[from:]) - len(bytes.TrimLeft(body[from:], ", \t\r\n"))
+	var raw json.RawMessage
+	err := json.NewDecoder(bytes.NewReader(body[start:])).Decode(&raw)
+	at := len(body)
+	var syn *json.SyntaxError
+	switch {
+	case errors.As(err, &syn):
+		at = start + int(syn.Offset)
+	case err == nil:
+		at, err = start+1, fmt.Errorf("%s where the array should close", describe(raw))
+	}
+	return fmt.Errorf("splitting %s: the document is not valid JSON at byte %d, in row %d (%v); a broken document is refused whole, and the last good data keeps serving", name, lead+at, row, err)
 }
 
 func (hcdumpFormat) join(recs []rappel.RawRecord) (map[string][]byte, error) {

@@ -145,8 +145,10 @@ func parseRow(l *lang, row int, v any) (*notice, string) {
 		}
 		n.updated = date
 	}
-	n.title, n.url, n.org = get(l.title), get(l.url), get(l.org)
-	n.product, n.issue, n.whatToDo = get(l.product), get(l.issue), get(l.whatToDo)
+	// Texts lose the literal quotes some rows wrap them in.
+	text := func(key string) string { return unquote(get(key)) }
+	n.title, n.url, n.org = text(l.title), get(l.url), get(l.org)
+	n.product, n.issue, n.whatToDo = text(l.product), text(l.issue), text(l.whatToDo)
 	n.category, n.class, n.archived = get(l.category), get(l.class), get(l.archived)
 	return n, ""
 }
