@@ -86,14 +86,6 @@ func LookupDumpOrganization(name string) (DumpOrganization, bool) {
 	return o, ok
 }
 
-// IsTransportCanadaRow reports whether a dump row's Organization is
-// Transport Canada's, in any era and language: such a row is the recall of
-// the vehicle recall database with the number it names.
-func IsTransportCanadaRow(organization string) bool {
-	o, ok := LookupDumpOrganization(organization)
-	return ok && o.Agency == AgencyTransportCanada
-}
-
 // dumpArchived maps the dump's Archived values, folded, to whether the
 // notice is archived and the era that writes them so.
 var dumpArchived = map[string]struct {
@@ -296,6 +288,78 @@ func DumpCategoryType(leaves []string, allowed []string) string {
 		}
 	}
 	return ""
+}
+
+// DumpRowKind is what a dump row's Organization, Archived and Category say
+// of its notice.
+type DumpRowKind struct {
+	Agency, RecallType string
+	Era                DumpEra
+	// Leaves are the notice's categories (DumpCategories).
+	Leaves []string
+	// Known is false for an Organization the dump has never used; TypedBy
+	// then says how the rule typed the notice ("by its name", "by its
+	// Category", "by default").
+	Known   bool
+	TypedBy string
+}
+
+// healthCanadaTypes are the recall types of Health Canada's notices.
+var healthCanadaTypes = []string{TypeCannabis, TypeMedicalDevice, TypeConsumerProduct, TypeHealthProduct}
+
+// ClassifyDumpRow reads what a dump row's notice is: the row's era (its
+// Organization's, else its Archived value's, else the newer), its category
+// leaves, and its agency and recall type. An organization that issues
+// every kind of health notice (Health Canada, its communications branch)
+// takes the kind its Category names, else health_product. One the dump has
+// never used is typed by rule, so that a renamed organization costs no
+// notice: the agency from its name (food, aliment or inspection: CFIA;
+// transport: Transport Canada), else from what its Category names, else
+// Health Canada, health_product. Both the normalizer and the feeds (which
+// must know whether a row is a Transport Canada recall before it is
+// normalized) read rows with it, so that they cannot disagree.
+func ClassifyDumpRow(organization, archived, category string) DumpRowKind {
+	org, known := LookupDumpOrganization(organization)
+	k := DumpRowKind{Era: DumpEra2024, Known: known}
+	if _, e, ok := DumpArchived(archived); ok {
+		k.Era = e
+	}
+	if known {
+		k.Era = org.Era
+	}
+	var sectorType string
+	k.Leaves, sectorType = DumpCategories(category, k.Era)
+	switch {
+	case known && org.RecallType != "":
+		k.Agency, k.RecallType = org.Agency, org.RecallType
+	case known:
+		k.Agency, k.RecallType = org.Agency, TypeHealthProduct
+		if t := cmpOr(sectorType, DumpCategoryType(k.Leaves, healthCanadaTypes)); slices.Contains(healthCanadaTypes, t) {
+			k.RecallType = t
+		}
+	default:
+		k.Agency, k.RecallType, k.TypedBy = typeByRule(organization, cmpOr(sectorType, DumpCategoryType(k.Leaves, nil)))
+	}
+	return k
+}
+
+// typeByRule types the notice of an organization the dump has never used,
+// from its name and the recall type its Category names (catType, or "").
+func typeByRule(organization, catType string) (agency, recallType, by string) {
+	name := FoldKey(organization)
+	switch {
+	case strings.Contains(name, "food") || strings.Contains(name, "aliment") || strings.Contains(name, "inspection"):
+		return AgencyCFIA, TypeFood, "by its name"
+	case strings.Contains(name, "transport"):
+		return AgencyTransportCanada, TypeVehicle, "by its name"
+	case catType == TypeFood:
+		return AgencyCFIA, TypeFood, "by its Category"
+	case catType == TypeVehicle:
+		return AgencyTransportCanada, TypeVehicle, "by its Category"
+	case catType != "":
+		return AgencyHealthCanada, catType, "by its Category"
+	}
+	return AgencyHealthCanada, TypeHealthProduct, "by default"
 }
 
 // Hazard types the dump's Issue labels name. The record has no field for

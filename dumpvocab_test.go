@@ -42,9 +42,6 @@ func TestDumpOrganizations(t *testing.T) {
 		if !Agencies.Has(w.Agency) || w.RecallType != "" && !RecallTypes.Has(w.RecallType) {
 			t.Errorf("%q: %+v is outside the vocabularies", name, w)
 		}
-		if IsTransportCanadaRow(name) != (w.Agency == AgencyTransportCanada) {
-			t.Errorf("IsTransportCanadaRow(%q) = %v", name, !(w.Agency == AgencyTransportCanada))
-		}
 	}
 	if len(dumpOrganizations) != len(want) {
 		t.Errorf("the vocabulary has %d organizations, this test %d: test each new one", len(dumpOrganizations), len(want))
@@ -52,6 +49,33 @@ func TestDumpOrganizations(t *testing.T) {
 	for _, name := range []string{"Ministry of Magic", "", "Health", "Transport"} {
 		if _, ok := LookupDumpOrganization(name); ok {
 			t.Errorf("LookupDumpOrganization(%q) knows it", name)
+		}
+	}
+}
+
+func TestClassifyDumpRow(t *testing.T) {
+	for _, tc := range []struct {
+		org, archived, category string
+		want                    DumpRowKind
+	}{
+		{"TC", "0", "SUV - Minivan", DumpRowKind{AgencyTransportCanada, TypeVehicle, DumpEra2024, []string{"SUV", "Minivan"}, true, ""}},
+		{"Transport Canada", "Yes", "Vehicles - Car, Vehicles - SUV", DumpRowKind{AgencyTransportCanada, TypeVehicle, DumpEra2023, []string{"Car", "SUV"}, true, ""}},
+		{"Health Canada", "No", "Medical devices - Cardiovascular", DumpRowKind{AgencyHealthCanada, TypeMedicalDevice, DumpEra2023, []string{"Cardiovascular"}, true, ""}},
+		{"Health Canada", "No", "", DumpRowKind{AgencyHealthCanada, TypeHealthProduct, DumpEra2023, nil, true, ""}},
+		{"Communications and Public Affairs Branch", "0", "Drugs - Medical devices", DumpRowKind{AgencyHealthCanada, TypeMedicalDevice, DumpEra2024, []string{"Drugs", "Medical devices"}, true, ""}},
+		// Health Canada never files food: a food sector leaves the default.
+		{"Health Canada", "No", "Food - Dairy", DumpRowKind{AgencyHealthCanada, TypeHealthProduct, DumpEra2023, []string{"Dairy"}, true, ""}},
+		// Organizations the dump has never used; the era from Archived.
+		{"Road Safety and Motor Vehicle Regulation", "0", "Car", DumpRowKind{AgencyTransportCanada, TypeVehicle, DumpEra2024, []string{"Car"}, false, "by its Category"}},
+		{"Transport Canada - Road Safety", "No", "", DumpRowKind{AgencyTransportCanada, TypeVehicle, DumpEra2023, nil, false, "by its name"}},
+		{"Food Safety Directorate", "0", "", DumpRowKind{AgencyCFIA, TypeFood, DumpEra2024, nil, false, "by its name"}},
+		{"Ministry of Magic", "Yes", "Consumer products - Wands", DumpRowKind{AgencyHealthCanada, TypeConsumerProduct, DumpEra2023, []string{"Wands"}, false, "by its Category"}},
+		{"Ministry of Magic", "", "Wands", DumpRowKind{AgencyHealthCanada, TypeHealthProduct, DumpEra2024, []string{"Wands"}, false, "by default"}},
+	} {
+		got := ClassifyDumpRow(tc.org, tc.archived, tc.category)
+		if got.Agency != tc.want.Agency || got.RecallType != tc.want.RecallType || got.Era != tc.want.Era || !slices.Equal(got.Leaves, tc.want.Leaves) ||
+			got.Known != tc.want.Known || got.TypedBy != tc.want.TypedBy {
+			t.Errorf("ClassifyDumpRow(%q, %q, %q) = %+v, want %+v", tc.org, tc.archived, tc.category, got, tc.want)
 		}
 	}
 }

@@ -23,19 +23,23 @@ type hcdumpFormat struct{}
 
 // hcRow is what splitting reads of a dump row.
 type hcRow struct {
-	NID     json.RawMessage `json:"NID"`
-	Org     json.RawMessage `json:"Organization"`
-	URL     json.RawMessage `json:"URL"`
-	Title   json.RawMessage `json:"Title"`
-	TitleFR json.RawMessage `json:"Titre"`
+	NID        json.RawMessage `json:"NID"`
+	Org        json.RawMessage `json:"Organization"`
+	URL        json.RawMessage `json:"URL"`
+	Title      json.RawMessage `json:"Title"`
+	TitleFR    json.RawMessage `json:"Titre"`
+	Archived   json.RawMessage `json:"Archived"`
+	ArchivedFR json.RawMessage `json:"Archivé"`
+	Category   json.RawMessage `json:"Category"`
+	CategoryFR json.RawMessage `json:"Catégorie"`
 }
 
 type hcGroup struct {
-	key    string
-	en, fr [][]byte
-	org    string
-	urls   []string
-	titles []string
+	key                     string
+	en, fr                  [][]byte
+	org, archived, category string // the first row's, as the normalizer reads its notice
+	urls                    []string
+	titles                  []string
 }
 
 func (hcdumpFormat) split(docs map[string][]byte) ([]rappel.RawRecord, error) {
@@ -59,8 +63,10 @@ func (hcdumpFormat) split(docs map[string][]byte) ([]rappel.RawRecord, error) {
 			} else {
 				g.fr = append(g.fr, raw)
 			}
-			if g.org == "" {
+			if len(g.en)+len(g.fr) == 1 {
 				g.org = jsonString(row.Org)
+				g.archived = jsonString(row.Archived) + jsonString(row.ArchivedFR)
+				g.category = jsonString(row.Category) + jsonString(row.CategoryFR)
 			}
 			g.urls = append(g.urls, jsonString(row.URL))
 			g.titles = append(g.titles, jsonString(row.Title)+jsonString(row.TitleFR))
@@ -100,13 +106,14 @@ func hcKey(raw []byte) (string, hcRow) {
 }
 
 // ids is the record the NID's rows become (testdata/FORMATS.md): a
-// Transport Canada notice is tc-<recall number>, the number its URLs or
-// titles name (as the normalizer reads it), any other hc-<NID>.
+// Transport Canada notice (by rappel.ClassifyDumpRow, as the normalizer
+// reads it) is tc-<recall number>, the number its URLs or titles name, any
+// other hc-<NID>.
 func (g *hcGroup) ids() []string {
 	if strings.HasPrefix(g.key, anonymousPrefix) {
 		return nil
 	}
-	if rappel.IsTransportCanadaRow(g.org) {
+	if rappel.ClassifyDumpRow(g.org, g.archived, g.category).RecallType == rappel.TypeVehicle {
 		if rn := rappel.TransportRecallNumber(append(g.urls, g.titles...)...); rn != "" {
 			return []string{"tc-" + rn}
 		}

@@ -176,6 +176,7 @@ func TestNormalize_Shapes(t *testing.T) {
 		{RecordID: "hc-72010", Reason: `NID 72010 has the URL "javascript:void(0)" in recalls-en.json, which is no web address; it was left out.`},
 		{RecordID: "hc-72010", Reason: `NID 72010: its Issue label "Lupin" is none the dump is known to use for food; it gives no allergen or hazard type.`},
 		{RecordID: "hc-72103", Reason: `NID 72103 (row 14 of recalls-en.json) was skipped: it is a Transport Canada notice but neither its URL "/en/node/72103" nor its title "Transport Canada Recall" names the recall number`},
+		{RecordID: "tc-2020311", Reason: `NID 72106 (row 21 of recalls-en.json) has the Organization "Road Safety and Motor Vehicle Regulation", which the dump has never used (it knows CFIA (ACIA), TC, `},
 	})
 }
 
@@ -358,8 +359,11 @@ func FuzzNormalize(f *testing.F) {
 	fr, _ := os.ReadFile("../../testdata/hc/recalls-fr.json")
 	badEN, _ := os.ReadFile("../../testdata/bad/hc/recalls-en.json")
 	badFR, _ := os.ReadFile("../../testdata/bad/hc/recalls-fr.json")
+	en2023, _ := os.ReadFile("../../testdata/hc-2023/recalls-en.json")
+	fr2023, _ := os.ReadFile("../../testdata/hc-2023/recalls-fr.json")
 	f.Add(en, fr)
 	f.Add(badEN, badFR)
+	f.Add(en2023, fr2023)
 	// Every shape of testdata/hc-shapes on its own, with its French twin,
 	// so that mutations start from each.
 	for _, pair := range shapeSeeds(f) {

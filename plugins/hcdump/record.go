@@ -13,69 +13,22 @@ import (
 // kind is what a notice is: its agency and recall type.
 type kind struct{ agency, recallType string }
 
-// healthCanadaTypes are the recall types of Health Canada's notices.
-var healthCanadaTypes = []string{rappel.TypeCannabis, rappel.TypeMedicalDevice, rappel.TypeConsumerProduct, rappel.TypeHealthProduct}
-
-// classify reads what a notice's row says it is, from its Organization,
-// Archived and Category (rappel's dump vocabulary, both eras): its agency
-// and recall type, the era its row is written in, and its category leaves.
-// An organization the dump has never used does not cost the notice:
-// unknownOrganization types it by rule, and problem says how.
+// classify reads what a notice's row says it is (rappel.ClassifyDumpRow):
+// its agency and recall type, the era its row is written in, and its
+// category leaves. An organization the dump has never used does not cost
+// the notice: the rule types it, and problem says how.
 func classify(n *notice) (k kind, era rappel.DumpEra, leaves []string, problem string) {
-	org, known := rappel.LookupDumpOrganization(n.org)
-	era = rappel.DumpEra2024
-	if _, e, ok := rappel.DumpArchived(n.archived); ok {
-		era = e
-	}
-	if known {
-		era = org.Era
-	}
-	leaves, sectorType := rappel.DumpCategories(n.category, era)
-	if !known {
-		k, problem = unknownOrganization(n, leaves, sectorType)
-		return k, era, leaves, problem
-	}
-	k = kind{org.Agency, org.RecallType}
-	if k.recallType == "" {
-		// An organization that issues every kind of health notice: its
-		// Category says which.
-		k.recallType = rappel.TypeHealthProduct
-		if t := cmp.Or(sectorType, rappel.DumpCategoryType(leaves, healthCanadaTypes)); slices.Contains(healthCanadaTypes, t) {
-			k.recallType = t
-		}
-	}
-	return k, era, leaves, ""
-}
-
-// unknownOrganization types a notice whose Organization the dump has never
-// used, so that a renamed organization costs no notice: the agency from its
-// name (food or inspection: CFIA; transport: Transport Canada), else from
-// what its Category names, else Health Canada; the recall type from the
-// agency, or for Health Canada from the Category, else health_product.
-func unknownOrganization(n *notice, leaves []string, sectorType string) (kind, string) {
-	catType := cmp.Or(sectorType, rappel.DumpCategoryType(leaves, nil))
-	name := guest.FoldKey(n.org)
-	k, how := kind{}, "by its name"
-	switch {
-	case strings.Contains(name, "food") || strings.Contains(name, "aliment") || strings.Contains(name, "inspection"):
-		k = kind{rappel.AgencyCFIA, rappel.TypeFood}
-	case strings.Contains(name, "transport"):
-		k = kind{rappel.AgencyTransportCanada, rappel.TypeVehicle}
-	case catType == rappel.TypeFood:
-		k, how = kind{rappel.AgencyCFIA, rappel.TypeFood}, "by its Category"
-	case catType == rappel.TypeVehicle:
-		k, how = kind{rappel.AgencyTransportCanada, rappel.TypeVehicle}, "by its Category"
-	case catType != "":
-		k, how = kind{rappel.AgencyHealthCanada, catType}, "by its Category"
-	default:
-		k, how = kind{rappel.AgencyHealthCanada, rappel.TypeHealthProduct}, "by default"
+	c := rappel.ClassifyDumpRow(n.org, n.archived, n.category)
+	k = kind{c.Agency, c.RecallType}
+	if c.Known {
+		return k, c.Era, c.Leaves, ""
 	}
 	what := "no Organization"
 	if n.org != "" {
 		what = fmt.Sprintf("the Organization %q, which the dump has never used", truncate(n.org))
 	}
-	return k, fmt.Sprintf("NID %s (row %d of %s) has %s (it knows %s); the notice was kept and read as %s, %s, %s. Add the organization to the dump's vocabulary if it is real.",
-		n.nid, n.row, n.lang.file, what, rappel.DumpOrganizationNames, k.agency, k.recallType, how)
+	return k, c.Era, c.Leaves, fmt.Sprintf("NID %s (row %d of %s) has %s (it knows %s); the notice was kept and read as %s, %s, %s. Add the organization to the dump's vocabulary if it is real.",
+		n.nid, n.row, n.lang.file, what, rappel.DumpOrganizationNames, k.agency, k.recallType, c.TypedBy)
 }
 
 // newRecord makes the record of one notice from its English and French rows,

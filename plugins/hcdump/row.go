@@ -70,12 +70,13 @@ func readRows(fsys fs.FS, l *lang, report func(rappel.Problem), fn func(*notice)
 	n := 0
 	for dec.More() {
 		n++
+		start := dec.InputOffset()
 		var v any
 		if err := dec.Decode(&v); err != nil {
 			if !isSyntax(err) {
 				return fmt.Errorf("reading %s: %w", l.file, err)
 			}
-			report(rappel.Problem{Source: Source, Reason: fmt.Sprintf("%s breaks off in row %d (%v); the %d rows before it were read.", l.file, n, err, n-1)})
+			report(rappel.Problem{Source: Source, Reason: fmt.Sprintf("%s breaks off in row %d, after byte %d (%v); the %d rows before it were read.", l.file, n, start, err, n-1)})
 			return nil
 		}
 		row, reason := parseRow(l, n, v)

@@ -81,7 +81,8 @@ func wordSet(words ...string) map[string]bool {
 //     ("SharkNinja", "McCain"), never split otherwise.
 //
 // A word of mixedCaseNames, and a capitalized word followed by a period
-// and a letter (a domain: "www.Canada.ca"), are never glue points. A glue
+// and a lower-case letter (a domain: "www.Canada.ca"), are never glue
+// points. A glue
 // point becomes ". " after a letter and " " after a period. It returns the
 // text and the number of glue points restored.
 func restoreParagraphs(s string) (string, int) {
@@ -145,7 +146,7 @@ func capitalWord(s string) string {
 	if end == size {
 		return ""
 	}
-	if rest := s[end:]; len(rest) > 1 && rest[0] == '.' && isLetter(rest[1:]) {
+	if rest := s[end:]; len(rest) > 1 && rest[0] == '.' && isLower(rest[1:]) {
 		return "" // a domain label: "Canada.ca"
 	}
 	return s[:end]
@@ -231,8 +232,15 @@ func isLetter(s string) bool {
 	return unicode.IsLetter(r)
 }
 
+// isLower reports whether s starts with a lower-case letter.
+func isLower(s string) bool {
+	r, _ := utf8.DecodeRuneInString(s)
+	return unicode.IsLower(r)
+}
+
 // ownStarts returns the capitalized words that start a sentence of s: its
-// first word, and a word after ". ", "! ", "? " or ": ".
+// first word, a word after ". ", "! ", "? " or ": ", and a word glued to a
+// period that ends a word (which restoreParagraphs separates).
 func ownStarts(s string) map[string]bool {
 	out := map[string]bool{}
 	add := func(t string) {
@@ -242,14 +250,12 @@ func ownStarts(s string) map[string]bool {
 		}
 	}
 	add(s)
-	for _, sep := range []string{". ", "! ", "? ", ": "} {
-		for rest := s; ; {
-			j := strings.Index(rest, sep)
-			if j < 0 {
-				break
-			}
-			rest = rest[j+len(sep):]
-			add(rest)
+	for i := 0; i < len(s); i++ {
+		switch {
+		case i+1 < len(s) && s[i+1] == ' ' && strings.IndexByte(".!?:", s[i]) >= 0:
+			add(s[i+2:])
+		case s[i] == '.' && endsWord(s[:i]):
+			add(s[i+1:])
 		}
 	}
 	return out

@@ -108,3 +108,41 @@ func TestRestoreParagraphs_Real(t *testing.T) {
 // wantRealGluePoints is the number of glue points of the real dump's
 // advice, counted when the rule was written; each was read.
 const wantRealGluePoints = 1334
+
+// FuzzRestoreParagraphs: whatever the advice holds, restoring its breaks
+// only inserts ". " or " " at its glue points (taking them out gives the
+// text back), and leaves nothing more to restore.
+func FuzzRestoreParagraphs(f *testing.F) {
+	f.Add("Check to see if you have recalled productsDo not consume recalled products")
+	f.Add("your pharmacy.Consult a health care professional, at 5 p.m.Please call (eBay, iPhone).If")
+	f.Add("les produits rappelésVérifiez si vous avez. www.Canada.ca McCain SharkNinja")
+	f.Add("end.Foo and barFoo")
+	f.Fuzz(func(t *testing.T, s string) {
+		got, n := restoreParagraphs(s)
+		points := gluePoints(s)
+		if n != len(points) {
+			t.Fatalf("restoreParagraphs(%q) counts %d points, gluePoints finds %d", s, n, len(points))
+		}
+		var back strings.Builder
+		last, shift := 0, 0
+		for _, at := range points {
+			sep := ". "
+			if s[at-1] == '.' {
+				sep = " "
+			}
+			pos := at + shift
+			if !strings.HasPrefix(got[pos:], sep) {
+				t.Fatalf("restoreParagraphs(%q) = %q: no %q at %d", s, got, sep, pos)
+			}
+			back.WriteString(got[last:pos])
+			last, shift = pos+len(sep), shift+len(sep)
+		}
+		back.WriteString(got[last:])
+		if back.String() != s {
+			t.Fatalf("restoreParagraphs(%q) = %q, which is not the text with breaks inserted", s, got)
+		}
+		if again, m := restoreParagraphs(got); m != 0 || again != got {
+			t.Fatalf("restoreParagraphs(%q) = %q, which has %d glue points left", s, got, m)
+		}
+	})
+}
