@@ -3,6 +3,7 @@ package rappel
 import (
 	"html"
 	"reflect"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -21,9 +22,45 @@ type Problem struct {
 
 // Merge fills every empty field of dst from src, translations language by
 // language and field by field. dst's own values always win, so callers merge
-// sources in order of precedence. Lists are taken whole, never concatenated.
+// sources in order of precedence, with one exception: a placeholder title
+// (IsPlaceholderTitle) counts as empty, so that a title that says more
+// replaces it. Lists are taken whole, never concatenated.
 func Merge(dst, src *Record) {
 	fillEmpty(reflect.ValueOf(dst).Elem(), reflect.ValueOf(src).Elem())
+	for _, t := range [][2]*Translation{{dst.Translations.EN, src.Translations.EN}, {dst.Translations.FR, src.Translations.FR}} {
+		if d, s := t[0], t[1]; d != nil && s != nil && IsPlaceholderTitle(d.Title) && s.Title != "" && !IsPlaceholderTitle(s.Title) {
+			d.Title = s.Title
+		}
+	}
+}
+
+// placeholderTitle matches the titles Health Canada's dump gives Transport
+// Canada notices, which say only "Transport Canada Recall - <number> -
+// <MAKE>" (the make may be missing), in English or French.
+var placeholderTitle = regexp.MustCompile(`(?i)^(?:transport canada recall|rappel de transports canada)\s*[-–—:#]?\s*(?:no\.?\s*)?\d+\s*(?:[-–—:]\s*[^:.;]{0,60})?$`)
+
+// IsPlaceholderTitle reports whether a title says no more than a Transport
+// Canada recall number and make. Such a title is all a recall has when only
+// the dump lists it, and gives way to the vehicle database's descriptive
+// title when both do, whichever source is merged first.
+func IsPlaceholderTitle(title string) bool {
+	return placeholderTitle.MatchString(title)
+}
+
+// standInDates dates a record that no source dated: a recall the dump lists
+// and the vehicle database (or the detail document) does not, whose only
+// date is the dump's Last updated. That date stands in for event_date and
+// recall_date, so the recall is served; once a source with the real dates
+// is merged, they win.
+func standInDates(r *Record) {
+	if r.EventDate != "" || r.RecallDate != "" {
+		return
+	}
+	d := r.LastUpdated
+	if d == "" {
+		d = r.DateModified
+	}
+	r.EventDate, r.RecallDate = d, d
 }
 
 func fillEmpty(dst, src reflect.Value) {
@@ -55,7 +92,8 @@ var SourcePrecedence = []string{"detail", "hcdump", "vrdb"}
 
 // Assemble merges the records of several sources into servable records.
 // parts are in order of precedence (see Merge); records with the same
-// record_id become one. Each result is stamped with fetchedAt when it has no
+// record_id become one; a record no source dated takes its last update as
+// its dates (standInDates). Each result is stamped with fetchedAt when it has no
 // fetched_at of its own and validated; invalid ones are left out and reported
 // as problems. Results are in record_id order.
 func Assemble(fetchedAt time.Time, parts ...[]*Record) ([]*Record, []Problem) {
@@ -82,6 +120,7 @@ func Assemble(fetchedAt time.Time, parts ...[]*Record) ([]*Record, []Problem) {
 		if r.FetchedAt == "" {
 			r.FetchedAt = stamp
 		}
+		standInDates(r)
 		if err := r.Validate(); err != nil {
 			problems = append(problems, Problem{Source: "assemble", RecordID: id, Reason: err.Error()})
 			continue

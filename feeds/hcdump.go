@@ -3,6 +3,7 @@ package feeds
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -22,21 +23,25 @@ type hcdumpFormat struct{}
 
 // hcRow is what splitting reads of a dump row.
 type hcRow struct {
-	NID     json.RawMessage `json:"NID"`
-	Org     json.RawMessage `json:"Organization"`
-	URL     json.RawMessage `json:"URL"`
-	Title   json.RawMessage `json:"Title"`
-	TitleFR json.RawMessage `json:"Titre"`
+	NID        json.RawMessage `json:"NID"`
+	Org        json.RawMessage `json:"Organization"`
+	URL        json.RawMessage `json:"URL"`
+	Title      json.RawMessage `json:"Title"`
+	TitleFR    json.RawMessage `json:"Titre"`
+	Archived   json.RawMessage `json:"Archived"`
+	ArchivedFR json.RawMessage `json:"Archivé"`
+	Category   json.RawMessage `json:"Category"`
+	CategoryFR json.RawMessage `json:"Catégorie"`
 }
 
 type hcGroup struct {
 	key    string
 	en, fr [][]byte
 	// canon holds the English and the French rows in canonical form.
-	canon  [2][][]byte
-	org    string
-	urls   []string
-	titles []string
+	canon                   [2][][]byte
+	org, archived, category string // the first row's, as the normalizer reads its notice
+	urls                    []string
+	titles                  []string
 }
 
 // hcRead is what splitting reads of one row: its key, the fields that give
@@ -82,8 +87,10 @@ func (hcdumpFormat) split(docs map[string][]byte) ([]rappel.RawRecord, error) {
 				g.fr = append(g.fr, raw)
 				g.canon[1] = append(g.canon[1], read.canon)
 			}
-			if g.org == "" {
+			if len(g.en)+len(g.fr) == 1 {
 				g.org = jsonString(row.Org)
+				g.archived = jsonString(row.Archived) + jsonString(row.ArchivedFR)
+				g.category = jsonString(row.Category) + jsonString(row.CategoryFR)
 			}
 			g.urls = append(g.urls, jsonString(row.URL))
 			g.titles = append(g.titles, jsonString(row.Title)+jsonString(row.TitleFR))
@@ -124,13 +131,14 @@ func hcKey(raw, canon []byte) (string, hcRow) {
 }
 
 // ids is the record the NID's rows become (testdata/FORMATS.md): a
-// Transport Canada notice is tc-<recall number>, the number its URLs or
-// titles name (as the normalizer reads it), any other hc-<NID>.
+// Transport Canada notice (by rappel.ClassifyDumpRow, as the normalizer
+// reads it) is tc-<recall number>, the number its URLs or titles name, any
+// other hc-<NID>.
 func (g *hcGroup) ids() []string {
 	if strings.HasPrefix(g.key, anonymousPrefix) {
 		return nil
 	}
-	if strings.EqualFold(strings.TrimSpace(g.org), "TC") {
+	if rappel.ClassifyDumpRow(g.org, g.archived, g.category).RecallType == rappel.TypeVehicle {
 		if rn := rappel.TransportRecallNumber(append(g.urls, g.titles...)...); rn != "" {
 			return []string{"tc-" + rn}
 		}
@@ -159,34 +167,59 @@ func jsonString(raw json.RawMessage) string {
 
 // jsonArray returns the elements of a JSON array document, each as written.
 // A document that is not one whole array (HTML, an object, an array cut off
-// part way, trailing data) is an error.
+// part way, bytes that are not JSON, trailing data) is an error, which says
+// at which byte of the document it broke.
 func jsonArray(name string, doc []byte) ([][]byte, error) {
-	body := bytes.TrimSpace(skipBOM(doc))
+	unBOMed := skipBOM(doc)
+	body := bytes.TrimSpace(unBOMed)
+	lead := len(doc) - len(unBOMed) + (len(unBOMed) - len(bytes.TrimLeft(unBOMed, " \t\r\n")))
 	if len(body) == 0 || body[0] != '[' {
 		return nil, fmt.Errorf("splitting %s: the document is not a JSON array: %s", name, describe(body))
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if _, err := dec.Token(); err != nil {
-		return nil, fmt.Errorf("splitting %s: %w", name, err)
+		return nil, brokenJSON(name, body, lead, 0, 1)
 	}
 	var rows [][]byte
 	for dec.More() {
+		start := dec.InputOffset()
 		var raw json.RawMessage
 		if err := dec.Decode(&raw); err != nil {
-			return nil, fmt.Errorf("splitting %s: row %d is cut off or malformed (%v); a truncated document is refused whole", name, len(rows)+1, err)
+			return nil, brokenJSON(name, body, lead, start, len(rows)+1)
 		}
 		rows = append(rows, raw)
 	}
 	if tok, err := dec.Token(); err != nil || tok != json.Delim(']') {
-		return nil, fmt.Errorf("splitting %s: the array is not closed after row %d; a truncated document is refused whole", name, len(rows))
+		return nil, brokenJSON(name, body, lead, dec.InputOffset(), len(rows)+1)
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return nil, fmt.Errorf("splitting %s: data follows the array", name)
+		return nil, fmt.Errorf("splitting %s: data follows the array, at byte %d; a broken document is refused whole", name, lead+int(dec.InputOffset()))
 	}
 	return rows, nil
 }
 
 func (hcdumpFormat) canonical(row []byte) []byte { return canonicalJSON(row) }
+
+// brokenJSON says where a dump document stops being JSON: the byte, counted
+// from 1 in the document as fetched (lead bytes of byte-order mark and space
+// were cut off body), at which a value from body[from:] fails to decode
+// (the last one when the document ends early), and in which row.
+func brokenJSON(name string, body []byte, lead int, from int64, row int) error {
+	// The decoder's offsets count from where its value started: decode
+	// the broken value again from its first byte to place the error.
+	start := int(from) + len(body[from:]) - len(bytes.TrimLeft(body[from:], ", \t\r\n"))
+	var raw json.RawMessage
+	err := json.NewDecoder(bytes.NewReader(body[start:])).Decode(&raw)
+	at := len(body)
+	var syn *json.SyntaxError
+	switch {
+	case errors.As(err, &syn):
+		at = start + int(syn.Offset)
+	case err == nil:
+		at, err = start+1, fmt.Errorf("%s where the array should close", describe(raw))
+	}
+	return fmt.Errorf("splitting %s: the document is not valid JSON at byte %d, in row %d (%v); a broken document is refused whole, and the last good data keeps serving", name, lead+at, row, err)
+}
 
 func (hcdumpFormat) join(recs []rappel.RawRecord) (map[string][]byte, error) {
 	var en, fr bytes.Buffer

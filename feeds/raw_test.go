@@ -3,6 +3,7 @@ package feeds
 import (
 	"bytes"
 	"encoding/csv"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -258,4 +259,37 @@ func TestDetail_SplitJoin(t *testing.T) {
 	if d, _ := (detailFormat{}).join([]rappel.RawRecord{none}); len(d) != 0 {
 		t.Fatalf("a notice without documents joins to %v", d)
 	}
+}
+
+// TestHCDump_Split_InvalidJSON: a dump that is not valid JSON, as the file
+// Health Canada published in early 2024 (an unterminated string), is
+// refused whole with a sentence naming the byte where it breaks and the
+// row.
+func TestHCDump_Split_InvalidJSON(t *testing.T) {
+	en := readDocs(t, "hc", hcFileEN)[hcFileEN]
+	// The first row's Archived value loses its closing quote: the string
+	// runs on to the line break after the row, which no JSON string holds.
+	i := bytes.Index(en, []byte(`"Archived": "0"}`)) + len(`"Archived": "0`)
+	broken := append(append([]byte{}, en[:i]...), en[i+1:]...)
+	at := bytes.IndexByte(broken[i:], '\n') + i + 1 // counted from 1
+	for name, doc := range map[string][]byte{
+		"Unterminated":        broken,
+		"UnterminatedWithBOM": append([]byte("\ufeff\n "), broken...),
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := hcdumpFormat{}.split(map[string][]byte{hcFileEN: doc})
+			want := fmt.Sprintf("splitting recalls-en.json: the document is not valid JSON at byte %d, in row 1 (", at+len(doc)-len(broken))
+			if err == nil || !strings.HasPrefix(err.Error(), want) || !strings.Contains(err.Error(), "the last good data keeps serving") {
+				t.Fatalf("err = %v, want it to start %q", err, want)
+			}
+			t.Log(err)
+		})
+	}
+	t.Run("CutInAString", func(t *testing.T) {
+		cut := en[:i]
+		_, err := hcdumpFormat{}.split(map[string][]byte{hcFileEN: cut})
+		if want := fmt.Sprintf("not valid JSON at byte %d, in row 1 (unexpected EOF)", len(cut)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Fatalf("err = %v, want %q", err, want)
+		}
+	})
 }

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -85,54 +86,15 @@ func readTCRecalls(t *testing.T, data []byte) map[string]*tcRecall {
 func TestRefresh_RealVRDB(t *testing.T) {
 	data := guesttest.RealSample(t, "tc-vrdb-daily-sample.csv")
 	want := readTCRecalls(t, data)
-	ctx := context.Background()
-
 	up := feedstest.NewUpstream(t)
 	up.Set("/tc/vrdb.csv", data)
-	store := kv.NewStore(filepath.Join(t.TempDir(), "pebble"))
-	store.Logger = slog.New(slog.DiscardHandler)
-	if err := store.Open(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
-	norm := &hostNormalizer{tb: t, host: MustOpenHost(t), plugins: map[string]*plugins.Plugin{}, runs: map[string]int{}, emitted: map[string]int{}}
-	norm.Use("vrdb", vrdbPkg)
-	catalog := &index.Catalog{}
-	r := feeds.NewRefresher(store, norm, feeds.VRDB(up.URL+"/tc/vrdb.csv"))
-	r.Logger = slog.New(slog.DiscardHandler)
-	r.Fetcher.Logger = r.Logger
-	r.ActivePlugin = norm.Active
-	r.Listeners = []rappel.ChangeListener{catalog.Listener(store)}
-	if err := r.Open(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := r.Refresh(ctx); err != nil {
-		t.Fatal(err)
-	}
-	st := r.States()[0]
+	stack := refreshReal(t, map[string]string{"vrdb": vrdbPkg}, feeds.VRDB(up.URL+"/tc/vrdb.csv"))
+	st := stack.r.States()[0]
 	t.Logf("vrdb: %d records, %d rows or values rejected", st.Records, st.Rejected)
 	if st.LastError != "" || st.Rejected != 0 || len(st.Problems) != 0 || st.Records != len(want) || len(want) != 104 {
 		t.Fatalf("state %+v; want all 104 recalls of the CSV and no problem", st)
 	}
-
-	srv := edge.NewServer()
-	srv.Catalog = catalog
-	srv.Keys = edge.NewStaticKeys([]string{"k"})
-	srv.Logger = slog.New(slog.DiscardHandler)
-	api := srv.Handler()
-	get := func(path string, v any) {
-		t.Helper()
-		req := httptest.NewRequest(http.MethodGet, path, nil)
-		req.Header.Set("X-Gateway-Key", "k")
-		w := httptest.NewRecorder()
-		api.ServeHTTP(w, req)
-		if w.Code != http.StatusOK {
-			t.Fatalf("GET %s: %d %s", path, w.Code, w.Body)
-		}
-		if err := json.Unmarshal(w.Body.Bytes(), v); err != nil {
-			t.Fatalf("GET %s: %v", path, err)
-		}
-	}
+	get := stack.get
 
 	var page struct {
 		Count   int             `json:"count"`
@@ -208,4 +170,71 @@ func checkTCRecord(t *testing.T, rec *rappel.Record, w *tcRecall) {
 	if last := guest.CleanText(lines[len(lines)-1]); rec.Translations.EN != nil && !strings.HasSuffix(rec.Translations.EN.HazardDescription, last) {
 		t.Errorf("%s: the comment's last line %q is not served", rec.RecordID, lines[len(lines)-1])
 	}
+}
+
+// realStack is a refresher over a real store and real plugins, with the
+// read index it feeds and the API over HTTP in front of it.
+type realStack struct {
+	r   *feeds.Refresher
+	get func(path string, v any) // GET with a key; fails the test unless 200 and JSON
+}
+
+// refreshReal opens a store, the shipped plugins of pkgs (by source), a
+// refresher of sources and the API behind its index, and refreshes once.
+func refreshReal(t *testing.T, pkgs map[string]string, sources ...*feeds.Source) *realStack {
+	t.Helper()
+	ctx := context.Background()
+	store := kv.NewStore(filepath.Join(t.TempDir(), "pebble"))
+	store.Logger = slog.New(slog.DiscardHandler)
+	if err := store.Open(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	norm := &hostNormalizer{tb: t, host: MustOpenHost(t), plugins: map[string]*plugins.Plugin{}, runs: map[string]int{}, emitted: map[string]int{}}
+	for source, pkg := range pkgs {
+		norm.Use(source, pkg)
+	}
+	catalog := &index.Catalog{}
+	r := feeds.NewRefresher(store, norm, sources...)
+	r.Logger = slog.New(slog.DiscardHandler)
+	r.Fetcher.Logger = r.Logger
+	r.ActivePlugin = norm.Active
+	r.Listeners = []rappel.ChangeListener{catalog.Listener(store)}
+	if err := r.Open(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	srv := edge.NewServer()
+	srv.Catalog = catalog
+	srv.Keys = edge.NewStaticKeys([]string{"k"})
+	srv.Logger = slog.New(slog.DiscardHandler)
+	api := httptest.NewServer(srv.Handler())
+	t.Cleanup(api.Close)
+	get := func(path string, v any) {
+		t.Helper()
+		req, err := http.NewRequest(http.MethodGet, api.URL+path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("X-Gateway-Key", "k")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("GET %s: %d %s", path, resp.StatusCode, body)
+		}
+		if err := json.Unmarshal(body, v); err != nil {
+			t.Fatalf("GET %s: %v", path, err)
+		}
+	}
+	return &realStack{r: r, get: get}
 }

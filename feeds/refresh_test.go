@@ -245,6 +245,10 @@ var faults = []fault{
 	{"RenamedColumns", "vrdb", func(t *testing.T, h *harness) {
 		replace(t, h, "/tc/vrdb.csv", `"RECALL_NUMBER_NUM","YEAR"`, `"RECALL_NO","MODEL_YEAR"`)
 	}, "RECALL_NUMBER_NUM"},
+	{"InvalidJSON", "hcdump", func(t *testing.T, h *harness) {
+		// As the dump of early 2024: a string left unterminated mid-file.
+		replace(t, h, "/hc/recalls-en.json", `"Archived": "0"}`, `"Archived": "0}`)
+	}, "the document is not valid JSON at byte"},
 	{"EmptyArray", "hcdump", func(t *testing.T, h *harness) {
 		h.up.Set("/hc/recalls-en.json", []byte("[]"))
 		h.up.Set("/hc/recalls-fr.json", []byte("[]"))

@@ -175,9 +175,36 @@ func readCorpus(dir string) (*corpus, error) {
 }
 
 // isTC reports whether a dump row is a Transport Canada row.
-func isTC(row map[string]*string) bool {
+func isTC(row map[string]*string) bool { return organization(row) == "TC" }
+
+// organization returns a dump row's Organization in the newer vocabulary:
+// a row written in the older one (Archived "No" or "Yes") names its
+// agency in full, and a Health Canada row's kind is its Category's sector.
+func organization(row map[string]*string) string {
 	o := row["Organization"]
-	return o != nil && *o == "TC"
+	if o == nil {
+		return ""
+	}
+	if a := row["Archived"]; a == nil || *a != "No" && *a != "Yes" {
+		return *o
+	}
+	switch *o {
+	case "Canadian Food Inspection Agency":
+		return "CFIA"
+	case "Transport Canada":
+		return "TC"
+	}
+	category := ""
+	if c := row["Category"]; c != nil {
+		category = *c
+	}
+	for sector, org := range map[string]string{"Health products - ": "Drugs and health products",
+		"Medical devices - ": "Medical devices", "Consumer products - ": "Consumer product safety", "Cannabis": "Controlled substances and cannabis"} {
+		if strings.HasPrefix(category, sector) {
+			return org
+		}
+	}
+	return *o
 }
 
 // share returns n/d in percent.

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // field is one value of a dump row: a string, or null.
@@ -61,9 +63,9 @@ func (row *dumpRow) appendJSON(b []byte, keys *[numCols]string) []byte {
 
 // Shares of the dump's shapes (testdata/FORMATS.md, Health Canada dump).
 const (
-	// issuePathShare is the share of CFIA rows whose Issue is a path of
-	// terms ("Food - Allergen - Milk"); the others keep a sentence.
-	issuePathShare = 0.9
+	// issueLabelShare is the share of CFIA rows whose Issue is labels
+	// ("Egg - Milk", "Listeria"); the others keep a sentence.
+	issueLabelShare = 0.9
 	// joinedShare is the share of rows with a Category that join two
 	// ("Drugs - Medical devices").
 	joinedShare = 0.05
@@ -116,69 +118,78 @@ func frenchClass(f field) field {
 	return f
 }
 
-// issueNames are the allergens as the Issue paths name them, English and
-// French, by key of allergenTable.
-var issueNames = map[string][2]string{
+// issueLabels are the allergens as the Issue labels name them, English and
+// French, by key of allergenTable: the agency files crustaceans and
+// molluscs under one label.
+var issueLabels = map[string][2]string{
 	"milk": {"Milk", "Lait"}, "peanut": {"Peanut", "Arachides"}, "gluten": {"Gluten", "Gluten"},
-	"egg": {"Egg", "Œufs"}, "fish": {"Fish", "Poisson"}, "sesame": {"Sesame", "Sésame"},
-	"soy": {"Soy", "Soja"}, "sulphites": {"Sulphites", "Sulfites"}, "tree_nut": {"Tree Nut", "Noix"},
-	"wheat": {"Wheat", "Blé"}, "mustard": {"Mustard", "Moutarde"}, "crustacean": {"Crustacean", "Crustacés"},
-	"shellfish": {"Shellfish", "Mollusques"},
+	"egg": {"Egg", "Œufs"}, "fish": {"Fish", "Poisson"}, "sesame": {"Sesame seeds", "Graines de sésame"},
+	"soy": {"Soy", "Soja"}, "sulphites": {"Sulphites", "Sulfites"}, "tree_nut": {"Tree nut", "Noix"},
+	"wheat": {"Wheat", "Blé"}, "mustard": {"Mustard", "Moutarde"},
+	"crustacean": {"Crustacean and shellfish", "Crustacés et mollusques"},
+	"shellfish":  {"Crustacean and shellfish", "Crustacés et mollusques"},
 }
 
-// hazardIssues are the Issue paths of food hazards after "Food - ", English
-// and French, by key of foodHazards.
-var hazardIssues = map[string][2]string{
-	"lis": {"Microbial Contamination - Listeria", "Contamination microbienne - Listeria"},
-	"sal": {"Microbial Contamination - Salmonella", "Contamination microbienne - Salmonella"},
-	"eco": {"Microbial Contamination - E. coli O157:H7", "Contamination microbienne - E. coli O157:H7"},
-	"cbo": {"Microbial Contamination - Clostridium botulinum", "Contamination microbienne - Clostridium botulinum"},
-	"hep": {"Microbial Contamination - Hepatitis A", "Contamination microbienne - Hépatite A"},
-	"nor": {"Microbial Contamination - Norovirus", "Contamination microbienne - Norovirus"},
-	"cro": {"Microbial Contamination - Cronobacter", "Contamination microbienne - Cronobacter"},
-	"mou": {"Microbial Contamination - Mould", "Contamination microbienne - Moisissure"},
-	"gla": {"Extraneous Material - Glass", "Corps étrangers - Verre"},
-	"met": {"Extraneous Material - Metal", "Corps étrangers - Métal"},
-	"pla": {"Extraneous Material - Plastic", "Corps étrangers - Plastique"},
-	"ext": {"Extraneous Material", "Corps étrangers"},
-	"his": {"Chemical - Histamine", "Chimique - Histamine"},
-	"psp": {"Natural Toxin - Paralytic Shellfish Poisoning", "Toxine naturelle - Intoxication paralysante par les mollusques"},
+// hazardLabels are the Issue labels of food hazards, English and French
+// (the French one has two spellings where the agency uses two), by key of
+// foodHazards.
+var hazardLabels = map[string][3]string{
+	"lis": {"Listeria", "Listeria"},
+	"sal": {"Salmonella", "Salmonelle"},
+	"eco": {"E. coli O157:H7", "E. coli O157:H7"},
+	"cbo": {"Clostridium botulinum", "Clostridium botulinum"},
+	"hep": {"Hepatitis A", "Hépatite A"},
+	"nor": {"Norovirus", "Norovirus"},
+	"cro": {"Cronobacter", "Cronobacter"},
+	"mou": {"Mould", "Moisissures"},
+	"gla": {"Extraneous Material", "Matières étrangères", "Corps étrangers"},
+	"met": {"Extraneous Material", "Matières étrangères", "Corps étrangers"},
+	"pla": {"Extraneous Material", "Matières étrangères", "Corps étrangers"},
+	"ext": {"Extraneous Material", "Matières étrangères", "Corps étrangers"},
+	"his": {"Chemical", "Chimique"},
+	"psp": {"Chemical", "Chimique"},
 }
 
-// foodIssue writes the Issue of a food notice in both languages: a path
-// from the area to the hazard ("Food - Allergen - Peanut", "Allergène -
-// Arachides"; the French path often leaves out the area), several
-// allergens as several paths or as a list after one; or, on a few rows,
-// the hazard's sentence.
+// foodIssue writes the Issue of a food notice in both languages as the dump
+// does: short labels, several joined by " - " ("Egg - Soy - Milk",
+// "Salmonella"); or, on a few rows, the hazard's sentence. It draws from r
+// exactly as often as the generator always has, so that the rest of the
+// corpus stays as it was.
 func foodIssue(r *rand.Rand, h hazard) (en, fr string) {
-	if !chance(r, issuePathShare) {
+	if !chance(r, issueLabelShare) {
 		return h.issueEN, h.issueFR
 	}
-	areaFR := ""
-	if chance(r, 0.5) {
-		areaFR = "Aliments - "
-	}
+	secondSpelling := chance(r, 0.5)
 	if h.key != "allergen" {
-		p := hazardIssues[h.key]
-		return "Food - " + p[0], areaFR + p[1]
+		l := hazardLabels[h.key]
+		if secondSpelling && l[2] != "" {
+			return l[0], l[2]
+		}
+		return l[0], l[1]
 	}
 	var namesEN, namesFR []string
 	for _, name := range h.allergens {
-		for key, a := range allergenTable {
-			if a.name == name {
-				namesEN, namesFR = append(namesEN, issueNames[key][0]), append(namesFR, issueNames[key][1])
-			}
+		l := issueLabels[allergenKey(name)]
+		if !slices.Contains(namesEN, l[0]) {
+			namesEN, namesFR = append(namesEN, l[0]), append(namesFR, l[1])
 		}
 	}
 	if chance(r, 0.5) {
-		// One path per allergen.
-		var pe, pf []string
-		for i := range namesEN {
-			pe, pf = append(pe, "Food - Allergen - "+namesEN[i]), append(pf, areaFR+"Allergène - "+namesFR[i])
-		}
-		return strings.Join(pe, ", "), strings.Join(pf, ", ")
+		// The agency's order is not the title's.
+		slices.Reverse(namesEN)
+		slices.Reverse(namesFR)
 	}
-	return "Food - Allergen - " + strings.Join(namesEN, ", "), areaFR + "Allergène - " + strings.Join(namesFR, ", ")
+	return strings.Join(namesEN, " - "), strings.Join(namesFR, " - ")
+}
+
+// allergenKey returns the key of allergenTable of an allergen's name.
+func allergenKey(name string) string {
+	for key, a := range allergenTable {
+		if a.name == name {
+			return key
+		}
+	}
+	return ""
 }
 
 // categoryTable returns the categories of a recall type's notices, in a
@@ -311,14 +322,154 @@ func (g *generator) tcRows(r *rand.Rand, e *entry, v *vehicleRecall, rn string, 
 	row[colClass] = class
 	row[colLastUpdated] = lastUpdated
 	row[colArchived] = field{v: g.archived(r, e.day)}
+	st := g.style(e, true)
+	base := row
+	st.write(&row, typeVehicle, 0)
 	en = row.appendJSON(nil, &dumpKeysEN)
 	if !e.hasFR {
 		return en, nil
 	}
+	row = base
 	row[colTitle].v = quirkTitle(r, titleFR)
 	row[colURL].v = urlFR
 	row[colProduct].v = kind[1] + " " + kind[2] + " par " + v.mk.name
 	row[colIssue].v = sys.fr
 	row[colCategory].v = v.cats[0].dumpFR
+	st.write(&row, typeVehicle, 1)
 	return en, row.appendJSON(nil, &dumpKeysFR)
+}
+
+// Shares of the dump's older vocabulary and of its lost paragraph breaks
+// (testdata/FORMATS.md, Health Canada dump).
+const (
+	// era2023Share is the share of rows written in the vocabulary of 2023
+	// to early 2024: full organization names, Archived "No"/"Yes", full
+	// category paths joined by ", ". Health Canada rows are written so only
+	// when they have a Category, since it then says which kind of notice
+	// they are, and only under their kind's own organization.
+	era2023Share = 0.12
+	// quotedTitleShare and quotedAdviceShare are the shares of those rows
+	// whose title is wrapped in literal quotes, and whose advice starts
+	// with one; emptyProductShare those of their non-TC rows whose Product
+	// is empty.
+	quotedTitleShare  = 0.5
+	quotedAdviceShare = 0.2
+	emptyProductShare = 2.0 / 3
+	// gluedShare is the share of rows with advice whose paragraphs were
+	// stripped without a separator ("…products.Check…", "…productsDo…").
+	gluedShare = 0.3
+)
+
+// styleSeed offsets the seed of the stream dump styles are drawn from, so
+// that drawing them leaves every other value of the corpus as it was.
+const styleSeed = 0x2023
+
+// dumpStyle is how a notice's dump rows are written, beyond their values.
+type dumpStyle struct {
+	era2023, quoteTitle, quoteAdvice, emptyProduct, glue bool
+	r                                                    *rand.Rand // for the glue points
+}
+
+// style draws the dump style of e; era2023 says whether its rows may be
+// written in the older vocabulary.
+func (g *generator) style(e *entry, era2023 bool) dumpStyle {
+	r := newRand(g.seed+styleSeed, e.key)
+	st := dumpStyle{r: r}
+	st.era2023 = chance(r, era2023Share) && era2023
+	st.quoteTitle = chance(r, quotedTitleShare) && st.era2023
+	st.quoteAdvice = chance(r, quotedAdviceShare) && st.era2023
+	st.emptyProduct = chance(r, emptyProductShare) && st.era2023
+	st.glue = chance(r, gluedShare)
+	return st
+}
+
+// The older vocabulary: organizations, and the sectors category paths
+// start with, English and French.
+var (
+	orgs2023 = map[string][2]string{
+		"CFIA": {"Canadian Food Inspection Agency", "Agence canadienne d'inspection des aliments"},
+		"TC":   {"Transport Canada", "Transports Canada"},
+	}
+	healthCanada2023 = [2]string{"Health Canada", "Santé Canada"}
+	sectors2023      = map[int][2]string{
+		typeFood: {"Food", "Aliments"}, typeHealth: {"Health products", "Produits de santé"},
+		typeMedical: {"Medical devices", "Instruments médicaux"}, typeConsumer: {"Consumer products", "Produits de consommation"},
+	}
+	archived2023 = map[string][2]string{"0": {"No", "Non"}, "1": {"Yes", "Oui"}}
+)
+
+// write rewrites a row of a notice of type typ in the style, in English or
+// French (lang 0 or 1). Its values say the same in either vocabulary.
+func (st dumpStyle) write(row *dumpRow, typ, lang int) {
+	if st.glue && !row[colWhat].null {
+		row[colWhat].v = st.glueParagraphs(row[colWhat].v)
+	}
+	if !st.era2023 {
+		return
+	}
+	if o, ok := orgs2023[row[colOrganization].v]; ok {
+		row[colOrganization].v = o[lang]
+	} else if row[colOrganization].v == "ACIA" {
+		row[colOrganization].v = orgs2023["CFIA"][lang]
+	} else {
+		row[colOrganization].v = healthCanada2023[lang]
+	}
+	row[colArchived].v = archived2023[row[colArchived].v][lang]
+	if sector, ok := sectors2023[typ]; ok && !row[colCategory].null {
+		var paths []string
+		for _, leaf := range strings.Split(row[colCategory].v, " - ") {
+			paths = append(paths, sector[lang]+" - "+leaf)
+		}
+		row[colCategory].v = strings.Join(paths, ", ")
+	}
+	if st.quoteTitle {
+		row[colTitle].v = `"` + row[colTitle].v + `"`
+	}
+	if st.quoteAdvice && !row[colWhat].null && row[colWhat].v != "" && !strings.Contains(row[colWhat].v, `"`) {
+		row[colWhat].v = `"` + row[colWhat].v
+	}
+	if st.emptyProduct && typ != typeVehicle {
+		row[colProduct] = field{v: ""}
+	}
+}
+
+// glueParagraphs strips the breaks between the sentences of an advice as
+// the dump lost its paragraphs: "products. Check" becomes "products.Check",
+// or "productsCheck" where the sentence before ends in a lower-case word.
+// The normalizer restores both as "products. Check".
+func (st dumpStyle) glueParagraphs(s string) string {
+	var b strings.Builder
+	for {
+		i := strings.Index(s, ". ")
+		if i < 0 {
+			b.WriteString(s)
+			return b.String()
+		}
+		next, _ := utf8.DecodeRuneInString(s[i+2:])
+		if !unicode.IsUpper(next) {
+			b.WriteString(s[:i+2])
+			s = s[i+2:]
+			continue
+		}
+		b.WriteString(s[:i])
+		if !endsLowerWord(s[:i]) || chance(st.r, 0.5) {
+			b.WriteByte('.')
+		}
+		s = s[i+2:]
+	}
+}
+
+// endsLowerWord reports whether s ends with a word of two or more
+// lower-case letters.
+func endsLowerWord(s string) bool {
+	n := 0
+	for len(s) > 0 {
+		r, size := utf8.DecodeLastRuneInString(s)
+		if !unicode.IsLower(r) {
+			return n >= 2 && !unicode.IsLetter(r)
+		}
+		s = s[:len(s)-size]
+		n++
+	}
+	return n >= 2
 }

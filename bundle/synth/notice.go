@@ -108,9 +108,15 @@ func (g *generator) notice(e *entry) output {
 	row[colLastUpdated] = lastUpdated
 	row[colArchived] = field{v: g.archived(r, e.day)}
 
+	// The older vocabulary types a Health Canada notice by its Category:
+	// only its own organization's rows with one are written in it.
+	st := g.style(e, org == p.org && (hasCategory || org == "CFIA"))
+	base := row
+	st.write(&row, e.typ, 0)
 	out := output{nid: nid}
 	out.dumpEN = row.appendJSON(nil, &dumpKeysEN)
 	if e.hasFR {
+		row = base
 		row[colTitle].v = quirkTitle(r, titleFR)
 		row[colURL].v = urlForm(r, urlFR, "fr", nid)
 		if org == "CFIA" {
@@ -121,6 +127,7 @@ func (g *generator) notice(e *entry) output {
 		row[colWhat].v = quirkText(r, whatFR)
 		row[colCategory].v = catFR
 		row[colClass] = frenchClass(class)
+		st.write(&row, e.typ, 1)
 		out.dumpFR = row.appendJSON(nil, &dumpKeysFR)
 	}
 	if !e.hasDetail {

@@ -50,7 +50,7 @@ func TestGenerate_Shares(t *testing.T) {
 		if d.RecallID != *row["NID"] {
 			updates++
 		}
-		if *row["Organization"] == "CFIA" {
+		if organization(row) == "CFIA" {
 			foodDocs++
 			if strings.Contains(d.keyText(), "<b>Allergens:</b>") {
 				allergens++

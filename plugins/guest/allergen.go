@@ -21,11 +21,11 @@ var allergenNames = map[string]string{
 	"brazil nut": "tree_nut", "cashew": "tree_nut", "hazelnut": "tree_nut", "macadamia": "tree_nut",
 	"macadamia nut": "tree_nut", "pecan": "tree_nut", "pine nut": "tree_nut", "pistachio": "tree_nut",
 	"walnut": "tree_nut", "wheat": "wheat", "triticale": "wheat", "barley": "gluten", "rye": "gluten",
-	"oat": "gluten", "mustard": "mustard", "mustard seed": "mustard", "crustacean": "crustacean",
+	"oat": "gluten", "anchovy": "fish", "anchovie": "fish", "mustard": "mustard", "mustard seed": "mustard", "crustacean": "crustacean",
 	"shrimp": "crustacean", "crab": "crustacean", "lobster": "crustacean", "shellfish": "shellfish",
 	"mollusc": "shellfish", "mollusk": "shellfish",
 	// French.
-	"lait": "milk", "arachide": "peanut", "cacahuete": "peanut", "oeuf": "egg", "poisson": "fish",
+	"lait": "milk", "anchois": "fish", "arachide": "peanut", "cacahuete": "peanut", "oeuf": "egg", "poisson": "fish",
 	"graine de sesame": "sesame", "soja": "soy", "noix": "tree_nut",
 	"fruit a coque": "tree_nut", "amande": "tree_nut", "noix du bresil": "tree_nut",
 	"noix de cajou": "tree_nut", "noisette": "tree_nut", "noix de macadamia": "tree_nut",
@@ -36,19 +36,10 @@ var allergenNames = map[string]string{
 	"mollusque": "shellfish", "fruit de mer": "shellfish",
 }
 
-// foldFrench removes the accents of French letters and spells out its
-// ligatures, so that "Œufs" and "oeufs" are one name.
-var foldFrench = strings.NewReplacer(
-	"à", "a", "â", "a", "ä", "a", "ç", "c", "é", "e", "è", "e", "ê", "e", "ë", "e",
-	"î", "i", "ï", "i", "ô", "o", "ö", "o", "ù", "u", "û", "u", "ü", "u", "ÿ", "y",
-	"œ", "oe", "æ", "ae",
-)
-
-// FoldKey is s in the form names are compared in: lower case, French
-// accents removed and ligatures spelled out, runs of space collapsed.
-func FoldKey(s string) string {
-	return strings.Join(strings.Fields(foldFrench.Replace(strings.ToLower(s))), " ")
-}
+// FoldKey is s in the form names are compared in (rappel.FoldKey): lower
+// case, French accents removed and ligatures spelled out, runs of space
+// collapsed.
+func FoldKey(s string) string { return rappel.FoldKey(s) }
 
 // Allergen maps an allergen's name as a notice writes it, in English or
 // French, singular or plural, in any case ("Peanuts", "Arachides",

@@ -24,10 +24,12 @@ import (
 // host) over testdata/detail-shapes, testdata/hc-shapes and testdata/tc,
 // merges their records as the bundle build does, indexes them and serves
 // them through the real edge router over HTTP. hc-72001's only allergen
-// evidence is its dump row's Issue, "Food - Allergen - Peanut" (it has no
-// detail document): /recall?allergen=peanut must find it. The dump's
-// Transport Canada rows must be one record each with the database's
-// recall, and an in-store code printed without its check digit must be
+// evidence is its dump row's Issue, "Peanut" (it has no
+// detail document): /recall?allergen=peanut must find it; a notice whose
+// Issue names no allergen is found by the allergens its title calls
+// undeclared. The dump's Transport Canada rows must be one record each with
+// the database's recall, or served alone when the database does not list
+// it, and an in-store code printed without its check digit must be
 // searchable.
 func TestAPI_AllergenFromIssue(t *testing.T) {
 	ctx := context.Background()
@@ -114,9 +116,11 @@ func TestAPI_AllergenFromIssue(t *testing.T) {
 	}{
 		{"/recall?allergen=peanut", []string{"hc-72001"}},
 		{"/recall?allergen=peanut&lang=fr", []string{"hc-72001"}},
-		{"/recall?allergen=milk", []string{"hc-72002"}},
-		{"/recall?allergen=egg", []string{"hc-72002"}},
-		{"/recall?allergen=mustard", []string{"hc-72004"}}, // from a French-only row
+		{"/recall?allergen=milk", []string{"hc-72012", "hc-72013", "hc-72002"}},
+		{"/recall?allergen=egg", []string{"hc-72011", "hc-72013", "hc-72002"}}, // 72011 from its title alone
+		{"/recall?allergen=sesame", []string{"hc-72012"}},                      // an empty Issue: the title
+		{"/recall?q=2024761", []string{"tc-2024761"}},                          // a recall only the dump lists
+		{"/recall?allergen=mustard", []string{"hc-72004"}},                     // from a French-only row
 		{"/recall?category=Medical%20devices&recall_type=health_product", []string{"hc-72005"}},
 		{"/recall?q=2017500", []string{"tc-2017500"}},
 		{"/recall?q=%220235278%2000000%22", []string{"hc-71001"}}, // an in-store code without its check digit
@@ -131,8 +135,8 @@ func TestAPI_AllergenFromIssue(t *testing.T) {
 	}
 	t.Run("OneRecordPerVehicleRecall", func(t *testing.T) {
 		p := get(t, "/recall?recall_type=vehicle&limit=100")
-		if p.Count != len(tc) {
-			t.Errorf("%d vehicle recalls served for the database's %d: %q", p.Count, len(tc), p.ids())
+		if p.Count != len(tc)+2 {
+			t.Errorf("%d vehicle recalls served for the database's %d and the two only the dump lists: %q", p.Count, len(tc), p.ids())
 		}
 		// The one record has both sources' fields: the dump's address
 		// (its row's title only names the recall) and the database's

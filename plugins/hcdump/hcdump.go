@@ -3,14 +3,19 @@
 // (recalls-fr.json), joined on NID. testdata/FORMATS.md is the contract for
 // both the format and its mapping to records.
 //
-// Transport Canada notices in the dump become tc-<recall number> records,
-// the number read from their URL or title (rappel.TransportRecallNumber),
-// so that they merge with the vehicle recall database's rows (package
-// vrdb) into one record; all other notices become hc-<NID> records, which
-// merge with the detail documents (package detail). Besides its fields, a
-// row's Issue gives the allergens it names ("Food - Allergen - Peanut",
-// "Allergène - Arachides"), its Category the categories it joins ("Drugs -
-// Medical devices"), and its URL, absolute or relative, an absolute address.
+// The dump has been published in two vocabularies (organizations' full
+// names or short ones, Archived "No"/"Yes" or "0"/"1", category paths
+// joined by ", " or leaves joined by " - "); rappel's dump vocabulary reads
+// both, and a row in either becomes the same record. Transport Canada
+// notices in the dump become tc-<recall number> records, the number read
+// from their URL or title (rappel.TransportRecallNumber), so that they merge
+// with the vehicle recall database's rows (package vrdb) into one record;
+// all other notices become hc-<NID> records, which merge with the detail
+// documents (package detail). Besides its fields, a row's Issue labels give
+// the allergens and hazard type they name ("Egg - Soy - Milk"), or its
+// title the allergens it calls undeclared; its Category the categories it
+// joins; its URL, absolute or relative, an absolute address; and its advice
+// gets back the paragraph breaks the dump lost.
 package hcdump
 
 import (

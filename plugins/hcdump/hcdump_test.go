@@ -43,16 +43,49 @@ func TestNormalize_Shapes(t *testing.T) {
 	}
 	t.Run("AllergenFromIssue", func(t *testing.T) {
 		for id, want := range map[string]string{
-			"hc-72001": "peanut",   // Food - Allergen - Peanut / Allergène - Arachides
-			"hc-72002": "egg,milk", // two full paths, and "Œufs, Lait" in French
-			"hc-72003": "",         // Food - Microbial Contamination - Listeria
-			"hc-72004": "mustard",  // French only: Allergène - Moutarde
-			"hc-72010": "",         // Lupin is no allergen of the vocabulary, Other names none
-			"hc-72005": "",         // free text
+			"hc-72001": "peanut",       // Peanut / Arachides
+			"hc-72002": "egg,milk",     // Egg - Milk / Œufs - Lait
+			"hc-72003": "",             // Listeria
+			"hc-72004": "mustard",      // French only: Moutarde
+			"hc-72010": "",             // Lupin is no allergen of the vocabulary, Other names none
+			"hc-72005": "",             // a drug
+			"hc-72011": "egg",          // Issue Other: the title's "undeclared egg"
+			"hc-72012": "sesame,milk",  // no Issue: the title's "undeclared sesame and milk"
+			"hc-72013": "egg,soy,milk", // Egg - Soy - Milk
+			"hc-71002": "",             // Salmonella
 		} {
 			if got := strings.Join(rec(t, id).Allergens, ","); got != want {
 				t.Errorf("%s allergens %q, want %q", id, got, want)
 			}
+		}
+	})
+	t.Run("HazardType", func(t *testing.T) {
+		for id, want := range map[string][2]string{
+			"hc-72013": {"Allergen: Egg, Soy, Milk", "Allergène : Œufs, Soja, Lait"},
+			"hc-71002": {"Microbial contamination: Salmonella", "Contamination microbienne : Salmonelle"},
+			"hc-72010": {"Lupin - Other", ""}, // an unknown label: the Issue as written
+			"hc-72014": {"Product quality", ""},
+		} {
+			r := rec(t, id)
+			if got := r.Translations.EN.HazardDescription; got != want[0] {
+				t.Errorf("%s: English hazard_description %q, want %q", id, got, want[0])
+			}
+			if want[1] != "" && (r.Translations.FR == nil || r.Translations.FR.HazardDescription != want[1]) {
+				t.Errorf("%s: French hazard_description %+v, want %q", id, r.Translations.FR, want[1])
+			}
+		}
+	})
+	t.Run("Paragraphs", func(t *testing.T) {
+		for id, want := range map[string]string{
+			"hc-72013": "Check to see if you have recalled products. Do not consume recalled products",
+			"hc-72014": "Return the affected products to your local pharmacy for a replacement, and for proper disposal. If you are unsure whether your product is affected, check with your pharmacy. Consult a health care professional if you have used the affected product and you have health concerns. Report any health product-related side effects to Health Canada.",
+		} {
+			if got := rec(t, id).Translations.EN.WhatToDo; got != want {
+				t.Errorf("%s: what_to_do\n  %q\nwant %q", id, got, want)
+			}
+		}
+		if got := rec(t, "hc-72013").Translations.FR.WhatToDo; got != "Vérifiez si vous avez les produits rappelés. Ne consommez pas les produits rappelés" {
+			t.Errorf("hc-72013: French what_to_do %q", got)
 		}
 	})
 	t.Run("Organizations", func(t *testing.T) {
@@ -75,6 +108,16 @@ func TestNormalize_Shapes(t *testing.T) {
 		}
 		if r := rec(t, "hc-72001"); r.Categories != nil {
 			t.Errorf("hc-72001 has one category, but categories %q", r.Categories)
+		}
+		// A joiner inside a value does not cut it.
+		for id, want := range map[string]string{
+			"hc-72012":   "Nuts, grains, and seeds|Condiments",
+			"tc-2025112": "Truck - Med. & H.D.|Light Truck & Van",
+			"tc-2024761": "SUV|Minivan",
+		} {
+			if r := rec(t, id); strings.Join(r.Categories, "|") != want {
+				t.Errorf("%s: categories %q, want %q", id, r.Categories, want)
+			}
 		}
 	})
 	t.Run("URLs", func(t *testing.T) {
@@ -117,11 +160,12 @@ func TestNormalize_Shapes(t *testing.T) {
 	t.Run("TransportCanadaRows", func(t *testing.T) {
 		r := rec(t, "tc-2017500")
 		en, fr := r.Translations.EN, r.Translations.FR
-		// The title says no more than recall_id and vehicle_make: left to
-		// the vehicle database's. The Issue is the system.
-		if r.RecallID != "2017500" || en.Title != "" || fr.Title != "" || r.System != "Steering" || en.System != "Steering" ||
-			fr.System != "Direction" || en.HazardDescription != "" || en.WhatToDo != "" || r.LastUpdated != "" ||
-			en.ProductDescription != "Light Truck & Van recalled by CHEVROLET" || r.Category != "Vehicles" {
+		// The title says no more than recall_id and vehicle_make: kept,
+		// and replaced by the vehicle database's when merged. The Issue
+		// is the system.
+		if r.RecallID != "2017500" || en.Title != "Transport Canada Recall - 2017500 - CHEVROLET" || !rappel.IsPlaceholderTitle(fr.Title) ||
+			r.System != "Steering" || en.System != "Steering" || fr.System != "Direction" || en.HazardDescription != "" || en.WhatToDo != "" ||
+			r.LastUpdated != "" || en.ProductDescription != "Light Truck & Van recalled by CHEVROLET" || r.Category != "Vehicles" {
 			t.Errorf("tc-2017500: %+v %+v %+v", r, en, fr)
 		}
 		if r := rec(t, "tc-2019045"); r.RecallID != "2019045" || r.LastUpdated != "2019-03-01" || r.System != "Fuel System" {
@@ -130,8 +174,9 @@ func TestNormalize_Shapes(t *testing.T) {
 	})
 	wantProblems(t, out.Problems, []rappel.Problem{
 		{RecordID: "hc-72010", Reason: `NID 72010 has the URL "javascript:void(0)" in recalls-en.json, which is no web address; it was left out.`},
-		{RecordID: "hc-72010", Reason: `NID 72010: the allergen "Lupin" of its Issue is not one of Milk, Peanuts,`},
+		{RecordID: "hc-72010", Reason: `NID 72010: its Issue label "Lupin" is none the dump is known to use for food; it gives no allergen or hazard type.`},
 		{RecordID: "hc-72103", Reason: `NID 72103 (row 14 of recalls-en.json) was skipped: it is a Transport Canada notice but neither its URL "/en/node/72103" nor its title "Transport Canada Recall" names the recall number`},
+		{RecordID: "tc-2020311", Reason: `NID 72106 (row 21 of recalls-en.json) has the Organization "Road Safety and Motor Vehicle Regulation", which the dump has never used (it knows CFIA (ACIA), TC, `},
 	})
 }
 
@@ -139,7 +184,8 @@ func TestNormalize_Shapes(t *testing.T) {
 // of every shape with the vehicle database's sample (and the shapes' detail
 // documents), as the bundle build and the feeds do: each recall is one
 // record, whose dates and vehicles come from the database and whose
-// addresses come from the dump.
+// addresses come from the dump; a recall the database does not list is
+// served from the dump's row alone, dated by its last update.
 func TestAssemble_TransportCanadaRows(t *testing.T) {
 	det := guesttest.MustRun(t, os.DirFS("../../testdata/detail-shapes"), detail.Normalize)
 	dump := guesttest.MustRun(t, os.DirFS("../../testdata/hc-shapes"), hcdump.Normalize)
@@ -156,14 +202,22 @@ func TestAssemble_TransportCanadaRows(t *testing.T) {
 		}
 		byID[r.RecordID] = r
 	}
-	if vehicles != len(tc.Records) {
-		t.Errorf("%d vehicle records from %d recalls of the database and 2 TC rows of the dump naming two of them; want %d", vehicles, len(tc.Records), len(tc.Records))
+	// The dump's rows name two recalls of the database, and two it does
+	// not list (tc-2024761, tc-2025112).
+	if want := len(tc.Records) + 2; vehicles != want {
+		t.Errorf("%d vehicle records from %d recalls of the database and the dump's TC rows; want %d", vehicles, len(tc.Records), want)
 	}
 	r := byID["tc-2017500"]
 	if r == nil || r.URLEn != "https://recalls-rappels.canada.ca/en/alert-recall/transport-canada-recall-2017500-chevrolet" ||
 		r.Title(rappel.LangEN) != "CHEVROLET SILVERADO 1500 (2016–2017) – Steering" || r.EventDate != "2017-06-06" ||
 		r.LastUpdated != r.EventDate || r.VehicleMake != "CHEVROLET" || r.Translations.EN.ProductDescription == "" {
 		t.Errorf("tc-2017500 should be the database's recall with the dump's address and product: %+v", r)
+	}
+	r = byID["tc-2024761"]
+	if r == nil || r.Title(rappel.LangEN) != "Transport Canada Recall - 2024761 - HONDA" || r.EventDate != "2025-05-02" ||
+		r.RecallDate != "2025-05-02" || r.System != "Visual System" || strings.Join(r.Categories, "|") != "SUV|Minivan" ||
+		r.Agency != rappel.AgencyTransportCanada || r.Translations.EN.ProductDescription != "SUV recalled by HONDA" {
+		t.Errorf("tc-2024761, which only the dump lists, should be served from its row: %+v", r)
 	}
 }
 
@@ -180,11 +234,14 @@ func TestNormalize_Bad(t *testing.T) {
 		ids = append(ids, r.RecordID)
 		byID[r.RecordID] = r
 	}
-	if got, want := strings.Join(ids, " "), "hc-80001 hc-80006 hc-80007 hc-80009"; got != want {
+	if got, want := strings.Join(ids, " "), "hc-80001 hc-80003 hc-80006 hc-80007 hc-80009"; got != want {
 		t.Errorf("records %s, want %s", got, want)
 	}
 	if r := byID["hc-80001"]; r == nil || r.Translations.FR == nil || r.HazardClass != "class_2" {
 		t.Errorf("hc-80001 should load with its French twin and class_2: %+v", r)
+	}
+	if r := byID["hc-80003"]; r == nil || r.Agency != rappel.AgencyHealthCanada || r.RecallType != rappel.TypeHealthProduct || r.Status != rappel.StatusActive {
+		t.Errorf("hc-80003, of an organization the dump has never used, should be kept as a Health Canada health product: %+v", r)
 	}
 	if r := byID["hc-80006"]; r == nil || r.HazardClass != "" || r.EventDate != "2020-01-01" {
 		t.Errorf("hc-80006 should load without hazard_class: %+v", r)
@@ -201,7 +258,8 @@ func TestNormalize_Bad(t *testing.T) {
 		{Reason: "Row 2 of recalls-en.json was skipped: it is a string, not an object."},
 		{Reason: `Row 3 of recalls-en.json was skipped: its "NID" is a number, not a string.`},
 		{Reason: "Row 4 of recalls-en.json was skipped: it has no NID."},
-		{RecordID: "hc-80003", Reason: `its Organization "Ministry of Magic" is none of`},
+		{RecordID: "hc-80003", Reason: `NID 80003 (row 5 of recalls-en.json) has the Organization "Ministry of Magic", which the dump has never used (it knows CFIA (ACIA), TC,`},
+		{RecordID: "hc-80003", Reason: `NID 80003 has Archived "Maybe", which is none of 0, 1, No, Yes (Non, Oui); the notice was taken for active.`},
 		{RecordID: "hc-80004", Reason: `its Last updated "2021-02-30" is not a date`},
 		{RecordID: "hc-80005", Reason: "names the recall number (rn= or \"Transport Canada Recall - <number>\")"},
 		{RecordID: "hc-80006", Reason: `recall class "Class IV", which is not Class or Type I, II or III; hazard_class was left out.`},
@@ -260,8 +318,11 @@ func TestNormalize_FrenchUnusable(t *testing.T) {
 		"recalls-en.json": {Data: en},
 		"recalls-fr.json": {Data: []byte("<html>Service unavailable</html>")},
 	}, hcdump.Normalize)
-	if len(out.Records) != 12 || len(out.Problems) != 1 || !strings.Contains(out.Problems[0].Reason, "The French file was ignored, so every record is English only: reading recalls-fr.json: the file is not a JSON array") {
-		t.Errorf("got %d records and problems %+v; want 12 English-only records and one problem", len(out.Records), out.Problems)
+	// The one other problem is the sample's organization the dump has
+	// never used.
+	if len(out.Records) != 12 || len(out.Problems) != 2 || !strings.Contains(out.Problems[0].Reason, "The French file was ignored, so every record is English only: reading recalls-fr.json: the file is not a JSON array") ||
+		out.Problems[1].RecordID != "hc-70008" {
+		t.Errorf("got %d records and problems %+v; want 12 English-only records and the French file's problem", len(out.Records), out.Problems)
 	}
 }
 
@@ -298,8 +359,11 @@ func FuzzNormalize(f *testing.F) {
 	fr, _ := os.ReadFile("../../testdata/hc/recalls-fr.json")
 	badEN, _ := os.ReadFile("../../testdata/bad/hc/recalls-en.json")
 	badFR, _ := os.ReadFile("../../testdata/bad/hc/recalls-fr.json")
+	en2023, _ := os.ReadFile("../../testdata/hc-2023/recalls-en.json")
+	fr2023, _ := os.ReadFile("../../testdata/hc-2023/recalls-fr.json")
 	f.Add(en, fr)
 	f.Add(badEN, badFR)
+	f.Add(en2023, fr2023)
 	// Every shape of testdata/hc-shapes on its own, with its French twin,
 	// so that mutations start from each.
 	for _, pair := range shapeSeeds(f) {
@@ -372,4 +436,53 @@ func shapeSeeds(tb testing.TB) [][2][]byte {
 		out = append(out, [2][]byte{array(nil), array(row)})
 	}
 	return out
+}
+
+// TestNormalize_2023 reads rows written in the dump's vocabulary of 2023 to
+// early 2024 (testdata/hc-2023, written from its description): full
+// organization names, Archived "No"/"Yes", category paths joined by ", ",
+// titles and advice in literal quotes, empty products. Every row loads,
+// with no problem, as its 2024 twin would.
+func TestNormalize_2023(t *testing.T) {
+	out := guesttest.MustRun(t, os.DirFS("../../testdata/hc-2023"), hcdump.Normalize)
+	guesttest.Golden(t, "../../testdata/golden/hcdump-2023.json", out)
+	guesttest.Check(t, out)
+	if len(out.Problems) != 0 {
+		t.Errorf("problems: %+v", out.Problems)
+	}
+	type want struct {
+		agency, typ, status, categories, allergens, title string
+	}
+	wants := map[string]want{
+		"hc-68101":   {rappel.AgencyCFIA, rappel.TypeFood, "active", "", "peanut", "Brand A Trail Mix recalled due to undeclared peanut"},
+		"hc-68102":   {rappel.AgencyCFIA, rappel.TypeFood, "archived", "Dairy|Meat and poultry", "", "Maison B brand deli meats and cheeses recalled due to Listeria monocytogenes"},
+		"hc-68103":   {rappel.AgencyCFIA, rappel.TypeFood, "active", "", "egg,milk", "Brand C Chocolate Bars recalled due to undeclared egg and milk"},
+		"tc-2023401": {rappel.AgencyTransportCanada, rappel.TypeVehicle, "active", "Car|SUV", "", "Transport Canada Recall - 2023401 - FORD"},
+		"tc-2022187": {rappel.AgencyTransportCanada, rappel.TypeVehicle, "archived", "Truck - Med. & H.D.|Light Truck & Van", "", "Transport Canada Recall - 2022187 - FREIGHTLINER"},
+		"hc-68301":   {rappel.AgencyHealthCanada, rappel.TypeHealthProduct, "active", "", "", "Unauthorized sexual enhancement products may pose serious health risks"},
+		"hc-68302":   {rappel.AgencyHealthCanada, rappel.TypeMedicalDevice, "archived", "Cardiovascular|General hospital and personal use", "", "Certain lots of Brand D infusion sets recalled"},
+		"hc-68303":   {rappel.AgencyHealthCanada, rappel.TypeConsumerProduct, "active", "", "", "Brand E wooden toy trains recalled due to choking hazard"},
+		"hc-68304":   {rappel.AgencyHealthCanada, rappel.TypeCannabis, "active", "", "", "Brand F dried cannabis recalled due to mould"},
+	}
+	if len(out.Records) != len(wants) {
+		t.Errorf("%d records, want %d", len(out.Records), len(wants))
+	}
+	for _, r := range out.Records {
+		w, ok := wants[r.RecordID]
+		got := want{r.Agency, r.RecallType, r.Status, strings.Join(r.Categories, "|"), strings.Join(r.Allergens, ","), r.Title(rappel.LangEN)}
+		if !ok || got != w {
+			t.Errorf("%s: %+v, want %+v", r.RecordID, got, w)
+		}
+	}
+	byID := map[string]*rappel.Record{}
+	for _, r := range out.Records {
+		byID[r.RecordID] = r
+	}
+	if r := byID["hc-68301"]; r.Translations.EN.WhatToDo != "Do not use these products. Consult your health care professional if you have used them and have health concerns." {
+		t.Errorf("hc-68301: what_to_do %q", r.Translations.EN.WhatToDo)
+	}
+	if r := byID["hc-68101"]; r.Category != "Nuts, grains, and seeds" || r.Translations.FR.Category != "Noix, grains et graines" || r.Translations.EN.ProductDescription != "" ||
+		r.Translations.FR.Title != "Mélange montagnard de marque A rappelé en raison d'arachides non déclarées" {
+		t.Errorf("hc-68101: %+v %+v", r, r.Translations.FR)
+	}
 }

@@ -4,139 +4,196 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/rappel-ca/rappel"
 	"github.com/rappel-ca/rappel/plugins/guest"
 )
 
-// Hazard kinds an Issue names. The record has no field for the kind (the
-// spec has none); the kind says how to read the rest of the Issue: only
-// under an allergen is "Fish" an allergen.
-const (
-	kindAllergen  = "allergen"
-	kindMicrobial = "microbial contamination"
-	kindForeign   = "extraneous material"
-	kindChemical  = "chemical"
-)
-
-// kinds maps an Issue part, lower case and without accents, to the hazard
-// kind it names, in English and French.
-var kinds = map[string]string{
-	"allergen": kindAllergen, "allergens": kindAllergen, "allergy": kindAllergen,
-	"undeclared allergen": kindAllergen, "undeclared allergens": kindAllergen,
-	"allergene": kindAllergen, "allergenes": kindAllergen, "allergie": kindAllergen,
-	"allergene non declare": kindAllergen, "allergenes non declares": kindAllergen,
-	"microbial contamination": kindMicrobial, "microbiological contamination": kindMicrobial,
-	"microbial": kindMicrobial, "contamination microbienne": kindMicrobial,
-	"contamination microbiologique": kindMicrobial,
-	"extraneous material":           kindForeign, "foreign material": kindForeign, "foreign matter": kindForeign,
-	"corps etranger": kindForeign, "corps etrangers": kindForeign, "matiere etrangere": kindForeign,
-	"matieres etrangeres": kindForeign,
-	"chemical":            kindChemical, "chemical contamination": kindChemical, "chimique": kindChemical,
-	"contamination chimique": kindChemical,
-}
-
-// vague are allergen "names" that name none: the Issue lists the kind with
-// a catch-all, which is no allergen to file the recall under and no
-// problem either.
-var vague = map[string]bool{
-	"other": true, "others": true, "multiple": true, "various": true, "undeclared": true,
-	"autre": true, "autres": true, "plusieurs": true, "divers": true, "non declare": true,
-}
-
 // issue is what an Issue value says beyond its text.
 type issue struct {
-	kinds     []string // hazard kinds named, in order, without repeats
-	allergens []string // the allergen vocabulary's values, in order, without repeats
-	unknown   []string // allergen names outside the vocabulary, as written
+	labels    []string // the labels, as written, in order
+	hazards   []string // the hazard type of each label ("" for none)
+	allergens []string // the allergen vocabulary's values named, in order, without repeats
+	unknown   []string // labels outside the vocabulary, as written
+	freeText  bool     // the Issue is a sentence, not labels
 }
 
-// parseIssue reads an Issue (Problème) value. The dump writes it as a path
-// of terms from general to particular joined by " - ": an area, a hazard
-// kind, and details ("Food - Allergen - Milk", "Food - Microbial
-// Contamination - Listeria", "Allergène - Arachides"). Several hazards are
-// joined by ", " or "; ", each a full path ("Food - Allergen - Egg, Food -
-// Allergen - Milk") or only the details, which then belong to the kind
-// before ("Food - Allergen - Egg, Milk"); one detail may also join names
-// with "and", "et", "&" or "/" ("Crustaceans and molluscs"). Free text,
-// which older rows hold, names no kind and gives nothing.
+// maxLabelWords is the most words a label has ("Non harmful (quality or
+// spoilage)"); a part with more is prose.
+const maxLabelWords = 6
+
+// parseIssue reads an Issue (Problème) value: short labels joined by " - "
+// ("Egg - Soy - Milk", "Salmonella", "E. Coli - non-pathogenic -
+// Staphylococcus aureus"), read with the dump's vocabulary
+// (rappel.SplitIssue, rappel.LookupIssueLabel). Older rows may hold a
+// sentence instead, which names no label.
 func parseIssue(s string) issue {
 	var out issue
-	kind := ""
-	for _, term := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ';' || r == '|' }) {
-		parts := splitDash(term)
-		at := -1
-		for i, p := range parts {
-			if k, ok := kinds[guest.FoldKey(p)]; ok {
-				at, kind = i, k
-				if !slices.Contains(out.kinds, k) {
-					out.kinds = append(out.kinds, k)
-				}
-				break
-			}
+	if s == "" {
+		return out
+	}
+	labels := rappel.SplitIssue(s)
+	for _, l := range labels {
+		if strings.HasSuffix(l, ".") || len(strings.Fields(l)) > maxLabelWords {
+			return issue{freeText: true}
 		}
-		if at < 0 && (kind == "" || len(parts) > 1) {
-			// Neither a path with a kind nor a bare continuation of the
-			// term before: free text, or an area alone.
-			kind = ""
-			continue
+	}
+	out.labels = labels
+	for _, l := range labels {
+		known, ok := rappel.LookupIssueLabel(l)
+		if !ok {
+			out.unknown = append(out.unknown, l)
 		}
-		if kind != kindAllergen {
-			continue
-		}
-		for _, p := range parts[at+1:] {
-			for _, name := range splitNames(p) {
-				out.addAllergen(name)
+		out.hazards = append(out.hazards, known.Hazard)
+		for _, a := range known.Allergens {
+			if !slices.Contains(out.allergens, a) {
+				out.allergens = append(out.allergens, a)
 			}
 		}
 	}
 	return out
 }
 
-// addAllergen files one name as an allergen, unknown or vague.
-func (is *issue) addAllergen(name string) {
-	if a, ok := guest.Allergen(name); ok {
-		if !slices.Contains(is.allergens, a) {
-			is.allergens = append(is.allergens, a)
+// describe writes the hazard description of labels that are all known:
+// each run of labels of one hazard type after the type's name ("Allergen:
+// Egg, Soy, Milk"; "Microbial contamination: Salmonella"), a label that is
+// its type's own name, or names none ("Other"), as itself. It returns ""
+// when a label is unknown or the Issue is prose: the Issue as written then
+// serves.
+func (is issue) describe(lang string) string {
+	if len(is.labels) == 0 || len(is.unknown) > 0 {
+		return ""
+	}
+	sep := ": "
+	i := 0
+	if lang == rappel.LangFR {
+		sep, i = " : ", 1
+	}
+	var groups []string
+	for k := 0; k < len(is.labels); {
+		h := is.hazards[k]
+		end := k + 1
+		for end < len(is.labels) && h != "" && is.hazards[end] == h {
+			end++
 		}
-		return
+		names := rappel.HazardNames[h]
+		name := names[i]
+		switch {
+		case h == "":
+			groups = append(groups, is.labels[k])
+		case end == k+1 && (guest.FoldKey(is.labels[k]) == guest.FoldKey(names[0]) || guest.FoldKey(is.labels[k]) == guest.FoldKey(names[1])):
+			groups = append(groups, name)
+		default:
+			groups = append(groups, name+sep+strings.Join(is.labels[k:end], ", "))
+		}
+		k = end
 	}
-	if !vague[guest.FoldKey(name)] && !slices.Contains(is.unknown, name) {
-		is.unknown = append(is.unknown, name)
-	}
+	return strings.Join(groups, "; ")
 }
 
-// splitDash cuts a term at its " - " joins (any dash, with spaces around
-// it: a hyphen inside a word, as in "E. coli O157:H7" or "Ready-to-eat", is
-// not a join), trimmed, empty parts dropped.
-func splitDash(s string) []string {
-	var parts []string
-	start := 0
-	rs := []rune(s)
-	for i := 1; i+1 < len(rs); i++ {
-		if isDash(rs[i]) && rs[i-1] == ' ' && rs[i+1] == ' ' {
-			parts = appendTrimmed(parts, string(rs[start:i]))
-			start = i + 1
-		}
-	}
-	return appendTrimmed(parts, string(rs[start:]))
-}
-
-func isDash(r rune) bool { return r == '-' || r == '–' || r == '—' }
-
-// splitNames cuts one detail into the allergen names it joins.
-func splitNames(s string) []string {
+// undeclared returns the allergens a title names as undeclared: "recalled
+// due to undeclared egg, soy and milk", "… en raison d'arachides non
+// déclarées", "… en raison de la présence non déclarée de lait". It is read
+// only when the Issue names none.
+func undeclared(title string) []string {
 	var out []string
-	for _, p := range strings.FieldsFunc(s, func(r rune) bool { return r == '&' || r == '/' || r == '+' }) {
-		words := strings.Fields(p)
+	add := func(names []string) {
+		for _, name := range names {
+			a, ok := guest.Allergen(name)
+			if !ok {
+				return // the list ended: what follows is no allergen
+			}
+			if !slices.Contains(out, a) {
+				out = append(out, a)
+			}
+		}
+	}
+	lower := strings.ToLower(title)
+	for _, at := range indexAll(lower, "undeclared ") {
+		add(listNames(lower[at+len("undeclared "):], "and"))
+	}
+	folded := guest.FoldKey(title) // accents out: "non déclarées" is "non declarees"
+	for _, at := range indexAll(folded, "non declare") {
+		add(frenchBefore(folded[:at]))
+		add(frenchAfter(folded[at:]))
+	}
+	return out
+}
+
+// indexAll returns the offsets of every occurrence of sub in s.
+func indexAll(s, sub string) []int {
+	var out []int
+	for i := 0; ; {
+		j := strings.Index(s[i:], sub)
+		if j < 0 {
+			return out
+		}
+		out = append(out, i+j)
+		i += j + len(sub)
+	}
+}
+
+// listNames cuts the start of s, an enumeration "a, b and c", into its
+// names, stopping at a word that ends the list ("in", "due", "brand").
+func listNames(s, and string) []string {
+	var names []string
+	for _, item := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == '&' || r == ';' }) {
+		words := strings.Fields(item)
 		start := 0
 		for i, w := range words {
-			if lw := strings.ToLower(w); lw == "and" || lw == "et" {
-				out = appendTrimmed(out, strings.Join(words[start:i], " "))
+			if strings.EqualFold(w, and) {
+				names = appendTrimmed(names, strings.Join(words[start:i], " "))
 				start = i + 1
 			}
 		}
-		out = appendTrimmed(out, strings.Join(words[start:], " "))
+		names = appendTrimmed(names, strings.Join(words[start:], " "))
 	}
-	return out
+	return names
+}
+
+// frenchArticles start a French noun phrase: "de lait", "d'arachides", "du
+// blé", "des œufs", "de la moutarde" (folded, so without accents).
+var frenchArticles = []string{"de la ", "de l'", "d'", "de ", "du ", "des "}
+
+// trimArticle removes a leading article from a folded French phrase.
+func trimArticle(s string) string {
+	s = strings.TrimSpace(s)
+	for _, a := range frenchArticles {
+		if rest, ok := strings.CutPrefix(s, a); ok {
+			return strings.TrimSpace(rest)
+		}
+	}
+	return s
+}
+
+// frenchBefore reads the allergen written before "non déclaré(e)(s)" in a
+// folded title: "… en raison de lait" or "… en raison d'arachides" gives
+// the last noun phrase, joined by "et" to the ones before it.
+func frenchBefore(s string) []string {
+	if i := strings.LastIndex(s, "en raison "); i >= 0 {
+		s = s[i+len("en raison "):]
+	}
+	var names []string
+	for _, n := range listNames(s, "et") {
+		names = appendTrimmed(names, trimArticle(n))
+	}
+	// The name closest to the marker is the one it qualifies; read from
+	// there back.
+	slices.Reverse(names)
+	return names
+}
+
+// frenchAfter reads the allergens written after the marker: "non déclarée
+// de lait et d'œufs".
+func frenchAfter(s string) []string {
+	words := strings.Fields(s)
+	if len(words) < 3 {
+		return nil
+	}
+	var names []string
+	for _, n := range listNames(strings.Join(words[2:], " "), "et") {
+		names = appendTrimmed(names, trimArticle(n))
+	}
+	return names
 }
 
 func appendTrimmed(list []string, s string) []string {

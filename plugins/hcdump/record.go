@@ -3,7 +3,6 @@ package hcdump
 import (
 	"cmp"
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -11,58 +10,25 @@ import (
 	"github.com/rappel-ca/rappel/plugins/guest"
 )
 
-// kind is what an Organization says about a notice.
+// kind is what a notice is: its agency and recall type.
 type kind struct{ agency, recallType string }
 
-// organizations maps the dump's Organization values, folded (guest.FoldKey),
-// to agency and recall type. The values are not translated in the French
-// file, except CFIA's, which it writes ACIA.
-var organizations = map[string]kind{
-	"cfia":                               {rappel.AgencyCFIA, rappel.TypeFood},
-	"acia":                               {rappel.AgencyCFIA, rappel.TypeFood},
-	"tc":                                 {rappel.AgencyTransportCanada, rappel.TypeVehicle},
-	"medical devices":                    {rappel.AgencyHealthCanada, rappel.TypeMedicalDevice},
-	"consumer product safety":            {rappel.AgencyHealthCanada, rappel.TypeConsumerProduct},
-	"drugs and health products":          {rappel.AgencyHealthCanada, rappel.TypeHealthProduct},
-	"marketed health products":           {rappel.AgencyHealthCanada, rappel.TypeHealthProduct},
-	"controlled substances and cannabis": {rappel.AgencyHealthCanada, rappel.TypeCannabis},
-}
-
-// orgList is what a problem offers for an unknown Organization.
-const orgList = "CFIA (ACIA), TC, Medical devices, Consumer product safety, Drugs and health products, " +
-	"Marketed health products, Controlled substances and cannabis, Communications and Public Affairs Branch"
-
-// cpab is Health Canada's communications branch, which issues advisories
-// of every kind of health product: its notices' Category says which.
-const cpab = "communications and public affairs branch"
-
-// organization returns the agency and recall type of a notice from its
-// Organization and Category parts. An organization the table does not know
-// is still a cannabis notice when its Category says so: the branch that
-// issues those has changed names.
-func organization(org string, category []string) (kind, bool) {
-	key := guest.FoldKey(org)
-	if k, ok := organizations[key]; ok {
-		return k, true
+// classify reads what a notice's row says it is (rappel.ClassifyDumpRow):
+// its agency and recall type, the era its row is written in, and its
+// category leaves. An organization the dump has never used does not cost
+// the notice: the rule types it, and problem says how.
+func classify(n *notice) (k kind, era rappel.DumpEra, leaves []string, problem string) {
+	c := rappel.ClassifyDumpRow(n.org, n.archived, n.category)
+	k = kind{c.Agency, c.RecallType}
+	if c.Known {
+		return k, c.Era, c.Leaves, ""
 	}
-	typ := ""
-	for _, c := range category {
-		switch c = guest.FoldKey(c); {
-		case c == "cannabis":
-			typ = rappel.TypeCannabis
-		case strings.Contains(c, "medical device") || strings.Contains(c, "instruments medicaux"):
-			typ = cmp.Or(typ, rappel.TypeMedicalDevice)
-		case strings.Contains(c, "consumer product") || strings.Contains(c, "produits de consommation"):
-			typ = cmp.Or(typ, rappel.TypeConsumerProduct)
-		}
+	what := "no Organization"
+	if n.org != "" {
+		what = fmt.Sprintf("the Organization %q, which the dump has never used", truncate(n.org))
 	}
-	switch {
-	case key == cpab:
-		return kind{rappel.AgencyHealthCanada, cmp.Or(typ, rappel.TypeHealthProduct)}, true
-	case typ == rappel.TypeCannabis:
-		return kind{rappel.AgencyHealthCanada, rappel.TypeCannabis}, true
-	}
-	return kind{}, false
+	return k, c.Era, c.Leaves, fmt.Sprintf("NID %s (row %d of %s) has %s (it knows %s); the notice was kept and read as %s, %s, %s. Add the organization to the dump's vocabulary if it is real.",
+		n.nid, n.row, n.lang.file, what, rappel.DumpOrganizationNames, k.agency, k.recallType, c.TypedBy)
 }
 
 // newRecord makes the record of one notice from its English and French rows,
@@ -74,11 +40,9 @@ func newRecord(en, fr *notice) (rec *rappel.Record, problems []string, skip stri
 	if primary == nil {
 		primary = fr
 	}
-	cats := splitDash(primary.category)
-	k, ok := organization(primary.org, cats)
-	if !ok {
-		return nil, nil, fmt.Sprintf("NID %s (row %d of %s) was skipped: its Organization %q is none of %s.",
-			primary.nid, primary.row, primary.lang.file, primary.org, orgList)
+	k, era, leaves, orgProblem := classify(primary)
+	if orgProblem != "" {
+		problems = append(problems, orgProblem)
 	}
 	tc := k.recallType == rappel.TypeVehicle
 	rn := ""
@@ -109,22 +73,24 @@ func newRecord(en, fr *notice) (rec *rappel.Record, problems []string, skip stri
 		RecallType: k.recallType,
 		Status:     rappel.StatusActive,
 		Translations: rappel.Translations{
-			EN: translation(en, tc),
-			FR: translation(fr, tc),
+			EN: translation(en, tc, era),
+			FR: translation(fr, tc, era),
 		},
 	}
-	if primary.archived == "1" {
+	switch archived, _, ok := rappel.DumpArchived(primary.archived); {
+	case ok && archived:
 		rec.Status = rappel.StatusArchived
+	case !ok && primary.archived != "":
+		problems = append(problems, fmt.Sprintf("NID %s has %s %q, which is none of 0, 1, No, Yes (Non, Oui); the notice was taken for active.", primary.nid, primary.lang.archived, truncate(primary.archived)))
 	}
 	if en != nil {
 		rec.URLEn = en.url
-		parts := splitDash(en.category)
-		rec.Category = strings.Join(parts, " - ")
-		if len(parts) > 1 {
+		rec.Category = strings.Join(leaves, " - ")
+		if len(leaves) > 1 {
 			// A notice filed under several categories: each one is a
 			// category to filter by. A detail document's list, merged
 			// first, wins when there is one.
-			rec.Categories = parts
+			rec.Categories = leaves
 		}
 		if rec.Translations.EN != nil {
 			rec.System = rec.Translations.EN.System
@@ -135,16 +101,20 @@ func newRecord(en, fr *notice) (rec *rappel.Record, problems []string, skip stri
 	}
 	updated := first(en, fr, func(n *notice) string { return n.updated })
 	if tc {
+		// The database gives the recall's dates; when it does not list the
+		// recall, the last update stands in for them (rappel.Assemble).
 		rec.RecordID, rec.RecallID = "tc-"+rn, rn
 		rec.LastUpdated = updated
 	} else {
 		// The dump's Last updated is only a fallback for the dates: the
 		// detail document, merged first, gives the real ones.
 		rec.EventDate, rec.RecallDate, rec.DateModified = updated, updated, updated
+	}
+	if k.recallType == rappel.TypeFood {
 		var unknown []string
 		rec.Allergens, unknown = allergens(primary, en, fr)
-		for _, name := range unknown {
-			problems = append(problems, fmt.Sprintf("NID %s: the allergen %q of its %s %s; it was left out.", primary.nid, truncate(name), primary.lang.issue, guest.NotAllergen(name)))
+		for _, label := range unknown {
+			problems = append(problems, fmt.Sprintf("NID %s: its %s label %q is none the dump is known to use for food; it gives no allergen or hazard type.", primary.nid, primary.lang.issue, truncate(label)))
 		}
 	}
 	if c := first(en, fr, func(n *notice) string { return n.class }); c != "" {
@@ -158,23 +128,34 @@ func newRecord(en, fr *notice) (rec *rappel.Record, problems []string, skip stri
 	return rec, problems, ""
 }
 
-// allergens returns the allergens the rows' Issue names, English and
-// French together (a row in one language may name one the other lacks),
-// and the names in the primary row's Issue that are no allergen of the
+// allergens returns the allergens a food notice names, English and French
+// rows together (a row in one language may name one the other lacks): those
+// of its Issue labels, or, when they name none, those its titles call
+// undeclared. unknown are the labels of the primary row's Issue outside the
 // vocabulary.
 func allergens(primary, en, fr *notice) (list, unknown []string) {
+	add := func(names []string) {
+		for _, a := range names {
+			if !slices.Contains(list, a) {
+				list = append(list, a)
+			}
+		}
+	}
 	for _, n := range []*notice{en, fr} {
 		if n == nil {
 			continue
 		}
 		is := parseIssue(n.issue)
-		for _, a := range is.allergens {
-			if !slices.Contains(list, a) {
-				list = append(list, a)
-			}
-		}
+		add(is.allergens)
 		if n == primary {
 			unknown = is.unknown
+		}
+	}
+	if len(list) == 0 {
+		for _, n := range []*notice{en, fr} {
+			if n != nil {
+				add(undeclared(n.title))
+			}
 		}
 	}
 	return list, unknown
@@ -215,35 +196,34 @@ func first(en, fr *notice, field func(*notice) string) string {
 	return ""
 }
 
-// genericTitle matches the titles the dump gives Transport Canada notices,
-// which say only "Transport Canada Recall - <number> - <MAKE>" (the make
-// may be missing).
-var genericTitle = regexp.MustCompile(`(?i)^(?:transport canada recall|rappel de transports canada)\s*[-–—:#]?\s*(?:no\.?\s*)?\d+\s*(?:[-–—:]\s*[^:.;]{0,60})?$`)
-
-// translation is one row's text, or nil when the row has none. On a
-// Transport Canada row (tc), a title that says only what the record's
-// recall_id and vehicle_make say is left out, so that the vehicle
-// database's descriptive title serves; and the Issue, which there names
-// the system the defect is in ("Brakes"), is the system, not the hazard.
-func translation(n *notice, tc bool) *rappel.Translation {
+// translation is one row's text, or nil when the row has none. An Issue
+// of known labels is described with its hazard types ("Allergen: Egg,
+// Milk"); paragraphs the dump glued are restored in the advice. On a
+// Transport Canada row (tc) the Issue, which there names the system the
+// defect is in ("Brakes"), is the system, not the hazard; its title, which
+// says only what the record's recall_id and vehicle_make say, is kept for
+// a recall the vehicle database does not list, and gives way to the
+// database's descriptive title when it does (rappel.Merge).
+func translation(n *notice, tc bool, era rappel.DumpEra) *rappel.Translation {
 	if n == nil {
 		return nil
 	}
+	leaves, _ := rappel.DumpCategories(n.category, era)
+	lang := rappel.LangEN
+	if n.lang == langFR {
+		lang = rappel.LangFR
+	}
+	whatToDo, _ := restoreParagraphs(n.whatToDo)
 	t := rappel.Translation{
 		Title:              n.title,
 		ProductDescription: n.product,
-		HazardDescription:  n.issue,
-		WhatToDo:           n.whatToDo,
+		HazardDescription:  cmp.Or(parseIssue(n.issue).describe(lang), n.issue),
+		WhatToDo:           whatToDo,
 		URL:                n.url,
-		Category:           strings.Join(splitDash(n.category), " - "),
+		Category:           strings.Join(leaves, " - "),
 	}
-	if tc {
-		if genericTitle.MatchString(t.Title) {
-			t.Title = ""
-		}
-		if isSystem(n.issue) {
-			t.System, t.HazardDescription = n.issue, ""
-		}
+	if tc && isSystem(n.issue) {
+		t.System, t.HazardDescription = n.issue, ""
 	}
 	if t == (rappel.Translation{}) {
 		return nil

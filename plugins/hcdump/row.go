@@ -70,12 +70,13 @@ func readRows(fsys fs.FS, l *lang, report func(rappel.Problem), fn func(*notice)
 	n := 0
 	for dec.More() {
 		n++
+		start := dec.InputOffset()
 		var v any
 		if err := dec.Decode(&v); err != nil {
 			if !isSyntax(err) {
 				return fmt.Errorf("reading %s: %w", l.file, err)
 			}
-			report(rappel.Problem{Source: Source, Reason: fmt.Sprintf("%s breaks off in row %d (%v); the %d rows before it were read.", l.file, n, err, n-1)})
+			report(rappel.Problem{Source: Source, Reason: fmt.Sprintf("%s breaks off in row %d, after byte %d (%v); the %d rows before it were read.", l.file, n, start, err, n-1)})
 			return nil
 		}
 		row, reason := parseRow(l, n, v)
@@ -145,8 +146,10 @@ func parseRow(l *lang, row int, v any) (*notice, string) {
 		}
 		n.updated = date
 	}
-	n.title, n.url, n.org = get(l.title), get(l.url), get(l.org)
-	n.product, n.issue, n.whatToDo = get(l.product), get(l.issue), get(l.whatToDo)
+	// Texts lose the literal quotes some rows wrap them in.
+	text := func(key string) string { return unquote(get(key)) }
+	n.title, n.url, n.org = text(l.title), get(l.url), get(l.org)
+	n.product, n.issue, n.whatToDo = text(l.product), text(l.issue), text(l.whatToDo)
 	n.category, n.class, n.archived = get(l.category), get(l.class), get(l.archived)
 	return n, ""
 }

@@ -1,0 +1,458 @@
+package rappel
+
+import (
+	"slices"
+	"strings"
+)
+
+// Health Canada's recalls open-data dump has been published in two
+// vocabularies, and the agency changes them without notice (see the README,
+// "What the agencies publish"):
+//
+//   - until early 2024, full names as Organization ("Canadian Food
+//     Inspection Agency"), Archived "No"/"Yes", and Category as full paths
+//     ("Food - Dairy") joined by ", ";
+//   - since 2024, short names ("CFIA", "TC", "Medical devices"), Archived
+//     "0"/"1", and Category as leaves ("Dairy") joined by " - ".
+//
+// Both joiners also occur inside single values ("Truck - Med. & H.D.",
+// "Nuts, grains, and seeds"), so a list is cut by the known values, never
+// blindly. This file is that vocabulary, both eras and both languages, in one
+// place: the dump's normalizer reads rows with it, and the feeds read a row's
+// Organization with it to know which record the row becomes.
+
+// DumpEra is the vocabulary a dump row is written in.
+type DumpEra int
+
+const (
+	// DumpEra2024 is the vocabulary since 2024: short organizations,
+	// Archived "0"/"1", leaf categories joined by " - ".
+	DumpEra2024 DumpEra = iota
+	// DumpEra2023 is the vocabulary until early 2024: full organization
+	// names, Archived "No"/"Yes", category paths joined by ", ".
+	DumpEra2023
+)
+
+// DumpOrganization is what an Organization value of the dump says.
+type DumpOrganization struct {
+	Agency string
+	// RecallType is "" when the organization issues several kinds of
+	// notice, whose Category then says which.
+	RecallType string
+	Era        DumpEra
+}
+
+// dumpOrganizations maps the Organization values of the dump, folded
+// (FoldKey), in English and French, of both eras.
+var dumpOrganizations = map[string]DumpOrganization{
+	// Since 2024.
+	"cfia":                                  {AgencyCFIA, TypeFood, DumpEra2024},
+	"acia":                                  {AgencyCFIA, TypeFood, DumpEra2024},
+	"tc":                                    {AgencyTransportCanada, TypeVehicle, DumpEra2024},
+	"medical devices":                       {AgencyHealthCanada, TypeMedicalDevice, DumpEra2024},
+	"instruments medicaux":                  {AgencyHealthCanada, TypeMedicalDevice, DumpEra2024},
+	"consumer product safety":               {AgencyHealthCanada, TypeConsumerProduct, DumpEra2024},
+	"securite des produits de consommation": {AgencyHealthCanada, TypeConsumerProduct, DumpEra2024},
+	"drugs and health products":             {AgencyHealthCanada, TypeHealthProduct, DumpEra2024},
+	"medicaments et produits de sante":      {AgencyHealthCanada, TypeHealthProduct, DumpEra2024},
+	"marketed health products":              {AgencyHealthCanada, TypeHealthProduct, DumpEra2024},
+	"produits de sante commercialises":      {AgencyHealthCanada, TypeHealthProduct, DumpEra2024},
+	"controlled substances and cannabis":    {AgencyHealthCanada, TypeCannabis, DumpEra2024},
+	"substances controlees et cannabis":     {AgencyHealthCanada, TypeCannabis, DumpEra2024},
+	// Health Canada's communications branch issues advisories of every
+	// kind of health product.
+	"communications and public affairs branch":                        {AgencyHealthCanada, "", DumpEra2024},
+	"direction generale des communications et des affaires publiques": {AgencyHealthCanada, "", DumpEra2024},
+	// Until early 2024.
+	"canadian food inspection agency":             {AgencyCFIA, TypeFood, DumpEra2023},
+	"agence canadienne d'inspection des aliments": {AgencyCFIA, TypeFood, DumpEra2023},
+	"transport canada":                            {AgencyTransportCanada, TypeVehicle, DumpEra2023},
+	"transports canada":                           {AgencyTransportCanada, TypeVehicle, DumpEra2023},
+	"health canada":                               {AgencyHealthCanada, "", DumpEra2023},
+	"sante canada":                                {AgencyHealthCanada, "", DumpEra2023},
+}
+
+// DumpOrganizationNames are the English Organization values of both eras,
+// for messages.
+const DumpOrganizationNames = "CFIA (ACIA), TC, Medical devices, Consumer product safety, Drugs and health products, " +
+	"Marketed health products, Controlled substances and cannabis, Communications and Public Affairs Branch; " +
+	"until 2024 Canadian Food Inspection Agency, Transport Canada, Health Canada"
+
+// LookupDumpOrganization returns what an Organization value of the dump
+// says, in either language and either era; ok is false for a name the dump
+// has never been seen to use.
+func LookupDumpOrganization(name string) (DumpOrganization, bool) {
+	o, ok := dumpOrganizations[FoldKey(name)]
+	return o, ok
+}
+
+// dumpArchived maps the dump's Archived values, folded, to whether the
+// notice is archived and the era that writes them so.
+var dumpArchived = map[string]struct {
+	archived bool
+	era      DumpEra
+}{
+	"0": {false, DumpEra2024}, "1": {true, DumpEra2024},
+	"no": {false, DumpEra2023}, "yes": {true, DumpEra2023},
+	"non": {false, DumpEra2023}, "oui": {true, DumpEra2023},
+}
+
+// DumpArchived reads an Archived value: "0"/"1" since 2024, "No"/"Yes"
+// ("Non"/"Oui") before, in any case. ok is false for anything else.
+func DumpArchived(v string) (archived bool, era DumpEra, ok bool) {
+	a, ok := dumpArchived[FoldKey(v)]
+	return a.archived, a.era, ok
+}
+
+// dumpSectors are the first terms of the 2023 era's category paths ("Food -
+// Dairy"), in English and French, with the recall type each stands for.
+var dumpSectors = map[string]string{
+	"food": TypeFood, "aliments": TypeFood,
+	"vehicles": TypeVehicle, "vehicules": TypeVehicle,
+	"health products": TypeHealthProduct, "produits de sante": TypeHealthProduct,
+	"medical devices": TypeMedicalDevice, "instruments medicaux": TypeMedicalDevice,
+	"consumer products": TypeConsumerProduct, "produits de consommation": TypeConsumerProduct,
+	"cannabis": TypeCannabis,
+}
+
+// dumpCategoryTypes maps the category leaves of the dump that belong to one
+// kind of notice, folded, to its recall type: how a notice whose
+// organization issues several kinds (or one the dump has never used) is
+// typed. Leaves shared by kinds ("Other") are not here.
+var dumpCategoryTypes = map[string]string{
+	// Health products.
+	"drugs": TypeHealthProduct, "natural health products": TypeHealthProduct,
+	"biologic or vaccine": TypeHealthProduct, "veterinary drugs": TypeHealthProduct,
+	// Medical devices.
+	"medical devices": TypeMedicalDevice, "anaesthesiology": TypeMedicalDevice, "cardiovascular": TypeMedicalDevice,
+	"chemistry": TypeMedicalDevice, "dental": TypeMedicalDevice, "ear, nose and throat": TypeMedicalDevice,
+	"gastroenterology and urology": TypeMedicalDevice, "general and plastic surgery": TypeMedicalDevice,
+	"general hospital and personal use": TypeMedicalDevice, "haematology": TypeMedicalDevice,
+	"immunology": TypeMedicalDevice, "microbiology": TypeMedicalDevice, "neurology": TypeMedicalDevice,
+	"obstetrics and gynaecology": TypeMedicalDevice, "ophthalmology": TypeMedicalDevice,
+	"orthopaedics": TypeMedicalDevice, "pathology": TypeMedicalDevice, "physical medicine": TypeMedicalDevice,
+	"radiology": TypeMedicalDevice,
+	// Consumer products.
+	"appliances": TypeConsumerProduct, "beauty and personal care": TypeConsumerProduct,
+	"building materials and supplies": TypeConsumerProduct, "chemicals": TypeConsumerProduct,
+	"clothing": TypeConsumerProduct, "clothing and accessories": TypeConsumerProduct,
+	"electronics": TypeConsumerProduct, "footwear": TypeConsumerProduct, "household items": TypeConsumerProduct,
+	"jewellery": TypeConsumerProduct, "outdoor living": TypeConsumerProduct, "sports and fitness": TypeConsumerProduct,
+	"tools and accessories": TypeConsumerProduct, "toys and games": TypeConsumerProduct,
+	"vaping and tobacco products": TypeConsumerProduct,
+	// Cannabis.
+	"cannabis": TypeCannabis,
+	// Food.
+	"bread": TypeFood, "candy, confectionary, snacks and sweeteners": TypeFood, "canned": TypeFood,
+	"condiments": TypeFood, "dairy": TypeFood, "eggs": TypeFood, "fish and seafood": TypeFood,
+	"fresh": TypeFood, "frozen": TypeFood, "fruits and vegetables": TypeFood, "grain products": TypeFood,
+	"herbs and spices": TypeFood, "infant products": TypeFood, "meat and poultry": TypeFood,
+	"multiple food items": TypeFood, "nuts, grains, and seeds": TypeFood, "processed": TypeFood,
+	// Vehicles: Transport Canada's categories.
+	"a.t.v.": TypeVehicle, "bus": TypeVehicle, "car": TypeVehicle, "chassis cab": TypeVehicle,
+	"child car seat": TypeVehicle, "competition vehicle": TypeVehicle, "equipment": TypeVehicle,
+	"heavy trailer": TypeVehicle, "light trailer": TypeVehicle, "light truck & van": TypeVehicle,
+	"minibike/ moped /scooter": TypeVehicle, "minivan": TypeVehicle, "motorcycle": TypeVehicle,
+	"motorhome": TypeVehicle, "rv trailer": TypeVehicle, "restricted-use vehicle": TypeVehicle,
+	"school bus": TypeVehicle, "snowmobile": TypeVehicle, "suv": TypeVehicle, "tire": TypeVehicle,
+	"truck - med. & h.d.": TypeVehicle,
+}
+
+// dumpJoinedValues are the single values of the dump, folded, that hold a
+// joiner (" - " or ", "): categories and Issue labels of both languages.
+var dumpJoinedValues = map[string]bool{
+	"truck - med. & h.d.": true, "camion - usage moyen et usage intensif": true,
+	"nuts, grains, and seeds": true, "noix, grains et graines": true,
+	"candy, confectionary, snacks and sweeteners": true, "bonbons, confiseries, collations et edulcorants": true,
+	"ear, nose and throat": true, "oreille, nez et gorge": true,
+	"e. coli - non-pathogenic": true, "e. coli - non pathogene": true,
+	"e. coli - other pathogenic": true, "e. coli - autre pathogene": true,
+}
+
+// maxJoinedPieces bounds the pieces one known value spans, so that cutting
+// a long list stays linear.
+const maxJoinedPieces = 8
+
+// SplitDumpList cuts a list value of the dump at joiner (" - " or ", "),
+// keeping a run of pieces that spells a known value ("Truck - Med. & H.D.",
+// "Nuts, grains, and seeds") as one value, the longest run first. Any dash
+// with a space on each side joins like " - ". Values are trimmed; empty
+// ones are dropped.
+func SplitDumpList(s, joiner string) []string {
+	pieces := cutAt(s, joiner)
+	var out []string
+	for i := 0; i < len(pieces); {
+		n := 1
+		for j := min(len(pieces), i+maxJoinedPieces); j > i+1; j-- {
+			if isJoinedValue(strings.Join(pieces[i:j], joiner)) {
+				n = j - i
+				break
+			}
+		}
+		if v := strings.TrimSpace(strings.Join(pieces[i:i+n], joiner)); v != "" {
+			out = append(out, v)
+		}
+		i += n
+	}
+	return out
+}
+
+// isJoinedValue reports whether s is a known value holding a joiner, alone
+// or after a 2023-era sector ("Food - Nuts, grains, and seeds").
+func isJoinedValue(s string) bool {
+	key := FoldKey(s)
+	if dumpJoinedValues[key] {
+		return true
+	}
+	sector, rest, ok := strings.Cut(key, " - ")
+	_, isSector := dumpSectors[sector]
+	return ok && isSector && dumpJoinedValues[rest]
+}
+
+// cutAt cuts s at every joiner, dashes written as "-" in the pieces'
+// joins so that known values compare equal whichever dash the text used.
+func cutAt(s, joiner string) []string {
+	if joiner != " - " {
+		return strings.Split(s, joiner)
+	}
+	var pieces []string
+	rs := []rune(s)
+	start := 0
+	for i := 1; i+1 < len(rs); i++ {
+		if (rs[i] == '-' || rs[i] == '–' || rs[i] == '—') && rs[i-1] == ' ' && rs[i+1] == ' ' {
+			pieces = append(pieces, strings.TrimSpace(string(rs[start:max(start, i-1)])))
+			start = i + 2
+		}
+	}
+	return append(pieces, strings.TrimSpace(string(rs[min(start, len(rs)):])))
+}
+
+// DumpCategories reads a Category value written in era: its leaves, in
+// order (the notice's categories), and the recall type its 2023-era paths'
+// sector names, or "" when none does. "Food - Nuts, grains, and seeds,
+// Food - Dairy" (2023) and "Nuts, grains, and seeds - Dairy" (2024) give the
+// same leaves.
+func DumpCategories(s string, era DumpEra) (leaves []string, sectorType string) {
+	if era == DumpEra2024 {
+		return SplitDumpList(s, " - "), ""
+	}
+	for _, path := range SplitDumpList(s, ", ") {
+		parts := cutAt(path, " - ")
+		if t, ok := dumpSectors[FoldKey(parts[0])]; ok && len(parts) > 1 {
+			sectorType = cmpOr(sectorType, t)
+			path = strings.Join(parts[1:], " - ")
+		}
+		if path = strings.TrimSpace(path); path != "" {
+			leaves = append(leaves, path)
+		}
+	}
+	return leaves, sectorType
+}
+
+// cmpOr returns a, or b when a is empty.
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// dumpTypePriority orders the recall types categories may name: a notice
+// filed under several takes the most specific (a cannabis device is a
+// cannabis notice; a drug's dosing cup is a medical device).
+var dumpTypePriority = []string{TypeCannabis, TypeMedicalDevice, TypeConsumerProduct, TypeHealthProduct, TypeFood, TypeVehicle}
+
+// DumpCategoryType returns the recall type a notice's category leaves name,
+// among allowed (all types when nil), by dumpTypePriority; "" when none
+// does. Besides the known leaves, a leaf that names medical devices,
+// consumer products or cannabis in English or French counts.
+func DumpCategoryType(leaves []string, allowed []string) string {
+	found := map[string]bool{}
+	for _, leaf := range leaves {
+		key := FoldKey(leaf)
+		t, ok := dumpCategoryTypes[key]
+		switch {
+		case ok:
+		case strings.Contains(key, "medical device") || strings.Contains(key, "instruments medicaux"):
+			t = TypeMedicalDevice
+		case strings.Contains(key, "consumer product") || strings.Contains(key, "produits de consommation"):
+			t = TypeConsumerProduct
+		}
+		if t != "" {
+			found[t] = true
+		}
+	}
+	for _, t := range dumpTypePriority {
+		if found[t] && (allowed == nil || slices.Contains(allowed, t)) {
+			return t
+		}
+	}
+	return ""
+}
+
+// DumpRowKind is what a dump row's Organization, Archived and Category say
+// of its notice.
+type DumpRowKind struct {
+	Agency, RecallType string
+	Era                DumpEra
+	// Leaves are the notice's categories (DumpCategories).
+	Leaves []string
+	// Known is false for an Organization the dump has never used; TypedBy
+	// then says how the rule typed the notice ("by its name", "by its
+	// Category", "by default").
+	Known   bool
+	TypedBy string
+}
+
+// healthCanadaTypes are the recall types of Health Canada's notices.
+var healthCanadaTypes = []string{TypeCannabis, TypeMedicalDevice, TypeConsumerProduct, TypeHealthProduct}
+
+// ClassifyDumpRow reads what a dump row's notice is: the row's era (its
+// Organization's, else its Archived value's, else the newer), its category
+// leaves, and its agency and recall type. An organization that issues
+// every kind of health notice (Health Canada, its communications branch)
+// takes the kind its Category names, else health_product. One the dump has
+// never used is typed by rule, so that a renamed organization costs no
+// notice: the agency from its name (food, aliment or inspection: CFIA;
+// transport: Transport Canada), else from what its Category names, else
+// Health Canada, health_product. Both the normalizer and the feeds (which
+// must know whether a row is a Transport Canada recall before it is
+// normalized) read rows with it, so that they cannot disagree.
+func ClassifyDumpRow(organization, archived, category string) DumpRowKind {
+	org, known := LookupDumpOrganization(organization)
+	k := DumpRowKind{Era: DumpEra2024, Known: known}
+	if _, e, ok := DumpArchived(archived); ok {
+		k.Era = e
+	}
+	if known {
+		k.Era = org.Era
+	}
+	var sectorType string
+	k.Leaves, sectorType = DumpCategories(category, k.Era)
+	switch {
+	case known && org.RecallType != "":
+		k.Agency, k.RecallType = org.Agency, org.RecallType
+	case known:
+		k.Agency, k.RecallType = org.Agency, TypeHealthProduct
+		if t := cmpOr(sectorType, DumpCategoryType(k.Leaves, healthCanadaTypes)); slices.Contains(healthCanadaTypes, t) {
+			k.RecallType = t
+		}
+	default:
+		k.Agency, k.RecallType, k.TypedBy = typeByRule(organization, cmpOr(sectorType, DumpCategoryType(k.Leaves, nil)))
+	}
+	return k
+}
+
+// typeByRule types the notice of an organization the dump has never used,
+// from its name and the recall type its Category names (catType, or "").
+func typeByRule(organization, catType string) (agency, recallType, by string) {
+	name := FoldKey(organization)
+	switch {
+	case strings.Contains(name, "food") || strings.Contains(name, "aliment") || strings.Contains(name, "inspection"):
+		return AgencyCFIA, TypeFood, "by its name"
+	case strings.Contains(name, "transport"):
+		return AgencyTransportCanada, TypeVehicle, "by its name"
+	case catType == TypeFood:
+		return AgencyCFIA, TypeFood, "by its Category"
+	case catType == TypeVehicle:
+		return AgencyTransportCanada, TypeVehicle, "by its Category"
+	case catType != "":
+		return AgencyHealthCanada, catType, "by its Category"
+	}
+	return AgencyHealthCanada, TypeHealthProduct, "by default"
+}
+
+// Hazard types the dump's Issue labels name. The record has no field for
+// the type (the API's schema has none): it leads the hazard description the
+// labels make ("Allergen: Egg, Milk").
+const (
+	HazardAllergen   = "allergen"
+	HazardMicrobial  = "microbial"
+	HazardExtraneous = "extraneous_material"
+	HazardChemical   = "chemical"
+)
+
+// HazardNames are the hazard types in English and French.
+var HazardNames = map[string][2]string{
+	HazardAllergen:   {"Allergen", "Allergène"},
+	HazardMicrobial:  {"Microbial contamination", "Contamination microbienne"},
+	HazardExtraneous: {"Extraneous material", "Matières étrangères"},
+	HazardChemical:   {"Chemical", "Chimique"},
+}
+
+// IssueLabel is what one label of a dump row's Issue says.
+type IssueLabel struct {
+	// Hazard is one of the hazard types, or "" for a label that names
+	// none ("Other").
+	Hazard string
+	// Allergens are the allergen vocabulary's values the label names.
+	Allergens []string
+}
+
+// allergen, microbial, … build the table below.
+func allergen(a ...string) IssueLabel { return IssueLabel{HazardAllergen, a} }
+
+var (
+	microbial  = IssueLabel{Hazard: HazardMicrobial}
+	extraneous = IssueLabel{Hazard: HazardExtraneous}
+	chemical   = IssueLabel{Hazard: HazardChemical}
+	noHazard   = IssueLabel{}
+)
+
+// dumpIssueLabels maps the labels food notices' Issue is made of, folded,
+// in English and French, to what they say. Each notice's Issue is one or
+// more of them joined by " - " ("Egg - Soy - Milk"); Issues of other kinds
+// of notice are their own labels ("Fire hazard", "Performance").
+var dumpIssueLabels = map[string]IssueLabel{
+	// Allergens, English.
+	"egg": allergen("egg"), "milk": allergen("milk"), "wheat": allergen("wheat"), "soy": allergen("soy"),
+	"fish": allergen("fish"), "mustard": allergen("mustard"), "gluten": allergen("gluten"),
+	"sesame seeds": allergen("sesame"), "sesame": allergen("sesame"), "peanut": allergen("peanut"),
+	"peanuts": allergen("peanut"), "tree nut": allergen("tree_nut"), "tree nuts": allergen("tree_nut"),
+	"sulphites": allergen("sulphites"), "sulfites": allergen("sulphites"),
+	"crustacean and shellfish": allergen("crustacean", "shellfish"), "crustacean": allergen("crustacean"),
+	"crustaceans": allergen("crustacean"), "shellfish": allergen("shellfish"),
+	"allergen": allergen(), "undeclared allergen": allergen(),
+	// Allergens, French.
+	"oeufs": allergen("egg"), "oeuf": allergen("egg"), "lait": allergen("milk"), "ble": allergen("wheat"),
+	"soja": allergen("soy"), "poisson": allergen("fish"), "moutarde": allergen("mustard"),
+	"graines de sesame": allergen("sesame"), "arachides": allergen("peanut"), "arachide": allergen("peanut"),
+	"noix": allergen("tree_nut"), "fruits a coque": allergen("tree_nut"),
+	"crustaces et mollusques": allergen("crustacean", "shellfish"), "crustaces": allergen("crustacean"),
+	"mollusques": allergen("shellfish"), "allergene": allergen(), "allergene non declare": allergen(),
+	// Microbial contamination.
+	"salmonella": microbial, "salmonelle": microbial, "listeria": microbial,
+	"listeria monocytogenes": microbial, "norovirus": microbial,
+	"e. coli - non-pathogenic": microbial, "e. coli - non pathogene": microbial,
+	"e. coli - other pathogenic": microbial, "e. coli - autre pathogene": microbial,
+	"e. coli o157:h7": microbial, "e. coli": microbial, "staphylococcus aureus": microbial,
+	"clostridium botulinum": microbial, "hepatitis a": microbial, "hepatite a": microbial,
+	"cronobacter": microbial, "bacillus cereus": microbial, "campylobacter": microbial,
+	"cyclospora": microbial, "mould": microbial, "moisissures": microbial,
+	"microbial contamination": microbial, "contamination microbienne": microbial,
+	// Extraneous material.
+	"extraneous material": extraneous, "matieres etrangeres": extraneous, "corps etrangers": extraneous,
+	// Chemical.
+	"chemical": chemical, "chimique": chemical,
+	// Labels that name no hazard type of their own.
+	"other": noHazard, "autre": noHazard, "contamination": noHazard,
+	"non harmful (quality or spoilage)": noHazard, "non nocif (qualite ou alteration)": noHazard,
+}
+
+// LookupIssueLabel returns what one Issue label says; ok is false for a
+// label outside the vocabulary.
+func LookupIssueLabel(label string) (IssueLabel, bool) {
+	l, ok := dumpIssueLabels[FoldKey(label)]
+	return l, ok
+}
+
+// SplitIssue cuts an Issue into its labels: joined by " - " since 2024, and
+// by ", " in lists of older rows, each join told from a label that holds
+// one ("E. Coli - non-pathogenic") by the vocabulary.
+func SplitIssue(s string) []string {
+	var labels []string
+	for _, part := range SplitDumpList(s, ", ") {
+		labels = append(labels, SplitDumpList(part, " - ")...)
+	}
+	return labels
+}
