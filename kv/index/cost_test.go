@@ -177,3 +177,28 @@ func TestExpansion_DeadlineLookedAtOften(t *testing.T) {
 		}
 	}
 }
+
+// TestEachTerm_AutomatonAsksStop checks that an automaton's walk of a
+// dictionary asks its stop as it goes, not only at the terms it accepts
+// (a misspelled word's automaton walks much of a dictionary between two),
+// and ends at the first stop that says so.
+func TestEachTerm_AutomatonAsksStop(t *testing.T) {
+	seg := bundledSegment(t)
+	aut := typoAutomaton("xqzlisteriaxq", 2)
+	asked := 0
+	if err := seg.text.eachTerm(streamEN, nil, aut, func() bool { asked++; return false }, func(string, int) bool { return true }); err != nil {
+		t.Fatal(err)
+	}
+	// The automaton accepts no term of the dictionary: every look was
+	// asked between terms.
+	if asked < 4 {
+		t.Fatalf("a walk of the dictionary that accepts no term asked its stop %d times, want several", asked)
+	}
+	asked = 0
+	if err := seg.text.eachTerm(streamEN, nil, aut, func() bool { asked++; return asked == 3 }, func(string, int) bool { return true }); err != nil {
+		t.Fatal(err)
+	}
+	if asked != 3 {
+		t.Errorf("the walk asked its stop %d times, want it to end at the third", asked)
+	}
+}

@@ -235,7 +235,7 @@ func (lx *lexicon) walk(p part, stream int, prefix []byte, aut vellum.Automaton,
 		return
 	}
 	n := 0
-	lx.err = p.s.text.eachTerm(stream, prefix, aut, func(term string, df int) bool {
+	lx.err = p.s.text.eachTerm(stream, prefix, aut, lx.expired, func(term string, df int) bool {
 		if n++; n%checkEvery == 0 && lx.expired() {
 			return false
 		}
@@ -665,10 +665,13 @@ func typoAutomaton(q string, budget int) vellum.Automaton {
 
 // eachTerm calls fn for each term of stream that begins with prefix and,
 // when aut is set, that aut accepts, with the number of documents of this
-// index holding it (hidden ones included), until fn returns false. vellum
-// walks a dictionary as its bytes say: a malformed one (a segment whose
-// checksums hold but whose writer was faulty) is an error, not a panic.
-func (ix *textIndex) eachTerm(stream int, prefix []byte, aut vellum.Automaton, fn func(term string, df int) bool) (err error) {
+// index holding it (hidden ones included), until fn returns false. With
+// aut, stop (when not nil) is asked every acceptCheckEvery steps of the
+// walk whether to end it: an automaton can walk much of a dictionary
+// between two terms it accepts. vellum walks a dictionary as its bytes
+// say: a malformed one (a segment whose checksums hold but whose writer
+// was faulty) is an error, not a panic.
+func (ix *textIndex) eachTerm(stream int, prefix []byte, aut vellum.Automaton, stop func() bool, fn func(term string, df int) bool) (err error) {
 	fst := ix.dict()
 	if fst == nil {
 		return nil
@@ -683,7 +686,7 @@ func (ix *textIndex) eachTerm(stream int, prefix []byte, aut vellum.Automaton, f
 	end := successor(start)
 	var it *vellum.FSTIterator
 	if aut != nil {
-		it, err = fst.Search(&streamAutomaton{prefix: head, inner: aut}, start, end)
+		it, err = fst.Search(&streamAutomaton{prefix: head, inner: aut, stop: stop}, start, end)
 	} else {
 		it, err = fst.Iterator(start, end)
 	}
@@ -772,11 +775,21 @@ func (ix *textIndex) dict() *vellum.FST {
 	return ix.dictFST
 }
 
-// streamAutomaton runs inner on what follows prefix in a key.
+// streamAutomaton runs inner on what follows prefix in a key. Every
+// acceptCheckEvery steps it asks stop whether to end the walk, which it
+// then does by accepting no byte more; stop also lets a search in the pool
+// of expensive searches yield its core (a yielding context's Err).
 type streamAutomaton struct {
 	prefix []byte
 	inner  vellum.Automaton
+	stop   func() bool
+	steps  int
+	ended  bool
 }
+
+// acceptCheckEvery is how many steps of an automaton's walk go between two
+// looks at its stop: a few tens of microseconds.
+const acceptCheckEvery = 1024
 
 // States: -1 is dead; 0 to len(prefix)-1 wait for that byte of the
 // prefix; len(prefix)+s is the inner automaton's state s.
@@ -799,8 +812,13 @@ func (a *streamAutomaton) WillAlwaysMatch(s int) bool {
 
 func (a *streamAutomaton) Accept(s int, b byte) int {
 	p := len(a.prefix)
+	if a.stop != nil {
+		if a.steps++; a.steps%acceptCheckEvery == 0 && !a.ended {
+			a.ended = a.stop()
+		}
+	}
 	switch {
-	case s < 0:
+	case s < 0 || a.ended:
 		return -1
 	case s < p:
 		if b != a.prefix[s] {
