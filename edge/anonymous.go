@@ -69,10 +69,13 @@ func clientPrefix(remote string) (netip.Prefix, bool) {
 }
 
 // limitAnonymous takes units from the bucket of the client at remote, and
-// returns a 429 with Retry-After when it holds fewer.
-func (s *Server) limitAnonymous(w http.ResponseWriter, remote string, units int) error {
+// returns a 429 with Retry-After when it holds fewer. A request pays its
+// first unit before its search is estimated and the rest of cost, the
+// search's estimate (0 before it), after: a search is charged its cost, at
+// most the bucket's burst, so that a full bucket can always pay for it.
+func (s *Server) limitAnonymous(w http.ResponseWriter, remote string, units, cost int) error {
 	addr, ok := clientPrefix(remote)
-	if !ok {
+	if !ok || units <= 0 {
 		return nil
 	}
 	l := s.anonymous()
@@ -86,14 +89,26 @@ func (s *Server) limitAnonymous(w http.ResponseWriter, remote string, units int)
 		}
 	}
 	p := l.plan
-	n := min(int64(units), int64(p.plan.Burst)) // a full bucket always takes one search
+	n := int64(units)
+	if cost > 0 {
+		// The units beyond the first, of a search charged its cost at
+		// most the burst.
+		n = min(n, int64(p.plan.Burst)-1)
+		if n <= 0 {
+			return nil
+		}
+	}
 	if _, next, ok := p.take(v.(*keyState), now, n); !ok {
 		wait := ceilSeconds(time.Duration(next))
 		w.Header()[headerRetryAfter] = []string{strconv.FormatInt(wait, 10)}
 		s.countRateLimited(p.plan.Name)
+		what := "a request costs 1 unit"
+		if cost > 0 {
+			what = "this search costs " + strconv.Itoa(cost) + " units"
+		}
 		return rappel.Errorf(rappel.ERATELIMIT,
-			"Too many searches without an API key from this address: this one costs %d units, and an address may spend %s units a second with bursts of %d; retry in %d s (Retry-After), or send an API key in x-gateway-key.",
-			units, strconv.FormatFloat(p.plan.Rate, 'f', -1, 64), p.plan.Burst, wait)
+			"Too many searches without an API key from this address: %s, and an address may spend %s units a second with bursts of %d; retry in %d s (Retry-After), or send an API key in x-gateway-key.",
+			what, strconv.FormatFloat(p.plan.Rate, 'f', -1, 64), p.plan.Burst, wait)
 	}
 	return nil
 }

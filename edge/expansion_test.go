@@ -101,12 +101,24 @@ func TestExpansion_AnonymousLimitedPerAddress(t *testing.T) {
 	if res.Header.Get("Retry-After") == "" || !strings.Contains(body, "without an API key from this address") {
 		t.Errorf("429: Retry-After %q, %s", res.Header.Get("Retry-After"), body)
 	}
+	// Once the bucket holds less than a unit, a request is refused before
+	// its search is estimated: no Search-Cost.
+	cheapFeed := "/recall/feed.atom?" + url.Values{"q": {"listeria"}}.Encode()
+	for range 30 {
+		res, body = exchangeHTTP(t, "GET", base+cheapFeed, false, nil)
+		if res.StatusCode == http.StatusTooManyRequests && strings.Contains(body, "a request costs 1 unit") {
+			break
+		}
+	}
+	if res.StatusCode != http.StatusTooManyRequests || res.Header.Get("Search-Cost") != "" {
+		t.Errorf("an empty bucket: %d, Search-Cost %q: %s; want a 429 before the estimate", res.StatusCode, res.Header.Get("Search-Cost"), body)
+	}
 	// A keyed search from the same address is the key's to limit.
 	if code, _, body := getWith(t, base, cheapSearch); code != http.StatusOK {
 		t.Errorf("keyed search from the same address: %d %s", code, body)
 	}
 	// Another address has a bucket of its own.
-	if err := s.limitAnonymous(httptest.NewRecorder(), "192.0.2.7:5000", 1); err != nil {
+	if err := s.limitAnonymous(httptest.NewRecorder(), "192.0.2.7:5000", 1, 0); err != nil {
 		t.Errorf("another address: %v", err)
 	}
 }

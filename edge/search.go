@@ -95,6 +95,16 @@ func (s *Server) admitSearch(ctx *context.Context, w http.ResponseWriter, snap r
 	if !ok {
 		return none, nil
 	}
+	x := exchangeOf(w)
+	keyless := charge && x != nil && x.key == nil
+	if keyless {
+		// The request's first unit, before the estimate: an address
+		// whose bucket is empty costs no estimate, as a keyed request
+		// over its limit costs none.
+		if err := s.limitAnonymous(w, x.remote, 1, 0); err != nil {
+			return none, err
+		}
+	}
 	c, cost, err := ce.SearchCost(*ctx, q)
 	if err != nil {
 		return none, err
@@ -104,15 +114,14 @@ func (s *Server) admitSearch(ctx *context.Context, w http.ResponseWriter, snap r
 	if charge {
 		w.Header()[headerSearchCost] = []string{strconv.Itoa(cost)}
 		mode = noQueue
-		x := exchangeOf(w)
 		switch {
 		case x != nil && x.key != nil:
 			if err := s.charge(w, x.key, cost); err != nil {
 				return none, err
 			}
 			mode = queued
-		case x != nil:
-			if err := s.limitAnonymous(w, x.remote, cost); err != nil {
+		case keyless:
+			if err := s.limitAnonymous(w, x.remote, cost-1, cost); err != nil {
 				return none, err
 			}
 		}

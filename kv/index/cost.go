@@ -37,7 +37,7 @@ var _ rappel.CostEstimator = (*View)(nil)
 // budget (in the pool of expensive searches when the whole costs that
 // much); the estimate then counts the expansion's priced work and the
 // query's words by their own forms. So an estimate itself never does
-// more than a couple of milliseconds of expansion, whatever q holds.
+// more than half a millisecond of expansion, whatever q holds.
 func (v *View) SearchCost(ctx context.Context, q *rappel.Search) (context.Context, int, error) {
 	parts := v.parts()
 	lx := newLexicon(ctx, parts)
@@ -62,8 +62,10 @@ func (v *View) SearchCost(ctx context.Context, q *rappel.Search) (context.Contex
 var noExpansion = &expansion{}
 
 // deferExpansion is the expansion work SearchCost does before admission
-// at most: two milliseconds of a core.
-const deferExpansion = 2 * costUnit
+// at most: half a millisecond of a core. Every search pays it before it is
+// refused or queued, so it stays small; a prefix's completions fit in it,
+// so that their postings are priced, and a correction mostly does not.
+const deferExpansion = costUnit / 2
 
 // What each step of an expansion costs, in the units of searchWork (a
 // posting entry read, about 5 ns), measured on the bundle's index

@@ -13,7 +13,8 @@ import (
 
 // TestSearchCost checks on the bundle's segment that the searches of a
 // word or two cost 1 or 2 however they sort (but a short prefix by
-// relevance: it scores 128 terms), that the expensive ones cost
+// relevance: it scores 128 terms; and a misspelled word, whose correction
+// is priced at its worst before it runs), that the expensive ones cost
 // many units, and that the expansion SearchCost computed is the one the
 // search uses.
 func TestSearchCost(t *testing.T) {
@@ -29,15 +30,17 @@ func TestSearchCost(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if e := ctx.Value(expansionKey{}).(*expanded); e.exp != exp {
+		// An expansion the estimate computed (one within its allowance)
+		// is the one the search uses.
+		if e, ok := ctx.Value(expansionKey{}).(*expanded); ok && e.exp != exp {
 			t.Errorf("%q: the search computed its expansion again", text)
 		}
 		return n
 	}
 	for _, text := range []string{"recall", "salmonella", "cheese listeria", `"peanut butter"`, "listeria OR salmonella", "lysteria", "pe*", "f150"} {
 		for _, sortBy := range []string{"", rappel.SortPublished, rappel.SortRelevance} {
-			if n := cost(text, sortBy); n > 2 && !(text == "pe*" && sortBy == rappel.SortRelevance) {
-				t.Errorf("q=%q sort_by=%q costs %d units, want 1 or 2", text, sortBy, n)
+			if n := cost(text, sortBy); n > 2 && !(text == "pe*" && sortBy == rappel.SortRelevance) && !(text == "lysteria" && n == 3) {
+				t.Errorf("q=%q sort_by=%q costs %d units, want 1 or 2 (3 for a misspelled word, whose correction is priced before it runs)", text, sortBy, n)
 			}
 		}
 	}
