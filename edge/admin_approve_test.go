@@ -3,13 +3,16 @@ package edge
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/rappel-ca/rappel"
 	"github.com/rappel-ca/rappel/plugins"
 	"github.com/rappel-ca/rappel/plugins/plugintest"
 )
@@ -92,4 +95,35 @@ func TestServer_AdminApprovePlugin(t *testing.T) {
 	}()).URL+approve, testAdminKey); code != 422 || !strings.Contains(body, "body") {
 		t.Errorf("without a body: %d %s", code, body)
 	}
+}
+
+// FuzzDecodeApprove sends any body to the approval's decoding: it returns
+// a digest of 64 lower-case hex digits, or a 415, or a 422 whose items are
+// shaped as rappel's constructors shape them.
+func FuzzDecodeApprove(f *testing.F) {
+	for _, b := range []string{``, `{}`, `null`, `[1]`, `{"sha256":"` + strings.Repeat("ab", 32) + `"}`, `{"sha256":"AB"}`,
+		`{"sha256":42,"digest":"x"}`, `{"sha256":"` + strings.Repeat("ab", 31) + "a\xff" + `"}`, `{"sha256":null}`} {
+		f.Add(b, "application/json")
+	}
+	f.Add(`sha256=ab`, "application/x-www-form-urlencoded")
+	f.Fuzz(func(t *testing.T, body, contentType string) {
+		r := httptest.NewRequest(http.MethodPost, "/admin/plugins/hcdump/approve", strings.NewReader(body))
+		r.Header.Set("Content-Type", contentType)
+		sha, err := decodeApprove(r)
+		if err == nil {
+			if !sha256Hex.MatchString(sha) {
+				t.Fatalf("%q: accepted digest %q", body, sha)
+			}
+			return
+		}
+		var e *rappel.Error
+		if !errors.As(err, &e) || (e.Code != rappel.EMEDIATYPE && e.Code != rappel.EBADREQUEST && (e.Code != rappel.EINVALID || len(e.Items) == 0)) {
+			t.Fatalf("%q: %v, want a 415 or a 422 with items", body, err)
+		}
+		for _, it := range e.Items {
+			for _, p := range itemProblems(it, false) {
+				t.Errorf("%q: %s: %+v", body, p, it)
+			}
+		}
+	})
 }
