@@ -74,7 +74,7 @@ func (c *FeedsConfig) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.Detail, "feed-detail", c.Detail, "`URL template` of a notice's detail document, with {id} and {lang}")
 	fs.DurationVar(&c.Interval, "refresh-interval", c.Interval, "`time` between two refreshes of the feeds (for example 15m, or 2s in tests)")
 	fs.Float64Var(&c.MaxRemoval, "max-removal", c.MaxRemoval, "largest `share` of a source's records one refresh may remove; more is refused as suspicious")
-	fs.StringVar(&c.AdminKey, "admin-key", c.AdminKey, "`key` for the admin endpoints (POST /admin/refresh, GET /admin/plugins), sent in x-admin-key; empty keeps them closed")
+	fs.StringVar(&c.AdminKey, "admin-key", c.AdminKey, "`key` for the admin endpoints (POST /admin/refresh, GET /admin/plugins, POST /admin/plugins/{source}/approve), sent in x-admin-key; empty keeps them closed")
 	fs.StringVar(&c.PluginsDir, "plugins-dir", c.PluginsDir, "`directory` watched for new plugins (<source>.wasm), tried on the last good data before they replace the running ones")
 	fs.StringVar(&c.PluginKeys, "plugin-keys", c.PluginKeys, "`file` of the trusted public keys (minisign format, one a line, # for comments); a plugin from --plugins-dir goes live only with a signature (FILE.wasm.minisig) by one of them")
 	fs.BoolVar(&c.AllowUnsigned, "plugins-allow-unsigned", c.AllowUnsigned, "let plugins from --plugins-dir without a signature go live (development only; a signature that is there is still checked)")
