@@ -335,7 +335,11 @@ func (r *Registry) Approve(ctx context.Context, source, sha string) error {
 	}
 	s.pending = c
 	r.mu.Unlock()
-	r.Scan(ctx)
+	// Only this trial, not a scan: a file dropped in meanwhile must not
+	// replace the candidate the operator approved.
+	r.scanMu.Lock()
+	r.try(ctx, source)
+	r.scanMu.Unlock()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	switch {
