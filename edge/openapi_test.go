@@ -464,15 +464,7 @@ func TestOpenAPI_Responses(t *testing.T) {
 	admin := map[string]string{"X-Admin-Key": testAdminKey}
 	html := map[string]string{"Accept": "text/html"}
 	jsonAccept := map[string]string{"Accept": "application/json"}
-	run := func(c docCase) []byte {
-		t.Helper()
-		resp, body := docRequest(t, base, c)
-		if resp.StatusCode != c.status {
-			t.Fatalf("%s %s: status %d, want %d: %s", c.method, c.target, resp.StatusCode, c.status, body)
-		}
-		d.checkResponse(t, c, resp, body)
-		return body
-	}
+	run := d.runner(t, base)
 	cases := []docCase{
 		{"GET", "/", "", nil, 200},
 		{"GET", "/", "", html, 200},
@@ -650,6 +642,20 @@ func TestOpenAPI_FullRecord(t *testing.T) {
 	}
 	if err := d.validate(t, loc, got); err != nil {
 		t.Errorf("fullRecord does not match the Record schema:\n%v", err)
+	}
+}
+
+// runner returns a function that sends a case to base, checks its status
+// and its response against the document, and returns its body.
+func (d *openAPI) runner(tb testing.TB, base string) func(docCase) []byte {
+	return func(c docCase) []byte {
+		tb.Helper()
+		resp, body := docRequest(tb, base, c)
+		if resp.StatusCode != c.status {
+			tb.Fatalf("%s %s: status %d, want %d: %s", c.method, c.target, resp.StatusCode, c.status, body)
+		}
+		d.checkResponse(tb, c, resp, body)
+		return body
 	}
 }
 

@@ -67,6 +67,7 @@ func (s *Server) routes() []route {
 		// Public to the gateway keys: the admin key is checked instead.
 		{methods: []string{http.MethodPost}, pattern: "/admin/refresh", public: true, handle: s.adminRefresh},
 		{methods: get, pattern: "/admin/plugins", public: true, handle: s.adminPlugins},
+		{methods: []string{http.MethodPost}, pattern: "/admin/plugins/{source}/approve", public: true, handle: s.adminApprovePlugin},
 		{methods: get, pattern: "/metrics", public: true, handle: s.getMetrics},
 		// The API description (openapi.json, with its test) and the page
 		// rendering it: public, as the README says.

@@ -66,6 +66,10 @@ type Server struct {
 	// candidates and the last swaps); the endpoint answers 503 while it is
 	// nil.
 	Plugins func() any
+	// ApprovePlugin, when set with Plugins, activates a candidate held for
+	// approval, for POST /admin/plugins/{source}/approve; the endpoint
+	// answers 503 while it is nil.
+	ApprovePlugin ApprovePlugin
 	// AdminKey opens the admin endpoints to requests carrying it in
 	// x-admin-key; empty keeps them closed (403).
 	AdminKey string

@@ -93,6 +93,12 @@ func TestValidation_Walk(t *testing.T) {
 		get("query:", "/docs/assets/swagger-ui.css", q("v", "2"), 422, "extra_forbidden@query.v"),
 		{what: "query:", method: http.MethodPost, target: "/admin/refresh?force=1", status: 422, items: []string{"extra_forbidden@query.force"}},
 		{what: "query:", method: http.MethodGet, target: "/admin/plugins?source=vrdb", status: 422, items: []string{"extra_forbidden@query.source"}},
+		{what: "query:", method: http.MethodPost, target: "/admin/plugins/hcdump/approve?force=1", status: 422, items: []string{"extra_forbidden@query.force"}},
+		{what: "path:source", method: http.MethodPost, target: "/admin/plugins/HC%20dump/approve", body: `{"sha256":"` + strings.Repeat("0", 64) + `"}`, status: 422, items: []string{"value_error@path.source"}},
+		{what: "body", method: http.MethodPost, target: "/admin/plugins/hcdump/approve", body: `{}`, status: 422, items: []string{"missing@body.sha256"}},
+		{what: "body", method: http.MethodPost, target: "/admin/plugins/hcdump/approve", body: `{"sha256":"4011e8c0"}`, status: 422, items: []string{"value_error@body.sha256"}},
+		{what: "body", method: http.MethodPost, target: "/admin/plugins/hcdump/approve", body: `{"sha256":42,"digest":"x"}`, status: 422, items: []string{"extra_forbidden@body.digest", "value_error@body.sha256"}},
+		{what: "body", method: http.MethodPost, target: "/admin/plugins/hcdump/approve", body: `[1]`, status: 422, items: []string{"json_invalid@body"}},
 		get("query:", "/metrics", q("name", "x"), 422, "extra_forbidden@query.name"),
 
 		// GET /recall, each parameter.
@@ -269,7 +275,7 @@ func TestValidation_Walk(t *testing.T) {
 					t.Errorf("%s: no bad path value of %s", key, w[1])
 				}
 			}
-			if m == http.MethodPost && rt.pattern == "/recall/alerts/subscribe" && !covered[key+" body"] {
+			if m == http.MethodPost && (rt.pattern == "/recall/alerts/subscribe" || rt.pattern == "/admin/plugins/{source}/approve") && !covered[key+" body"] {
 				t.Errorf("%s: no bad body", key)
 			}
 		}

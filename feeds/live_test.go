@@ -169,6 +169,14 @@ func TestLive(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(reg.Dir, "hcdump.wasm"), upper, 0o644); err != nil {
 			t.Fatal(err)
 		}
+		// It changes every title: held until its digest is approved.
+		waitFor(t, "the candidate held for approval", func() bool {
+			ev := reg.Report().History
+			return len(ev) > 0 && ev[0].Event == "held" && ev[0].SHA256 == plugins.SHA256(upper)
+		})
+		if err := reg.Approve(h.ctx, "hcdump", plugins.SHA256(upper)); err != nil {
+			t.Fatal(err)
+		}
 		waitFor(t, "the new plugin's titles in the index", func() bool {
 			r, ok := catalog.Current().Record("tc-2018123")
 			return ok && r.Translations.EN.Title == strings.ToUpper(title)

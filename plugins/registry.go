@@ -40,6 +40,10 @@ type Registry struct {
 	// MaxLoss is the share of records a candidate may lose against the
 	// active plugin on the same payload.
 	MaxLoss float64
+	// MaxChange is the share of the records both plugins make that a
+	// candidate may change in any one field (see Diff) and still go live;
+	// one that changes more is held until approved (see Approve).
+	MaxChange float64
 	// Partial names the sources whose records are validated as partial
 	// records (see Judge).
 	Partial map[string]bool
@@ -91,6 +95,10 @@ type source struct {
 	// on, or being tried (trying).
 	pending *candidate
 	trying  bool
+	// held is a candidate that passed its trial but changed more of the
+	// records' content than MaxChange allows: it waits for an operator's
+	// approval of its digest.
+	held *heldCandidate
 	// The last candidate that was not activated, and why.
 	rejected, rejectedReason, rejectedPath string
 	rejectedAt                             time.Time
@@ -109,6 +117,18 @@ type candidate struct {
 	path   string
 	wasm   []byte
 	found  time.Time
+	// approved is set when an operator approved the candidate's digest:
+	// its trial skips the content gate, not the loss and refusal checks.
+	approved bool
+}
+
+// heldCandidate is a candidate held for approval, with what it changed
+// and why it was held, in a sentence.
+type heldCandidate struct {
+	c    *candidate
+	diff DiffSummary
+	why  string
+	at   time.Time
 }
 
 // NewRegistry returns a registry of host's plugins, starting with the
@@ -118,6 +138,7 @@ func NewRegistry(host *Host, initial map[string][]byte) *Registry {
 		Host:         host,
 		PollInterval: DefaultPollInterval,
 		MaxLoss:      DefaultMaxLoss,
+		MaxChange:    DefaultMaxChange,
 		Partial:      DefaultPartial(),
 		Now:          time.Now,
 		Logger:       slog.Default(),
@@ -188,6 +209,10 @@ func (r *Registry) Close() error {
 		if s.pending != nil {
 			_ = s.pending.plugin.Close(context.Background())
 			s.pending = nil
+		}
+		if s.held != nil {
+			_ = s.held.c.plugin.Close(context.Background())
+			s.held = nil
 		}
 	}
 	return nil

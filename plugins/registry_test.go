@@ -44,6 +44,11 @@ func MustOpenRegistry(tb testing.TB, h *plugins.Host, dir string, configure ...f
 
 // writePlugin puts wasm into dir as name.wasm the way an operator should:
 // written aside, then renamed into place.
+// ungated lets a candidate change any share of the records' content: the
+// tests using it swap in the upper guest, which changes every title, to
+// see a swap's effect, not the content gate's (see gate_test.go).
+func ungated(r *plugins.Registry) { r.MaxChange = 1 }
+
 func writePlugin(tb testing.TB, dir, name string, wasm []byte) {
 	tb.Helper()
 	tmp := filepath.Join(dir, "."+name+".tmp")
@@ -148,7 +153,7 @@ func TestRegistry_HotSwap(t *testing.T) {
 	dir := t.TempDir()
 	var mu sync.Mutex
 	var activated *rappel.Normalized
-	r := MustOpenRegistry(t, MustOpenHost(t), dir, func(r *plugins.Registry) {
+	r := MustOpenRegistry(t, MustOpenHost(t), dir, ungated, func(r *plugins.Registry) {
 		r.PollInterval = 50 * time.Millisecond
 		r.OnActivate = func(source string, out *rappel.Normalized) {
 			mu.Lock()
@@ -230,7 +235,7 @@ func TestRegistry_CandidateWaitsForPayload(t *testing.T) {
 	dir := t.TempDir()
 	upper := plugintest.Build(t, guests+"upper")
 	writePlugin(t, dir, "hcdump", upper)
-	r := MustOpenRegistry(t, MustOpenHost(t), dir)
+	r := MustOpenRegistry(t, MustOpenHost(t), dir, ungated)
 	// Found at Open, but there is nothing to try it on yet.
 	st := status(t, r, "hcdump")
 	if st.Pending != plugins.SHA256(upper) || st.Origin != "bundled" {

@@ -14,7 +14,7 @@ type Event struct {
 	At     time.Time `json:"at"`
 	Source string    `json:"source"`
 	SHA256 string    `json:"sha256"`
-	// Event is "activated" or "refused"; Why says why, in a sentence.
+	// Event is "activated", "held" or "refused"; Why says why, in a sentence.
 	Event string `json:"event"`
 	Why   string `json:"why"`
 }
@@ -31,14 +31,21 @@ type ActiveReport struct {
 }
 
 // CandidateReport is a candidate plugin of a source: "trying" (its trial
-// runs now), "held" (it waits for a payload to be tried on) or "refused"
-// (the last refused, with why).
+// runs now), "held" (it waits for a payload to be tried on, or for an
+// operator's approval: see Reason) or "refused" (the last refused, with
+// why).
 type CandidateReport struct {
 	SHA256 string    `json:"sha256"`
 	Path   string    `json:"path,omitempty"`
 	State  string    `json:"state"`
 	Since  time.Time `json:"since"`
 	Why    string    `json:"why"`
+	// Reason says why a held candidate is held: "awaiting_payload" (it
+	// has not been tried yet) or "awaiting_approval" (it passed its trial
+	// but changed more of the records' content than allowed; Diff says
+	// what it changed, and approving its sha256 activates it).
+	Reason string       `json:"reason,omitempty"`
+	Diff   *DiffSummary `json:"diff,omitempty"`
 }
 
 // SourceReport is what the registry knows of one source's plugins.
@@ -82,12 +89,16 @@ func (s *source) report() SourceReport {
 		sr.Active = a
 	}
 	if c := s.pending; c != nil {
-		cr := CandidateReport{SHA256: c.plugin.SHA256, Path: c.path, State: "held", Since: c.found,
+		cr := CandidateReport{SHA256: c.plugin.SHA256, Path: c.path, State: "held", Reason: "awaiting_payload", Since: c.found,
 			Why: "It waits for a payload to be tried on: the source has had no refresh yet whose payload its active plugin parsed or failed on."}
 		if s.trying {
-			cr.State, cr.Why = "trying", "Its trial on the source's payload is running."
+			cr.State, cr.Reason, cr.Why = "trying", "", "Its trial on the source's payload is running."
 		}
 		sr.Candidates = append(sr.Candidates, cr)
+	}
+	if h := s.held; h != nil {
+		diff := h.diff
+		sr.Candidates = append(sr.Candidates, CandidateReport{SHA256: h.c.plugin.SHA256, Path: h.c.path, State: "held", Reason: "awaiting_approval", Since: h.at, Why: h.why, Diff: &diff})
 	}
 	if s.rejected != "" {
 		sr.Candidates = append(sr.Candidates, CandidateReport{SHA256: s.rejected, Path: s.rejectedPath, State: "refused", Since: s.rejectedAt, Why: s.rejectedReason})

@@ -101,7 +101,7 @@ func TestRegistry_Report(t *testing.T) {
 	writePlugin(t, dir, "hcdump", upper)
 	r.Scan(context.Background())
 	c := report(t, r, "hcdump").Candidates
-	if len(c) != 1 || c[0].State != "held" || c[0].SHA256 != plugins.SHA256(upper) || c[0].Since.IsZero() || !strings.HasSuffix(c[0].Why, ".") {
+	if len(c) != 1 || c[0].State != "held" || c[0].Reason != "awaiting_payload" || c[0].SHA256 != plugins.SHA256(upper) || c[0].Since.IsZero() || !strings.HasSuffix(c[0].Why, ".") {
 		t.Fatalf("candidates before any payload = %+v, want upper held", c)
 	}
 

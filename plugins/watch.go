@@ -2,6 +2,7 @@ package plugins
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -135,6 +136,7 @@ func (r *Registry) consider(ctx context.Context, name, path string, wasm []byte)
 		return
 	case s.active != nil && s.active.plugin.SHA256 == sha,
 		s.pending != nil && s.pending.plugin.SHA256 == sha,
+		s.held != nil && s.held.c.plugin.SHA256 == sha,
 		s.rejected == sha:
 		r.mu.Unlock()
 		return
@@ -179,6 +181,9 @@ type trial struct {
 	base      *Baseline
 	current   bool
 	activeErr string
+	// active is what the active plugin made of payload, for the content
+	// gate; nil on the current payload, which it failed on.
+	active []*rappel.Record
 }
 
 // trialOf picks s's trial payload. r.mu must be held.
@@ -187,7 +192,11 @@ func (s *source) trialOf() *trial {
 	case s.current != nil:
 		return &trial{payload: s.current, digest: s.currentDigest, current: true, activeErr: s.currentErr}
 	case s.payload != nil:
-		return &trial{payload: s.payload, digest: s.payloadDigest, base: s.baseline}
+		t := &trial{payload: s.payload, digest: s.payloadDigest, base: s.baseline}
+		if s.primed != nil {
+			t.active = s.primed.Records
+		}
+		return t
 	}
 	return nil
 }
@@ -213,6 +222,12 @@ func (r *Registry) try(ctx context.Context, name string) {
 		v = Judge(name, res, r.Partial[name])
 		err = t.base.Accept(v, r.MaxLoss)
 	}
+	var diff DiffSummary
+	var holdWhy string
+	if err == nil && t.active != nil && !c.approved {
+		diff = Diff(t.active, v.Records)
+		holdWhy = diff.Exceeds(r.MaxChange)
+	}
 	r.mu.Lock()
 	s.trying = false
 	if ctx.Err() != nil {
@@ -229,6 +244,11 @@ func (r *Registry) try(ctx context.Context, name string) {
 		r.reject(s, c.plugin.SHA256, c.path, err)
 		r.mu.Unlock()
 		_ = c.plugin.Close(context.Background())
+		return
+	}
+	if holdWhy != "" {
+		r.hold(s, c, diff, holdWhy)
+		r.mu.Unlock()
 		return
 	}
 	out := &rappel.Normalized{Records: v.Records, Problems: v.Problems, Plugin: c.plugin.SHA256, Duration: res.Duration}
@@ -270,6 +290,65 @@ func (r *Registry) activate(s *source, c *candidate, t *trial, v *Verdict, out *
 	}
 	r.remember(s.name, c.plugin.SHA256, "activated", why)
 	return activeManifest{SHA256: c.plugin.SHA256, Since: s.since, Why: why, From: c.path, Bundled: SHA256(r.bundled[s.name])}
+}
+
+// hold keeps c, which passed its trial but changed too much of the
+// records' content, until an operator approves its digest; a held
+// candidate it replaces is closed. r.mu must be held.
+func (r *Registry) hold(s *source, c *candidate, diff DiffSummary, why string) {
+	if s.held != nil {
+		_ = s.held.c.plugin.Close(context.Background())
+	}
+	reason := fmt.Sprintf("%s (sha256 %s) is held for approval: %s. Approve its sha256 to activate it.", filepath.Base(c.path), c.plugin.SHA256[:12], why)
+	s.held = &heldCandidate{c: c, diff: diff, why: reason, at: r.Now()}
+	r.remember(s.name, c.plugin.SHA256, "held", reason)
+	r.Logger.Warn("plugin candidate held for approval", "source", s.name, "path", c.path, "sha256", c.plugin.SHA256, "reason", reason)
+}
+
+// ErrNotHeld is returned by Approve when the source holds no candidate
+// of the digest given.
+var ErrNotHeld = errors.New("no candidate of this digest is held for approval")
+
+// Approve activates source's candidate held for approval whose SHA-256 is
+// sha: it is tried again on the source's payload, without the content
+// gate but with every other check, and activated. It returns why not,
+// wrapping ErrNotHeld when no held candidate has that digest.
+func (r *Registry) Approve(ctx context.Context, source, sha string) error {
+	r.mu.Lock()
+	s := r.sources[source]
+	if s == nil || s.active == nil {
+		r.mu.Unlock()
+		return fmt.Errorf("%w: there is no source named %q", ErrNotHeld, source)
+	}
+	if s.held == nil || s.held.c.plugin.SHA256 != sha {
+		held := "none is held"
+		if s.held != nil {
+			held = "the held one is " + s.held.c.plugin.SHA256
+		}
+		r.mu.Unlock()
+		return fmt.Errorf("%w for %s (%s)", ErrNotHeld, source, held)
+	}
+	c := s.held.c
+	c.approved, s.held = true, nil
+	if s.pending != nil {
+		_ = s.pending.plugin.Close(context.Background())
+	}
+	s.pending = c
+	r.mu.Unlock()
+	// Only this trial, not a scan: a file dropped in meanwhile must not
+	// replace the candidate the operator approved.
+	r.scanMu.Lock()
+	r.try(ctx, source)
+	r.scanMu.Unlock()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch {
+	case s.active != nil && s.active.plugin.SHA256 == sha:
+		return nil
+	case s.rejected == sha:
+		return errors.New(s.rejectedReason)
+	}
+	return fmt.Errorf("the approved candidate %s was not tried: the request ended first; it stays pending and is tried at the next scan", sha[:12])
 }
 
 // reject records why the candidate sha was not activated and logs it.

@@ -36,6 +36,9 @@ type FeedsConfig struct {
 	// AllowUnsigned lets unsigned plugins from PluginsDir go live: for
 	// development only.
 	AllowUnsigned bool
+	// MaxChange is the share of the records a candidate plugin may change
+	// in any one field before it is held for approval.
+	MaxChange float64
 	// DetailRate is detail document requests a second; 0 for no limit.
 	DetailRate float64
 	// DetailBudget is the time a refresh spends at most fetching detail
@@ -56,6 +59,7 @@ func (c *FeedsConfig) defaults() {
 	}
 	if c.Interval == 0 {
 		c.Interval, c.MaxRemoval, c.DetailRate = 15*time.Minute, 0.2, 10
+		c.MaxChange = plugins.DefaultMaxChange
 	}
 	if c.DetailBudget == 0 {
 		c.DetailBudget = feeds.DefaultDetailBudget
@@ -70,10 +74,11 @@ func (c *FeedsConfig) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.Detail, "feed-detail", c.Detail, "`URL template` of a notice's detail document, with {id} and {lang}")
 	fs.DurationVar(&c.Interval, "refresh-interval", c.Interval, "`time` between two refreshes of the feeds (for example 15m, or 2s in tests)")
 	fs.Float64Var(&c.MaxRemoval, "max-removal", c.MaxRemoval, "largest `share` of a source's records one refresh may remove; more is refused as suspicious")
-	fs.StringVar(&c.AdminKey, "admin-key", c.AdminKey, "`key` for the admin endpoints (POST /admin/refresh, GET /admin/plugins), sent in x-admin-key; empty keeps them closed")
+	fs.StringVar(&c.AdminKey, "admin-key", c.AdminKey, "`key` for the admin endpoints (POST /admin/refresh, GET /admin/plugins, POST /admin/plugins/{source}/approve), sent in x-admin-key; empty keeps them closed")
 	fs.StringVar(&c.PluginsDir, "plugins-dir", c.PluginsDir, "`directory` watched for new plugins (<source>.wasm), tried on the last good data before they replace the running ones")
 	fs.StringVar(&c.PluginKeys, "plugin-keys", c.PluginKeys, "`file` of the trusted public keys (minisign format, one a line, # for comments); a plugin from --plugins-dir goes live only with a signature (FILE.wasm.minisig) by one of them")
 	fs.BoolVar(&c.AllowUnsigned, "plugins-allow-unsigned", c.AllowUnsigned, "let plugins from --plugins-dir without a signature go live (development only; a signature that is there is still checked)")
+	fs.Float64Var(&c.MaxChange, "plugin-max-change", c.MaxChange, "largest `share` of the records a candidate plugin from --plugins-dir may change in any one field (title, hazard, what to do, allergens, units, dates...) and still go live; more holds it until POST /admin/plugins/{source}/approve")
 	fs.Float64Var(&c.DetailRate, "feed-detail-rate", c.DetailRate, "detail document `requests` a second at most (0 for no limit)")
 	fs.DurationVar(&c.DetailBudget, "feed-detail-budget", c.DetailBudget, "`time` a refresh spends at most fetching detail documents, after the dumps' changes are served; the notices left wait for the next refreshes")
 }
@@ -86,6 +91,8 @@ func (c *FeedsConfig) validate() error {
 		return fmt.Errorf("--refresh-interval is %s; give a positive duration such as 15m", c.Interval)
 	case c.MaxRemoval < 0 || c.MaxRemoval > 1:
 		return fmt.Errorf("--max-removal is %g; give a share between 0 and 1 such as 0.2", c.MaxRemoval)
+	case c.MaxChange < 0 || c.MaxChange > 1:
+		return fmt.Errorf("--plugin-max-change is %g; give a share between 0 and 1 such as 0.05", c.MaxChange)
 	case c.DetailRate < 0:
 		return fmt.Errorf("--feed-detail-rate is %g; give 0 or more", c.DetailRate)
 	case c.DetailBudget < 0:
@@ -147,6 +154,7 @@ func (c *ServeCommand) startFeeds(ctx context.Context, store *kv.Store, listener
 		}
 		live.Plugins, closePlugins = reg, closeReg
 		srv.Plugins = func() any { return reg.Report() }
+		srv.ApprovePlugin = reg.Approve
 	}
 	if err := live.Open(ctx); err != nil {
 		return nil, errors.Join(err, closePlugins())
@@ -186,6 +194,7 @@ func (c *FeedsConfig) openPlugins(ctx context.Context, dataDir string, bundled i
 	}
 	reg = plugins.NewRegistry(host, mods)
 	reg.Dir = c.PluginsDir
+	reg.MaxChange = c.MaxChange
 	if verifier != nil {
 		// A candidate from the directory goes live only signed by a
 		// trusted key (README, "Live feeds").

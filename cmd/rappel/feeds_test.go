@@ -52,7 +52,13 @@ func waitFor(tb testing.TB, what string, ok func() bool) {
 
 func adminRefresh(tb testing.TB, base, key string) (int, []byte) {
 	tb.Helper()
-	req, _ := http.NewRequest(http.MethodPost, base+"/admin/refresh", nil)
+	return adminPost(tb, base+"/admin/refresh", key, "")
+}
+
+// adminPost posts body to url with the admin key, and returns the answer.
+func adminPost(tb testing.TB, url, key, body string) (int, []byte) {
+	tb.Helper()
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
 	if key != "" {
 		req.Header.Set("x-admin-key", key)
 	}
@@ -238,6 +244,11 @@ func TestServe_Feeds(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(pluginsDir, "hcdump.wasm"), upper, 0o644); err != nil {
 			t.Fatal(err)
 		}
+		// It changes every title: held until an operator approves it.
+		waitFor(t, "the candidate's approval", func() bool {
+			code, _ := adminPost(t, base+"/admin/plugins/hcdump/approve", adminKey, `{"sha256":"`+plugins.SHA256(upper)+`"}`)
+			return code == 200
+		})
 		waitFor(t, "the new plugin's titles", func() bool {
 			_, r := record(t, base, "tc-2018123")
 			return r != nil && r.Translations.EN.Title == strings.ToUpper(title)

@@ -86,8 +86,15 @@ type PluginTestCommand struct {
 	JSON   bool
 	// Against is the plugin the candidate is compared with: "bundled" (the
 	// binary's plugin for the source), "none", or a .wasm file.
-	Against  string
-	MaxLoss  float64
+	Against string
+	MaxLoss float64
+	// MaxChange is the share of the records the candidate may change in
+	// any one field before the server holds it for approval, as its
+	// --plugin-max-change.
+	MaxChange float64
+	// Diff prints what the candidate changed, field by field, against
+	// the plugin it is compared with.
+	Diff     bool
 	Timeout  time.Duration
 	Stop     string
 	CacheDir string
@@ -108,7 +115,7 @@ type PluginTestCommand struct {
 // NewPluginTestCommand returns a PluginTestCommand with the server's
 // settings as defaults.
 func NewPluginTestCommand() *PluginTestCommand {
-	return &PluginTestCommand{Against: "bundled", MaxLoss: plugins.DefaultMaxLoss, Timeout: plugins.NewHost().Timeout, Stop: "kill"}
+	return &PluginTestCommand{Against: "bundled", MaxLoss: plugins.DefaultMaxLoss, MaxChange: plugins.DefaultMaxChange, Timeout: plugins.NewHost().Timeout, Stop: "kill"}
 }
 
 // ParseFlags reads the command line and environment into c. The module may
@@ -155,6 +162,8 @@ func (c *PluginTestCommand) flagSet() *flag.FlagSet {
 	fs.BoolVar(&c.JSON, "json", c.JSON, "print the verdict as JSON, with every problem")
 	fs.StringVar(&c.Against, "against", c.Against, "`plugin` to compare with on the same input: bundled, none, or a .wasm file")
 	fs.Float64Var(&c.MaxLoss, "max-loss", c.MaxLoss, "`share` of the compared plugin's records the candidate may lose")
+	fs.Float64Var(&c.MaxChange, "max-change", c.MaxChange, "`share` of the records the candidate may change in any one field before the server holds it for approval (its --plugin-max-change)")
+	fs.BoolVar(&c.Diff, "diff", c.Diff, "print what the candidate changes, field by field, against the plugin it is compared with (--against)")
 	fs.DurationVar(&c.Timeout, "timeout", c.Timeout, "`time` a run may take before it is stopped")
 	fs.StringVar(&c.Stop, "stop", c.Stop, "how a runaway run is stopped: `kill` (a child process, as the server does), check (in process, wazero's deadline checks) or none (trusted)")
 	fs.StringVar(&c.CacheDir, "cache-dir", c.CacheDir, "`directory` for compiled modules (default: a temporary one)")
@@ -175,6 +184,8 @@ func (c *PluginTestCommand) Validate() error {
 		return fmt.Errorf("--stop is %q; it takes kill, check or none", c.Stop)
 	case c.MaxLoss < 0 || c.MaxLoss > 1:
 		return fmt.Errorf("--max-loss is %g; give a share between 0 and 1", c.MaxLoss)
+	case c.MaxChange < 0 || c.MaxChange > 1:
+		return fmt.Errorf("--max-change is %g; give a share between 0 and 1", c.MaxChange)
 	}
 	return nil
 }
@@ -211,6 +222,8 @@ type againstReport struct {
 	Refused  int     `json:"refused"`
 	Lost     int     `json:"lost"`
 	Duration float64 `json:"duration_seconds"`
+	// Diff is what the candidate changed of the records, field by field.
+	Diff plugins.DiffSummary `json:"diff"`
 }
 
 // Run tests the plugin and prints the report; it returns errRejected when
@@ -260,8 +273,13 @@ func (c *PluginTestCommand) Run(ctx context.Context) error {
 		}
 	}
 	rep.Verdict = "accepted"
-	if err != nil {
+	switch {
+	case err != nil:
 		rep.Verdict, rep.Reason = "rejected", err.Error()
+	case rep.Against != nil:
+		if why := rep.Against.Diff.Exceeds(c.MaxChange); why != "" {
+			rep.Verdict, rep.Reason = "held", why
+		}
 	}
 	if err := c.print(out, rep); err != nil {
 		return err
@@ -417,7 +435,8 @@ func (c *PluginTestCommand) compare(ctx context.Context, host *plugins.Host, pay
 	}
 	base := plugins.NewBaseline("", av)
 	lost, _ := base.Lost(v)
-	rep.Against = &againstReport{Plugin: path, Accepted: len(av.Records), Refused: av.Refused, Lost: lost, Duration: time.Since(start).Seconds()}
+	rep.Against = &againstReport{Plugin: path, Accepted: len(av.Records), Refused: av.Refused, Lost: lost, Duration: time.Since(start).Seconds(),
+		Diff: plugins.Diff(av.Records, v.Records)}
 	if sum, ok := shaOf(wasm, path); ok {
 		rep.Against.SHA256 = sum
 	}
@@ -480,13 +499,32 @@ func (c *PluginTestCommand) print(w io.Writer, rep *pluginReport) error {
 	if a := rep.Against; a != nil {
 		fmt.Fprintf(w, "compared  with %s (sha256 %s, %.2fs): %d accepted, %d refused; the candidate lacks %d of them\n",
 			a.Plugin, short(a.SHA256), a.Duration, a.Accepted, a.Refused, a.Lost)
+		if c.Diff {
+			printDiff(w, a.Diff)
+		}
 	}
-	if rep.Verdict == "accepted" {
+	switch rep.Verdict {
+	case "accepted":
 		fmt.Fprintln(w, "verdict   accepted: the host would activate this plugin")
-	} else {
+	case "held":
+		fmt.Fprintf(w, "verdict   held: %s; the server would activate it only once its sha256 is approved (POST /admin/plugins/%s/approve)\n", rep.Reason, rep.Source)
+	default:
 		fmt.Fprintf(w, "verdict   rejected: %s\n", rep.Reason)
 	}
 	return nil
+}
+
+// printDiff writes what the candidate changed, field by field, with a few
+// record_ids each.
+func printDiff(w io.Writer, d plugins.DiffSummary) {
+	fmt.Fprintf(w, "diff      %d records compared; %d gained %v, %d lost %v\n", d.Compared, d.Gained, d.GainedExamples, d.Lost, d.LostExamples)
+	for _, f := range d.Fields {
+		share := 0.0
+		if d.Compared > 0 {
+			share = 100 * float64(f.Changed) / float64(d.Compared)
+		}
+		fmt.Fprintf(w, "  %-18s %5d changed (%5.1f%%) %v\n", f.Field, f.Changed, share, f.Examples)
+	}
 }
 
 func short(sha string) string {

@@ -94,6 +94,26 @@ func TestPluginTest(t *testing.T) {
 			t.Fatalf("report = %+v, against %+v", rep, rep.Against)
 		}
 	})
+	t.Run("Diff", func(t *testing.T) {
+		// Every record kept, every hazard rewritten: the server would
+		// hold it for approval, and --diff says what changed.
+		norisk := mustWasmFile(t, dir, "hcdump-norisk.wasm", testGuests+"norisk")
+		out, err := runPluginTest(t, norisk, "--source", "hcdump", "--input", hc, "--against", hcdump, "--cache-dir", cache, "--diff")
+		for _, want := range []string{"diff      12 records compared; 0 gained [], 0 lost []", "hazard_description    12 changed (100.0%)", "title_en               0 changed (  0.0%) []", "verdict   held: it changed the hazard_description of 12 of the 12 records", "/admin/plugins/hcdump/approve"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("output lacks %q:\n%s", want, out)
+			}
+		}
+		if !errors.Is(err, errRejected) {
+			t.Fatalf("err = %v, want the held verdict's exit", err)
+		}
+		// The same records: accepted, nothing changed.
+		chatty := mustWasmFile(t, dir, "hcdump-chatty.wasm", testGuests+"chatty")
+		out, err = runPluginTest(t, chatty, "--source", "hcdump", "--input", hc, "--against", hcdump, "--cache-dir", cache, "--diff")
+		if err != nil || !strings.Contains(out, "hazard_description     0 changed") || !strings.Contains(out, "verdict   accepted") {
+			t.Fatalf("err = %v\n%s", err, out)
+		}
+	})
 	t.Run("BadFields", func(t *testing.T) {
 		bad := mustWasmFile(t, dir, "bad.wasm", testGuests+"badfields")
 		out, err := runPluginTest(t, bad, "--source", "vrdb", "--input", hc, "--cache-dir", cache, "--json")
