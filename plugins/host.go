@@ -53,13 +53,25 @@ type Host struct {
 	// input, plus 512 MiB for the runtime and compiled code (a growing
 	// linear memory is copied, so it briefly exists twice).
 	MaxChildMemory int64
-	Logger         *slog.Logger
+	// Settings names the settings an operator raises a limit with, for the
+	// sentences of runs stopped at one (rappel serve's flags by default).
+	Settings LimitSettings
+	Logger   *slog.Logger
 
 	runtime  wazero.Runtime
 	cache    wazero.CompilationCache
 	tempDir  string // a cache dir Open created for children, removed by Close
 	childCmd []string
 }
+
+// LimitSettings names, for each limit of a run, the setting that changes
+// it: a run stopped at a limit says which one, and how to raise it.
+type LimitSettings struct {
+	Timeout, Memory, Output string
+}
+
+// ServeLimitSettings are rappel serve's flags for the limits.
+var ServeLimitSettings = LimitSettings{Timeout: "--plugin-timeout", Memory: "--plugin-memory", Output: "--plugin-output"}
 
 // NewHost returns a Host with defaults sized for the national feeds: 1 GiB
 // of guest memory, two minutes, 512 MiB of output, two million records, and
@@ -71,6 +83,7 @@ func NewHost() *Host {
 		MaxOutput:        512 << 20,
 		MaxRecords:       2_000_000,
 		Interruptible:    true,
+		Settings:         ServeLimitSettings,
 		Logger:           slog.Default(),
 	}
 }

@@ -110,7 +110,7 @@ func TestPlugin_Run_Timeout(t *testing.T) {
 		p := mustLoad(t, h, "loop", guests+"loop")
 		start := time.Now()
 		_, err := p.Run(context.Background(), fstest.MapFS{})
-		if err == nil || !strings.Contains(err.Error(), "stopped after") {
+		if err == nil || !strings.Contains(err.Error(), "stopped after 500ms (--plugin-timeout)") {
 			t.Fatalf("err = %v, want the run stopped", err)
 		}
 		// Not a timing assertion: a guest that was not stopped would run forever.
@@ -143,9 +143,11 @@ func TestPlugin_Run_MemoryLimit(t *testing.T) {
 	forEachMode(t, func(t *testing.T, h *plugins.Host) {
 		p := mustLoad(t, h, "hog", guests+"hog")
 		_, err := p.Run(context.Background(), fstest.MapFS{})
-		// The Go runtime in the guest gives up when memory.grow fails.
-		if err == nil || !strings.Contains(err.Error(), "out of memory") {
-			t.Fatalf("err = %v, want the guest out of memory", err)
+		// The Go runtime in the guest gives up when memory.grow fails; the
+		// run's error names the limit and the flag that raises it.
+		want := "it ran out of memory at the limit of 128 MiB (--plugin-memory)"
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Fatalf("err = %v, want %q", err, want)
 		}
 	}, func(h *plugins.Host) {
 		h.MemoryLimitPages = 2048 // 128 MiB
@@ -161,8 +163,9 @@ func TestPlugin_Run_ChildMemoryCap(t *testing.T) {
 	h := MustOpenHost(t, func(h *plugins.Host) { h.MaxChildMemory = 200 << 20 })
 	p := mustLoad(t, h, "hog", guests+"hog")
 	_, err := p.Run(context.Background(), fstest.MapFS{})
-	if err == nil || !strings.Contains(err.Error(), "more memory than allowed") {
-		t.Fatalf("err = %v, want the process killed for its memory", err)
+	want := "its process used more than 200 MiB and was stopped; the guest may use 1024 MiB of memory (--plugin-memory)"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("err = %v, want %q", err, want)
 	}
 }
 

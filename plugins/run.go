@@ -9,11 +9,13 @@ import (
 	"io"
 	"io/fs"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/sys"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
@@ -62,23 +64,34 @@ func (p *Plugin) run(ctx context.Context, input fs.FS) (*Result, error) {
 	stdout := &capped{max: h.MaxOutput}
 	stderr := &capped{max: h.MaxOutput}
 	start := time.Now()
-	var err error
+	var end guestEnd
 	if p.compiled == nil {
-		err = p.runChild(ctx, input, stdout, stderr)
+		end = p.runChild(ctx, input, stdout, stderr)
 	} else {
-		err = p.instantiate(ctx, input, stdout, stderr)
+		end = p.instantiate(ctx, input, stdout, stderr)
 	}
 	res := &Result{Duration: time.Since(start)}
 	fatal, logLine := p.parseStderr(stderr.Bytes(), res)
-	if err := p.runError(ctx, err, stdout, stderr, fatal, logLine); err != nil {
+	if err := p.runError(ctx, end, stdout, stderr, fatal, logLine); err != nil {
 		return res, err
 	}
 	p.parseStdout(stdout.Bytes(), res)
 	return res, nil
 }
 
+// guestEnd is how a guest's run ended: err is nil, a *sys.ExitError, or
+// another error; memoryPages is the size its linear memory had reached,
+// which tells a guest that died at the memory limit from another crash.
+type guestEnd struct {
+	err         error
+	memoryPages uint32
+	// limitBytes is the child process's memory cap, when err is
+	// errChildMemory.
+	limitBytes int64
+}
+
 // instantiate runs the guest to its end in this process.
-func (p *Plugin) instantiate(ctx context.Context, input fs.FS, stdout, stderr io.Writer) error {
+func (p *Plugin) instantiate(ctx context.Context, input fs.FS, stdout, stderr io.Writer) guestEnd {
 	cfg := wazero.NewModuleConfig().
 		WithName("").
 		WithArgs(p.Name, ABIVersion).
@@ -88,21 +101,31 @@ func (p *Plugin) instantiate(ctx context.Context, input fs.FS, stdout, stderr io
 		WithSysWalltime().
 		WithSysNanotime().
 		WithSysNanosleep()
-	mod, err := p.host.runtime.InstantiateModule(ctx, p.compiled, cfg)
+	end := guestEnd{}
+	var mod api.Module
+	mod, end.err = p.host.runtime.InstantiateModule(ctx, p.compiled, cfg)
 	if mod != nil {
+		if m := mod.Memory(); m != nil {
+			end.memoryPages = m.Size() / 65536
+		}
 		_ = mod.Close(context.WithoutCancel(ctx))
 	}
-	return err
+	return end
 }
 
 // runError turns how the guest ended into the run's error, if any. logLine
 // is the guest's own log line most likely to say why it crashed.
-func (p *Plugin) runError(ctx context.Context, err error, stdout, stderr *capped, fatal, logLine string) error {
+func (p *Plugin) runError(ctx context.Context, end guestEnd, stdout, stderr *capped, fatal, logLine string) error {
+	h, err := p.host, end.err
 	switch {
 	case stdout.over.Load() || stderr.over.Load():
-		return fmt.Errorf("running plugin %s: output exceeded %d bytes", p.Name, p.host.MaxOutput)
+		return fmt.Errorf("running plugin %s: output exceeded %d bytes (%s MiB, %s); the run was stopped, raise %s if the source needs more", p.Name, h.MaxOutput, mib(h.MaxOutput), h.Settings.Output, h.Settings.Output)
 	case ctx.Err() != nil:
-		return fmt.Errorf("running plugin %s: stopped after %s: %w", p.Name, p.host.Timeout, ctx.Err())
+		return fmt.Errorf("running plugin %s: stopped after %s (%s): %w", p.Name, h.Timeout, h.Settings.Timeout, ctx.Err())
+	case errors.Is(err, errChildMemory):
+		return fmt.Errorf("running plugin %s: its process used more than %s MiB and was stopped; the guest may use %s MiB of memory (%s), and its process that much twice, twice the input and 512 MiB more", p.Name, mib(end.limitBytes), mib(h.memoryLimitBytes()), h.Settings.Memory)
+	case err != nil && h.atMemoryLimit(end, logLine):
+		return fmt.Errorf("running plugin %s: it ran out of memory at the limit of %s MiB (%s) and was stopped; raise %s if the source needs more", p.Name, mib(h.memoryLimitBytes()), h.Settings.Memory, h.Settings.Memory)
 	case fatal != "":
 		return fmt.Errorf("running plugin %s: %s", p.Name, fatal)
 	case err == nil:
@@ -121,6 +144,22 @@ func (p *Plugin) runError(ctx context.Context, err error, stdout, stderr *capped
 	}
 	return fmt.Errorf("running plugin %s: %w%s", p.Name, err, why)
 }
+
+// atMemoryLimit reports whether a failed run failed for want of memory: its
+// linear memory reached the last eighth below the limit, where a runtime's
+// next grow fails, or the guest said it was out of memory.
+func (h *Host) atMemoryLimit(end guestEnd, logLine string) bool {
+	if h.MemoryLimitPages == 0 {
+		return false
+	}
+	return uint64(end.memoryPages)*8 >= uint64(h.MemoryLimitPages)*7 || strings.Contains(logLine, "out of memory")
+}
+
+// memoryLimitBytes is the guest's linear memory limit in bytes.
+func (h *Host) memoryLimitBytes() int64 { return int64(h.MemoryLimitPages) * 65536 }
+
+// mib writes n bytes in MiB, with a decimal where it is not a whole number.
+func mib(n int64) string { return strconv.FormatFloat(float64(n)/(1<<20), 'f', -1, 64) }
 
 var recordIDPattern = regexp.MustCompile(`^[a-z0-9]+-[a-z0-9][a-z0-9._-]{0,63}$`)
 

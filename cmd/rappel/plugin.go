@@ -231,6 +231,7 @@ func (c *PluginTestCommand) Run(ctx context.Context) error {
 	host := plugins.NewHost()
 	host.CacheDir = c.CacheDir
 	host.Timeout = c.Timeout
+	host.Settings.Timeout = "--timeout"
 	host.Interruptible = c.Stop != "none"
 	host.InProcess = c.Stop == "check"
 	host.Logger = slog.New(logs)
