@@ -29,6 +29,10 @@ type Host struct {
 	MaxOutput int64
 	// MaxRecords caps the records a run may return.
 	MaxRecords int
+	// MaxLogLines caps the guest's own log lines (stderr that is not a
+	// problem) logged one by one per run; the rest are counted in one
+	// line. 0 logs every line.
+	MaxLogLines int
 	// Interruptible makes a runaway guest stoppable: a run ends at Timeout
 	// or when ctx is done, whatever the guest does. Turn it off only for
 	// trusted plugins, such as the shipped ones at build time: without it a
@@ -74,7 +78,8 @@ type LimitSettings struct {
 var ServeLimitSettings = LimitSettings{Timeout: "--plugin-timeout", Memory: "--plugin-memory", Output: "--plugin-output"}
 
 // NewHost returns a Host with defaults sized for the national feeds: 1 GiB
-// of guest memory, two minutes, 512 MiB of output, two million records, and
+// of guest memory, two minutes, 512 MiB of output, two million records, 20
+// log lines logged a run, and
 // runs that are interruptible, each in a child process.
 func NewHost() *Host {
 	return &Host{
@@ -82,6 +87,7 @@ func NewHost() *Host {
 		Timeout:          2 * time.Minute,
 		MaxOutput:        512 << 20,
 		MaxRecords:       2_000_000,
+		MaxLogLines:      20,
 		Interruptible:    true,
 		Settings:         ServeLimitSettings,
 		Logger:           slog.Default(),

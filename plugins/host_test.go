@@ -286,3 +286,33 @@ func TestHost_Command(t *testing.T) {
 		}
 	})
 }
+
+// TestPlugin_Run_LogFlood: a guest that writes 20,000 long log lines gets
+// MaxLogLines of them in the server's log, each cut to a few hundred bytes,
+// and one line counting the rest; its problem lines are all kept.
+func TestPlugin_Run_LogFlood(t *testing.T) {
+	var logged strings.Builder
+	h := MustOpenHost(t, func(h *plugins.Host) { h.Logger = slog.New(slog.NewJSONHandler(&logged, nil)) })
+	p := mustLoad(t, h, "babble", guests+"babble")
+	res, err := p.Run(context.Background(), fstest.MapFS{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Problems) != 2 {
+		t.Errorf("problems = %+v, want the guest's two", res.Problems)
+	}
+	lines := strings.Split(strings.TrimSpace(logged.String()), "\n")
+	if len(lines) != h.MaxLogLines+1 {
+		t.Fatalf("%d lines logged (%d bytes), want %d and one counting the rest", len(lines), logged.Len(), h.MaxLogLines+1)
+	}
+	for _, l := range lines[:h.MaxLogLines] {
+		if len(l) > 600 {
+			t.Fatalf("a log line of %d bytes was logged: %.200s…", len(l), l)
+		}
+	}
+	last := lines[len(lines)-1]
+	want := fmt.Sprintf(`"logged":%d,"not_logged":%d,"not_logged_bytes":`, h.MaxLogLines, 20_000-h.MaxLogLines)
+	if !strings.Contains(last, want) {
+		t.Fatalf("last line %s, want %s", last, want)
+	}
+}

@@ -212,9 +212,12 @@ func decodeRecord(line []byte) (*rappel.Record, error) {
 // parseStderr collects problem lines and returns the guest's fatal sentence,
 // if it wrote one. Lines that are not JSON are the guest's own log; the one
 // that best explains a crash is returned too: the first that starts like a
-// Go runtime's last words, or else the last.
+// Go runtime's last words, or else the last. The log is logged within
+// Host.MaxLogLines (see guestLog).
 func (p *Plugin) parseStderr(out []byte, res *Result) (fatal, logLine string) {
 	crashed := false
+	log := &guestLog{plugin: p}
+	defer log.close()
 	sc := bufio.NewScanner(bytes.NewReader(out))
 	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
 	for sc.Scan() {
@@ -224,8 +227,7 @@ func (p *Plugin) parseStderr(out []byte, res *Result) (fatal, logLine string) {
 		}
 		if err := jsonx.Unmarshal(sc.Bytes(), &line); err != nil || (line.Reason == "" && line.Fatal == "") {
 			if t := bytes.TrimSpace(sc.Bytes()); len(t) > 0 {
-				line := string(t[:min(len(t), 500)])
-				p.host.logger().Info("plugin log", "plugin", p.Name, "line", line)
+				line := log.add(t)
 				if !crashed {
 					logLine = line
 					crashed = strings.HasPrefix(line, "panic: ") || strings.HasPrefix(line, "fatal error: ")
@@ -241,6 +243,41 @@ func (p *Plugin) parseStderr(out []byte, res *Result) (fatal, logLine string) {
 		res.Problems = append(res.Problems, line.Problem)
 	}
 	return fatal, logLine
+}
+
+// maxLogLineBytes is where a guest's log line is cut in the server's log.
+const maxLogLineBytes = 300
+
+// guestLog logs a run's log lines, each cut at maxLogLineBytes, the first
+// Host.MaxLogLines of them one by one and the rest as one line that counts
+// them: a guest that writes its log in a loop must not fill the server's
+// (plugins/ABI.md, "Limits").
+type guestLog struct {
+	plugin          *Plugin
+	logged, dropped int
+	droppedBytes    int64
+}
+
+// add logs line, or counts it once the run's share is spent, and returns
+// it as cut.
+func (g *guestLog) add(line []byte) string {
+	cut := string(line[:min(len(line), maxLogLineBytes)])
+	if max := g.plugin.host.MaxLogLines; max > 0 && g.logged >= max {
+		g.dropped++
+		g.droppedBytes += int64(len(line))
+		return cut
+	}
+	g.logged++
+	g.plugin.host.logger().Info("plugin log", "plugin", g.plugin.Name, "line", cut)
+	return cut
+}
+
+// close logs the count of the lines add did not log.
+func (g *guestLog) close() {
+	if g.dropped > 0 {
+		g.plugin.host.logger().Warn("plugin log lines not logged", "plugin", g.plugin.Name,
+			"logged", g.logged, "not_logged", g.dropped, "not_logged_bytes", g.droppedBytes)
+	}
 }
 
 // capped is an io.Writer that keeps at most max bytes and fails past them,
