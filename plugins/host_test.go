@@ -157,6 +157,24 @@ func TestPlugin_Run_MemoryLimit(t *testing.T) {
 	})
 }
 
+// TestPlugin_Run_MemoryBomb: a guest growing its memory without bound is
+// stopped at its own limit, and its process stays near that limit: the
+// linear memory grows in place, not by copies that once took a process
+// with a 256 MiB limit to 946 MiB (and one with 1 GiB to 2.5 GiB). The
+// process cap here, 640 MiB, is what those copies passed.
+func TestPlugin_Run_MemoryBomb(t *testing.T) {
+	h := MustOpenHost(t, func(h *plugins.Host) {
+		h.MemoryLimitPages = 4096 // 256 MiB
+		h.MaxChildMemory = 640 << 20
+	})
+	p := mustLoad(t, h, "hog", guests+"hog")
+	_, err := p.Run(context.Background(), fstest.MapFS{})
+	want := "it ran out of memory at the limit of 256 MiB (--plugin-memory)"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("err = %v, want %q", err, want)
+	}
+}
+
 func TestPlugin_Run_ChildMemoryCap(t *testing.T) {
 	// The guest may have 1 GiB, but its process only 200 MiB: the parent
 	// kills the process before the guest reaches its own limit.

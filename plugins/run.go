@@ -15,6 +15,7 @@ import (
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/experimental"
 	"github.com/tetratelabs/wazero/sys"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
@@ -108,7 +109,7 @@ func (p *Plugin) instantiate(ctx context.Context, input fs.FS, stdout, stderr io
 		WithSysNanosleep()
 	end := guestEnd{}
 	var mod api.Module
-	mod, end.err = p.host.runtime.InstantiateModule(ctx, p.compiled, cfg)
+	mod, end.err = p.host.runtime.InstantiateModule(experimental.WithMemoryAllocator(ctx, experimental.MemoryAllocatorFunc(allocateMemory)), p.compiled, cfg)
 	if mod != nil {
 		if m := mod.Memory(); m != nil {
 			end.memoryPages = m.Size() / 65536
