@@ -57,22 +57,38 @@ type childStatus struct {
 	ExitCode int `json:"exit_code"`
 	// Error is a trap or a failure before the guest started.
 	Error string `json:"error,omitempty"`
+	// MemoryPages is the size the guest's linear memory reached.
+	MemoryPages uint32 `json:"memory_pages,omitempty"`
 }
 
 // errChildMemory is returned when the child was killed for its memory.
 var errChildMemory = errors.New("the plugin's process used more memory than allowed")
 
-// runChild runs the plugin in a child process and returns what the guest's
-// end means for the run: nil, a *sys.ExitError, or another error.
-func (p *Plugin) runChild(ctx context.Context, input fs.FS, stdout, stderr *capped) error {
-	h := p.host
+// runChild runs the plugin in a child process and returns how the guest
+// ended.
+func (p *Plugin) runChild(ctx context.Context, input fs.FS, stdout, stderr *capped) guestEnd {
 	payload, err := CopyPayload(input)
 	if err != nil {
-		return err
+		return guestEnd{err: err}
 	}
+	limit := p.host.childMemoryLimit(payload)
+	st, err := p.runChildOn(ctx, payload, limit, stdout, stderr)
+	end := guestEnd{err: err, memoryPages: st.MemoryPages}
+	if errors.Is(err, errChildMemory) {
+		end.limitBytes = limit
+	}
+	return end
+}
+
+// runChildOn starts the child, feeds it the run, and returns the status it
+// reported and what the guest's end means for the run: nil, a
+// *sys.ExitError, or another error.
+func (p *Plugin) runChildOn(ctx context.Context, payload *Payload, limit int64, stdout, stderr *capped) (childStatus, error) {
+	h := p.host
+	var st childStatus
 	job, err := json.Marshal(childJob{ABI: ABIVersion, Name: p.Name, CacheDir: h.CacheDir, MemoryLimitPages: h.MemoryLimitPages, WasmSize: len(p.wasm)})
 	if err != nil {
-		return err
+		return st, err
 	}
 	tr, tw := io.Pipe()
 	go func() { tw.CloseWithError(payload.writeTar(tw)) }()
@@ -85,7 +101,7 @@ func (p *Plugin) runChild(ctx context.Context, input fs.FS, stdout, stderr *capp
 	cmd.WaitDelay = time.Second
 	statusR, statusW, err := os.Pipe()
 	if err != nil {
-		return fmt.Errorf("creating status pipe: %w", err)
+		return st, fmt.Errorf("creating status pipe: %w", err)
 	}
 	defer statusR.Close()
 	cmd.ExtraFiles = []*os.File{statusW}
@@ -98,7 +114,7 @@ func (p *Plugin) runChild(ctx context.Context, input fs.FS, stdout, stderr *capp
 	err = cmd.Start()
 	statusW.Close()
 	if err != nil {
-		return fmt.Errorf("starting plugin process %s: %w", h.childCmd[0], err)
+		return st, fmt.Errorf("starting plugin process %s: %w", h.childCmd[0], err)
 	}
 	var status []byte
 	statusDone := make(chan struct{})
@@ -108,27 +124,26 @@ func (p *Plugin) runChild(ctx context.Context, input fs.FS, stdout, stderr *capp
 	}()
 	stopWatch := make(chan struct{})
 	overMemory := make(chan bool, 1)
-	go watchMemory(cmd.Process.Pid, h.childMemoryLimit(payload), stopWatch, overMemory, kill)
+	go watchMemory(cmd.Process.Pid, limit, stopWatch, overMemory, kill)
 	werr := cmd.Wait()
 	close(stopWatch)
 	<-statusDone
 	if <-overMemory {
-		return errChildMemory
+		return st, errChildMemory
 	}
-	var st childStatus
 	if err := json.Unmarshal(bytes.TrimSpace(status), &st); err != nil {
 		if ctx.Err() != nil || stdout.over.Load() || stderr.over.Load() {
-			return nil // runError reports these
+			return st, nil // runError reports these
 		}
-		return fmt.Errorf("the plugin's process ended without a status (%v)", werr)
+		return st, fmt.Errorf("the plugin's process ended without a status (%v)", werr)
 	}
 	switch {
 	case st.Error != "":
-		return errors.New(st.Error)
+		return st, errors.New(st.Error)
 	case st.ExitCode != 0:
-		return sys.NewExitError(uint32(st.ExitCode))
+		return st, sys.NewExitError(uint32(st.ExitCode))
 	}
-	return nil
+	return st, nil
 }
 
 // childMemoryLimit is MaxChildMemory or its default for a run on payload.
@@ -228,16 +243,17 @@ func serveChild(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) 
 	// Buffered, so that a guest writing line by line does not cost a
 	// system call per line; flushed before the status says it ended.
 	out := bufio.NewWriterSize(stdout, 256<<10)
-	err = p.instantiate(ctx, payload, out, stderr)
-	if ferr := out.Flush(); ferr != nil && err == nil {
-		return childStatus{Error: fmt.Sprintf("writing the guest's output: %v", ferr)}
-	}
+	end := p.instantiate(ctx, payload, out, stderr)
+	st := childStatus{MemoryPages: end.memoryPages}
 	var exit *sys.ExitError
-	switch {
-	case err == nil:
-		return childStatus{}
-	case errors.As(err, &exit):
-		return childStatus{ExitCode: int(exit.ExitCode())}
+	switch ferr := out.Flush(); {
+	case ferr != nil && end.err == nil:
+		st.Error = fmt.Sprintf("writing the guest's output: %v", ferr)
+	case end.err == nil:
+	case errors.As(end.err, &exit):
+		st.ExitCode = int(exit.ExitCode())
+	default:
+		st.Error = end.err.Error()
 	}
-	return childStatus{Error: err.Error()}
+	return st
 }

@@ -29,6 +29,10 @@ type Host struct {
 	MaxOutput int64
 	// MaxRecords caps the records a run may return.
 	MaxRecords int
+	// MaxLogLines caps the guest's own log lines (stderr that is not a
+	// problem) logged one by one per run; the rest are counted in one
+	// line. 0 logs every line.
+	MaxLogLines int
 	// Interruptible makes a runaway guest stoppable: a run ends at Timeout
 	// or when ctx is done, whatever the guest does. Turn it off only for
 	// trusted plugins, such as the shipped ones at build time: without it a
@@ -53,7 +57,10 @@ type Host struct {
 	// input, plus 512 MiB for the runtime and compiled code (a growing
 	// linear memory is copied, so it briefly exists twice).
 	MaxChildMemory int64
-	Logger         *slog.Logger
+	// Settings names the settings an operator raises a limit with, for the
+	// sentences of runs stopped at one (rappel serve's flags by default).
+	Settings LimitSettings
+	Logger   *slog.Logger
 
 	runtime  wazero.Runtime
 	cache    wazero.CompilationCache
@@ -61,8 +68,18 @@ type Host struct {
 	childCmd []string
 }
 
+// LimitSettings names, for each limit of a run, the setting that changes
+// it: a run stopped at a limit says which one, and how to raise it.
+type LimitSettings struct {
+	Timeout, Memory, Output string
+}
+
+// ServeLimitSettings are rappel serve's flags for the limits.
+var ServeLimitSettings = LimitSettings{Timeout: "--plugin-timeout", Memory: "--plugin-memory", Output: "--plugin-output"}
+
 // NewHost returns a Host with defaults sized for the national feeds: 1 GiB
-// of guest memory, two minutes, 512 MiB of output, two million records, and
+// of guest memory, two minutes, 512 MiB of output, two million records, 20
+// log lines logged a run, and
 // runs that are interruptible, each in a child process.
 func NewHost() *Host {
 	return &Host{
@@ -70,7 +87,9 @@ func NewHost() *Host {
 		Timeout:          2 * time.Minute,
 		MaxOutput:        512 << 20,
 		MaxRecords:       2_000_000,
+		MaxLogLines:      20,
 		Interruptible:    true,
+		Settings:         ServeLimitSettings,
 		Logger:           slog.Default(),
 	}
 }

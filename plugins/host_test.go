@@ -110,7 +110,7 @@ func TestPlugin_Run_Timeout(t *testing.T) {
 		p := mustLoad(t, h, "loop", guests+"loop")
 		start := time.Now()
 		_, err := p.Run(context.Background(), fstest.MapFS{})
-		if err == nil || !strings.Contains(err.Error(), "stopped after") {
+		if err == nil || !strings.Contains(err.Error(), "stopped after 500ms (--plugin-timeout)") {
 			t.Fatalf("err = %v, want the run stopped", err)
 		}
 		// Not a timing assertion: a guest that was not stopped would run forever.
@@ -143,9 +143,11 @@ func TestPlugin_Run_MemoryLimit(t *testing.T) {
 	forEachMode(t, func(t *testing.T, h *plugins.Host) {
 		p := mustLoad(t, h, "hog", guests+"hog")
 		_, err := p.Run(context.Background(), fstest.MapFS{})
-		// The Go runtime in the guest gives up when memory.grow fails.
-		if err == nil || !strings.Contains(err.Error(), "out of memory") {
-			t.Fatalf("err = %v, want the guest out of memory", err)
+		// The Go runtime in the guest gives up when memory.grow fails; the
+		// run's error names the limit and the flag that raises it.
+		want := "it ran out of memory at the limit of 128 MiB (--plugin-memory)"
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Fatalf("err = %v, want %q", err, want)
 		}
 	}, func(h *plugins.Host) {
 		h.MemoryLimitPages = 2048 // 128 MiB
@@ -155,14 +157,33 @@ func TestPlugin_Run_MemoryLimit(t *testing.T) {
 	})
 }
 
+// TestPlugin_Run_MemoryBomb: a guest growing its memory without bound is
+// stopped at its own limit, and its process stays near that limit: the
+// linear memory grows in place, not by copies that once took a process
+// with a 256 MiB limit to 946 MiB (and one with 1 GiB to 2.5 GiB). The
+// process cap here, 640 MiB, is what those copies passed.
+func TestPlugin_Run_MemoryBomb(t *testing.T) {
+	h := MustOpenHost(t, func(h *plugins.Host) {
+		h.MemoryLimitPages = 4096 // 256 MiB
+		h.MaxChildMemory = 640 << 20
+	})
+	p := mustLoad(t, h, "hog", guests+"hog")
+	_, err := p.Run(context.Background(), fstest.MapFS{})
+	want := "it ran out of memory at the limit of 256 MiB (--plugin-memory)"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("err = %v, want %q", err, want)
+	}
+}
+
 func TestPlugin_Run_ChildMemoryCap(t *testing.T) {
 	// The guest may have 1 GiB, but its process only 200 MiB: the parent
 	// kills the process before the guest reaches its own limit.
 	h := MustOpenHost(t, func(h *plugins.Host) { h.MaxChildMemory = 200 << 20 })
 	p := mustLoad(t, h, "hog", guests+"hog")
 	_, err := p.Run(context.Background(), fstest.MapFS{})
-	if err == nil || !strings.Contains(err.Error(), "more memory than allowed") {
-		t.Fatalf("err = %v, want the process killed for its memory", err)
+	want := "its process used more than 200 MiB and was stopped; the guest may use 1024 MiB of memory (--plugin-memory)"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("err = %v, want %q", err, want)
 	}
 }
 
@@ -282,4 +303,34 @@ func TestHost_Command(t *testing.T) {
 			t.Fatalf("err = %v, want the missing command named", err)
 		}
 	})
+}
+
+// TestPlugin_Run_LogFlood: a guest that writes 20,000 long log lines gets
+// MaxLogLines of them in the server's log, each cut to a few hundred bytes,
+// and one line counting the rest; its problem lines are all kept.
+func TestPlugin_Run_LogFlood(t *testing.T) {
+	var logged strings.Builder
+	h := MustOpenHost(t, func(h *plugins.Host) { h.Logger = slog.New(slog.NewJSONHandler(&logged, nil)) })
+	p := mustLoad(t, h, "babble", guests+"babble")
+	res, err := p.Run(context.Background(), fstest.MapFS{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Problems) != 2 {
+		t.Errorf("problems = %+v, want the guest's two", res.Problems)
+	}
+	lines := strings.Split(strings.TrimSpace(logged.String()), "\n")
+	if len(lines) != h.MaxLogLines+1 {
+		t.Fatalf("%d lines logged (%d bytes), want %d and one counting the rest", len(lines), logged.Len(), h.MaxLogLines+1)
+	}
+	for _, l := range lines[:h.MaxLogLines] {
+		if len(l) > 600 {
+			t.Fatalf("a log line of %d bytes was logged: %.200s…", len(l), l)
+		}
+	}
+	last := lines[len(lines)-1]
+	want := fmt.Sprintf(`"logged":%d,"not_logged":%d,"not_logged_bytes":`, h.MaxLogLines, 20_000-h.MaxLogLines)
+	if !strings.Contains(last, want) {
+		t.Fatalf("last line %s, want %s", last, want)
+	}
 }

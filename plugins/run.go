@@ -1,7 +1,6 @@
 package plugins
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -9,11 +8,14 @@ import (
 	"io"
 	"io/fs"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/experimental"
 	"github.com/tetratelabs/wazero/sys"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
@@ -59,26 +61,43 @@ func (p *Plugin) run(ctx context.Context, input fs.FS) (*Result, error) {
 		ctx, cancel = context.WithTimeout(ctx, h.Timeout)
 		defer cancel()
 	}
-	stdout := &capped{max: h.MaxOutput}
-	stderr := &capped{max: h.MaxOutput}
+	records := &recordReader{plugin: p}
+	log := &logReader{plugin: p, log: &guestLog{plugin: p}}
+	stdout := &capped{max: h.MaxOutput, maxLine: maxRecordLineBytes, line: records.line}
+	stderr := &capped{max: h.MaxOutput, maxLine: maxLogReadBytes, line: log.line}
 	start := time.Now()
-	var err error
+	var end guestEnd
 	if p.compiled == nil {
-		err = p.runChild(ctx, input, stdout, stderr)
+		end = p.runChild(ctx, input, stdout, stderr)
 	} else {
-		err = p.instantiate(ctx, input, stdout, stderr)
+		end = p.instantiate(ctx, input, stdout, stderr)
 	}
-	res := &Result{Duration: time.Since(start)}
-	fatal, logLine := p.parseStderr(stderr.Bytes(), res)
-	if err := p.runError(ctx, err, stdout, stderr, fatal, logLine); err != nil {
+	stdout.flush()
+	stderr.flush()
+	log.log.close()
+	res := &Result{Duration: time.Since(start), Problems: log.problems}
+	if err := p.runError(ctx, end, stdout, stderr, log.fatal, log.logLine); err != nil {
 		return res, err
 	}
-	p.parseStdout(stdout.Bytes(), res)
+	// The records are the run's only once it succeeded.
+	res.Records, res.Refusals, res.Lines = records.records, records.refusals, records.lines
+	res.Problems = append(res.Problems, records.problems...)
 	return res, nil
 }
 
+// guestEnd is how a guest's run ended: err is nil, a *sys.ExitError, or
+// another error; memoryPages is the size its linear memory had reached,
+// which tells a guest that died at the memory limit from another crash.
+type guestEnd struct {
+	err         error
+	memoryPages uint32
+	// limitBytes is the child process's memory cap, when err is
+	// errChildMemory.
+	limitBytes int64
+}
+
 // instantiate runs the guest to its end in this process.
-func (p *Plugin) instantiate(ctx context.Context, input fs.FS, stdout, stderr io.Writer) error {
+func (p *Plugin) instantiate(ctx context.Context, input fs.FS, stdout, stderr io.Writer) guestEnd {
 	cfg := wazero.NewModuleConfig().
 		WithName("").
 		WithArgs(p.Name, ABIVersion).
@@ -88,21 +107,31 @@ func (p *Plugin) instantiate(ctx context.Context, input fs.FS, stdout, stderr io
 		WithSysWalltime().
 		WithSysNanotime().
 		WithSysNanosleep()
-	mod, err := p.host.runtime.InstantiateModule(ctx, p.compiled, cfg)
+	end := guestEnd{}
+	var mod api.Module
+	mod, end.err = p.host.runtime.InstantiateModule(experimental.WithMemoryAllocator(ctx, experimental.MemoryAllocatorFunc(allocateMemory)), p.compiled, cfg)
 	if mod != nil {
+		if m := mod.Memory(); m != nil {
+			end.memoryPages = m.Size() / 65536
+		}
 		_ = mod.Close(context.WithoutCancel(ctx))
 	}
-	return err
+	return end
 }
 
 // runError turns how the guest ended into the run's error, if any. logLine
 // is the guest's own log line most likely to say why it crashed.
-func (p *Plugin) runError(ctx context.Context, err error, stdout, stderr *capped, fatal, logLine string) error {
+func (p *Plugin) runError(ctx context.Context, end guestEnd, stdout, stderr *capped, fatal, logLine string) error {
+	h, err := p.host, end.err
 	switch {
 	case stdout.over.Load() || stderr.over.Load():
-		return fmt.Errorf("running plugin %s: output exceeded %d bytes", p.Name, p.host.MaxOutput)
+		return fmt.Errorf("running plugin %s: output exceeded %d bytes (%s MiB, %s); the run was stopped, raise %s if the source needs more", p.Name, h.MaxOutput, mib(h.MaxOutput), h.Settings.Output, h.Settings.Output)
 	case ctx.Err() != nil:
-		return fmt.Errorf("running plugin %s: stopped after %s: %w", p.Name, p.host.Timeout, ctx.Err())
+		return fmt.Errorf("running plugin %s: stopped after %s (%s): %w", p.Name, h.Timeout, h.Settings.Timeout, ctx.Err())
+	case errors.Is(err, errChildMemory):
+		return fmt.Errorf("running plugin %s: its process used more than %s MiB and was stopped; the guest may use %s MiB of memory (%s), and its process that much twice, twice the input and 512 MiB more", p.Name, mib(end.limitBytes), mib(h.memoryLimitBytes()), h.Settings.Memory)
+	case err != nil && h.atMemoryLimit(end, logLine):
+		return fmt.Errorf("running plugin %s: it ran out of memory at the limit of %s MiB (%s) and was stopped; raise %s if the source needs more", p.Name, mib(h.memoryLimitBytes()), h.Settings.Memory, h.Settings.Memory)
 	case fatal != "":
 		return fmt.Errorf("running plugin %s: %s", p.Name, fatal)
 	case err == nil:
@@ -122,38 +151,69 @@ func (p *Plugin) runError(ctx context.Context, err error, stdout, stderr *capped
 	return fmt.Errorf("running plugin %s: %w%s", p.Name, err, why)
 }
 
-var recordIDPattern = regexp.MustCompile(`^[a-z0-9]+-[a-z0-9][a-z0-9._-]{0,63}$`)
-
-// parseStdout decodes each line as a record, strictly: unknown fields, a
-// malformed record_id or trailing data make the line a problem.
-func (p *Plugin) parseStdout(out []byte, res *Result) {
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
-	for sc.Scan() {
-		line := sc.Bytes()
-		if len(bytes.TrimSpace(line)) == 0 {
-			continue
-		}
-		res.Lines++
-		if p.host.MaxRecords > 0 && len(res.Records) >= p.host.MaxRecords {
-			res.refuse(rappel.Problem{Source: p.Name, Reason: fmt.Sprintf("more than %d records; the rest were dropped", p.host.MaxRecords)})
-			return
-		}
-		r, err := decodeRecord(line)
-		if err != nil {
-			res.refuse(rappel.Problem{Source: p.Name, Reason: fmt.Sprintf("output line %d is not a record: %v", res.Lines, err)})
-			continue
-		}
-		res.Records = append(res.Records, r)
+// atMemoryLimit reports whether a failed run failed for want of memory: its
+// linear memory reached the last eighth below the limit, where a runtime's
+// next grow fails, or the guest said it was out of memory.
+func (h *Host) atMemoryLimit(end guestEnd, logLine string) bool {
+	if h.MemoryLimitPages == 0 {
+		return false
 	}
-	if err := sc.Err(); err != nil {
-		res.Problems = append(res.Problems, rappel.Problem{Source: p.Name, Reason: fmt.Sprintf("reading output after line %d: %v", res.Lines, err)})
-	}
+	return uint64(end.memoryPages)*8 >= uint64(h.MemoryLimitPages)*7 || strings.Contains(logLine, "out of memory")
 }
 
-func (res *Result) refuse(p rappel.Problem) {
-	res.Problems = append(res.Problems, p)
-	res.Refusals = append(res.Refusals, p)
+// memoryLimitBytes is the guest's linear memory limit in bytes.
+func (h *Host) memoryLimitBytes() int64 { return int64(h.MemoryLimitPages) * 65536 }
+
+// mib writes n bytes in MiB, with a decimal where it is not a whole number.
+func mib(n int64) string { return strconv.FormatFloat(float64(n)/(1<<20), 'f', -1, 64) }
+
+var recordIDPattern = regexp.MustCompile(`^[a-z0-9]+-[a-z0-9][a-z0-9._-]{0,63}$`)
+
+// maxRecordLineBytes is the longest record line the host reads.
+const maxRecordLineBytes = 16 << 20
+
+// recordReader decodes a guest's stdout line by line as it is written, so
+// that the host holds the records, not the output they came in. Each line
+// is decoded strictly: unknown fields, a malformed record_id or trailing
+// data make the line a problem.
+type recordReader struct {
+	plugin   *Plugin
+	records  []*rappel.Record
+	problems []rappel.Problem
+	refusals []rappel.Problem
+	lines    int
+	// done is set once no more lines are read: past MaxRecords, or past a
+	// line too long to read.
+	done bool
+}
+
+func (r *recordReader) line(line []byte, long bool) {
+	if r.done || len(bytes.TrimSpace(line)) == 0 && !long {
+		return
+	}
+	p := r.plugin
+	if long {
+		r.done = true
+		r.problems = append(r.problems, rappel.Problem{Source: p.Name, Reason: fmt.Sprintf("reading output after line %d: line %d is longer than %d MiB; the rest of the output was dropped", r.lines, r.lines+1, maxRecordLineBytes>>20)})
+		return
+	}
+	r.lines++
+	if p.host.MaxRecords > 0 && len(r.records) >= p.host.MaxRecords {
+		r.done = true
+		r.refuse(rappel.Problem{Source: p.Name, Reason: fmt.Sprintf("more than %d records; the rest were dropped", p.host.MaxRecords)})
+		return
+	}
+	rec, err := decodeRecord(line)
+	if err != nil {
+		r.refuse(rappel.Problem{Source: p.Name, Reason: fmt.Sprintf("output line %d is not a record: %v", r.lines, err)})
+		return
+	}
+	r.records = append(r.records, rec)
+}
+
+func (r *recordReader) refuse(p rappel.Problem) {
+	r.problems = append(r.problems, p)
+	r.refusals = append(r.refusals, p)
 }
 
 // decodeRecord decodes one line of a guest's output as encoding/json does
@@ -170,59 +230,139 @@ func decodeRecord(line []byte) (*rappel.Record, error) {
 	return &r, nil
 }
 
-// parseStderr collects problem lines and returns the guest's fatal sentence,
-// if it wrote one. Lines that are not JSON are the guest's own log; the one
-// that best explains a crash is returned too: the first that starts like a
-// Go runtime's last words, or else the last.
-func (p *Plugin) parseStderr(out []byte, res *Result) (fatal, logLine string) {
-	crashed := false
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
-	for sc.Scan() {
-		var line struct {
-			rappel.Problem
-			Fatal string `json:"fatal"`
-		}
-		if err := jsonx.Unmarshal(sc.Bytes(), &line); err != nil || (line.Reason == "" && line.Fatal == "") {
-			if t := bytes.TrimSpace(sc.Bytes()); len(t) > 0 {
-				line := string(t[:min(len(t), 500)])
-				p.host.logger().Info("plugin log", "plugin", p.Name, "line", line)
-				if !crashed {
-					logLine = line
-					crashed = strings.HasPrefix(line, "panic: ") || strings.HasPrefix(line, "fatal error: ")
-				}
-			}
-			continue
-		}
-		if line.Fatal != "" {
-			fatal = line.Fatal
-			continue
-		}
-		line.Problem.Source = p.Name
-		res.Problems = append(res.Problems, line.Problem)
-	}
-	return fatal, logLine
+// maxLogReadBytes is the longest stderr line read whole: a problem line
+// longer than it is read as the guest's log.
+const maxLogReadBytes = 1 << 20
+
+// logReader reads a guest's stderr line by line as it is written: problem
+// lines, the guest's fatal sentence if it wrote one, and its own log, the
+// lines that are not JSON. Of these the one that best explains a crash is
+// kept: the first that starts like a Go runtime's last words, or else the
+// last. The log is logged within Host.MaxLogLines (see guestLog).
+type logReader struct {
+	plugin         *Plugin
+	log            *guestLog
+	problems       []rappel.Problem
+	fatal, logLine string
+	crashed        bool
 }
 
-// capped is an io.Writer that keeps at most max bytes and fails past them,
-// so a guest that floods its output is stopped by its own write error.
+func (r *logReader) line(b []byte, long bool) {
+	var line struct {
+		rappel.Problem
+		Fatal string `json:"fatal"`
+	}
+	if err := jsonx.Unmarshal(b, &line); long || err != nil || (line.Reason == "" && line.Fatal == "") {
+		if t := bytes.TrimSpace(b); len(t) > 0 {
+			cut := r.log.add(t)
+			if !r.crashed {
+				r.logLine = cut
+				r.crashed = strings.HasPrefix(cut, "panic: ") || strings.HasPrefix(cut, "fatal error: ")
+			}
+		}
+		return
+	}
+	if line.Fatal != "" {
+		r.fatal = line.Fatal
+		return
+	}
+	line.Problem.Source = r.plugin.Name
+	r.problems = append(r.problems, line.Problem)
+}
+
+// maxLogLineBytes is where a guest's log line is cut in the server's log.
+const maxLogLineBytes = 300
+
+// guestLog logs a run's log lines, each cut at maxLogLineBytes, the first
+// Host.MaxLogLines of them one by one and the rest as one line that counts
+// them: a guest that writes its log in a loop must not fill the server's
+// (plugins/ABI.md, "Limits").
+type guestLog struct {
+	plugin          *Plugin
+	logged, dropped int
+	droppedBytes    int64
+}
+
+// add logs line, or counts it once the run's share is spent, and returns
+// it as cut.
+func (g *guestLog) add(line []byte) string {
+	cut := string(line[:min(len(line), maxLogLineBytes)])
+	if max := g.plugin.host.MaxLogLines; max > 0 && g.logged >= max {
+		g.dropped++
+		g.droppedBytes += int64(len(line))
+		return cut
+	}
+	g.logged++
+	g.plugin.host.logger().Info("plugin log", "plugin", g.plugin.Name, "line", cut)
+	return cut
+}
+
+// close logs the count of the lines add did not log.
+func (g *guestLog) close() {
+	if g.dropped > 0 {
+		g.plugin.host.logger().Warn("plugin log lines not logged", "plugin", g.plugin.Name,
+			"logged", g.logged, "not_logged", g.dropped, "not_logged_bytes", g.droppedBytes)
+	}
+}
+
+// capped is an io.Writer that splits what it is given into lines for line,
+// as it comes, and fails past max bytes, so that a guest that floods its
+// output is stopped by its own write error. It keeps only the line being
+// written, at most maxLine bytes of it: a longer line reaches line cut, with
+// long set.
 type capped struct {
-	buf  bytes.Buffer
-	max  int64
-	over atomic.Bool
+	max     int64
+	maxLine int
+	line    func(b []byte, long bool)
+	over    atomic.Bool
 	// onOver, when set, is called once the cap is passed: a child process
 	// is killed rather than left blocked on a full pipe.
 	onOver func()
+
+	written int64
+	pending []byte
+	long    bool
 }
 
 func (c *capped) Write(b []byte) (int, error) {
-	if c.max > 0 && int64(c.buf.Len()+len(b)) > c.max {
+	if c.max > 0 && c.written+int64(len(b)) > c.max {
 		if !c.over.Swap(true) && c.onOver != nil {
 			c.onOver()
 		}
 		return 0, fmt.Errorf("plugin output exceeds %d bytes", c.max)
 	}
-	return c.buf.Write(b)
+	c.written += int64(len(b))
+	n := len(b)
+	for len(b) > 0 {
+		end := bytes.IndexByte(b, '\n')
+		part := b
+		if end >= 0 {
+			part = b[:end]
+		}
+		c.keep(part)
+		if end < 0 {
+			break
+		}
+		c.flush()
+		b = b[end+1:]
+	}
+	return n, nil
 }
 
-func (c *capped) Bytes() []byte { return c.buf.Bytes() }
+// keep adds part to the pending line, up to maxLine bytes.
+func (c *capped) keep(part []byte) {
+	room := c.maxLine - len(c.pending)
+	if len(part) > room {
+		part, c.long = part[:max(room, 0)], true
+	}
+	c.pending = append(c.pending, part...)
+}
+
+// flush passes the pending line on: at each newline, and once the output
+// has ended, for a last line without one.
+func (c *capped) flush() {
+	if len(c.pending) > 0 || c.long {
+		c.line(c.pending, c.long)
+	}
+	c.pending, c.long = c.pending[:0], false
+}

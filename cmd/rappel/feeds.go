@@ -44,6 +44,10 @@ type FeedsConfig struct {
 	// DetailBudget is the time a refresh spends at most fetching detail
 	// documents.
 	DetailBudget time.Duration
+	// PluginTimeout, PluginMemoryMiB and PluginOutputMiB are the limits of
+	// a plugin run (plugins.Host's Timeout, MemoryLimitPages, MaxOutput).
+	PluginTimeout                    time.Duration
+	PluginMemoryMiB, PluginOutputMiB int64
 }
 
 // defaults sets the defaults of the URLs left empty and, on a config never
@@ -60,6 +64,10 @@ func (c *FeedsConfig) defaults() {
 	if c.Interval == 0 {
 		c.Interval, c.MaxRemoval, c.DetailRate = 15*time.Minute, 0.2, 10
 		c.MaxChange = plugins.DefaultMaxChange
+		host := plugins.NewHost()
+		c.PluginTimeout = host.Timeout
+		c.PluginMemoryMiB = int64(host.MemoryLimitPages) >> 4 // 16 pages of 64 KiB a MiB
+		c.PluginOutputMiB = host.MaxOutput >> 20
 	}
 	if c.DetailBudget == 0 {
 		c.DetailBudget = feeds.DefaultDetailBudget
@@ -80,6 +88,9 @@ func (c *FeedsConfig) register(fs *flag.FlagSet) {
 	fs.BoolVar(&c.AllowUnsigned, "plugins-allow-unsigned", c.AllowUnsigned, "let plugins from --plugins-dir without a signature go live (development only; a signature that is there is still checked)")
 	fs.Float64Var(&c.MaxChange, "plugin-max-change", c.MaxChange, "largest `share` of the records a candidate plugin from --plugins-dir may change in any one field (title, hazard, what to do, allergens, units, dates...) and still go live; more holds it until POST /admin/plugins/{source}/approve")
 	fs.Float64Var(&c.DetailRate, "feed-detail-rate", c.DetailRate, "detail document `requests` a second at most (0 for no limit)")
+	fs.DurationVar(&c.PluginTimeout, "plugin-timeout", c.PluginTimeout, "`time` one plugin run may take; past it the run is stopped and fails")
+	fs.Int64Var(&c.PluginMemoryMiB, "plugin-memory", c.PluginMemoryMiB, "`MiB` of memory a plugin may use; past it the run fails (its process may use twice that, twice the input and 512 MiB more)")
+	fs.Int64Var(&c.PluginOutputMiB, "plugin-output", c.PluginOutputMiB, "`MiB` a plugin run may write to its output, and to its log; past it the run is stopped and fails")
 	fs.DurationVar(&c.DetailBudget, "feed-detail-budget", c.DetailBudget, "`time` a refresh spends at most fetching detail documents, after the dumps' changes are served; the notices left wait for the next refreshes")
 }
 
@@ -97,6 +108,12 @@ func (c *FeedsConfig) validate() error {
 		return fmt.Errorf("--feed-detail-rate is %g; give 0 or more", c.DetailRate)
 	case c.DetailBudget < 0:
 		return fmt.Errorf("--feed-detail-budget is %s; give a positive duration such as 5m", c.DetailBudget)
+	case c.PluginTimeout <= 0:
+		return fmt.Errorf("--plugin-timeout is %s; give a positive duration such as 2m", c.PluginTimeout)
+	case c.PluginMemoryMiB < 16 || c.PluginMemoryMiB > 4096:
+		return fmt.Errorf("--plugin-memory is %d; give the MiB a plugin may use, from 16 to 4096 (a Wasm memory holds at most 4 GiB), such as 1024", c.PluginMemoryMiB)
+	case c.PluginOutputMiB <= 0:
+		return fmt.Errorf("--plugin-output is %d; give the MiB a plugin run may write, such as 512", c.PluginOutputMiB)
 	}
 	for _, s := range c.sources() {
 		if err := s.Validate(); err != nil {
@@ -170,11 +187,26 @@ func (c *ServeCommand) startFeeds(ctx context.Context, store *kv.Store, listener
 // The live feeds run the plugins through the registry.
 var _ feeds.Plugins = (*plugins.Registry)(nil)
 
+// limit sets the host's limits from the flags; a limit left at zero (a
+// config built without its flags) keeps the host's default.
+func (c *FeedsConfig) limit(host *plugins.Host) {
+	if c.PluginTimeout > 0 {
+		host.Timeout = c.PluginTimeout
+	}
+	if c.PluginMemoryMiB > 0 {
+		host.MemoryLimitPages = uint32(c.PluginMemoryMiB << 4)
+	}
+	if c.PluginOutputMiB > 0 {
+		host.MaxOutput = c.PluginOutputMiB << 20
+	}
+}
+
 // openPlugins opens the plugin host, its compiled modules cached in the data
 // dir, and the registry of the bundled plugins, watching PluginsDir for
 // candidates. closeAll closes both.
 func (c *FeedsConfig) openPlugins(ctx context.Context, dataDir string, bundled iofs.FS, log *slog.Logger) (reg *plugins.Registry, closeAll func() error, err error) {
 	host := plugins.NewHost()
+	c.limit(host)
 	host.CacheDir = filepath.Join(dataDir, "wazero-cache")
 	host.Logger = log
 	if err := host.Open(ctx); err != nil {

@@ -2,13 +2,16 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/fstest"
 	"time"
 
 	"github.com/rappel-ca/rappel"
@@ -259,4 +262,48 @@ func TestServe_Feeds(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestServeCommand_PluginLimitFlags: the plugin limits' defaults, their
+// variables, the refusal of a bad value naming its flag, and a memory bomb
+// stopped at --plugin-memory by a host set from the flags, with a sentence
+// naming the limit and the flag.
+func TestServeCommand_PluginLimitFlags(t *testing.T) {
+	c := NewServeCommand()
+	if err := c.ParseFlags(nil); err != nil {
+		t.Fatal(err)
+	}
+	if u := c.Upstream; u.PluginTimeout != 2*time.Minute || u.PluginMemoryMiB != 1024 || u.PluginOutputMiB != 512 {
+		t.Fatalf("defaults: timeout %s, memory %d MiB, output %d MiB", u.PluginTimeout, u.PluginMemoryMiB, u.PluginOutputMiB)
+	}
+	for _, bad := range [][]string{{"--plugin-timeout", "0s"}, {"--plugin-memory", "8"}, {"--plugin-memory", "5000"}, {"--plugin-output", "0"}} {
+		err := NewServeCommand().ParseFlags(bad)
+		if err == nil || !strings.Contains(err.Error(), bad[0]+" is "+bad[1]) {
+			t.Errorf("%v: %v, want a sentence naming the flag", bad, err)
+		}
+	}
+	t.Setenv("RAPPEL_PLUGIN_MEMORY", "128")
+	c = NewServeCommand()
+	if err := c.ParseFlags([]string{"--plugin-timeout", "20s", "--plugin-output", "64"}); err != nil {
+		t.Fatal(err)
+	}
+	host := plugins.NewHost()
+	c.Upstream.limit(host)
+	if host.Timeout != 20*time.Second || host.MemoryLimitPages != 2048 || host.MaxOutput != 64<<20 {
+		t.Fatalf("host limits: %s, %d pages, %d bytes", host.Timeout, host.MemoryLimitPages, host.MaxOutput)
+	}
+	host.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	if err := host.Open(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer host.Close(context.Background())
+	p, err := host.Load(context.Background(), "hog", plugintest.Build(t, "./plugins/testdata/guests/hog"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = p.Run(context.Background(), fstest.MapFS{})
+	want := "it ran out of memory at the limit of 128 MiB (--plugin-memory)"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("memory bomb: %v, want %q", err, want)
+	}
 }

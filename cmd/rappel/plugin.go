@@ -244,6 +244,12 @@ func (c *PluginTestCommand) Run(ctx context.Context) error {
 	host := plugins.NewHost()
 	host.CacheDir = c.CacheDir
 	host.Timeout = c.Timeout
+	host.Settings.Timeout = "--timeout"
+	if c.Log {
+		// The integrator asked for the plugin's whole log; the server
+		// logs only the first lines of each run.
+		host.MaxLogLines = 0
+	}
 	host.Interruptible = c.Stop != "none"
 	host.InProcess = c.Stop == "check"
 	host.Logger = slog.New(logs)

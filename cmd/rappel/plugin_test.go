@@ -209,6 +209,17 @@ func TestPluginTest_RecordsAndLog(t *testing.T) {
 	}
 }
 
+// TestPluginTest_WholeLog checks that --log shows every log line of the
+// plugin, past the first lines a run the server logs.
+func TestPluginTest_WholeLog(t *testing.T) {
+	dir := t.TempDir()
+	babble := mustWasmFile(t, dir, "hcdump.wasm", testGuests+"babble")
+	out, _ := runPluginTest(t, babble, "--input", dir, "--against", "none", "--cache-dir", filepath.Join(dir, "cache"), "--log")
+	if want := "20000 lines"; !strings.Contains(out, want) || !strings.Contains(out, "babble line 19999 ") {
+		t.Errorf("output lacks %q and the last line:\n%.2000s", want, out)
+	}
+}
+
 // TestPluginTest_UnknownSource checks that a module named after no source
 // is refused as the server refuses it, not judged on its own.
 func TestPluginTest_UnknownSource(t *testing.T) {
