@@ -31,7 +31,6 @@ type anonymousLimiter struct {
 	addrs sync.Map // netip.Prefix → *keyState
 	// sweptAt is when the table was last swept of full buckets (unix ns).
 	sweptAt atomic.Int64
-	size    atomic.Int64
 }
 
 // anonymous returns the limiter of searches without a key, built on first
@@ -83,10 +82,7 @@ func (s *Server) limitAnonymous(w http.ResponseWriter, remote string, units, cos
 	l.sweep(now)
 	v, ok := l.addrs.Load(addr)
 	if !ok {
-		var loaded bool
-		if v, loaded = l.addrs.LoadOrStore(addr, new(keyState)); !loaded {
-			l.size.Add(1)
-		}
+		v, _ = l.addrs.LoadOrStore(addr, new(keyState))
 	}
 	p := l.plan
 	n := int64(units)
@@ -126,7 +122,6 @@ func (l *anonymousLimiter) sweep(now int64) {
 	l.addrs.Range(func(k, v any) bool {
 		if v.(*keyState).tat.Load() <= now {
 			l.addrs.Delete(k)
-			l.size.Add(-1)
 		}
 		return true
 	})
