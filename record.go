@@ -174,8 +174,8 @@ func (r *Record) Validate() error {
 		return fmt.Errorf("recall_id is missing")
 	case !RecallTypes.Has(r.RecallType):
 		return fmt.Errorf("recall_type %q is not one of %s", r.RecallType, RecallTypes)
-	case !Agencies.Has(r.Agency):
-		return fmt.Errorf("agency %q is not one of %s", r.Agency, Agencies)
+	case !IsAgency(r.Agency):
+		return fmt.Errorf("agency %q is not one of %s", r.Agency, KnownAgencies())
 	case !Statuses.Has(r.Status):
 		return fmt.Errorf("status %q is not one of %s", r.Status, Statuses)
 	case !ValidDate(r.EventDate):

@@ -277,7 +277,7 @@ func (c *fieldCheck) search(agencyField string, q, agency, recallType, hazard, a
 			}
 		}
 	}
-	s.Agency = c.vocab(agencyField, agency, Agencies)
+	s.Agency = c.vocab(agencyField, agency, KnownAgencies())
 	s.RecallType = c.vocab("recall_type", recallType, RecallTypes)
 	s.HazardClass = c.vocab("hazard_class", hazard, HazardClasses)
 	s.Allergen = c.vocab("allergen", allergen, Allergens)

@@ -196,7 +196,7 @@ func filtersOf(p *params) (*rappel.Search, error) {
 func filterEnums(p *params) *rappel.Search {
 	return &rappel.Search{
 		RecallType:  p.enum("recall_type", rappel.RecallTypes),
-		Agency:      p.enum("recall_agency", rappel.Agencies),
+		Agency:      p.enum("recall_agency", rappel.KnownAgencies()),
 		HazardClass: p.enum("hazard_class", rappel.HazardClasses),
 		Allergen:    p.enum("allergen", rappel.Allergens),
 		Lang:        p.enum("lang", rappel.Langs),
