@@ -44,4 +44,7 @@ type FeedState struct {
 	// the last candidate plugin was not activated, if it was not.
 	Plugin         string `json:"plugin,omitempty"`
 	PluginRejected string `json:"plugin_rejected,omitempty"`
+	// Removed, for a source a plugin's manifest added and an operator
+	// removed, says when and why; its records were archived then.
+	Removed string `json:"removed,omitempty"`
 }

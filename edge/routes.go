@@ -68,6 +68,8 @@ func (s *Server) routes() []route {
 		{methods: []string{http.MethodPost}, pattern: "/admin/refresh", public: true, handle: s.adminRefresh},
 		{methods: get, pattern: "/admin/plugins", public: true, handle: s.adminPlugins},
 		{methods: []string{http.MethodPost}, pattern: "/admin/plugins/{source}/approve", public: true, handle: s.adminApprovePlugin},
+		{methods: []string{http.MethodPut}, pattern: "/admin/plugins/{source}", public: true, handle: s.adminPutPlugin},
+		{methods: []string{http.MethodDelete}, pattern: "/admin/plugins/{source}", public: true, handle: s.adminDeletePlugin},
 		{methods: get, pattern: "/metrics", public: true, handle: s.getMetrics},
 		// The API description (openapi.json, with its test) and the page
 		// rendering it: public, as the README says.

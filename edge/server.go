@@ -70,6 +70,11 @@ type Server struct {
 	// approval, for POST /admin/plugins/{source}/approve; the endpoint
 	// answers 503 while it is nil.
 	ApprovePlugin ApprovePlugin
+	// UploadPlugin, when set with Plugins, takes a plugin uploaded with
+	// PUT /admin/plugins/{source}; RemoveSource, DELETE's removal of a
+	// source a plugin added.
+	UploadPlugin UploadPlugin
+	RemoveSource RemoveSource
 	// AdminKey opens the admin endpoints to requests carrying it in
 	// x-admin-key; empty keeps them closed (403).
 	AdminKey string

@@ -33,7 +33,8 @@ func (r *Refresher) apply(ctx context.Context, p *plan) (changed bool, err error
 	}
 	// A first live refresh over a bundle that remembers its raw records
 	// normalizes only what differs from them; without them, everything.
-	full := len(p.old) == 0 || r.pluginChanged(p.src, p.st)
+	_, whole := p.src.format.(wholeFormat)
+	full := len(p.old) == 0 || whole || r.pluginChanged(p.src, p.st)
 	for k := range p.old {
 		if _, ok := p.cur[k]; structural(k) && (!ok || p.cur[k].Hash != p.old[k].Hash) {
 			full = true
@@ -392,6 +393,7 @@ func (r *Refresher) write(ctx context.Context, p *plan, c *rappel.SourceChange, 
 	st.Feed.Live = true
 	st.Feed.LastSuccess = now
 	st.Feed.LastError = ""
+	st.Feed.Removed = ""
 	st.Feed.Plugin = st.Plugin
 	if len(st.Rejected) > maxProblemsKept {
 		st.Rejected = st.Rejected[:maxProblemsKept]

@@ -93,6 +93,12 @@ func (f *Fetcher) init() *retryablehttp.Client {
 // Last-Modified and body hash): a 304 returns NotModified. Any status other
 // than 200, 304 and 404 is an error, after the retries.
 func (f *Fetcher) Get(ctx context.Context, url string, prev rappel.FileState) (resp *Response, err error) {
+	return f.GetLimited(ctx, url, prev, f.MaxBody)
+}
+
+// GetLimited is Get with a cap of its own on the body's size after
+// decompression, instead of MaxBody (0 for none).
+func (f *Fetcher) GetLimited(ctx context.Context, url string, prev rappel.FileState, maxBody int64) (resp *Response, err error) {
 	ctx, span := tracer.Start(ctx, "feeds.Fetch", trace.WithSpanKind(trace.SpanKindClient),
 		trace.WithAttributes(attribute.String("url.full", spanURL(url))))
 	defer func() {
@@ -102,11 +108,11 @@ func (f *Fetcher) Get(ctx context.Context, url string, prev rappel.FileState) (r
 		}
 		endSpan(span, err)
 	}()
-	return f.get(ctx, url, prev)
+	return f.get(ctx, url, prev, maxBody)
 }
 
 // get is Get without its span.
-func (f *Fetcher) get(ctx context.Context, url string, prev rappel.FileState) (*Response, error) {
+func (f *Fetcher) get(ctx context.Context, url string, prev rappel.FileState, maxBody int64) (*Response, error) {
 	req, err := retryablehttp.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return nil, fmt.Errorf("fetching %s: %w", url, err)
@@ -140,7 +146,7 @@ func (f *Fetcher) get(ctx context.Context, url string, prev rappel.FileState) (*
 	default:
 		return nil, fmt.Errorf("fetching %s: the upstream answered %s", url, resp.Status)
 	}
-	body, err := f.readBody(resp)
+	body, err := readBody(resp, maxBody)
 	if err != nil {
 		return nil, fmt.Errorf("fetching %s: %w", url, err)
 	}
@@ -151,12 +157,13 @@ func (f *Fetcher) get(ctx context.Context, url string, prev rappel.FileState) (*
 	return out, nil
 }
 
-// readBody reads a body whole, decompressing gzip, and fails past MaxBody
-// or when the body ends before its Content-Length or its gzip stream does.
-func (f *Fetcher) readBody(resp *http.Response) ([]byte, error) {
+// readBody reads a body whole, decompressing gzip, and fails past maxBody
+// (0 for no cap) or when the body ends before its Content-Length or its
+// gzip stream does.
+func readBody(resp *http.Response, maxBody int64) ([]byte, error) {
 	var r io.Reader = resp.Body
-	if f.MaxBody > 0 {
-		r = io.LimitReader(r, f.MaxBody+1)
+	if maxBody > 0 {
+		r = io.LimitReader(r, maxBody+1)
 	}
 	if strings.EqualFold(resp.Header.Get("Content-Encoding"), "gzip") {
 		zr, err := gzip.NewReader(r)
@@ -165,12 +172,12 @@ func (f *Fetcher) readBody(resp *http.Response) ([]byte, error) {
 		}
 		defer zr.Close()
 		r = zr
-		if f.MaxBody > 0 {
-			r = io.LimitReader(r, f.MaxBody+1)
+		if maxBody > 0 {
+			r = io.LimitReader(r, maxBody+1)
 		}
 	}
 	var buf bytes.Buffer
-	if resp.ContentLength > 0 && resp.ContentLength <= f.MaxBody {
+	if resp.ContentLength > 0 && resp.ContentLength <= maxBody {
 		buf.Grow(int(resp.ContentLength))
 	}
 	if _, err := buf.ReadFrom(r); err != nil {
@@ -179,8 +186,8 @@ func (f *Fetcher) readBody(resp *http.Response) ([]byte, error) {
 		}
 		return nil, fmt.Errorf("reading body after %d bytes: %w", buf.Len(), err)
 	}
-	if f.MaxBody > 0 && int64(buf.Len()) > f.MaxBody {
-		return nil, fmt.Errorf("reading body: it is larger than the %d-byte cap", f.MaxBody)
+	if maxBody > 0 && int64(buf.Len()) > maxBody {
+		return nil, fmt.Errorf("reading body: it is larger than the %d-byte cap", maxBody)
 	}
 	return buf.Bytes(), nil
 }

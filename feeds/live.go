@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io/fs"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -56,6 +57,7 @@ type Live struct {
 	Off    bool
 	Logger *slog.Logger
 
+	mu        sync.Mutex // guards refresher and, before Open, Sources
 	refresher *Refresher
 	stop      context.CancelFunc
 	wg        sync.WaitGroup
@@ -77,6 +79,8 @@ func (l *Live) Open(ctx context.Context) error {
 	if l.Plugins == nil {
 		return errors.New("opening the live feeds: Plugins is required")
 	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	r := NewRefresher(l.Store, l.Plugins, l.Sources...)
 	r.Interval, r.MaxRemoval, r.DetailRate = l.Interval, l.MaxRemoval, l.DetailRate
 	if l.DetailBudget != 0 {
@@ -112,6 +116,36 @@ func (l *Live) Close() error {
 	}
 	l.wg.Wait()
 	return nil
+}
+
+// AddSource adds src to the sources refreshed (Refresher.AddSource); before
+// Open, to those Open starts with.
+func (l *Live) AddSource(src *Source) error {
+	l.mu.Lock()
+	r := l.refresher
+	if r == nil {
+		defer l.mu.Unlock()
+		if err := src.Validate(); err != nil {
+			return err
+		}
+		l.Sources = slices.DeleteFunc(l.Sources, func(s *Source) bool { return s.Name == src.Name })
+		l.Sources = append(l.Sources, src)
+		return nil
+	}
+	l.mu.Unlock()
+	return r.AddSource(src)
+}
+
+// RemoveSource stops refreshing a source and archives its records
+// (Refresher.RemoveSource).
+func (l *Live) RemoveSource(ctx context.Context, name, reason string) error {
+	l.mu.Lock()
+	r := l.refresher
+	l.mu.Unlock()
+	if r == nil {
+		return errors.New("the live feeds are off")
+	}
+	return r.RemoveSource(ctx, name, reason)
 }
 
 // Trigger runs a refresh now and waits for it (Refresher.Trigger).
@@ -164,8 +198,8 @@ func (l *Live) storedStates() []rappel.FeedState {
 // gives the plugins both the payload and the baseline to judge against.
 func (l *Live) watchPlugins(ctx context.Context) {
 	active := map[string]string{}
-	for _, s := range l.Sources {
-		active[s.Name] = l.Plugins.Active(s.Name)
+	for _, name := range l.refresher.SourceNames() {
+		active[name] = l.Plugins.Active(name)
 	}
 	primed := map[string]string{}  // source → the candidate it was primed for
 	waiting := map[string]string{} // source → the candidate logged as waiting
@@ -177,29 +211,44 @@ func (l *Live) watchPlugins(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		for _, s := range l.Sources {
-			if a := l.Plugins.Active(s.Name); a != active[s.Name] {
-				active[s.Name] = a
+		for _, name := range l.refresher.SourceNames() {
+			if a := l.Plugins.Active(name); a != active[name] {
+				active[name] = a
 				l.refresher.Kick()
 			}
-			pending := l.Plugins.Pending(s.Name)
-			if pending == "" || primed[s.Name] == pending {
+			pending := l.Plugins.Pending(name)
+			if pending == "" || primed[name] == pending {
 				continue
 			}
-			payload, err := l.refresher.LastGood(ctx, s.Name)
+			payload, err := l.refresher.LastGood(ctx, name)
 			if err != nil {
 				// Not a wait for ever: a refresh the active plugin fails
 				// gives the candidate the upstream's current payload.
-				if waiting[s.Name] != pending {
-					waiting[s.Name] = pending
-					l.Logger.Debug("no last good payload to prime a candidate plugin with; it is tried on the upstream's current payload if the active plugin fails on it", "source", s.Name, "err", err)
+				if waiting[name] != pending {
+					waiting[name] = pending
+					l.Logger.Debug("no last good payload to prime a candidate plugin with; it is tried on the upstream's current payload if the active plugin fails on it", "source", name, "err", err)
 				}
 				continue
 			}
-			primed[s.Name] = pending
-			if _, err := l.Plugins.Prime(ctx, s.Name, payload); err != nil && ctx.Err() == nil {
-				l.Logger.Warn("running the active plugin on the last good payload for a candidate", "source", s.Name, "err", err)
+			primed[name] = pending
+			if _, err := l.Plugins.Prime(ctx, name, payload); err != nil && ctx.Err() == nil {
+				l.Logger.Warn("running the active plugin on the last good payload for a candidate", "source", name, "err", err)
 			}
 		}
 	}
+}
+
+// SourceNames returns the names of the sources refreshed.
+func (l *Live) SourceNames() []string {
+	l.mu.Lock()
+	r := l.refresher
+	defer l.mu.Unlock()
+	if r == nil {
+		names := make([]string, len(l.Sources))
+		for i, s := range l.Sources {
+			names[i] = s.Name
+		}
+		return names
+	}
+	return r.SourceNames()
 }

@@ -63,9 +63,22 @@ func (r *Refresher) planDocs(ctx context.Context, src *Source, st rappel.SourceS
 	var missing []Doc
 	for _, d := range src.Docs {
 		prev := st.Files[d.Name]
-		resp, err := r.Fetcher.Get(ctx, d.URL, prev)
+		ask := prev
+		if d.Unconditional {
+			ask.ETag, ask.LastModified = "", ""
+		}
+		limit := r.Fetcher.MaxBody
+		if d.MaxBytes > 0 {
+			limit = d.MaxBytes
+		}
+		resp, err := r.Fetcher.GetLimited(ctx, d.URL, ask, limit)
 		if err != nil {
 			return nil, err
+		}
+		if !resp.NotModified && !resp.NotFound {
+			if err := checkFormat(d, resp.Body); err != nil {
+				return nil, err
+			}
 		}
 		switch {
 		case resp.NotFound:

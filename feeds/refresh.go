@@ -84,6 +84,9 @@ type Refresher struct {
 	// yieldDetails, while detail documents are being fetched, ends that
 	// fetch early so that a refresh asked for does not wait for it.
 	yieldDetails context.CancelFunc
+	// added are sources added at run time (AddSource), which the next
+	// refresh adopts.
+	added []*Source
 }
 
 // DefaultDetailBudget is the time a refresh spends at most fetching detail
@@ -238,11 +241,12 @@ func (r *Refresher) Refresh(ctx context.Context) (err error) {
 	rctx, cancel := context.WithTimeout(ctx, r.Deadline)
 	defer cancel()
 	start := r.Now()
+	r.adopt()
 	var errs []error
 	for _, perRecord := range []bool{false, true} {
 		changed := false
 		for _, src := range r.Sources {
-			if (src.Template != "") != perRecord {
+			if (src.Template != "") != perRecord || !r.due(src) {
 				continue
 			}
 			c, err := r.refreshSource(rctx, src)
@@ -360,14 +364,26 @@ func (r *Refresher) States() []rappel.FeedState {
 		if !ok {
 			continue
 		}
-		since := st.LastSuccess
-		if since.IsZero() {
-			since = r.started
+		out = append(out, r.staled(st, now))
+	}
+	// Sources removed at run time stay listed, with why.
+	for _, name := range sortedKeys(r.states) {
+		if st := r.states[name]; st.Removed != "" && !slices.ContainsFunc(r.Sources, func(s *Source) bool { return s.Name == name }) {
+			out = append(out, st)
 		}
-		st.Stale = now.Sub(since) > 3*r.Interval
-		out = append(out, st)
 	}
 	return out
+}
+
+// staled returns st with Stale set when its source had no success for
+// three intervals (counted from start when it never had).
+func (r *Refresher) staled(st rappel.FeedState, now time.Time) rappel.FeedState {
+	since := st.LastSuccess
+	if since.IsZero() {
+		since = r.started
+	}
+	st.Stale = now.Sub(since) > 3*max(r.Interval, r.intervalOf(st.Source))
+	return st
 }
 
 func (r *Refresher) setState(st rappel.FeedState) {
@@ -379,8 +395,8 @@ func (r *Refresher) setState(st rappel.FeedState) {
 // LastGood returns the raw documents source's plugin last ran on
 // successfully, rebuilt from the store, for trying a candidate plugin.
 func (r *Refresher) LastGood(ctx context.Context, source string) (fs.FS, error) {
-	i := slices.IndexFunc(r.Sources, func(s *Source) bool { return s.Name == source })
-	if i < 0 {
+	src := r.Source(source)
+	if src == nil {
 		return nil, fmt.Errorf("reading the last good payload: no source %q", source)
 	}
 	var recs []rappel.RawRecord
@@ -395,7 +411,7 @@ func (r *Refresher) LastGood(ctx context.Context, source string) (fs.FS, error) 
 	if len(recs) == 0 || recs[0].Data == nil {
 		return nil, fmt.Errorf("reading the last good payload of %s: the source has had no live refresh yet (the bundle keeps no raw data)", source)
 	}
-	docs, err := r.Sources[i].format.join(recs)
+	docs, err := src.format.join(recs)
 	if err != nil {
 		return nil, fmt.Errorf("reading the last good payload of %s: %w", source, err)
 	}

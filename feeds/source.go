@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"time"
 )
 
 // Source is one upstream feed and the plugin that normalizes it, by name.
@@ -23,6 +24,10 @@ type Source struct {
 	// others create: a record left with partials of such sources only is
 	// removed.
 	Enriches bool
+	// Interval, when set, is the least time between two refreshes of the
+	// source: a refresh sooner after its last success leaves it alone
+	// (unless its plugin changed).
+	Interval time.Duration
 
 	format format
 }
@@ -32,6 +37,16 @@ type Doc struct {
 	// Name is the document's name under the plugin's /in.
 	Name string
 	URL  string
+	// Format, when set (FormatJSON...), fails a fetch whose body is plainly
+	// not in it, such as an HTML error page, before the plugin runs.
+	Format string
+	// MaxBytes, when set, caps the document's size after decompression
+	// instead of the Fetcher's MaxBody.
+	MaxBytes int64
+	// Unconditional fetches the document without the last fetch's
+	// validators (ETag, Last-Modified), for an upstream whose validators
+	// cannot be trusted; an unchanged body still costs no parsing.
+	Unconditional bool
 }
 
 // Default upstream URLs. Health Canada publishes the recalls and safety
@@ -51,12 +66,12 @@ const (
 
 // HCDump is Health Canada's recalls dump, in English and French.
 func HCDump(en, fr string) *Source {
-	return &Source{Name: "hcdump", Docs: []Doc{{hcFileEN, en}, {hcFileFR, fr}}, format: hcdumpFormat{}}
+	return &Source{Name: "hcdump", Docs: []Doc{{Name: hcFileEN, URL: en}, {Name: hcFileFR, URL: fr}}, format: hcdumpFormat{}}
 }
 
 // VRDB is Transport Canada's vehicle recall database.
 func VRDB(u string) *Source {
-	return &Source{Name: "vrdb", Docs: []Doc{{vrdbFile, u}}, format: vrdbFormat{}}
+	return &Source{Name: "vrdb", Docs: []Doc{{Name: vrdbFile, URL: u}}, format: vrdbFormat{}}
 }
 
 // Detail is the recall detail documents of the notices in the dump (every
@@ -72,7 +87,7 @@ func (s *Source) Validate() error {
 	case s.Name == "" || strings.ContainsAny(s.Name, "/\x00"):
 		return fmt.Errorf("source name %q is empty or holds a slash", s.Name)
 	case s.format == nil:
-		return fmt.Errorf("source %s: no format; make sources with HCDump, VRDB or Detail", s.Name)
+		return fmt.Errorf("source %s: no format; make sources with HCDump, VRDB, Detail or Whole", s.Name)
 	case s.Template != "":
 		if !strings.Contains(s.Template, "{id}") || !strings.Contains(s.Template, "{lang}") {
 			return fmt.Errorf("source %s: the URL template %q must hold {id} and {lang}", s.Name, s.Template)

@@ -25,6 +25,9 @@ type activeManifest struct {
 	// binary that bundles another plugin for the source (an upgrade) runs
 	// its own, since it may well carry the same fix.
 	Bundled string `json:"bundled"`
+	// Added is set for the plugin of a source its manifest added: there
+	// is no bundled plugin to fall back to.
+	Added bool `json:"added,omitempty"`
 }
 
 // persist writes source's active plugin into ActiveDir, so that it is the

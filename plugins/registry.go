@@ -52,8 +52,14 @@ type Registry struct {
 	// so that its effect can be applied without waiting for the next
 	// change upstream. It is called from the watching goroutine.
 	OnActivate func(source string, out *rappel.Normalized)
-	Now        func() time.Time
-	Logger     *slog.Logger
+	// OnSource, when set, is told of the manifest of a source a plugin
+	// adds (at Open for those kept in ActiveDir, and when a candidate adds
+	// one), and of a new manifest of such a source when its plugin is
+	// replaced: it starts fetching what the manifest lists. An error
+	// refuses the candidate with it.
+	OnSource func(m *Manifest) error
+	Now      func() time.Time
+	Logger   *slog.Logger
 
 	bundled map[string][]byte
 	// history is the last swaps and refusals, newest last, for
@@ -102,6 +108,8 @@ type source struct {
 	// The last candidate that was not activated, and why.
 	rejected, rejectedReason, rejectedPath string
 	rejectedAt                             time.Time
+	// manifest describes a source a plugin added; nil for a bundled one.
+	manifest *Manifest
 }
 
 // entry is an active (or retired) plugin and the runs using it, so that a
@@ -120,6 +128,8 @@ type candidate struct {
 	// approved is set when an operator approved the candidate's digest:
 	// its trial skips the content gate, not the loss and refusal checks.
 	approved bool
+	// manifest is the candidate's, for a source a manifest added.
+	manifest *Manifest
 }
 
 // heldCandidate is a candidate held for approval, with what it changed
@@ -159,6 +169,9 @@ func (r *Registry) Open(ctx context.Context) error {
 			return err
 		}
 		r.sources[name] = s
+	}
+	if err := r.restoreAdded(ctx); err != nil {
+		return err
 	}
 	if r.Dir == "" {
 		return nil
@@ -260,7 +273,7 @@ func (r *Registry) normalize(ctx context.Context, name string, input fs.FS, full
 		}
 		return nil, err
 	}
-	v := Judge(name, res, r.Partial[name])
+	v := r.judge(name, res)
 	out := &rappel.Normalized{Records: v.Records, Problems: v.Problems, Plugin: e.plugin.SHA256, Duration: res.Duration}
 	if full {
 		r.mu.Lock()

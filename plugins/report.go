@@ -53,6 +53,8 @@ type SourceReport struct {
 	Source     string            `json:"source"`
 	Active     *ActiveReport     `json:"active,omitempty"`
 	Candidates []CandidateReport `json:"candidates"`
+	// Manifest is the manifest of a source a plugin added.
+	Manifest *Manifest `json:"manifest,omitempty"`
 }
 
 // Report is the registry's state for GET /admin/plugins: every source's
@@ -80,7 +82,7 @@ func (r *Registry) Report() Report {
 
 // report is s's part of Report. r.mu must be held.
 func (s *source) report() SourceReport {
-	sr := SourceReport{Source: s.name, Candidates: []CandidateReport{}}
+	sr := SourceReport{Source: s.name, Candidates: []CandidateReport{}, Manifest: s.manifest}
 	if s.active != nil {
 		a := &ActiveReport{SHA256: s.active.plugin.SHA256, Since: s.since, Why: s.why, From: "bundled"}
 		if s.origin != "bundled" {

@@ -18,6 +18,10 @@ import (
 type fileStamp struct {
 	size int64
 	mod  time.Time
+	// sig is the stamp of the signature beside it, so that a signature
+	// written after the module makes the module read again.
+	sigSize int64
+	sigMod  time.Time
 }
 
 // DefaultPollInterval is how often the registry checks Dir: a stat of the
@@ -103,6 +107,9 @@ func (r *Registry) readDir(ctx context.Context) {
 		}
 		seen[path] = true
 		stamp := fileStamp{size: info.Size(), mod: info.ModTime()}
+		if si, err := os.Stat(path + SignatureSuffix); err == nil {
+			stamp.sigSize, stamp.sigMod = si.Size(), si.ModTime()
+		}
 		if r.files[path] == stamp {
 			continue
 		}
@@ -128,16 +135,17 @@ func (r *Registry) consider(ctx context.Context, name, path string, wasm []byte)
 	r.mu.Lock()
 	s := r.sources[name]
 	switch {
-	case s == nil:
-		s = &source{name: name}
-		r.sources[name] = s
-		r.reject(s, sha, path, fmt.Errorf("there is no source named %q to run it for (the sources are %s)", name, strings.Join(r.sourceNames(), ", ")))
+	case s == nil || s.active == nil:
+		// A source it does not know: a plugin with a manifest adds it.
 		r.mu.Unlock()
+		r.considerNew(ctx, name, path, wasm)
 		return
-	case s.active != nil && s.active.plugin.SHA256 == sha,
+	case s.active.plugin.SHA256 == sha,
 		s.pending != nil && s.pending.plugin.SHA256 == sha,
-		s.held != nil && s.held.c.plugin.SHA256 == sha,
-		s.rejected == sha:
+		s.held != nil && s.held.c.plugin.SHA256 == sha:
+		// A refused candidate is considered again when its file or its
+		// signature changed (readDir reads only those): a signature
+		// copied in after the module is not a refusal for ever.
 		r.mu.Unlock()
 		return
 	}
@@ -150,6 +158,12 @@ func (r *Registry) consider(ctx context.Context, name, path string, wasm []byte)
 		if verr := r.Verify(name, wasm); verr != nil {
 			err = fmt.Errorf("it failed verification: %v", verr)
 		}
+	}
+	var m *Manifest
+	if err == nil {
+		r.mu.Lock()
+		m, err = s.checkUpdate(wasm)
+		r.mu.Unlock()
 	}
 	var p *Plugin
 	if err == nil {
@@ -166,7 +180,7 @@ func (r *Registry) consider(ctx context.Context, name, path string, wasm []byte)
 	if s.pending != nil {
 		_ = s.pending.plugin.Close(context.Background())
 	}
-	s.pending = &candidate{plugin: p, path: path, wasm: wasm, found: r.Now()}
+	s.pending = &candidate{plugin: p, path: path, wasm: wasm, found: r.Now(), manifest: m}
 	r.Logger.Info("plugin candidate found", "source", name, "path", path, "sha256", sha,
 		"has_payload", s.payload != nil, "has_current_payload", s.current != nil)
 }
@@ -219,7 +233,7 @@ func (r *Registry) try(ctx context.Context, name string) {
 	if err != nil {
 		err = fmt.Errorf("its run on the %s failed: %v", t.what(), err)
 	} else {
-		v = Judge(name, res, r.Partial[name])
+		v = r.judge(name, res)
 		err = t.base.Accept(v, r.MaxLoss)
 	}
 	var diff DiffSummary
@@ -253,9 +267,17 @@ func (r *Registry) try(ctx context.Context, name string) {
 	}
 	out := &rappel.Normalized{Records: v.Records, Problems: v.Problems, Plugin: c.plugin.SHA256, Duration: res.Duration}
 	kept := r.activate(s, c, t, v, out)
+	oldManifest := s.manifest
+	if oldManifest != nil {
+		s.manifest = c.manifest
+		kept.Bundled, kept.Added = "", true
+	}
 	r.mu.Unlock()
 	// Megabytes written and synced: not under the lock every run takes.
 	r.persist(name, c.wasm, kept)
+	if oldManifest != nil {
+		r.manifestChanged(oldManifest, c.manifest)
+	}
 	r.Logger.Info("plugin activated", "source", name, "path", c.path, "sha256", c.plugin.SHA256, "on", t.what(),
 		"records", len(v.Records), "refused", v.Refused, "tried_in", time.Since(start).Round(time.Millisecond))
 	if r.OnActivate != nil {

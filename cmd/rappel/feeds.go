@@ -165,13 +165,25 @@ func (c *ServeCommand) startFeeds(ctx context.Context, store *kv.Store, listener
 	}
 	closePlugins := func() error { return nil }
 	if !live.Off {
-		reg, closeReg, err := u.openPlugins(ctx, c.DataDir, c.bundleFS(), log)
+		// A plugin whose manifest describes a new source adds it to the
+		// feeds, at start for those kept from before (README, "Live
+		// feeds").
+		onSource := func(m *plugins.Manifest) error { return live.AddSource(manifestSource(m)) }
+		reg, closeReg, err := u.openPlugins(ctx, c.DataDir, c.bundleFS(), onSource, log)
 		if err != nil {
 			return nil, err
 		}
 		live.Plugins, closePlugins = reg, closeReg
 		srv.Plugins = func() any { return reg.Report() }
 		srv.ApprovePlugin = reg.Approve
+		if u.PluginsDir != "" {
+			srv.UploadPlugin = func(ctx context.Context, source string, wasm, sig []byte) (string, error) {
+				return reg.Upload(ctx, source, wasm, sig)
+			}
+		}
+		srv.RemoveSource = func(ctx context.Context, source, reason string) error {
+			return removeSource(ctx, live, reg, source, reason)
+		}
 	}
 	if err := live.Open(ctx); err != nil {
 		return nil, errors.Join(err, closePlugins())
@@ -204,7 +216,7 @@ func (c *FeedsConfig) limit(host *plugins.Host) {
 // openPlugins opens the plugin host, its compiled modules cached in the data
 // dir, and the registry of the bundled plugins, watching PluginsDir for
 // candidates. closeAll closes both.
-func (c *FeedsConfig) openPlugins(ctx context.Context, dataDir string, bundled iofs.FS, log *slog.Logger) (reg *plugins.Registry, closeAll func() error, err error) {
+func (c *FeedsConfig) openPlugins(ctx context.Context, dataDir string, bundled iofs.FS, onSource func(*plugins.Manifest) error, log *slog.Logger) (reg *plugins.Registry, closeAll func() error, err error) {
 	host := plugins.NewHost()
 	c.limit(host)
 	host.CacheDir = filepath.Join(dataDir, "wazero-cache")
@@ -236,6 +248,7 @@ func (c *FeedsConfig) openPlugins(ctx context.Context, dataDir string, bundled i
 	// beside the store (README, "Live feeds").
 	reg.ActiveDir = filepath.Join(dataDir, "plugins", "active")
 	reg.Logger = log
+	reg.OnSource = onSource
 	if err := reg.Open(ctx); err != nil {
 		return nil, nil, errors.Join(err, reg.Close(), closeHost())
 	}

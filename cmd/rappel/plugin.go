@@ -25,12 +25,14 @@ import (
 const pluginUsage = `Usage:
 	rappel plugin test FILE.wasm --input FILE_OR_DIR [--source NAME] [--json]
 	rappel plugin new SOURCE [--dir DIR] [--replace RAPPEL_CHECKOUT]
+	rappel plugin manifest FILE.wasm [--manifest FILE.json] [-o OUT.wasm]
 	rappel plugin keygen [--pub FILE] [--key FILE] [--unencrypted]
 	rappel plugin sign FILE.wasm --key FILE [--source NAME]
 
 test runs a plugin exactly as the server would on a candidate, and says
 whether the server would activate it. new writes a plugin's Go module (its
-main, a test, a Makefile with the build command). keygen writes a key pair
+main, a test, a Makefile with the build command). manifest writes into a
+plugin the manifest of the new source it adds (or shows it). keygen writes a key pair
 for signing plugins, sign writes FILE.wasm.minisig beside a plugin: a server
 with --plugin-keys activates only plugins signed by a key it lists.
 "rappel plugin COMMAND -h" lists a command's flags.
@@ -71,8 +73,14 @@ func runPlugin(ctx context.Context, args []string) error {
 			return err
 		}
 		return c.Run()
+	case "manifest":
+		c := &PluginManifestCommand{}
+		if err := c.ParseFlags(args[1:]); err != nil {
+			return err
+		}
+		return c.Run()
 	}
-	return fmt.Errorf("unknown plugin command %q; the commands are test, new, keygen and sign", args[0])
+	return fmt.Errorf("unknown plugin command %q; the commands are test, new, manifest, keygen and sign", args[0])
 }
 
 // PluginTestCommand runs a candidate plugin on an input as the host would
@@ -110,6 +118,9 @@ type PluginTestCommand struct {
 	// Bundle holds the bundled plugins; the embedded bundle by default.
 	Bundle iofs.FS
 	Stdout io.Writer
+
+	// manifest is the module's, when it adds a source.
+	manifest *plugins.Manifest
 }
 
 // NewPluginTestCommand returns a PluginTestCommand with the server's
@@ -196,23 +207,24 @@ var errRejected = errors.New("the host would not activate this plugin")
 
 // pluginReport is the command's output.
 type pluginReport struct {
-	Plugin     string           `json:"plugin"`
-	SHA256     string           `json:"sha256,omitempty"`
-	Source     string           `json:"source"`
-	Partial    bool             `json:"partial"`
-	Input      string           `json:"input"`
-	InputFiles int              `json:"input_files"`
-	InputBytes int64            `json:"input_bytes"`
-	Stop       string           `json:"stop"`
-	Duration   float64          `json:"duration_seconds"`
-	Accepted   int              `json:"accepted"`
-	Refused    int              `json:"refused"`
-	Problems   []rappel.Problem `json:"problems"`
-	Signature  string           `json:"signature"`
-	Log        []string         `json:"log,omitempty"`
-	Against    *againstReport   `json:"against,omitempty"`
-	Verdict    string           `json:"verdict"`
-	Reason     string           `json:"reason,omitempty"`
+	Plugin     string            `json:"plugin"`
+	SHA256     string            `json:"sha256,omitempty"`
+	Source     string            `json:"source"`
+	Partial    bool              `json:"partial"`
+	Manifest   *plugins.Manifest `json:"manifest,omitempty"`
+	Input      string            `json:"input"`
+	InputFiles int               `json:"input_files"`
+	InputBytes int64             `json:"input_bytes"`
+	Stop       string            `json:"stop"`
+	Duration   float64           `json:"duration_seconds"`
+	Accepted   int               `json:"accepted"`
+	Refused    int               `json:"refused"`
+	Problems   []rappel.Problem  `json:"problems"`
+	Signature  string            `json:"signature"`
+	Log        []string          `json:"log,omitempty"`
+	Against    *againstReport    `json:"against,omitempty"`
+	Verdict    string            `json:"verdict"`
+	Reason     string            `json:"reason,omitempty"`
 }
 
 type againstReport struct {
@@ -233,7 +245,7 @@ func (c *PluginTestCommand) Run(ctx context.Context) error {
 	if out == nil {
 		out = os.Stdout
 	}
-	if err := checkSource(c.Source); err != nil {
+	if err := c.readManifest(); err != nil {
 		return err
 	}
 	payload, err := c.readInput()
@@ -258,7 +270,8 @@ func (c *PluginTestCommand) Run(ctx context.Context) error {
 	}
 	defer host.Close(context.WithoutCancel(ctx))
 
-	rep := &pluginReport{Plugin: c.Wasm, Source: c.Source, Partial: plugins.DefaultPartial()[c.Source], Input: c.Input,
+	rep := &pluginReport{Plugin: c.Wasm, Source: c.Source, Manifest: c.manifest, Input: c.Input,
+		Partial:    plugins.DefaultPartial()[c.Source] || c.manifest != nil && c.manifest.Merge == plugins.MergeEnrich,
 		InputFiles: payload.Len(), InputBytes: payload.Size(), Stop: c.Stop, Problems: []rappel.Problem{}}
 	rep.Signature, err = c.checkSignature()
 	var v *plugins.Verdict
@@ -302,6 +315,45 @@ func sourceOfModule(path string) string {
 	return strings.TrimSuffix(filepath.Base(path), ".wasm")
 }
 
+// readManifest reads the module's manifest, if it carries one, and checks
+// the source as the server would: a module for a source the server does
+// not have needs a manifest that adds it, and a bundled source's takes
+// none. The manifest's agency is registered, as the server would, so that
+// the records of a new agency are judged as the server judges them.
+func (c *PluginTestCommand) readManifest() error {
+	m, err := checkModuleSource(c.Wasm, c.Source)
+	if err != nil || m == nil {
+		return err
+	}
+	c.manifest = m
+	return rappel.RegisterAgency(m.Agency)
+}
+
+// checkModuleSource checks that the module at path can run for source as
+// the server would, and returns its manifest, if it carries one: a module
+// for a source the server does not have needs a manifest that adds it, and
+// a bundled source's takes none.
+func checkModuleSource(path, source string) (*plugins.Manifest, error) {
+	wasm, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading plugin: %w", err)
+	}
+	m, err := plugins.ReadManifest(wasm)
+	if err != nil {
+		return nil, fmt.Errorf("the server would refuse it: %w", err)
+	}
+	known := checkSource(source)
+	switch {
+	case m == nil:
+		return nil, known
+	case known == nil:
+		return nil, fmt.Errorf("the server would refuse it: it carries a manifest, but %s is a bundled source whose feeds the server's flags set; build it without one", source)
+	case m.Source != source:
+		return nil, fmt.Errorf("the server would refuse it: its manifest is for the source %q, not %q; name the file %s.wasm", m.Source, source, m.Source)
+	}
+	return m, nil
+}
+
 // checkSource refuses a source the server does not have, as the server
 // refuses a candidate named after none.
 func checkSource(source string) error {
@@ -313,7 +365,7 @@ func checkSource(source string) error {
 		names = append(names, s.Name)
 	}
 	slices.Sort(names)
-	return fmt.Errorf("there is no source named %q to run it for (the sources are %s); name the module after its source or give --source", source, strings.Join(names, ", "))
+	return fmt.Errorf("there is no source named %q to run it for (the sources are %s), and the module carries no manifest to add one (rappel plugin manifest); name the module after its source or give --source", source, strings.Join(names, ", "))
 }
 
 // checkSignature checks the module's signature with --plugin-keys, as the
@@ -406,7 +458,7 @@ func (c *PluginTestCommand) runOne(ctx context.Context, host *plugins.Host, path
 	if err != nil {
 		return nil, fmt.Errorf("its run failed: %w", err)
 	}
-	v := plugins.Judge(c.Source, res, plugins.DefaultPartial()[c.Source])
+	v := plugins.JudgeManifest(c.Source, res, c.manifest, plugins.DefaultPartial()[c.Source])
 	if rep != nil {
 		rep.Accepted, rep.Refused, rep.Problems = len(v.Records), v.Refused, append([]rappel.Problem{}, v.Problems...)
 	}

@@ -120,7 +120,8 @@ func (c *PluginSignCommand) ParseFlags(args []string) error {
 	if c.Source == "" {
 		c.Source = sourceOfModule(c.Wasm)
 	}
-	return checkSource(c.Source)
+	_, err = checkModuleSource(c.Wasm, c.Source)
+	return err
 }
 
 // Run signs the plugin and writes FILE.wasm.minisig.
