@@ -709,6 +709,8 @@ func (g *diffGen) searchQuery(cursor bool) query {
 		q = q.add("recall_type", pick(g, rappel.RecallTypes))
 	}
 	if g.chance(10) {
+		// The spec's agencies, not KnownAgencies: one another test
+		// registered would change what a seed generates.
 		q = q.add("recall_agency", pick(g, rappel.Agencies))
 	}
 	if g.chance(10) {

@@ -297,7 +297,9 @@ func TestSearch_Filters(t *testing.T) {
 	for _, v := range rappel.RecallTypes {
 		tests["Type_"+v] = filter{vals("recall_type", v), func(r *rappel.Record) bool { return r.RecallType == v }}
 	}
-	for _, v := range rappel.Agencies {
+	// Every agency the filter takes, those another test registered
+	// included: the corpus has none of theirs, so they find nothing.
+	for _, v := range rappel.KnownAgencies() {
 		tests["Agency_"+v] = filter{vals("recall_agency", v), func(r *rappel.Record) bool { return r.Agency == v }}
 	}
 	for _, v := range rappel.HazardClasses {
