@@ -5,10 +5,8 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
-	"maps"
 	"net/url"
 	"os"
-	"path"
 	"slices"
 	"strings"
 	"testing"
@@ -18,6 +16,7 @@ import (
 	"github.com/rappel-ca/rappel"
 	"github.com/rappel-ca/rappel/plugins"
 	"github.com/rappel-ca/rappel/plugins/examples/openfda"
+	"github.com/rappel-ca/rappel/plugins/examples/openfda/fdatest"
 	"github.com/rappel-ca/rappel/plugins/guest/guesttest"
 	"github.com/rappel-ca/rappel/plugins/plugintest"
 )
@@ -214,41 +213,12 @@ func TestNormalize_Unusable(t *testing.T) {
 	}
 }
 
-// realDocuments rebuilds, from the real sample's recorded exchanges (each
-// the answer to a query for one recall number), the documents the
-// manifest's list queries would fetch: one response per endpoint holding
-// all its results, named as the manifest names them.
+// realDocuments is the real sample as the manifest's documents.
 func realDocuments(tb testing.TB) fstest.MapFS {
 	tb.Helper()
-	var exchanges []struct {
-		SourceURL string `json:"source_url"`
-		Response  struct {
-			Meta    json.RawMessage   `json:"meta"`
-			Results []json.RawMessage `json:"results"`
-		} `json:"response"`
-	}
-	if err := json.Unmarshal(guesttest.RealSample(tb, "openfda-enforcement.json"), &exchanges); err != nil {
-		tb.Fatal(err)
-	}
-	results := map[string][]json.RawMessage{}
-	for _, e := range exchanges {
-		u, err := url.Parse(e.SourceURL)
-		if err != nil {
-			tb.Fatal(err)
-		}
-		name := path.Base(path.Dir(u.Path)) + ".json" // /food/enforcement.json → food.json
-		results[name] = append(results[name], e.Response.Results...)
-	}
 	fsys := fstest.MapFS{}
-	for name, rs := range results {
-		b, err := json.Marshal(map[string]any{"meta": map[string]any{"results": map[string]int{"skip": 0, "limit": 1000, "total": len(rs)}}, "results": rs})
-		if err != nil {
-			tb.Fatal(err)
-		}
+	for name, b := range fdatest.RealDocuments(tb) {
 		fsys[name] = &fstest.MapFile{Data: b}
-	}
-	if len(fsys) != 2 || fsys["food.json"] == nil || fsys["drug.json"] == nil {
-		tb.Fatalf("the real sample makes documents %v, want food.json and drug.json", slices.Sorted(maps.Keys(fsys)))
 	}
 	return fsys
 }
