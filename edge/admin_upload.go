@@ -21,7 +21,7 @@ const maxPluginUpload = 64 << 20
 const maxRemoveBody = 4 << 10
 
 const (
-	uploadExample = "send multipart/form-data with a part \"plugin\" (the .wasm) and a part \"signature\" (its .minisig), as curl -X PUT -F plugin=@openfda.wasm -F signature=@openfda.wasm.minisig does"
+	uploadExample = "send multipart/form-data with a part 'plugin' (the .wasm) and a part 'signature' (its .minisig), as curl -X PUT -F plugin=@openfda.wasm -F signature=@openfda.wasm.minisig does"
 	removeExample = `send a JSON object such as '{"reason": "the agency retired this feed"}'`
 )
 
@@ -56,12 +56,12 @@ func (s *Server) adminPutPlugin(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if s.UploadPlugin == nil || s.Plugins == nil {
-		return rappel.Errorf(rappel.EUNAVAILABLE, "This node takes no plugin uploads: the live feeds are off, or it watches no --plugins-dir to keep them in.")
-	}
 	wasm, sig, err := readPluginUpload(r)
 	if err != nil {
 		return err
+	}
+	if s.UploadPlugin == nil || s.Plugins == nil {
+		return rappel.Errorf(rappel.EUNAVAILABLE, "This node takes no plugin uploads: the live feeds are off, or it watches no --plugins-dir to keep them in.")
 	}
 	outcome, err := s.UploadPlugin(r.Context(), source, wasm, sig)
 	if err != nil {

@@ -99,6 +99,13 @@ func TestValidation_Walk(t *testing.T) {
 		{what: "body", method: http.MethodPost, target: "/admin/plugins/hcdump/approve", body: `{"sha256":"4011e8c0"}`, status: 422, items: []string{"value_error@body.sha256"}},
 		{what: "body", method: http.MethodPost, target: "/admin/plugins/hcdump/approve", body: `{"sha256":42,"digest":"x"}`, status: 422, items: []string{"extra_forbidden@body.digest", "value_error@body.sha256"}},
 		{what: "body", method: http.MethodPost, target: "/admin/plugins/hcdump/approve", body: `[1]`, status: 422, items: []string{"json_invalid@body"}},
+		{what: "path:source", method: http.MethodPut, target: "/admin/plugins/HC%20dump", body: `x`, status: 422, items: []string{"value_error@path.source"}},
+		{what: "body", method: http.MethodPut, target: "/admin/plugins/openfda", body: `{"plugin": "AGFzbQ=="}`, status: 415},
+		{what: "body", method: http.MethodPut, target: "/admin/plugins/openfda", body: "--b\r\nContent-Disposition: form-data; name=\"module\"\r\n\r\nx\r\n--b--\r\n", status: 422, items: []string{"extra_forbidden@body.module"}, header: map[string]string{"Content-Type": "multipart/form-data; boundary=b"}},
+		{what: "body", method: http.MethodPut, target: "/admin/plugins/openfda", body: "--b--\r\n", status: 422, items: []string{"missing@body.plugin"}, header: map[string]string{"Content-Type": "multipart/form-data; boundary=b"}},
+		{what: "path:source", method: http.MethodDelete, target: "/admin/plugins/HC%20dump", body: `{"reason":"x"}`, status: 422, items: []string{"value_error@path.source"}},
+		{what: "body", method: http.MethodDelete, target: "/admin/plugins/openfda", body: `{}`, status: 422, items: []string{"missing@body.reason"}},
+		{what: "body", method: http.MethodDelete, target: "/admin/plugins/openfda", body: `{"reason":"x","why":1}`, status: 422, items: []string{"extra_forbidden@body.why"}},
 		get("query:", "/metrics", q("name", "x"), 422, "extra_forbidden@query.name"),
 
 		// GET /recall, each parameter.
@@ -275,7 +282,7 @@ func TestValidation_Walk(t *testing.T) {
 					t.Errorf("%s: no bad path value of %s", key, w[1])
 				}
 			}
-			if m == http.MethodPost && (rt.pattern == "/recall/alerts/subscribe" || rt.pattern == "/admin/plugins/{source}/approve") && !covered[key+" body"] {
+			if (m == http.MethodPost || m == http.MethodPut) && (rt.pattern == "/recall/alerts/subscribe" || strings.HasPrefix(rt.pattern, "/admin/plugins/{source}")) && !covered[key+" body"] {
 				t.Errorf("%s: no bad body", key)
 			}
 		}

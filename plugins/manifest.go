@@ -220,6 +220,10 @@ func (m *Manifest) IntervalOr(def time.Duration) time.Duration {
 // a LEB128 length and bytes.
 var wasmHeader = []byte{0x00, 'a', 's', 'm', 0x01, 0x00, 0x00, 0x00}
 
+// ErrNotModule is returned by ReadManifest and EmbedManifest for bytes that
+// are not a WebAssembly module's, framing and all.
+var ErrNotModule = errors.New("the file is not a WebAssembly module")
+
 // section is one section of a module: its id, where its bytes start and
 // end in the module (header included), and a custom section's name and
 // payload.
@@ -233,7 +237,7 @@ type section struct {
 // sections splits a module into its sections, checking only the framing.
 func sections(wasm []byte) ([]section, error) {
 	if !bytes.HasPrefix(wasm, wasmHeader) {
-		return nil, errors.New("the file is not a WebAssembly module (version 1): its first 8 bytes are not \\0asm 1")
+		return nil, fmt.Errorf("%w (version 1): its first 8 bytes are not \\0asm 1", ErrNotModule)
 	}
 	var out []section
 	for off := len(wasmHeader); off < len(wasm); {
@@ -241,7 +245,7 @@ func sections(wasm []byte) ([]section, error) {
 		id := wasm[off]
 		size, n := binary.Uvarint(wasm[off+1:])
 		if n <= 0 || n > 5 || size > uint64(len(wasm)-off-1-n) {
-			return nil, fmt.Errorf("the module's section at byte %d has a size that runs past the end of the file (a truncated or corrupt module)", start)
+			return nil, fmt.Errorf("%w: its section at byte %d has a size that runs past the end of the file (a truncated or corrupt module)", ErrNotModule, start)
 		}
 		body := wasm[off+1+n : off+1+n+int(size)]
 		off += 1 + n + int(size)
@@ -249,7 +253,7 @@ func sections(wasm []byte) ([]section, error) {
 		if id == 0 {
 			l, k := binary.Uvarint(body)
 			if k <= 0 || k > 5 || l > uint64(len(body)-k) {
-				return nil, fmt.Errorf("the module's custom section at byte %d has a name that runs past its end (a corrupt module)", start)
+				return nil, fmt.Errorf("%w: its custom section at byte %d has a name that runs past its end (a corrupt module)", ErrNotModule, start)
 			}
 			s.name, s.payload = string(body[k:k+int(l)]), body[k+int(l):]
 		}

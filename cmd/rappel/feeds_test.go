@@ -61,17 +61,11 @@ func adminRefresh(tb testing.TB, base, key string) (int, []byte) {
 // adminPost posts body to url with the admin key, and returns the answer.
 func adminPost(tb testing.TB, url, key, body string) (int, []byte) {
 	tb.Helper()
-	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	h := http.Header{}
 	if key != "" {
-		req.Header.Set("x-admin-key", key)
+		h.Set("x-admin-key", key)
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, b
+	return send(tb, http.MethodPost, url, h, strings.NewReader(body))
 }
 
 func record(tb testing.TB, base, id string) (int, *rappel.Record) {

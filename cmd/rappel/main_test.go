@@ -87,9 +87,20 @@ func serve(tb testing.TB, c *ServeCommand) (base string, stop func()) {
 
 func get(tb testing.TB, url, key string) (int, []byte) {
 	tb.Helper()
-	req, _ := http.NewRequest("GET", url, nil)
+	h := http.Header{}
 	if key != "" {
-		req.Header.Set("x-gateway-key", key)
+		h.Set("x-gateway-key", key)
+	}
+	return send(tb, http.MethodGet, url, h, nil)
+}
+
+// send sends a request with header and body (nil for none) and returns
+// the answer's status and body.
+func send(tb testing.TB, method, url string, header http.Header, body io.Reader) (int, []byte) {
+	tb.Helper()
+	req, _ := http.NewRequest(method, url, body)
+	for k, v := range header {
+		req.Header[k] = v
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

@@ -40,18 +40,11 @@ func putPlugin(tb testing.TB, base, source string, wasm, sig []byte) (int, []byt
 
 func adminDo(tb testing.TB, method, url, contentType string, body io.Reader) (int, []byte) {
 	tb.Helper()
-	req, _ := http.NewRequest(method, url, body)
-	req.Header.Set("x-admin-key", adminKey)
+	h := http.Header{"X-Admin-Key": {adminKey}}
 	if contentType != "" {
-		req.Header.Set("Content-Type", contentType)
+		h.Set("Content-Type", contentType)
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, b
+	return send(tb, method, url, h, body)
 }
 
 // recalls is the records /recall answers for query, on its first page of

@@ -339,9 +339,11 @@ func checkModuleSource(path, source string) (*plugins.Manifest, error) {
 		return nil, fmt.Errorf("reading plugin: %w", err)
 	}
 	m, err := plugins.ReadManifest(wasm)
-	if err != nil {
+	if err != nil && !errors.Is(err, plugins.ErrNotModule) {
 		return nil, fmt.Errorf("the server would refuse it: %w", err)
 	}
+	// Bytes that are no module are for the run to refuse, as the server
+	// would, after their signature.
 	known := checkSource(source)
 	switch {
 	case m == nil:
