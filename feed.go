@@ -44,6 +44,9 @@ type FeedState struct {
 	// the last candidate plugin was not activated, if it was not.
 	Plugin         string `json:"plugin,omitempty"`
 	PluginRejected string `json:"plugin_rejected,omitempty"`
+	// PluginHeld says which candidate plugin waits, and for what: a
+	// payload to be tried on, or an operator's approval.
+	PluginHeld string `json:"plugin_held,omitempty"`
 	// Removed, for a source a plugin's manifest added and an operator
 	// removed, says when and why; its records were archived then.
 	Removed string `json:"removed,omitempty"`

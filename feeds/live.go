@@ -29,6 +29,9 @@ type Plugins interface {
 	// Rejection says why source's last candidate plugin was not
 	// activated; "" when none was refused.
 	Rejection(source string) string
+	// Holding says which candidate plugin of source waits, and for what;
+	// "" when none does.
+	Holding(source string) string
 	// Offer gives source's documents as fetched, whole, that the active
 	// plugin failed on with err, for a candidate to be tried on.
 	Offer(source string, current fs.FS, err error)
@@ -166,6 +169,7 @@ func (l *Live) States() []rappel.FeedState {
 	out := l.refresher.States()
 	for i := range out {
 		out[i].PluginRejected = l.Plugins.Rejection(out[i].Source)
+		out[i].PluginHeld = l.Plugins.Holding(out[i].Source)
 	}
 	return out
 }

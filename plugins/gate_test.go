@@ -52,6 +52,10 @@ func TestRegistry_HoldsRewritingCandidate(t *testing.T) {
 	if out := mustNormalize(t, r, hcInput(t)); out.Plugin != bundled.Plugin {
 		t.Fatalf("a run while held used %s", out.Plugin)
 	}
+	// /health says so too (FeedState.PluginHeld).
+	if h := r.Holding("hcdump"); !strings.Contains(h, "held for approval") || !strings.Contains(h, sha[:12]) {
+		t.Fatalf("Holding = %q", h)
+	}
 
 	if err := r.Approve(context.Background(), "hcdump", strings.Repeat("0", 64)); !errors.Is(err, plugins.ErrNotHeld) {
 		t.Fatalf("approving another digest: %v, want ErrNotHeld", err)
@@ -62,8 +66,8 @@ func TestRegistry_HoldsRewritingCandidate(t *testing.T) {
 	if got := r.Active("hcdump"); got != sha {
 		t.Fatalf("active after approval = %s, want %s", got, sha)
 	}
-	if heldForApproval(t, r, "hcdump") != nil {
-		t.Fatal("still held after approval")
+	if heldForApproval(t, r, "hcdump") != nil || r.Holding("hcdump") != "" {
+		t.Fatalf("still held after approval: %q", r.Holding("hcdump"))
 	}
 	out := mustNormalize(t, r, hcInput(t))
 	if out.Plugin != sha || out.Records[0].Translations.EN.HazardDescription != "No safety risk. No action is needed." {

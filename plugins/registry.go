@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -425,6 +426,23 @@ func (r *Registry) Pending(source string) string {
 	defer r.mu.Unlock()
 	if s := r.sources[source]; s != nil && s.pending != nil {
 		return s.pending.plugin.SHA256
+	}
+	return ""
+}
+
+// Holding says which candidate of source waits, and for what, for
+// /health; "" when none does.
+func (r *Registry) Holding(source string) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s := r.sources[source]
+	switch {
+	case s == nil:
+		return ""
+	case s.held != nil:
+		return s.held.why
+	case s.pending != nil && !s.trying:
+		return fmt.Sprintf("%s (sha256 %s) waits for a payload to be tried on: the source has had no refresh yet whose documents its active plugin parsed or failed on.", filepath.Base(s.pending.path), s.pending.plugin.SHA256[:12])
 	}
 	return ""
 }
