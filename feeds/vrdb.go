@@ -48,10 +48,11 @@ func (vrdbFormat) split(docs map[string][]byte) ([]rappel.RawRecord, error) {
 			col = i
 		}
 	}
-	if col < 0 {
-		return nil, fmt.Errorf("splitting %s: the header has no %s column (it names %s); the columns were renamed or the file is another one",
-			vrdbFile, vrdbKeyColumn, strings.Join(header, ", "))
-	}
+	// Without the key column (renamed upstream), every row is keyed by its
+	// content: the plugin decides what the file means, and a plugin that
+	// knows the new name is what fixes it (README, "Live feeds"). The
+	// bundled plugin fails on such a file with a sentence naming the
+	// column, and the refresh keeps the last good data.
 	headerEnd := cr.InputOffset()
 	// Each row as written, and its canonical form (canonicalCSVRow), made
 	// from the fields already read rather than by reading the row again.
@@ -75,7 +76,7 @@ func (vrdbFormat) split(docs map[string][]byte) ([]rappel.RawRecord, error) {
 		}
 		c := canonicalFields(rec)
 		key := ""
-		if col < len(rec) {
+		if col >= 0 && col < len(rec) {
 			key = strings.ToLower(strings.TrimSpace(rec[col]))
 		}
 		if key == "" || strings.HasPrefix(key, structuralPrefix) || strings.HasPrefix(key, anonymousPrefix) {

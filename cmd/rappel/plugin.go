@@ -236,6 +236,10 @@ type againstReport struct {
 	Duration float64 `json:"duration_seconds"`
 	// Diff is what the candidate changed of the records, field by field.
 	Diff plugins.DiffSummary `json:"diff"`
+	// Failed says why the plugin compared with failed on the input: the
+	// candidate is then judged alone, as the server judges one on the
+	// upstream's current payload.
+	Failed string `json:"failed,omitempty"`
 }
 
 // Run tests the plugin and prints the report; it returns errRejected when
@@ -491,7 +495,14 @@ func (c *PluginTestCommand) compare(ctx context.Context, host *plugins.Host, pay
 	start := time.Now()
 	av, err := c.runOne(ctx, host, path, wasm, payload, nil)
 	if err != nil {
-		return nil, fmt.Errorf("the plugin it is compared with (%s) failed too, so nothing can be compared: %w", path, err)
+		// As the server does with the upstream's current payload when its
+		// active plugin fails on it: the candidate is judged alone, since
+		// only a new plugin can make that refresh succeed.
+		rep.Against = &againstReport{Plugin: path, Duration: time.Since(start).Seconds(), Failed: err.Error()}
+		if sum, ok := shaOf(wasm, path); ok {
+			rep.Against.SHA256 = sum
+		}
+		return nil, nil
 	}
 	base := plugins.NewBaseline("", av)
 	lost, _ := base.Lost(v)
@@ -556,7 +567,9 @@ func (c *PluginTestCommand) print(w io.Writer, rep *pluginReport) error {
 			fmt.Fprintf(w, "  %s\n", line)
 		}
 	}
-	if a := rep.Against; a != nil {
+	if a := rep.Against; a != nil && a.Failed != "" {
+		fmt.Fprintf(w, "compared  with %s (sha256 %s), which failed on this input: %s\n          as the server would on such a payload, the candidate is judged alone\n", a.Plugin, short(a.SHA256), a.Failed)
+	} else if a != nil {
 		fmt.Fprintf(w, "compared  with %s (sha256 %s, %.2fs): %d accepted, %d refused; the candidate lacks %d of them\n",
 			a.Plugin, short(a.SHA256), a.Duration, a.Accepted, a.Refused, a.Lost)
 		if c.Diff {

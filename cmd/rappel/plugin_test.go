@@ -231,3 +231,21 @@ func TestPluginTest_UnknownSource(t *testing.T) {
 		t.Fatalf("err = %v\n%s", err, out)
 	}
 }
+
+// TestPluginTest_AgainstFailing tests a fix for a renamed column against
+// the plugin it replaces, which fails on the renamed file: as the server
+// does on such a payload, the candidate is judged alone and accepted, and
+// the report says why nothing was compared.
+func TestPluginTest_AgainstFailing(t *testing.T) {
+	dir := t.TempDir()
+	root := plugintest.ModuleRoot(t)
+	doc := mustRead(t, filepath.Join(root, "testdata", "tc", "vrdb.csv"))
+	in := filepath.Join(dir, "vrdb.csv")
+	os.WriteFile(in, bytes.Replace(doc, []byte(`"MANUFACTURER_RECALL_NO_TXT"`), []byte(`"MANUFACTURER_RECALL_NUMBER"`), 1), 0o644)
+	fixed := mustWasmFile(t, dir, "vrdb.wasm", "./plugins/testdata/guests/vrdbrenamed")
+	bundled := mustWasmFile(t, t.TempDir(), "vrdb.wasm", "./plugins/vrdb/wasm")
+	out, err := runPluginTest(t, fixed, "--input", in, "--against", bundled, "--cache-dir", filepath.Join(dir, "cache"))
+	if err != nil || !strings.Contains(out, "which failed on this input") || !strings.Contains(out, "MANUFACTURER_RECALL_NO_TXT") || !strings.Contains(out, "verdict   accepted") {
+		t.Fatalf("%v\n%s", err, out)
+	}
+}
