@@ -41,6 +41,10 @@ type DatasetInfo struct {
 	// new binary knows whether its data dir still holds that binary's
 	// bundle. Live refreshes keep it.
 	Bundle string `json:"bundle,omitempty"`
+	// Version, in a fleet sharing a store, is the number of the last
+	// publication of the fleet's feeds the data includes (Publication);
+	// 0 on a single node.
+	Version int64 `json:"version,omitempty"`
 }
 
 // Snapshot is an immutable in-memory view of every record, as served. A

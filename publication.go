@@ -1,0 +1,71 @@
+package rappel
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// A fleet of nodes sharing a store refreshes the feeds once: the node
+// holding the feed lease (the leader) fetches the agencies, runs the
+// plugins, and publishes what each refresh changed as one Publication in
+// the shared store; every other node (a follower) applies the publications
+// in order to its own store. The fleet's dataset version is the number of
+// the last publication applied.
+
+// Publication is one refresh's changes, published by the leader: the
+// records it put, whole, and the record_ids it deleted, with the dataset
+// info after it.
+type Publication struct {
+	// Version numbers the publications of a fleet, from 1, without gaps.
+	Version int64 `json:"version"`
+	// Node names the leader that published it, and Token its lease's
+	// fencing token then.
+	Node  string    `json:"node"`
+	Token int64     `json:"token"`
+	At    time.Time `json:"at"`
+	// Info is the dataset info after the refresh; Info.Version is Version.
+	Info   DatasetInfo `json:"info"`
+	Put    []*Record   `json:"put,omitempty"`
+	Delete []string    `json:"delete,omitempty"`
+}
+
+// Lease is the feed lease as a node holds it: whoever holds it is the
+// leader until Expires, and Token, which grows at every change of holder,
+// fences what it publishes.
+type Lease struct {
+	Holder  string    `json:"holder"`
+	Token   int64     `json:"token"`
+	Expires time.Time `json:"expires"`
+}
+
+// ErrFenced is returned by PublicationLog.Publish when the lease the
+// publication was made under is no longer held: another node leads now,
+// and the publication is dropped whole.
+var ErrFenced = errors.New("the feed lease is no longer held by this node")
+
+// PublicationLog is the shared store's side of a fleet's feeds (package
+// kv/postgres): the lease, and the log of publications.
+type PublicationLog interface {
+	// AcquireLease takes the lease for node for ttl when it is free or
+	// expired, or renews it when node holds it; ok is false when another
+	// node holds it (lease then says which, until when).
+	AcquireLease(ctx context.Context, node string, ttl time.Duration) (lease Lease, ok bool, err error)
+	// RenewLease extends the lease node holds under token by ttl; ok is
+	// false when node no longer holds it under that token.
+	RenewLease(ctx context.Context, node string, token int64, ttl time.Duration) (ok bool, err error)
+	// ReleaseLease gives the lease up, if node still holds it under token,
+	// so that another node can take it at once.
+	ReleaseLease(ctx context.Context, node string, token int64) error
+	// Publish appends p (its Version, Node and Token are set here) in one
+	// transaction that first checks that p.Node holds the lease under
+	// p.Token and that it has not expired; otherwise it writes nothing and
+	// returns ErrFenced. It returns the version given.
+	Publish(ctx context.Context, p *Publication) (int64, error)
+	// Publications returns the publications after version, oldest first,
+	// at most limit.
+	Publications(ctx context.Context, after int64, limit int) ([]*Publication, error)
+	// LatestVersion returns the version of the last publication; 0 when
+	// none was made.
+	LatestVersion(ctx context.Context) (int64, error)
+}
