@@ -4,11 +4,18 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/json"
+	"errors"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/rappel-ca/rappel"
 )
+
+// ErrRefreshedElsewhere is wrapped by a Refresh that this node does not run
+// because another node refreshes the feeds for it (the leader of its
+// fleet); its text, a sentence, says which.
+var ErrRefreshedElsewhere = errors.New("another node refreshes the feeds")
 
 // headerAdminKey carries the admin key, in canonical form.
 const headerAdminKey = "X-Admin-Key"
@@ -52,8 +59,16 @@ func (s *Server) adminRefresh(w http.ResponseWriter, r *http.Request) error {
 	// ingest takes tens of seconds): this one response gets longer, so
 	// that the operator sees its outcome rather than a cut connection.
 	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(adminRefreshTimeout)) // the connection's clock, not s.Now
-	if err := s.Refresh(r.Context()); err != nil && r.Context().Err() != nil {
-		return err
+	// A refresh's own failures are in the feeds' state, answered below; a
+	// refresh this node will not run (a follower of a fleet) says why.
+	if err := s.Refresh(r.Context()); err != nil {
+		switch {
+		case errors.Is(err, ErrRefreshedElsewhere):
+			why := strings.TrimPrefix(err.Error(), ErrRefreshedElsewhere.Error()+": ")
+			return rappel.Errorf(rappel.EUNAVAILABLE, "This node does not refresh the feeds: %s.", strings.TrimRight(why, ". "))
+		case r.Context().Err() != nil:
+			return err
+		}
 	}
 	b, err := json.Marshal(struct {
 		Feeds []rappel.FeedState `json:"feeds"`

@@ -15,6 +15,12 @@ type health struct {
 	Records          int    `json:"records"`
 	DatasetUpdatedAt string `json:"dataset_updated_at,omitempty"`
 	DatasetSource    string `json:"dataset_source,omitempty"`
+	// DatasetVersion is the fleet's version of the data served (the last
+	// publication of its leader applied); absent on a single node.
+	DatasetVersion int64 `json:"dataset_version,omitempty"`
+	// Fleet is the node's place in its fleet (role, leader, versions,
+	// lag); absent on a single node.
+	Fleet any `json:"fleet,omitempty"`
 	// Feeds lists each feed's last attempt and success, last error,
 	// staleness, records, rejected records and active plugin; empty when
 	// the node runs no feeds, never null.
@@ -47,7 +53,10 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) error {
 			"No recall data is loaded yet, so this node cannot answer; retry shortly or use another node.")
 	}
 	info := snap.Info()
-	h := health{Status: "ok", Records: snap.Len(), DatasetSource: info.Source, Feeds: s.feeds(), Build: s.Build}
+	h := health{Status: "ok", Records: snap.Len(), DatasetSource: info.Source, DatasetVersion: info.Version, Feeds: s.feeds(), Build: s.Build}
+	if s.Fleet != nil {
+		h.Fleet = s.Fleet()
+	}
 	if s.StorageFault != nil {
 		if err, since := s.StorageFault(); err != nil {
 			h.Status = "degraded"

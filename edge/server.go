@@ -54,6 +54,9 @@ type Server struct {
 	WebhookDepth func(ctx context.Context) (int, error)
 	// Feeds, when set, returns every live feed's state for GET /health.
 	Feeds func() []rappel.FeedState
+	// Fleet, when set, returns the node's place in its fleet for /health
+	// (fleet.Status): the node then serves the fleet's feeds.
+	Fleet func() any
 	// StorageFault, when set, returns why and since when the node's
 	// storage fails its writes (kv.Store.StorageFault), nil while it works;
 	// GET /health then says "degraded".

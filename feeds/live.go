@@ -57,7 +57,10 @@ type Live struct {
 	// Listeners are told after every refresh (Refresher.Listeners).
 	Listeners []rappel.ChangeListener
 	// Off keeps the feeds from running.
-	Off    bool
+	Off bool
+	// Paused is the Refresher's: a follower in a fleet refreshes nothing
+	// while it returns true.
+	Paused func() bool
 	Logger *slog.Logger
 
 	mu        sync.Mutex // guards refresher and, before Open, Sources
@@ -94,6 +97,7 @@ func (l *Live) Open(ctx context.Context) error {
 	r.ActivePlugin = l.Plugins.Active
 	r.OfferPayload = l.Plugins.Offer
 	r.Listeners = l.Listeners
+	r.Paused = l.Paused
 	if err := r.Open(ctx); err != nil {
 		return err
 	}
@@ -149,6 +153,16 @@ func (l *Live) RemoveSource(ctx context.Context, name, reason string) error {
 		return errors.New("the live feeds are off")
 	}
 	return r.RemoveSource(ctx, name, reason)
+}
+
+// Kick asks for a refresh now, without waiting for it.
+func (l *Live) Kick() {
+	l.mu.Lock()
+	r := l.refresher
+	l.mu.Unlock()
+	if r != nil {
+		r.Kick()
+	}
 }
 
 // Trigger runs a refresh now and waits for it (Refresher.Trigger).

@@ -70,6 +70,9 @@ type Refresher struct {
 	// logged and returned, and until every listener has caught up the
 	// next refresh tells them all again with records true.
 	Listeners []rappel.ChangeListener
+	// Paused, when set and true, makes a refresh do nothing: a follower in
+	// a fleet fetches nothing, its leader does (package fleet).
+	Paused func() bool
 
 	Now    func() time.Time
 	Logger *slog.Logger
@@ -234,6 +237,9 @@ func (r *Refresher) yield() {
 // and records the failure in its state; the error returned joins every
 // source's.
 func (r *Refresher) Refresh(ctx context.Context) (err error) {
+	if r.Paused != nil && r.Paused() {
+		return nil
+	}
 	ctx, span := tracer.Start(ctx, "feeds.Refresh")
 	defer func() { endSpan(span, err) }()
 	r.mu.Lock()
@@ -382,7 +388,8 @@ func (r *Refresher) staled(st rappel.FeedState, now time.Time) rappel.FeedState 
 	if since.IsZero() {
 		since = r.started
 	}
-	st.Stale = now.Sub(since) > 3*max(r.Interval, r.intervalOf(st.Source))
+	// A paused node's freshness is the fleet's, not its own sources'.
+	st.Stale = now.Sub(since) > 3*max(r.Interval, r.intervalOf(st.Source)) && (r.Paused == nil || !r.Paused())
 	return st
 }
 

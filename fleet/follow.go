@@ -1,0 +1,94 @@
+package fleet
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"github.com/rappel-ca/rappel"
+)
+
+// follow applies every publication after the version the store holds, in
+// order, each in one write, and then tells the listeners once. Applying is
+// idempotent (puts and deletes of whole records), so a publication applied
+// twice, after a crash between its write and the version's, is harmless.
+func (n *Node) follow(ctx context.Context) error {
+	info, err := n.Store.DatasetInfo(ctx)
+	if err != nil {
+		return fmt.Errorf("reading the dataset version: %w", err)
+	}
+	have := info.Version
+	latest, err := n.Log.LatestVersion(ctx)
+	if err != nil {
+		return fmt.Errorf("reading the fleet's dataset version: %w", err)
+	}
+	n.setVersions(have, latest, nil)
+	applied := 0
+	for have < latest {
+		pubs, err := n.Log.Publications(ctx, have, pageSize)
+		if err != nil {
+			return fmt.Errorf("reading the fleet's publications after version %d: %w", have, err)
+		}
+		if len(pubs) == 0 {
+			break
+		}
+		n.setVersions(have, latest, pubs[0])
+		for _, p := range pubs {
+			if p.Version != have+1 {
+				return fmt.Errorf("the fleet's publications jump from version %d to %d", have, p.Version)
+			}
+			if err := n.apply(ctx, p); err != nil {
+				return fmt.Errorf("applying the fleet's version %d: %w", p.Version, err)
+			}
+			have = p.Version
+			applied++
+		}
+	}
+	n.setVersions(have, latest, nil)
+	if applied == 0 {
+		return nil
+	}
+	n.Logger.Info("applied the fleet's publications", "publications", applied, "version", have)
+	var errs []error
+	for _, l := range n.Listeners {
+		if err := l.DataChanged(ctx, true); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("telling the listeners of version %d: %v", have, errs)
+	}
+	return nil
+}
+
+// apply writes one publication to the store: its records, and the
+// dataset info, which carries its version, in one durable batch.
+func (n *Node) apply(ctx context.Context, p *rappel.Publication) error {
+	st, err := n.Store.SourceState(ctx, Source)
+	if err != nil {
+		return err
+	}
+	st.Feed.Source, st.Feed.Live = Source, true
+	st.Feed.LastAttempt, st.Feed.LastSuccess, st.Feed.LastError = n.Now(), n.Now(), ""
+	st.Followed = strconv.FormatInt(p.Version, 10)
+	info := p.Info
+	info.Version = p.Version
+	return n.Store.ApplySource(ctx, &rappel.SourceChange{State: st, PutRecords: p.Put, DeleteRecords: p.Delete, Info: &info})
+}
+
+// setVersions records what the node serves and what the fleet has; next,
+// when set, is the oldest publication not applied yet, for the lag.
+func (n *Node) setVersions(have, latest int64, next *rappel.Publication) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.status.Version, n.status.Latest = have, max(latest, have)
+	if n.status.Role == "" {
+		n.status.Role = "follower"
+	}
+	switch {
+	case have >= latest:
+		n.status.Lag = 0
+	case next != nil:
+		n.status.Lag = n.Now().Sub(next.At).Seconds()
+	}
+}
