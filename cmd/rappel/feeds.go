@@ -14,6 +14,7 @@ import (
 	"github.com/rappel-ca/rappel/bundle"
 	"github.com/rappel-ca/rappel/edge"
 	"github.com/rappel-ca/rappel/feeds"
+	"github.com/rappel-ca/rappel/fleet"
 	"github.com/rappel-ca/rappel/kv"
 	"github.com/rappel-ca/rappel/plugins"
 )
@@ -156,7 +157,7 @@ func (c *FeedsConfig) sources() []*feeds.Source {
 // from --plugins-dir) and the live feeds, which refresh at start and then
 // every --refresh-interval and tell listeners after every refresh. stop
 // stops the feeds, waiting for the refresh under way, then the plugins.
-func (c *ServeCommand) startFeeds(ctx context.Context, store *kv.Store, listeners []rappel.ChangeListener, srv *edge.Server, log *slog.Logger) (stop func() error, err error) {
+func (c *ServeCommand) startFeeds(ctx context.Context, store *kv.Store, listeners []rappel.ChangeListener, node *fleet.Node, srv *edge.Server, log *slog.Logger) (stop func() error, err error) {
 	u := &c.Upstream
 	u.defaults()
 	live := &feeds.Live{
@@ -185,6 +186,11 @@ func (c *ServeCommand) startFeeds(ctx context.Context, store *kv.Store, listener
 			return removeSource(ctx, live, reg, source, reason)
 		}
 	}
+	if node != nil {
+		// A follower refreshes nothing: its leader's refreshes reach it.
+		live.Paused = func() bool { return !node.Leading() }
+		node.Kick = live.Kick
+	}
 	if err := live.Open(ctx); err != nil {
 		return nil, errors.Join(err, closePlugins())
 	}
@@ -192,6 +198,15 @@ func (c *ServeCommand) startFeeds(ctx context.Context, store *kv.Store, listener
 	srv.Feeds = live.States
 	if !live.Off {
 		srv.Refresh = live.Trigger
+	}
+	if node != nil && !live.Off {
+		srv.Fleet = func() any { return node.Status() }
+		srv.Refresh = func(ctx context.Context) error {
+			if st := node.Status(); !node.Leading() {
+				return fmt.Errorf("%w: this node follows its fleet, whose leader %q refreshes the feeds; send POST /admin/refresh to it", edge.ErrRefreshedElsewhere, st.Leader)
+			}
+			return live.Trigger(ctx)
+		}
 	}
 	return func() error { return errors.Join(live.Close(), closePlugins()) }, nil
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/rappel-ca/rappel"
 	"github.com/rappel-ca/rappel/feeds/feedstest"
 	"github.com/rappel-ca/rappel/plugins"
+	"github.com/rappel-ca/rappel/fleet"
 	"github.com/rappel-ca/rappel/plugins/plugintest"
 )
 
@@ -28,7 +29,9 @@ type healthBody struct {
 	Records          int                `json:"records"`
 	DatasetUpdatedAt time.Time          `json:"dataset_updated_at"`
 	DatasetSource    string             `json:"dataset_source"`
+	DatasetVersion   int64              `json:"dataset_version"`
 	Feeds            []rappel.FeedState `json:"feeds"`
+	Fleet            *fleet.Status      `json:"fleet"`
 }
 
 func health(tb testing.TB, base string) healthBody {

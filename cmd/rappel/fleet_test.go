@@ -89,6 +89,8 @@ func (f *fleetEnv) args(dataDir, smtpAddr string) []string {
 		"--refresh-interval", "1h",
 		"--smtp-addr", smtpAddr, "--smtp-from", "alerts@rappel.example.ca", "--public-url", "http://rappel.example.ca",
 		"--alerts-interval", "200ms", "--usage-interval", "300ms",
+		// A leader that dies is replaced within seconds.
+		"--fleet-lease", "3s",
 	}
 }
 
@@ -138,11 +140,16 @@ func (f *fleetEnv) startNodes(t *testing.T, n int, smtpAddr string, confirm bool
 	return bases
 }
 
-// waitLive waits for the node's first refresh, which makes every feed live.
+// waitLive waits for the node's first refresh, which makes every feed live,
+// or, for a follower in a fleet, for the first refresh its leader
+// published.
 func waitLive(t *testing.T, base string) {
 	t.Helper()
 	waitFor(t, "the first refresh", func() bool {
 		h := health(t, base)
+		if h.Fleet != nil && h.Fleet.Role == "follower" {
+			return h.Fleet.Version >= 1 && h.Fleet.Version == h.Fleet.Latest
+		}
 		for _, f := range h.Feeds {
 			if !f.Live {
 				return false
@@ -150,6 +157,23 @@ func waitLive(t *testing.T, base string) {
 		}
 		return len(h.Feeds) == 3
 	})
+}
+
+// leaderOf returns the base URL of the node that leads the fleet's feeds
+// among bases.
+func leaderOf(t *testing.T, bases ...string) string {
+	t.Helper()
+	var leader string
+	waitFor(t, "a leader", func() bool {
+		for _, b := range bases {
+			if h := health(t, b); h.Fleet != nil && h.Fleet.Role == "leader" {
+				leader = b
+				return true
+			}
+		}
+		return false
+	})
+	return leader
 }
 
 // addRecall publishes a new notice (id 7000x) upstream, with its detail
@@ -164,8 +188,25 @@ func (f *fleetEnv) addRecall(t *testing.T, nid, title string) {
 	f.up.Set("/detail/en/"+nid+".json", []byte(detail))
 }
 
-// refreshAll refreshes the feeds of every node at once.
+// refreshAll refreshes the fleet's feeds, on its leader, and waits until
+// every node serves what that refresh published.
 func refreshAll(t *testing.T, bases ...string) {
+	t.Helper()
+	leader := leaderOf(t, bases...)
+	refreshEach(t, leader)
+	want := health(t, leader).DatasetVersion
+	waitFor(t, "every node at the leader's version", func() bool {
+		for _, b := range bases {
+			if health(t, b).DatasetVersion != want {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// refreshEach refreshes the feeds of every node at once.
+func refreshEach(t *testing.T, bases ...string) {
 	t.Helper()
 	var wg sync.WaitGroup
 	for _, base := range bases {
@@ -238,6 +279,77 @@ func TestFleet(t *testing.T) {
 	f := newFleetEnv(t) // the bundle takes seconds to build: once
 	t.Run("ThreeNodes", func(t *testing.T) { testThreeNodes(t, f.withStore(t)) })
 	t.Run("KilledSender", func(t *testing.T) { testKilledSender(t, f.withStore(t)) })
+	t.Run("OneRefresh", func(t *testing.T) { testOneRefresh(t, f.withStore(t)) })
+}
+
+// testOneRefresh: in a fleet of three, one node (a process, the first to
+// start) leads; a refresh fetches the agencies once for the fleet, and
+// every node serves the new recall at the leader's dataset version, with
+// the same page ETag. The leader killed (SIGKILL), another node takes the
+// lease within it and refreshes, and every node follows it.
+func testOneRefresh(t *testing.T, f *fleetEnv) {
+	smtp := smtptest.MustStart(t)
+	a, cmd, stderr := f.startProcess(t, fleetNodeConfig{
+		Args:   append(f.args(t.TempDir(), smtp.Addr), "--alerts-confirm=false", "--api-keys", "k1"),
+		Bundle: f.bundleDir, Lease: time.Minute, SMTPTimeout: 10 * time.Second,
+	})
+	if leaderOf(t, a) != a {
+		t.Fatalf("the only node does not lead:\n%s", stderr)
+	}
+	waitLive(t, a)
+	followers := f.startNodes(t, 2, smtp.Addr, false)
+	all := append([]string{a}, followers...)
+	if l := leaderOf(t, all...); l != a {
+		t.Fatalf("%s leads, want %s, the first", l, a)
+	}
+
+	check := func(id string, nodes ...string) {
+		t.Helper()
+		var version int64
+		var etag string
+		for i, b := range nodes {
+			if code, _ := get(t, b+"/recall/"+id, "k1"); code != 200 {
+				t.Fatalf("GET /recall/%s on %s = %d", id, b, code)
+			}
+			h := health(t, b)
+			code, hdr, _ := call(t, "GET", b+"/recall?q=peas&limit=5", "k1", "")
+			if code != 200 {
+				t.Fatalf("GET /recall on %s = %d", b, code)
+			}
+			if i == 0 {
+				version, etag = h.DatasetVersion, hdr.Get("ETag")
+				continue
+			}
+			if h.DatasetVersion != version || hdr.Get("ETag") != etag {
+				t.Fatalf("%s serves version %d, ETag %s; %s version %d, ETag %s", b, h.DatasetVersion, hdr.Get("ETag"), nodes[0], version, etag)
+			}
+		}
+	}
+	f.up.ResetHits()
+	f.addRecall(t, "70020", "Acme brand frozen peas and carrots recalled due to Listeria")
+	start := time.Now()
+	refreshAll(t, all...)
+	t.Logf("every node served the leader's refresh %.2fs after it was asked for", time.Since(start).Seconds())
+	check("hc-70020", all...)
+	if n := f.up.Hits("/hc/"); n != 2 {
+		t.Fatalf("the dumps were fetched %d times for one refresh of a fleet of 3, want 2 (English and French, once)", n)
+	}
+
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	killed := time.Now()
+	leader := leaderOf(t, followers...)
+	t.Logf("%s took the lease %.2fs after the leader was killed", leader, time.Since(killed).Seconds())
+	waitLive(t, leader) // its first refresh as the leader
+	f.up.ResetHits()
+	f.addRecall(t, "70021", "Bulk peas recalled due to Listeria")
+	refreshAll(t, followers...)
+	check("hc-70021", followers...)
+	if n := f.up.Hits("/hc/"); n != 2 {
+		t.Fatalf("the dumps were fetched %d times after the failover, want 2", n)
+	}
 }
 
 // testThreeNodes: a subscription made on A, confirmed on B and
@@ -414,38 +526,10 @@ func TestFleetNodeProcess(t *testing.T) {
 func testKilledSender(t *testing.T, f *fleetEnv) {
 	hole := startBlackhole(t)
 	const lease, smtpTimeout = 15 * time.Second, 10 * time.Second
-	cfg, _ := json.Marshal(fleetNodeConfig{
+	a, cmd, stderr := f.startProcess(t, fleetNodeConfig{
 		Args:   append(f.args(t.TempDir(), hole.addr), "--alerts-confirm=false", "--api-keys", "dev-key"),
 		Bundle: f.bundleDir, Lease: lease, SMTPTimeout: smtpTimeout,
 	})
-	cmd := exec.Command(os.Args[0], "-test.run=^TestFleetNodeProcess$")
-	cmd.Env = append(os.Environ(), envFleetNode+"="+string(cfg))
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	addr := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			if a, ok := strings.CutPrefix(sc.Text(), "listening "); ok {
-				addr <- a
-			}
-		}
-	}()
-	var a string
-	select {
-	case got := <-addr:
-		a = "http://" + got
-	case <-time.After(90 * time.Second):
-		t.Fatalf("node A did not start:\n%s", stderr.String())
-	}
 	waitLive(t, a)
 	// A word of this recall alone: the feed still holds the recalls the
 	// other subtests added, which A's first live refresh announces, and
@@ -488,6 +572,42 @@ func testKilledSender(t *testing.T, f *fleetEnv) {
 	if err := f.db.QueryRow(context.Background(), `SELECT status, claimed_by FROM alert_outbox WHERE record = 'hc-70011'`).Scan(&status, &by); err != nil || status != rappel.AlertSent || by == claimedBy {
 		t.Fatalf("the alert's row: %s, claimed by %q (A was %q), %v", status, by, claimedBy, err)
 	}
+}
+
+// startProcess starts a node as a child process (TestFleetNodeProcess),
+// so that it can be killed for real, and returns its base URL once it
+// listens, the process and its standard error.
+func (f *fleetEnv) startProcess(t *testing.T, cfg fleetNodeConfig) (string, *exec.Cmd, *bytes.Buffer) {
+	t.Helper()
+	b, _ := json.Marshal(cfg)
+	cmd := exec.Command(os.Args[0], "-test.run=^TestFleetNodeProcess$")
+	cmd.Env = append(os.Environ(), envFleetNode+"="+string(b))
+	stderr := new(bytes.Buffer)
+	cmd.Stderr = stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	addr := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if a, ok := strings.CutPrefix(sc.Text(), "listening "); ok {
+				addr <- a
+			}
+		}
+	}()
+	select {
+	case got := <-addr:
+		return "http://" + got, cmd, stderr
+	case <-time.After(90 * time.Second):
+		t.Fatalf("the node process did not start:\n%s", stderr.String())
+	}
+	return "", nil, nil
 }
 
 // blackhole is an SMTP server that takes a message's DATA and never

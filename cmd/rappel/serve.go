@@ -47,6 +47,9 @@ type ServeCommand struct {
 	// quotas, subscriptions and the alert outbox live there instead of the
 	// data dir; empty keeps everything in the node's Pebble (shared.go).
 	SharedStore string
+	// FleetLease is how long the fleet's feed lease lasts unless renewed:
+	// a leader that dies is replaced within it.
+	FleetLease time.Duration
 	// UsageInterval is how often the keys' request counts are pushed to
 	// the store; 0 means edge.DefaultUsageInterval.
 	UsageInterval time.Duration
@@ -110,6 +113,7 @@ func (c *ServeCommand) flagSet() *flag.FlagSet {
 	fs.IntVar(&c.ExportSlots, "export-slots", c.ExportSlots, "`exports` streamed at once; one more is answered 503 (default: two per core)")
 	fs.DurationVar(&c.StallTimeout, "stall-timeout", c.StallTimeout, "`time` an export waits for its client to take a byte before it is cut")
 	fs.StringVar(&c.CursorKey, "cursor-key", c.CursorKey, "hex `key` (32+ bytes) signing search cursors; nodes behind one load balancer must share it (default: generated once into the data dir)")
+	fs.DurationVar(&c.FleetLease, "fleet-lease", c.FleetLease, "`time` the feed lease of a fleet (--shared-store with --feeds on) lasts unless its leader renews it: a leader that stops is replaced within it")
 	fs.StringVar(&c.SharedStore, "shared-store", c.SharedStore, "`URL` (postgres://…) of the PostgreSQL or CockroachDB database a fleet of nodes shares keys, quotas, subscriptions and the alert outbox through; empty keeps them in the data dir")
 	fs.IntVar(&c.MinFreeMiB, "min-free-mib", c.MinFreeMiB, "free `MiB` the data dir's file system must have for the node to start")
 	fs.DurationVar(&c.UsageInterval, "usage-interval", cmp.Or(c.UsageInterval, edge.DefaultUsageInterval), "`time` between two pushes of the keys' request counts to the store; in a fleet, a node learns the others' counts at the same pace")
@@ -248,11 +252,15 @@ func (c *ServeCommand) Run(ctx context.Context) error {
 	// A refresh tells the read index first, then the alert runner, which
 	// matches the new recalls at once.
 	listeners = append(listeners, alertRunner)
-	stopFeeds, err := c.startFeeds(ctx, store, listeners, srv, log)
+	// In a fleet, one node refreshes the feeds and publishes each refresh,
+	// which the others apply (README, "Fleet mode").
+	node, feedListeners := c.fleetNode(shared.Shared, store, listeners, log)
+	stopFeeds, err := c.startFeeds(ctx, store, feedListeners, node, srv, log)
 	if err != nil {
 		stopAlerts()
 		return err
 	}
+	stopFleet := runFleet(ctx, node)
 	// Shutdown order: the listeners drain (listen returns once requests in
 	// flight are done), then the feeds stop, then the alert outbox is
 	// flushed, and the store, deferred above, closes last.
@@ -261,6 +269,7 @@ func (c *ServeCommand) Run(ctx context.Context) error {
 	if cerr := stopFeeds(); cerr != nil {
 		log.Error("stopping feeds", "error", cerr)
 	}
+	stopFleet()
 	log.Info("flushing alert outbox")
 	stopAlerts()
 	return err

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rappel-ca/rappel"
+	"github.com/rappel-ca/rappel/fleet"
 	"github.com/rappel-ca/rappel/kv"
 	"github.com/rappel-ca/rappel/kv/postgres"
 )
@@ -73,4 +74,35 @@ func openNodeState(ctx context.Context, dsn, dataDir string, store *kv.Store, lo
 	log.Info("fleet mode: keys, quotas, subscriptions and the alert outbox are in the shared store",
 		"shared_store", redactURL(dsn), "node", shared.Node, "schema_version", postgres.SchemaVersion())
 	return nodeState{Keys: shared, Quota: shared, Shared: shared}, func() { shared.Close() }, nil
+}
+
+// fleetNode returns, for a node of a fleet (a shared store) running the
+// feeds, its place in the fleet and the listeners its feeds tell: the
+// publisher first, so that it reads the change log before anything trims
+// it. A single node gets nil and listeners as they are.
+func (c *ServeCommand) fleetNode(shared *postgres.Store, store *kv.Store, listeners []rappel.ChangeListener, log *slog.Logger) (*fleet.Node, []rappel.ChangeListener) {
+	if shared == nil || c.Feeds != "on" {
+		return nil, listeners
+	}
+	node := &fleet.Node{Name: shared.Node, Log: shared, Store: store, Listeners: listeners,
+		LeaseTTL: c.FleetLease, Logger: log.With("component", "fleet")}
+	return node, append([]rappel.ChangeListener{node.Publisher()}, listeners...)
+}
+
+// runFleet runs node until the returned stop is called, which gives its
+// lease up; nil runs nothing.
+func runFleet(ctx context.Context, node *fleet.Node) (stop func()) {
+	if node == nil {
+		return func() {}
+	}
+	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = node.Run(ctx)
+	}()
+	return func() {
+		cancel()
+		<-done
+	}
 }
