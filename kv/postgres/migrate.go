@@ -30,6 +30,7 @@ var migrations = []migration{
 	{Version: 3, Name: "alert allowances, and tokens by subscription", SQL: schemaAllowances},
 	{Version: 4, Name: "webhook endpoints and their outbox", SQL: schemaWebhooks},
 	{Version: 5, Name: "the outbox of confirmation e-mails", SQL: schemaConfirmations},
+	{Version: 6, Name: "the fleet's feed lease and publication log", SQL: schemaFleet},
 }
 
 // SchemaVersion is the newest schema this package knows.

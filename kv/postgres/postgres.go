@@ -3,7 +3,8 @@
 // quota counters — in PostgreSQL or CockroachDB, over pgx. A single node
 // keeps all of it in its own Pebble store (package kv); `rappel serve
 // --shared-store postgres://…` selects this package instead, while records,
-// indexes and feed state stay in each node's Pebble.
+// indexes and feed state stay in each node's Pebble. The feed lease and the
+// log of the leader's publications, which followers apply, live here too.
 //
 // The SQL is the subset both PostgreSQL and CockroachDB run; where they
 // differ, the code says so next to the statement.
