@@ -17,22 +17,22 @@ type publisher struct{ n *Node }
 
 // DataChanged publishes the records the node's store changed since the
 // last publication (or since the node became the leader), whole, with the
-// dataset info, in one fenced publication. On a follower it does nothing:
-// its store changes only by applying publications.
+// dataset info, in one fenced publication. A refresh that changed no
+// record is published too, with the dataset info alone: its time moved,
+// and every node must serve the same (the page ETags are made of it). On
+// a follower it does nothing: its store changes only by applying
+// publications.
 func (p publisher) DataChanged(ctx context.Context, records bool) error {
 	n := p.n
 	n.mu.Lock()
 	lead, lease, gen, after := n.leader, n.lease, n.baseGen, n.baseSeq
 	n.mu.Unlock()
-	if !lead || !records {
+	if !lead {
 		return nil
 	}
 	pub, last, err := n.collect(ctx, gen, after)
 	if err != nil {
 		return fmt.Errorf("publishing the refresh: %w", err)
-	}
-	if pub == nil {
-		return nil
 	}
 	pub.Node, pub.Token, pub.At = n.Name, lease.Token, n.Now()
 	version, err := n.Log.Publish(ctx, pub)
@@ -60,8 +60,8 @@ func (p publisher) DataChanged(ctx context.Context, records bool) error {
 }
 
 // collect reads the change log after seq into a publication of the
-// records as they now stand; nil when nothing changed. last is the number
-// of the last entry read.
+// records as they now stand, and the dataset info. last is the number of
+// the last entry read.
 func (n *Node) collect(ctx context.Context, gen, after uint64) (pub *rappel.Publication, last uint64, err error) {
 	deleted := map[string]bool{}
 	var order []string
@@ -74,7 +74,7 @@ func (n *Node) collect(ctx context.Context, gen, after uint64) (pub *rappel.Publ
 		last = seq
 		return nil
 	})
-	if err != nil || len(order) == 0 {
+	if err != nil {
 		return nil, last, err
 	}
 	pub = &rappel.Publication{}

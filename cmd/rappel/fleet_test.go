@@ -91,6 +91,7 @@ func (f *fleetEnv) args(dataDir, smtpAddr string) []string {
 		"--alerts-interval", "200ms", "--usage-interval", "300ms",
 		// A leader that dies is replaced within seconds.
 		"--fleet-lease", "3s",
+		"--api-keys", "k1",
 	}
 }
 
@@ -145,8 +146,15 @@ func (f *fleetEnv) startNodes(t *testing.T, n int, smtpAddr string, confirm bool
 // published.
 func waitLive(t *testing.T, base string) {
 	t.Helper()
+	var last healthBody
+	defer func() {
+		if t.Failed() {
+			t.Logf("%s's last /health: fleet %+v, feeds %+v", base, last.Fleet, last.Feeds)
+		}
+	}()
 	waitFor(t, "the first refresh", func() bool {
 		h := health(t, base)
+		last = h
 		if h.Fleet != nil && h.Fleet.Role == "follower" {
 			return h.Fleet.Version >= 1 && h.Fleet.Version == h.Fleet.Latest
 		}
@@ -290,8 +298,13 @@ func TestFleet(t *testing.T) {
 func testOneRefresh(t *testing.T, f *fleetEnv) {
 	smtp := smtptest.MustStart(t)
 	a, cmd, stderr := f.startProcess(t, fleetNodeConfig{
-		Args:   append(f.args(t.TempDir(), smtp.Addr), "--alerts-confirm=false", "--api-keys", "k1"),
+		Args:   append(f.args(t.TempDir(), smtp.Addr), "--alerts-confirm=false"),
 		Bundle: f.bundleDir, Lease: time.Minute, SMTPTimeout: 10 * time.Second,
+	})
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("the first node's log:\n%s", stderr)
+		}
 	})
 	if leaderOf(t, a) != a {
 		t.Fatalf("the only node does not lead:\n%s", stderr)
