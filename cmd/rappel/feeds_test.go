@@ -16,8 +16,8 @@ import (
 
 	"github.com/rappel-ca/rappel"
 	"github.com/rappel-ca/rappel/feeds/feedstest"
-	"github.com/rappel-ca/rappel/plugins"
 	"github.com/rappel-ca/rappel/fleet"
+	"github.com/rappel-ca/rappel/plugins"
 	"github.com/rappel-ca/rappel/plugins/plugintest"
 )
 

@@ -52,7 +52,7 @@ type fleetEnv struct {
 
 // newFleetEnv builds the bundle and starts the upstream; each fleet gets
 // its database from withStore.
-func newFleetEnv(t *testing.T) *fleetEnv {
+func newFleetEnv(t testing.TB) *fleetEnv {
 	t.Helper()
 	root := plugintest.ModuleRoot(t)
 	f := &fleetEnv{bundleDir: MustBuildBundle(t), up: feedstest.NewUpstream(t)}
@@ -63,7 +63,7 @@ func newFleetEnv(t *testing.T) *fleetEnv {
 }
 
 // withStore returns f with a new, empty shared store.
-func (f *fleetEnv) withStore(t *testing.T) *fleetEnv {
+func (f *fleetEnv) withStore(t testing.TB) *fleetEnv {
 	t.Helper()
 	g := *f
 	g.dsn = pgtest.DSN(t)
@@ -97,7 +97,7 @@ func (f *fleetEnv) args(dataDir, smtpAddr string) []string {
 
 // startNodes runs n nodes in this process until the test ends, starting
 // them together, and returns their base URLs once each has refreshed.
-func (f *fleetEnv) startNodes(t *testing.T, n int, smtpAddr string, confirm bool) []string {
+func (f *fleetEnv) startNodes(t testing.TB, n int, smtpAddr string, confirm bool) []string {
 	t.Helper()
 	ready := make(chan net.Addr, n)
 	done := make(chan error, n)
@@ -144,7 +144,7 @@ func (f *fleetEnv) startNodes(t *testing.T, n int, smtpAddr string, confirm bool
 // waitLive waits for the node's first refresh, which makes every feed live,
 // or, for a follower in a fleet, for the first refresh its leader
 // published.
-func waitLive(t *testing.T, base string) {
+func waitLive(t testing.TB, base string) {
 	t.Helper()
 	var last healthBody
 	defer func() {
@@ -169,7 +169,7 @@ func waitLive(t *testing.T, base string) {
 
 // leaderOf returns the base URL of the node that leads the fleet's feeds
 // among bases.
-func leaderOf(t *testing.T, bases ...string) string {
+func leaderOf(t testing.TB, bases ...string) string {
 	t.Helper()
 	var leader string
 	waitFor(t, "a leader", func() bool {
@@ -186,7 +186,7 @@ func leaderOf(t *testing.T, bases ...string) string {
 
 // addRecall publishes a new notice (id 7000x) upstream, with its detail
 // document.
-func (f *fleetEnv) addRecall(t *testing.T, nid, title string) {
+func (f *fleetEnv) addRecall(t testing.TB, nid, title string) {
 	t.Helper()
 	row := strings.NewReplacer("70009", nid, "Acme brand frozen peas recalled due to Listeria", title).Replace(newRowEN)
 	detail := strings.NewReplacer("70009", nid, "Acme brand frozen peas recalled due to Listeria", title).Replace(newDetailEN)
@@ -198,7 +198,7 @@ func (f *fleetEnv) addRecall(t *testing.T, nid, title string) {
 
 // refreshAll refreshes the fleet's feeds, on its leader, and waits until
 // every node serves what that refresh published.
-func refreshAll(t *testing.T, bases ...string) {
+func refreshAll(t testing.TB, bases ...string) {
 	t.Helper()
 	leader := leaderOf(t, bases...)
 	refreshEach(t, leader)
@@ -214,7 +214,7 @@ func refreshAll(t *testing.T, bases ...string) {
 }
 
 // refreshEach refreshes the feeds of every node at once.
-func refreshEach(t *testing.T, bases ...string) {
+func refreshEach(t testing.TB, bases ...string) {
 	t.Helper()
 	var wg sync.WaitGroup
 	for _, base := range bases {
@@ -288,6 +288,46 @@ func TestFleet(t *testing.T) {
 	t.Run("ThreeNodes", func(t *testing.T) { testThreeNodes(t, f.withStore(t)) })
 	t.Run("KilledSender", func(t *testing.T) { testKilledSender(t, f.withStore(t)) })
 	t.Run("OneRefresh", func(t *testing.T) { testOneRefresh(t, f.withStore(t)) })
+	t.Run("CatchUp", func(t *testing.T) { testCatchUp(t, f.withStore(t)) })
+}
+
+// testCatchUp: a follower stopped (SIGKILL) while its leader publishes 30
+// refreshes catches up when started again on its data dir, and then
+// serves exactly the leader's records: the same export, byte for byte.
+func testCatchUp(t *testing.T, f *fleetEnv) {
+	smtp := smtptest.MustStart(t)
+	leader := f.startNodes(t, 1, smtp.Addr, false)[0]
+	if leaderOf(t, leader) != leader {
+		t.Fatal("the only node does not lead")
+	}
+	cfg := fleetNodeConfig{Args: append(f.args(t.TempDir(), smtp.Addr), "--alerts-confirm=false"),
+		Bundle: f.bundleDir, Lease: time.Minute, SMTPTimeout: 10 * time.Second}
+	follower, cmd, _ := f.startProcess(t, cfg)
+	waitLive(t, follower)
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	for i := range 30 {
+		for j := range 10 {
+			nid := fmt.Sprint(71000 + i*10 + j)
+			f.addRecall(t, nid, "Brand "+nid+" frozen peas recalled due to Listeria")
+		}
+		refreshEach(t, leader)
+	}
+	want := health(t, leader).DatasetVersion
+	start := time.Now()
+	follower, _, _ = f.startProcess(t, cfg)
+	waitFor(t, "the follower to catch up", func() bool { return health(t, follower).DatasetVersion == want })
+	t.Logf("the follower caught up with %d versions %.2fs after it was started again", want, time.Since(start).Seconds())
+	export := func(base string) string {
+		code, _, body := call(t, "GET", base+"/recall/export?format=ndjson", "k1", "")
+		if code != 200 {
+			t.Fatalf("export on %s = %d", base, code)
+		}
+		return body
+	}
+	if a, b := export(leader), export(follower); a != b || strings.Count(a, "\n") < 300 {
+		t.Fatalf("the follower's export (%d bytes) differs from the leader's (%d bytes)", len(b), len(a))
+	}
 }
 
 // testOneRefresh: in a fleet of three, one node (a process, the first to
@@ -590,7 +630,7 @@ func testKilledSender(t *testing.T, f *fleetEnv) {
 // startProcess starts a node as a child process (TestFleetNodeProcess),
 // so that it can be killed for real, and returns its base URL once it
 // listens, the process and its standard error.
-func (f *fleetEnv) startProcess(t *testing.T, cfg fleetNodeConfig) (string, *exec.Cmd, *bytes.Buffer) {
+func (f *fleetEnv) startProcess(t testing.TB, cfg fleetNodeConfig) (string, *exec.Cmd, *bytes.Buffer) {
 	t.Helper()
 	b, _ := json.Marshal(cfg)
 	cmd := exec.Command(os.Args[0], "-test.run=^TestFleetNodeProcess$")
