@@ -28,6 +28,20 @@ type Publication struct {
 	Info   DatasetInfo `json:"info"`
 	Put    []*Record   `json:"put,omitempty"`
 	Delete []string    `json:"delete,omitempty"`
+	// Gen and Changes are the leader's change log entries the refresh
+	// wrote (without their records), which a follower writes into its own
+	// log with the same numbers, so that a change feed cursor is good on
+	// every node of the fleet.
+	Gen     uint64            `json:"gen,omitempty"`
+	Changes []PublishedChange `json:"changes,omitempty"`
+}
+
+// PublishedChange is one change log entry of a publication.
+type PublishedChange struct {
+	Seq      uint64    `json:"seq"`
+	RecordID string    `json:"record_id"`
+	Kind     string    `json:"kind"`
+	At       time.Time `json:"at,omitzero"`
 }
 
 // Lease is the feed lease as a node holds it: whoever holds it is the

@@ -29,10 +29,12 @@ import (
 // refresh changed.
 type Store interface {
 	rappel.FeedStore
-	// ChangeSeq returns the change log's generation and its last number;
-	// Changes calls fn with every entry numbered above after.
+	rappel.ChangeReader
+	// ChangeSeq returns the change log's generation and its last number.
 	ChangeSeq(ctx context.Context) (gen, seq uint64, err error)
-	Changes(ctx context.Context, gen, after uint64, fn func(seq uint64, id string, deleted bool) error) error
+	// ApplyPublished writes a publication as ApplySource writes a
+	// refresh, its change log entries numbered as the leader's.
+	ApplyPublished(ctx context.Context, c *rappel.SourceChange, gen uint64, entries []rappel.PublishedChange) error
 }
 
 // Defaults of a Node.

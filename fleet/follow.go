@@ -73,7 +73,7 @@ func (n *Node) apply(ctx context.Context, p *rappel.Publication) error {
 	st.Followed = strconv.FormatInt(p.Version, 10)
 	info := p.Info
 	info.Version = p.Version
-	return n.Store.ApplySource(ctx, &rappel.SourceChange{State: st, PutRecords: p.Put, DeleteRecords: p.Delete, Info: &info})
+	return n.Store.ApplyPublished(ctx, &rappel.SourceChange{State: st, PutRecords: p.Put, DeleteRecords: p.Delete, Info: &info}, p.Gen, p.Changes)
 }
 
 // setVersions records what the node serves and what the fleet has; next,

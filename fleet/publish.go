@@ -59,42 +59,46 @@ func (p publisher) DataChanged(ctx context.Context, records bool) error {
 	return nil
 }
 
-// collect reads the change log after seq into a publication of the
-// records as they now stand, and the dataset info. last is the number of
-// the last entry read.
+// collect reads the change log after seq into a publication: its
+// entries, the records as they now stand, and the dataset info. last is
+// the number of the last entry read.
 func (n *Node) collect(ctx context.Context, gen, after uint64) (pub *rappel.Publication, last uint64, err error) {
-	deleted := map[string]bool{}
+	pub = &rappel.Publication{Gen: gen}
+	latest := map[string]*rappel.Record{}
 	var order []string
 	last = after
-	err = n.Store.Changes(ctx, gen, after, func(seq uint64, id string, del bool) error {
-		if _, seen := deleted[id]; !seen {
-			order = append(order, id)
-		}
-		deleted[id] = del
-		last = seq
-		return nil
-	})
-	if err != nil {
-		return nil, last, err
-	}
-	pub = &rappel.Publication{}
-	for _, id := range order {
-		if deleted[id] {
-			pub.Delete = append(pub.Delete, id)
-			continue
-		}
-		r, err := n.Store.Record(ctx, id)
-		if rappel.ErrorCode(err) == rappel.ENOTFOUND {
-			pub.Delete = append(pub.Delete, id)
-			continue
-		}
+	for {
+		page, err := n.Store.ReadChanges(ctx, gen, last, changesPage)
 		if err != nil {
 			return nil, last, err
 		}
-		pub.Put = append(pub.Put, r)
+		if page.Gen != gen {
+			return nil, last, fmt.Errorf("the store's change log is at generation %d, not %d: the dataset was loaded in full since this node became the leader", page.Gen, gen)
+		}
+		for _, e := range page.Entries {
+			pub.Changes = append(pub.Changes, rappel.PublishedChange{Seq: e.Seq, RecordID: e.RecordID, Kind: e.Kind, At: e.At})
+			if _, seen := latest[e.RecordID]; !seen {
+				order = append(order, e.RecordID)
+			}
+			latest[e.RecordID] = e.Record
+			last = e.Seq
+		}
+		if len(page.Entries) < changesPage {
+			break
+		}
+	}
+	for _, id := range order {
+		if r := latest[id]; r != nil {
+			pub.Put = append(pub.Put, r)
+		} else {
+			pub.Delete = append(pub.Delete, id)
+		}
 	}
 	if pub.Info, err = n.Store.DatasetInfo(ctx); err != nil {
 		return nil, last, err
 	}
 	return pub, last, nil
 }
+
+// changesPage is how many change log entries a leader reads at once.
+const changesPage = 1000

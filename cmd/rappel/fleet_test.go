@@ -17,6 +17,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -311,6 +312,12 @@ func testCatchUp(t *testing.T, f *fleetEnv) {
 			nid := fmt.Sprint(71000 + i*10 + j)
 			f.addRecall(t, nid, "Brand "+nid+" frozen peas recalled due to Listeria")
 		}
+		if i == 15 {
+			// One recall changed in the dump and in the vehicle CSV: the
+			// leader's refresh writes it twice, two entries of its log.
+			f.up.Set("/hc/recalls-en.json", bytes.Replace(f.up.Doc("/hc/recalls-en.json"), []byte("reducing braking."), []byte("reducing braking and stopping power."), 1))
+			f.up.Set("/tc/vrdb.csv", bytes.Replace(f.up.Doc("/tc/vrdb.csv"), []byte(`"1,350.00"`), []byte(`"1,351.00"`), 1))
+		}
 		refreshEach(t, leader)
 	}
 	want := health(t, leader).DatasetVersion
@@ -328,6 +335,56 @@ func testCatchUp(t *testing.T, f *fleetEnv) {
 	if a, b := export(leader), export(follower); a != b || strings.Count(a, "\n") < 300 {
 		t.Fatalf("the follower's export (%d bytes) differs from the leader's (%d bytes)", len(b), len(a))
 	}
+	// The change feed read on one node, and read switching node at every
+	// page: the same entries, none missed or repeated.
+	one, both := walkChanges(t, leader), walkChanges(t, leader, follower)
+	if len(one) < 300 || !slices.Equal(one, both) {
+		t.Fatalf("the change feed walked on the leader has %d entries, switching node at every page %d; first difference at %d", len(one), len(both), firstDiff(one, both))
+	}
+}
+
+// walkChanges reads GET /recall/changes from the oldest entry kept to the
+// end, 7 entries a page, each page on the next of bases in turn, and
+// returns each entry's number, type and record_id.
+func walkChanges(t *testing.T, bases ...string) []string {
+	t.Helper()
+	var out []string
+	since := ""
+	for i := 0; ; i++ {
+		url := bases[i%len(bases)] + "/recall/changes?limit=7"
+		if since != "" {
+			url += "&since=" + since
+		}
+		code, _, body := call(t, "GET", url, "k1", "")
+		var page struct {
+			Changes []struct {
+				Type     string `json:"type"`
+				Seq      uint64 `json:"seq"`
+				RecordID string `json:"record_id"`
+			} `json:"changes"`
+			Next    string `json:"next"`
+			HasMore bool   `json:"has_more"`
+		}
+		if code != 200 || json.Unmarshal([]byte(body), &page) != nil {
+			t.Fatalf("GET %s = %d %s", url, code, body)
+		}
+		for _, c := range page.Changes {
+			out = append(out, fmt.Sprintf("%d %s %s", c.Seq, c.Type, c.RecordID))
+		}
+		since = page.Next
+		if !page.HasMore {
+			return out
+		}
+	}
+}
+
+func firstDiff(a, b []string) int {
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return min(len(a), len(b))
 }
 
 // testOneRefresh: in a fleet of three, one node (a process, the first to

@@ -49,8 +49,10 @@ const feedChannel = "rappel_feed"
 
 // publicationBody is what feed_publications.body holds.
 type publicationBody struct {
-	Put    []*rappel.Record `json:"put,omitempty"`
-	Delete []string         `json:"delete,omitempty"`
+	Put     []*rappel.Record         `json:"put,omitempty"`
+	Delete  []string                 `json:"delete,omitempty"`
+	Gen     uint64                   `json:"gen,omitempty"`
+	Changes []rappel.PublishedChange `json:"changes,omitempty"`
 }
 
 // The lease's times are the database's (now()), never a node's: nodes whose
@@ -147,7 +149,7 @@ func (s *Store) Publish(ctx context.Context, p *rappel.Publication) (int64, erro
 	if s.pool == nil {
 		return 0, errNotOpen
 	}
-	body, err := json.Marshal(publicationBody{Put: p.Put, Delete: p.Delete})
+	body, err := json.Marshal(publicationBody{Put: p.Put, Delete: p.Delete, Gen: p.Gen, Changes: p.Changes})
 	if err != nil {
 		return 0, fmt.Errorf("publishing refresh: encoding its records: %w", err)
 	}
@@ -255,7 +257,7 @@ func scanPublication(row pgx.CollectableRow) (*rappel.Publication, error) {
 	if err := json.Unmarshal(body, &b); err != nil {
 		return nil, fmt.Errorf("version %d: decoding its records: %w", p.Version, err)
 	}
-	p.Put, p.Delete = b.Put, b.Delete
+	p.Put, p.Delete, p.Gen, p.Changes = b.Put, b.Delete, b.Gen, b.Changes
 	return p, nil
 }
 
