@@ -34,6 +34,10 @@ type Publication struct {
 	// every node of the fleet.
 	Gen     uint64            `json:"gen,omitempty"`
 	Changes []PublishedChange `json:"changes,omitempty"`
+	// Agencies are the agencies plugins' manifests registered on the
+	// leader, which a follower registers too: it runs no plugin, and must
+	// still accept their names in filters.
+	Agencies []Agency `json:"agencies,omitempty"`
 }
 
 // PublishedChange is one change log entry of a publication.
@@ -82,4 +86,16 @@ type PublicationLog interface {
 	// LatestVersion returns the version of the last publication; 0 when
 	// none was made.
 	LatestVersion(ctx context.Context) (int64, error)
+}
+
+// FleetPlugin is the plugin a fleet's leader activated for a source (a
+// swap or a new source), kept in the shared store so that the leader's
+// successor runs it too. Followers need none: they serve what the leader
+// publishes.
+type FleetPlugin struct {
+	Source string
+	SHA256 string
+	Wasm   []byte
+	Why    string
+	At     time.Time
 }

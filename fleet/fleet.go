@@ -15,6 +15,8 @@ package fleet
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -62,6 +64,10 @@ type Node struct {
 	// Kick asks the node's feeds for a refresh now: called when the node
 	// becomes the leader.
 	Kick func()
+	// Plugins keeps the plugins the leaders activated; Adopt makes one
+	// this node's (plugins.Registry.Adopt), as it becomes the leader.
+	Plugins PluginLog
+	Adopt   func(ctx context.Context, source string, wasm []byte, why string) error
 	// LeaseTTL is how long the lease lasts unless renewed; Poll how often
 	// a follower looks for new publications and for a free lease.
 	LeaseTTL, Poll time.Duration
@@ -186,6 +192,11 @@ func (n *Node) tryLead(ctx context.Context) {
 		_ = n.Log.ReleaseLease(ctx, n.Name, lease.Token)
 		return
 	}
+	if err := n.adoptPlugins(ctx); err != nil {
+		n.setError(err)
+		_ = n.Log.ReleaseLease(ctx, n.Name, lease.Token)
+		return
+	}
 	gen, seq, err := n.Store.ChangeSeq(ctx)
 	if err != nil {
 		n.setError(err)
@@ -254,4 +265,10 @@ func (n *Node) release() {
 			n.Logger.Warn("giving the feed lease up", "err", err)
 		}
 	}
+}
+
+// sha256Hex is the hex SHA-256 of b, as plugins name modules.
+func sha256Hex(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
 }

@@ -64,6 +64,11 @@ func (n *Node) follow(ctx context.Context) error {
 // apply writes one publication to the store: its records, and the
 // dataset info, which carries its version, in one durable batch.
 func (n *Node) apply(ctx context.Context, p *rappel.Publication) error {
+	for _, a := range p.Agencies {
+		if err := rappel.RegisterAgency(a); err != nil {
+			n.Logger.Warn("an agency of the fleet's leader cannot be registered", "agency", a.Name, "err", err)
+		}
+	}
 	st, err := n.Store.SourceState(ctx, Source)
 	if err != nil {
 		return err

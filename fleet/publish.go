@@ -97,8 +97,20 @@ func (n *Node) collect(ctx context.Context, gen, after uint64) (pub *rappel.Publ
 	if pub.Info, err = n.Store.DatasetInfo(ctx); err != nil {
 		return nil, last, err
 	}
+	pub.Agencies = registeredAgencies()
 	return pub, last, nil
 }
 
 // changesPage is how many change log entries a leader reads at once.
 const changesPage = 1000
+
+// registeredAgencies are the agencies known beyond the spec's.
+func registeredAgencies() []rappel.Agency {
+	var out []rappel.Agency
+	for _, a := range rappel.AllAgencies() {
+		if !rappel.Agencies.Has(a.Name) {
+			out = append(out, a)
+		}
+	}
+	return out
+}

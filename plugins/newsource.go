@@ -31,8 +31,14 @@ var reservedPrefixes = []string{"hc-", "tc-", "cfia-"}
 // considerNew takes a candidate for a source the registry does not know.
 // r.mu must not be held.
 func (r *Registry) considerNew(ctx context.Context, name, path string, wasm []byte) {
-	sha := SHA256(wasm)
 	m, err := r.newSourceManifest(name, wasm)
+	r.addNew(ctx, name, path, wasm, m, err)
+}
+
+// addNew makes wasm, whose manifest m adds the source name, that source's
+// plugin, unless err (why it cannot) is set: then it is refused with it.
+func (r *Registry) addNew(ctx context.Context, name, path string, wasm []byte, m *Manifest, err error) {
+	sha := SHA256(wasm)
 	var p *Plugin
 	if err == nil {
 		if p, err = r.Host.Load(ctx, name, wasm); err != nil {
@@ -69,6 +75,9 @@ func (r *Registry) considerNew(ctx context.Context, name, path string, wasm []by
 	r.persist(name, wasm, kept)
 	r.Logger.Info("plugin for a new source activated", "source", name, "path", path, "sha256", sha,
 		"agency", m.Agency.Name, "documents", len(m.Documents), "record_id_prefix", m.RecordIDPrefix)
+	if r.OnActivated != nil && path != fleetOrigin {
+		r.OnActivated(name, wasm, why)
+	}
 }
 
 // newSourceManifest verifies a candidate for an unknown source and returns

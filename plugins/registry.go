@@ -59,7 +59,11 @@ type Registry struct {
 	// replaced: it starts fetching what the manifest lists. An error
 	// refuses the candidate with it.
 	OnSource func(m *Manifest) error
-	Now      func() time.Time
+	// OnActivated, when set, is told of every plugin that became a
+	// source's plugin here (a swap, a new source), with why: a fleet's
+	// leader records it for its successor (see Adopt).
+	OnActivated func(source string, wasm []byte, why string)
+	Now         func() time.Time
 	Logger   *slog.Logger
 
 	bundled map[string][]byte

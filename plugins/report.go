@@ -85,7 +85,11 @@ func (s *source) report() SourceReport {
 	sr := SourceReport{Source: s.name, Candidates: []CandidateReport{}, Manifest: s.manifest}
 	if s.active != nil {
 		a := &ActiveReport{SHA256: s.active.plugin.SHA256, Since: s.since, Why: s.why, From: "bundled"}
-		if s.origin != "bundled" {
+		switch s.origin {
+		case "bundled":
+		case fleetOrigin:
+			a.From = fleetOrigin
+		default:
 			a.From, a.Path = "dir", s.origin
 		}
 		sr.Active = a

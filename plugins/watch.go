@@ -278,6 +278,9 @@ func (r *Registry) try(ctx context.Context, name string) {
 	if oldManifest != nil {
 		r.manifestChanged(oldManifest, c.manifest)
 	}
+	if r.OnActivated != nil {
+		r.OnActivated(name, c.wasm, kept.Why)
+	}
 	r.Logger.Info("plugin activated", "source", name, "path", c.path, "sha256", c.plugin.SHA256, "on", t.what(),
 		"records", len(v.Records), "refused", v.Refused, "tried_in", time.Since(start).Round(time.Millisecond))
 	if r.OnActivate != nil {

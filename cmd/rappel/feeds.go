@@ -170,11 +170,20 @@ func (c *ServeCommand) startFeeds(ctx context.Context, store *kv.Store, listener
 		// feeds, at start for those kept from before (README, "Live
 		// feeds").
 		onSource := func(m *plugins.Manifest) error { return live.AddSource(manifestSource(m)) }
-		reg, closeReg, err := u.openPlugins(ctx, c.DataDir, c.bundleFS(), onSource, log)
+		var onActivated func(string, []byte, string)
+		if node != nil {
+			// The leader's plugins are the fleet's: its successor runs
+			// them (docs/operations.md, "One refresh for the fleet").
+			onActivated = node.PluginActivated
+		}
+		reg, closeReg, err := u.openPlugins(ctx, c.DataDir, c.bundleFS(), onSource, onActivated, log)
 		if err != nil {
 			return nil, err
 		}
 		live.Plugins, closePlugins = reg, closeReg
+		if node != nil {
+			node.Adopt = reg.Adopt
+		}
 		srv.Plugins = func() any { return reg.Report() }
 		srv.ApprovePlugin = reg.Approve
 		if u.PluginsDir != "" {
@@ -231,7 +240,7 @@ func (c *FeedsConfig) limit(host *plugins.Host) {
 // openPlugins opens the plugin host, its compiled modules cached in the data
 // dir, and the registry of the bundled plugins, watching PluginsDir for
 // candidates. closeAll closes both.
-func (c *FeedsConfig) openPlugins(ctx context.Context, dataDir string, bundled iofs.FS, onSource func(*plugins.Manifest) error, log *slog.Logger) (reg *plugins.Registry, closeAll func() error, err error) {
+func (c *FeedsConfig) openPlugins(ctx context.Context, dataDir string, bundled iofs.FS, onSource func(*plugins.Manifest) error, onActivated func(string, []byte, string), log *slog.Logger) (reg *plugins.Registry, closeAll func() error, err error) {
 	host := plugins.NewHost()
 	c.limit(host)
 	host.CacheDir = filepath.Join(dataDir, "wazero-cache")
@@ -264,6 +273,7 @@ func (c *FeedsConfig) openPlugins(ctx context.Context, dataDir string, bundled i
 	reg.ActiveDir = filepath.Join(dataDir, "plugins", "active")
 	reg.Logger = log
 	reg.OnSource = onSource
+	reg.OnActivated = onActivated
 	if err := reg.Open(ctx); err != nil {
 		return nil, nil, errors.Join(err, reg.Close(), closeHost())
 	}

@@ -31,6 +31,7 @@ import (
 	"github.com/rappel-ca/rappel/alerts/smtptest"
 	"github.com/rappel-ca/rappel/feeds/feedstest"
 	"github.com/rappel-ca/rappel/kv/postgres/pgtest"
+	"github.com/rappel-ca/rappel/plugins"
 	"github.com/rappel-ca/rappel/plugins/plugintest"
 )
 
@@ -80,7 +81,12 @@ func (f *fleetEnv) withStore(t testing.TB) *fleetEnv {
 
 // args are the flags of a node of the fleet sending through smtpAddr.
 func (f *fleetEnv) args(dataDir, smtpAddr string) []string {
+	pluginsDir := filepath.Join(dataDir, "plugins.d")
+	if err := os.MkdirAll(pluginsDir, 0o755); err != nil {
+		panic(err)
+	}
 	return []string{
+		"--plugins-dir", pluginsDir, "--plugins-allow-unsigned",
 		"--data-dir", dataDir, "--feeds", "on", "--shared-store", f.dsn,
 		"--feed-hc-en", f.up.URL + "/hc/recalls-en.json", "--feed-hc-fr", f.up.URL + "/hc/recalls-fr.json",
 		"--feed-tc-vrdb", f.up.URL + "/tc/vrdb.csv", "--feed-detail", f.up.URL + "/detail/{lang}/{id}.json",
@@ -164,7 +170,7 @@ func waitLive(t testing.TB, base string) {
 				return false
 			}
 		}
-		return len(h.Feeds) == 3
+		return len(h.Feeds) >= 3 // the bundled sources, and any a plugin added
 	})
 }
 
@@ -445,6 +451,21 @@ func testOneRefresh(t *testing.T, f *fleetEnv) {
 		t.Fatalf("the dumps were fetched %d times for one refresh of a fleet of 3, want 2 (English and French, once)", n)
 	}
 
+	// A plugin for a new source uploaded to the leader: every node serves
+	// its records and accepts its agency, though only the leader runs it.
+	wasm, n := openfdaPlugin(t, f.up)
+	if code, body := putPlugin(t, a, "openfda", wasm, nil); code != 201 {
+		t.Fatalf("PUT /admin/plugins/openfda on the leader = %d %s", code, body)
+	}
+	waitFor(t, "the new source's records on every node", func() bool {
+		for _, b := range all {
+			if code, body := get(t, b+"/recall?recall_agency=FDA&limit=100", "k1"); code != 200 || strings.Count(string(body), `"record_id":"fda-`) != n {
+				return false
+			}
+		}
+		return true
+	})
+
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -459,6 +480,19 @@ func testOneRefresh(t *testing.T, f *fleetEnv) {
 	check("hc-70021", followers...)
 	if n := f.up.Hits("/hc/"); n != 2 {
 		t.Fatalf("the dumps were fetched %d times after the failover, want 2", n)
+	}
+	// The new leader runs the plugin its predecessor activated: the new
+	// source is still refreshed, from the fleet's record of it.
+	if a := activeOf(adminPlugins(t, leader), "openfda"); a == nil || a.SHA256 != plugins.SHA256(wasm) || a.From != "fleet" {
+		t.Fatalf("the new leader's openfda plugin: %+v", a)
+	}
+	if fd := feed(t, leader, "openfda"); !fd.Live || fd.LastError != "" || fd.Records != n {
+		t.Fatalf("the new leader's openfda feed: %+v", fd)
+	}
+	for _, b := range followers {
+		if code, body := get(t, b+"/recall?recall_agency=FDA&limit=100", "k1"); code != 200 || strings.Count(string(body), `"record_id":"fda-`) != n {
+			t.Fatalf("after the failover, recall_agency=FDA on %s = %d", b, code)
+		}
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/rappel-ca/rappel"
+	"github.com/rappel-ca/rappel/feeds/feedstest"
 	"github.com/rappel-ca/rappel/plugins"
 	"github.com/rappel-ca/rappel/plugins/examples/openfda/fdatest"
 	"github.com/rappel-ca/rappel/plugins/plugintest"
@@ -216,4 +217,22 @@ func TestServe_NewSourcePlugin(t *testing.T) {
 	if code, r := record(t, base, "fda-f-0087-2014"); code != 200 || r.Status != rappel.StatusArchived {
 		t.Fatalf("GET /recall/fda-f-0087-2014 after the removal = %d %+v", code, r)
 	}
+}
+
+// openfdaPlugin is the openFDA example with its manifest, fetching the
+// real sample's documents from up (which it serves them under /fda/), and
+// the number of records they make.
+func openfdaPlugin(tb testing.TB, up *feedstest.Upstream) ([]byte, int) {
+	tb.Helper()
+	for name, b := range fdatest.RealDocuments(tb) {
+		up.Set("/fda/"+name, b)
+	}
+	m := &plugins.Manifest{Source: "openfda", RecordIDPrefix: "fda-",
+		Agency: rappel.Agency{Name: "FDA", EN: "U.S. Food and Drug Administration", FR: "Food and Drug Administration des États-Unis"},
+		Documents: []plugins.ManifestDocument{{Name: "food.json", URL: up.URL + "/fda/food.json"}, {Name: "drug.json", URL: up.URL + "/fda/drug.json"}}}
+	wasm, err := plugins.EmbedManifest(plugintest.Build(tb, "./plugins/examples/openfda/wasm"), m)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return wasm, 15
 }

@@ -84,7 +84,7 @@ func (c *ServeCommand) fleetNode(shared *postgres.Store, store *kv.Store, listen
 	if shared == nil || c.Feeds != "on" {
 		return nil, listeners
 	}
-	node := &fleet.Node{Name: shared.Node, Log: shared, Store: store, Listeners: listeners,
+	node := &fleet.Node{Name: shared.Node, Log: shared, Store: store, Listeners: listeners, Plugins: shared,
 		LeaseTTL: c.FleetLease, Logger: log.With("component", "fleet")}
 	return node, append([]rappel.ChangeListener{node.Publisher()}, listeners...)
 }

@@ -17,8 +17,8 @@ import (
 var _ rappel.PublicationLog = (*Store)(nil)
 
 // schemaFleet holds the feed lease, one row (id 1; no row means that no
-// node ever held it), and the publications of the leader, numbered from 1
-// without gaps.
+// node ever held it), the publications of the leader, numbered from 1
+// without gaps, and the plugins the leaders activated, one per source.
 //
 // A publication's info is JSONB, to be read with psql; its records and
 // deletions are the JSON of publicationBody kept as BYTEA, so that the
@@ -39,6 +39,13 @@ CREATE TABLE IF NOT EXISTS feed_publications (
 	info    JSONB NOT NULL,
 	body    BYTEA NOT NULL
 );
+CREATE TABLE IF NOT EXISTS fleet_plugins (
+	source TEXT PRIMARY KEY,
+	sha256 TEXT NOT NULL,
+	wasm   BYTEA NOT NULL,
+	why    TEXT NOT NULL,
+	at     TIMESTAMPTZ NOT NULL
+);
 `
 
 // feedChannel is the PostgreSQL NOTIFY channel a publication is announced
@@ -49,10 +56,11 @@ const feedChannel = "rappel_feed"
 
 // publicationBody is what feed_publications.body holds.
 type publicationBody struct {
-	Put     []*rappel.Record         `json:"put,omitempty"`
-	Delete  []string                 `json:"delete,omitempty"`
-	Gen     uint64                   `json:"gen,omitempty"`
-	Changes []rappel.PublishedChange `json:"changes,omitempty"`
+	Put      []*rappel.Record         `json:"put,omitempty"`
+	Delete   []string                 `json:"delete,omitempty"`
+	Gen      uint64                   `json:"gen,omitempty"`
+	Changes  []rappel.PublishedChange `json:"changes,omitempty"`
+	Agencies []rappel.Agency          `json:"agencies,omitempty"`
 }
 
 // The lease's times are the database's (now()), never a node's: nodes whose
@@ -149,7 +157,7 @@ func (s *Store) Publish(ctx context.Context, p *rappel.Publication) (int64, erro
 	if s.pool == nil {
 		return 0, errNotOpen
 	}
-	body, err := json.Marshal(publicationBody{Put: p.Put, Delete: p.Delete, Gen: p.Gen, Changes: p.Changes})
+	body, err := json.Marshal(publicationBody{Put: p.Put, Delete: p.Delete, Gen: p.Gen, Changes: p.Changes, Agencies: p.Agencies})
 	if err != nil {
 		return 0, fmt.Errorf("publishing refresh: encoding its records: %w", err)
 	}
@@ -257,7 +265,7 @@ func scanPublication(row pgx.CollectableRow) (*rappel.Publication, error) {
 	if err := json.Unmarshal(body, &b); err != nil {
 		return nil, fmt.Errorf("version %d: decoding its records: %w", p.Version, err)
 	}
-	p.Put, p.Delete, p.Gen, p.Changes = b.Put, b.Delete, b.Gen, b.Changes
+	p.Put, p.Delete, p.Gen, p.Changes, p.Agencies = b.Put, b.Delete, b.Gen, b.Changes, b.Agencies
 	return p, nil
 }
 
@@ -272,4 +280,52 @@ func (s *Store) LatestVersion(ctx context.Context) (int64, error) {
 		return 0, fmt.Errorf("reading the latest publication's version: %w", err)
 	}
 	return v, nil
+}
+
+// PutFleetPlugin records p as its source's plugin for the fleet, in one
+// transaction that first checks, as Publish does, that node holds the
+// lease under token: a leader's successor runs it. Another leader's is
+// refused with rappel.ErrFenced.
+func (s *Store) PutFleetPlugin(ctx context.Context, node string, token int64, p rappel.FleetPlugin) error {
+	if s.pool == nil {
+		return errNotOpen
+	}
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		if err := checkFence(ctx, tx, node, token); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, `INSERT INTO fleet_plugins (source, sha256, wasm, why, at) VALUES ($1, $2, $3, $4, now())
+			ON CONFLICT (source) DO UPDATE SET sha256 = excluded.sha256, wasm = excluded.wasm, why = excluded.why, at = excluded.at`,
+			p.Source, p.SHA256, p.Wasm, p.Why)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("recording the fleet's plugin for %s: %w", p.Source, err)
+	}
+	return nil
+}
+
+// FleetPlugins returns the plugin the fleet's leaders last activated for
+// each source, by source name.
+func (s *Store) FleetPlugins(ctx context.Context) ([]rappel.FleetPlugin, error) {
+	if s.pool == nil {
+		return nil, errNotOpen
+	}
+	rows, err := s.pool.Query(ctx, `SELECT source, sha256, wasm, why, at FROM fleet_plugins ORDER BY source`)
+	if err != nil {
+		return nil, fmt.Errorf("reading the fleet's plugins: %w", err)
+	}
+	defer rows.Close()
+	var out []rappel.FleetPlugin
+	for rows.Next() {
+		var p rappel.FleetPlugin
+		if err := rows.Scan(&p.Source, &p.SHA256, &p.Wasm, &p.Why, &p.At); err != nil {
+			return nil, fmt.Errorf("reading the fleet's plugins: %w", err)
+		}
+		out = append(out, p)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("reading the fleet's plugins: %w", err)
+	}
+	return out, nil
 }
