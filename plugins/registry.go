@@ -64,7 +64,7 @@ type Registry struct {
 	// leader records it for its successor (see Adopt).
 	OnActivated func(source string, wasm []byte, why string)
 	Now         func() time.Time
-	Logger   *slog.Logger
+	Logger      *slog.Logger
 
 	bundled map[string][]byte
 	// history is the last swaps and refusals, newest last, for

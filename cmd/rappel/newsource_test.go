@@ -228,7 +228,7 @@ func openfdaPlugin(tb testing.TB, up *feedstest.Upstream) ([]byte, int) {
 		up.Set("/fda/"+name, b)
 	}
 	m := &plugins.Manifest{Source: "openfda", RecordIDPrefix: "fda-",
-		Agency: rappel.Agency{Name: "FDA", EN: "U.S. Food and Drug Administration", FR: "Food and Drug Administration des États-Unis"},
+		Agency:    rappel.Agency{Name: "FDA", EN: "U.S. Food and Drug Administration", FR: "Food and Drug Administration des États-Unis"},
 		Documents: []plugins.ManifestDocument{{Name: "food.json", URL: up.URL + "/fda/food.json"}, {Name: "drug.json", URL: up.URL + "/fda/drug.json"}}}
 	wasm, err := plugins.EmbedManifest(plugintest.Build(tb, "./plugins/examples/openfda/wasm"), m)
 	if err != nil {
