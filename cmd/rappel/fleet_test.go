@@ -296,6 +296,94 @@ func TestFleet(t *testing.T) {
 	t.Run("KilledSender", func(t *testing.T) { testKilledSender(t, f.withStore(t)) })
 	t.Run("OneRefresh", func(t *testing.T) { testOneRefresh(t, f.withStore(t)) })
 	t.Run("CatchUp", func(t *testing.T) { testCatchUp(t, f.withStore(t)) })
+	t.Run("KilledMidRefresh", func(t *testing.T) { testKilledMidRefresh(t, f.withStore(t)) })
+}
+
+// testKilledMidRefresh runs three nodes as processes and, six times, asks
+// the leader for a refresh of 20 new notices and kills it (SIGKILL) at a
+// different moment of that refresh (from at once to after it published),
+// then starts it again on its data dir. A new leader takes over each time.
+// At the end, every node serves exactly the records a single node with no
+// fleet serves from the same upstream: the same export, byte for byte but
+// for the time each fetched them.
+func testKilledMidRefresh(t *testing.T, f *fleetEnv) {
+	smtp := smtptest.MustStart(t)
+	type node struct {
+		cfg  fleetNodeConfig
+		base string
+		cmd  *exec.Cmd
+	}
+	nodes := make([]*node, 3)
+	for i := range nodes {
+		nodes[i] = &node{cfg: fleetNodeConfig{Args: append(f.args(t.TempDir(), smtp.Addr), "--alerts-confirm=false"),
+			Bundle: f.bundleDir, Lease: time.Minute, SMTPTimeout: 10 * time.Second}}
+		nodes[i].base, nodes[i].cmd, _ = f.startProcess(t, nodes[i].cfg)
+	}
+	bases := func() []string {
+		var out []string
+		for _, n := range nodes {
+			out = append(out, n.base)
+		}
+		return out
+	}
+	for round := range 6 {
+		leader := leaderOf(t, bases()...)
+		waitLive(t, leader)
+		for j := range 20 {
+			nid := fmt.Sprint(72000 + round*20 + j)
+			f.addRecall(t, nid, "Brand "+nid+" frozen peas recalled due to Listeria")
+		}
+		go func() { // cut short by the kill, or not: its answer does not matter
+			req, _ := http.NewRequest(http.MethodPost, leader+"/admin/refresh", nil)
+			req.Header.Set("x-admin-key", adminKey)
+			if res, err := http.DefaultClient.Do(req); err == nil {
+				res.Body.Close()
+			}
+		}()
+		time.Sleep(time.Duration(round) * 60 * time.Millisecond)
+		for _, n := range nodes {
+			if n.base == leader {
+				n.cmd.Process.Signal(syscall.SIGKILL)
+				n.cmd.Wait()
+				n.base, n.cmd, _ = f.startProcess(t, n.cfg)
+			}
+		}
+	}
+	refreshAll(t, bases()...)
+
+	// The reference: one node, no fleet, the same upstream.
+	ref := NewServeCommand()
+	args := f.args(t.TempDir(), smtp.Addr)
+	for i, a := range args {
+		if a == "--shared-store" {
+			args = append(args[:i:i], args[i+2:]...)
+			break
+		}
+	}
+	if err := ref.ParseFlags(append(args, "--alerts-confirm=false")); err != nil {
+		t.Fatal(err)
+	}
+	ref.Bundle = os.DirFS(f.bundleDir)
+	refBase, _ := serve(t, ref)
+	waitLive(t, refBase)
+	fetched := regexp.MustCompile(`"fetched_at":"[^"]*"`)
+	export := func(base string) string {
+		code, _, body := call(t, "GET", base+"/recall/export?format=ndjson", "k1", "")
+		if code != 200 {
+			t.Fatalf("export on %s = %d", base, code)
+		}
+		return fetched.ReplaceAllString(body, `"fetched_at":""`)
+	}
+	want := export(refBase)
+	if strings.Count(want, "fda-")+strings.Count(want, "\n") < 120 {
+		t.Fatalf("the reference serves %d records", strings.Count(want, "\n"))
+	}
+	for _, b := range bases() {
+		if got := export(b); got != want {
+			t.Fatalf("%s's export (%d bytes, %d records) differs from a single node's (%d bytes, %d records); first difference at line %d",
+				b, len(got), strings.Count(got, "\n"), len(want), strings.Count(want, "\n"), firstDiff(strings.Split(got, "\n"), strings.Split(want, "\n")))
+		}
+	}
 }
 
 // testCatchUp: a follower stopped (SIGKILL) while its leader publishes 30
