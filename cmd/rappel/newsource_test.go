@@ -145,7 +145,9 @@ func TestServe_NewSourcePlugin(t *testing.T) {
 			t.Fatalf("PUT /admin/plugins/openfda %s = %d %s; want a 422 saying %q", tc.name, code, body, tc.want)
 		}
 	}
-	if code, _ := get(t, base+"/recall?recall_agency=FDA", "k1"); code != 422 {
+	// Agencies are registered per process: another test of this binary
+	// may have registered FDA already.
+	if code, _ := get(t, base+"/recall?recall_agency=FDA", "k1"); code != 422 && !rappel.IsAgency("FDA") {
 		t.Fatalf("before the source is added, recall_agency=FDA = %d, want 422", code)
 	}
 
