@@ -45,6 +45,10 @@ func TestTracingWanted(t *testing.T) {
 		{[]string{"OTEL_EXPORTER_OTLP_HEADERS=authorization=x"}, false},
 		{[]string{"OTEL_SERVICE_NAME=rappel", "OTEL_SDK_DISABLED=true"}, false},
 		{[]string{"OTEL_SDK_DISABLED=false", "OTEL_SERVICE_NAME=rappel"}, true},
+		{[]string{"OTEL_TRACES_EXPORTER=console"}, true},
+		{[]string{"OTEL_TRACES_EXPORTER=otlp"}, true},
+		{[]string{"OTEL_SERVICE_NAME=rappel", "OTEL_TRACES_EXPORTER=none"}, false},
+		{[]string{"OTEL_TRACES_EXPORTER=console", "OTEL_SDK_DISABLED=true"}, false},
 	} {
 		if got := tracingWanted(tc.env); got != tc.want {
 			t.Errorf("tracingWanted(%q) = %v, want %v", tc.env, got, tc.want)
