@@ -89,11 +89,16 @@ func TestServer_AdminRefresh_Closed(t *testing.T) {
 		t.Fatalf("without an admin key configured: %d %s", code, body)
 	}
 
-	off, _ := MustServer(t, MustCatalog(t, testRecords()))
+	off, logs := MustServer(t, MustCatalog(t, testRecords()))
 	off.AdminKey = testAdminKey
 	base = MustHTTP(t, off.Handler()).URL
 	if code, body := adminDo(t, http.MethodPost, base+"/admin/refresh", testAdminKey); code != 503 || !strings.Contains(body, "--feeds off") {
 		t.Fatalf("with the feeds off: %d %s", code, body)
+	}
+	// A refusal the node chose is no failure of the node: the access log
+	// has the 503, and nothing is logged at error.
+	if out := logs.String(); strings.Contains(out, `"level":"ERROR"`) || !strings.Contains(out, `"status":503`) {
+		t.Errorf("the 503 of POST /admin/refresh with the feeds off logged an error, or no access line:\n%s", out)
 	}
 }
 

@@ -98,9 +98,12 @@ func clientClosed(r *http.Request, err error) bool {
 // when to retry is a refusal the node announced, such as a write while
 // its storage fails: its cause is logged once where it arises (a failing
 // store logs when the fault starts, then a count a minute), and the access
-// log has the requests, so it is not logged per request.
+// log has the requests, so it is not logged per request. A 503 with the
+// node's own sentence and no cause is a refusal too (POST /admin/refresh
+// with the feeds off, or on a follower): the client is told why, and the
+// access log records it.
 func (s *Server) logFailure(r *http.Request, x *exchange, status int, err error) {
-	if status < 500 && errors.Unwrap(err) == nil {
+	if (status < 500 || status == http.StatusServiceUnavailable) && errors.Unwrap(err) == nil {
 		return
 	}
 	var announced *rappel.Error

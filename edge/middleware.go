@@ -85,11 +85,17 @@ func newRequestID() string {
 // pattern, status, duration, body bytes sent, request id and the key's id
 // (never the key). A response cut short says why in cut; a cut the node
 // caused (a page over its budget, the shutdown, a failure) is a warning.
+// A probe's line (probeRoutes) is at debug: an orchestrator asks every
+// few seconds, and at info those lines would bury the others.
 func (s *Server) accessLog(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := s.Now()
 		next.ServeHTTP(w, r)
-		if !s.Logger.Enabled(r.Context(), slog.LevelInfo) {
+		level := slog.LevelInfo
+		if probeRoutes[r.Pattern] {
+			level = slog.LevelDebug
+		}
+		if !s.Logger.Enabled(r.Context(), level) {
 			return
 		}
 		x := exchangeOf(w)
@@ -106,7 +112,6 @@ func (s *Server) accessLog(next http.Handler) http.Handler {
 		if x.key != nil {
 			attrs = append(attrs, slog.String("key_id", x.key.ID))
 		}
-		level := slog.LevelInfo
 		if cut != "" {
 			attrs = append(attrs, slog.String("cut", cut))
 			if cut != cutClientClosed && cut != cutClientStalled {
@@ -116,6 +121,9 @@ func (s *Server) accessLog(next http.Handler) http.Handler {
 		s.Logger.LogAttrs(r.Context(), level, "request", attrs...)
 	})
 }
+
+// probeRoutes are the routes that health probes call.
+var probeRoutes = map[string]bool{"/livez": true, "/readyz": true, "/health": true}
 
 // outcome is how a request ended, as the access log and the metrics
 // record it: the status sent (200 for a handler that wrote nothing, as

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
@@ -133,6 +134,21 @@ func TestServer_AccessLog(t *testing.T) {
 	fetch(t, base+"/nope?lang=xx", nil)
 	if out := logs.String(); strings.Contains(out, testKey) || strings.Contains(out, "rk_guess_0000") {
 		t.Fatalf("a key was logged:\n%s", out)
+	}
+}
+
+// TestServer_AccessLog_Probes checks that health probes, which an
+// orchestrator sends every few seconds, log their access lines at debug
+// while other requests stay at info.
+func TestServer_AccessLog_Probes(t *testing.T) {
+	s, logs := MustServer(t, MustCatalog(t, testRecords()))
+	s.Logger = slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	base := MustHTTP(t, s.Handler()).URL
+	for path, level := range map[string]string{"/livez": "DEBUG", "/readyz": "DEBUG", "/health": "DEBUG", "/recall/hc-73841": "INFO"} {
+		resp, _ := fetch(t, base+path, nil)
+		if line := logLine(t, logs.String(), "request", resp.Header.Get("X-Request-Id")); line["level"] != level {
+			t.Errorf("GET %s: access line at %v, want %s", path, line["level"], level)
+		}
 	}
 }
 

@@ -172,9 +172,9 @@ func (r *Refresher) normalizeChanged(ctx context.Context, p *plan, stored map[st
 		}
 		switch {
 		case out.plugin != "" && p.st.Plugin != "" && out.plugin != p.st.Plugin:
-			r.Logger.Info("the plugin changed: normalizing every record", "source", p.src.Name)
+			r.Logger.InfoContext(ctx, "the plugin changed: normalizing every record", "source", p.src.Name)
 		case unexpected != "":
-			r.Logger.Warn("the plugin yielded a record its input was not expected to: normalizing every record", "source", p.src.Name, "record_id", unexpected)
+			r.Logger.WarnContext(ctx, "the plugin yielded a record its input was not expected to: normalizing every record", "source", p.src.Name, "record_id", unexpected)
 		default:
 			return out, affected, false, nil
 		}
@@ -305,7 +305,7 @@ func (r *Refresher) fillData(ctx context.Context, p *plan, affected map[string]b
 	}
 	if missing > 0 {
 		p.st.Followed = ""
-		r.Logger.Info("raw records known only by their hash are fetched again at the next refresh", "source", p.src.Name, "records", missing)
+		r.Logger.InfoContext(ctx, "raw records known only by their hash are fetched again at the next refresh", "source", p.src.Name, "records", missing)
 	}
 	return kept, nil
 }

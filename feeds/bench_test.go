@@ -60,6 +60,13 @@ func (l *syncLog) Write(p []byte) (int, error) {
 	return l.buf.Write(p)
 }
 
+// String returns what is logged, without taking it.
+func (l *syncLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
 // take returns the lines logged since the last take that hold want.
 func (l *syncLog) take(want string) string {
 	l.mu.Lock()

@@ -263,7 +263,7 @@ func (r *Refresher) planDetail(ctx context.Context, src *Source, st rappel.Sourc
 	}
 	p.st.Followed = ""
 	if left := len(pending) - len(got) - len(problems); left > 0 {
-		r.Logger.Info("detail documents left for the next refresh", "source", src.Name, "notices", left)
+		r.Logger.InfoContext(ctx, "detail documents left for the next refresh", "source", src.Name, "notices", left)
 	} else if len(problems) == 0 {
 		p.st.Followed = version
 	}

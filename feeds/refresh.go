@@ -169,7 +169,8 @@ func (r *Refresher) Open(ctx context.Context) error {
 
 // Run refreshes now, then every Interval and whenever Kick is called, until
 // ctx is done. Refreshes do not pile up: one that runs past the interval
-// delays the next.
+// delays the next. Refresh has logged each failure where it arose (a
+// source's, a listener's), so Run does not log the joined error again.
 func (r *Refresher) Run(ctx context.Context) error {
 	r.smu.Lock()
 	r.base = ctx
@@ -177,9 +178,7 @@ func (r *Refresher) Run(ctx context.Context) error {
 	t := time.NewTicker(r.Interval)
 	defer t.Stop()
 	for {
-		if err := r.Refresh(ctx); err != nil && ctx.Err() == nil {
-			r.Logger.Error("refresh", "err", err)
-		}
+		_ = r.Refresh(ctx)
 		select {
 		case <-ctx.Done():
 			return nil
@@ -270,9 +269,10 @@ func (r *Refresher) Refresh(ctx context.Context) (err error) {
 		}
 	}
 	if err := r.settleMergeProblems(rctx); err != nil {
+		r.Logger.WarnContext(ctx, "settling merge problems", "err", err)
 		errs = append(errs, fmt.Errorf("settling merge problems: %w", err))
 	}
-	r.Logger.Info("refresh done", "took", r.Now().Sub(start).Round(time.Millisecond), "failed", len(errs))
+	r.Logger.InfoContext(ctx, "refresh done", "took", r.Now().Sub(start).Round(time.Millisecond), "failed", len(errs))
 	return errors.Join(errs...)
 }
 
@@ -282,7 +282,7 @@ func (r *Refresher) tell(ctx context.Context) error {
 	var errs []error
 	for _, l := range r.Listeners {
 		if err := l.DataChanged(ctx, r.dirty); err != nil {
-			r.Logger.Error("telling a listener that the data changed", "listener", fmt.Sprintf("%T", l), "records", r.dirty, "err", err)
+			r.Logger.ErrorContext(ctx, "telling a listener that the data changed", "listener", fmt.Sprintf("%T", l), "records", r.dirty, "err", err)
 			errs = append(errs, err)
 		}
 	}
@@ -304,6 +304,7 @@ func (r *Refresher) refreshSource(ctx context.Context, src *Source) (changed boo
 	start := r.Now()
 	st, err := r.Store.SourceState(ctx, src.Name)
 	if err != nil {
+		r.Logger.WarnContext(ctx, "reading a source's state before its refresh", "source", src.Name, "err", err)
 		return false, err
 	}
 	st.Feed.LastAttempt = start
@@ -330,13 +331,13 @@ func (r *Refresher) refreshSource(ctx context.Context, src *Source) (changed boo
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		defer cancel()
 		if serr := r.Store.ApplySource(sctx, &rappel.SourceChange{State: st}); serr != nil {
-			r.Logger.Error("recording a failed refresh", "source", src.Name, "err", serr)
+			r.Logger.ErrorContext(ctx, "recording a failed refresh", "source", src.Name, "err", serr)
 		}
 		r.setState(st.Feed)
-		r.Logger.Warn("refresh failed; the last good data keeps serving", "source", src.Name, "err", err)
+		r.Logger.WarnContext(ctx, "refresh failed; the last good data keeps serving", "source", src.Name, "err", err)
 		return false, err
 	}
-	r.Logger.Info("refreshed", "source", src.Name, "changed", changed, "records", p.st.Feed.Records,
+	r.Logger.InfoContext(ctx, "refreshed", "source", src.Name, "changed", changed, "records", p.st.Feed.Records,
 		"rejected", p.st.Feed.Rejected, "took", r.Now().Sub(start).Round(time.Millisecond), "steps", p.took)
 	return changed, nil
 }

@@ -2,7 +2,9 @@ package feeds_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/csv"
+	"log/slog"
 	"reflect"
 	"strings"
 	"testing"
@@ -433,5 +435,38 @@ func TestRefresher_Refresh_SwapWithoutData(t *testing.T) {
 	}
 	if st := h.state("detail"); st.LastError != "" || st.Plugin != h.norm.Active("detail") {
 		t.Errorf("detail state = %+v", st)
+	}
+}
+
+// TestRefresher_Run_FailureLoggedOnce runs the refresh loop while a source
+// fails: the failure is one line, a warning naming the source, not that
+// warning and then the refresh's joined error again at error.
+func TestRefresher_Run_FailureLoggedOnce(t *testing.T) {
+	h := newHarness(t)
+	logs := &syncLog{}
+	h.r.Logger = slog.New(slog.NewJSONHandler(logs, nil))
+	h.up.Fail("/hc/recalls-en.json", feedstest.Fault{Status: 500})
+	h.open()
+	ctx, cancel := context.WithCancel(h.ctx)
+	done := make(chan error, 1)
+	go func() { done <- h.r.Run(ctx) }()
+	for deadline := time.Now().Add(time.Minute); !strings.Contains(logs.String(), `"msg":"refresh done"`); {
+		if time.Now().After(deadline) {
+			t.Fatalf("no refresh done within a minute:\n%s", logs.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	var failures []string
+	for line := range strings.Lines(logs.String()) {
+		if strings.Contains(line, "500 Internal Server Error") {
+			failures = append(failures, line)
+		}
+	}
+	if len(failures) != 1 || !strings.Contains(failures[0], `"source":"hcdump"`) || !strings.Contains(failures[0], `"level":"WARN"`) {
+		t.Errorf("a source's failure logged %d times, want once, naming the source:\n%s", len(failures), strings.Join(failures, ""))
 	}
 }

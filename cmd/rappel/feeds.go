@@ -176,10 +176,16 @@ func (c *ServeCommand) startFeeds(ctx context.Context, store *kv.Store, listener
 			// them (docs/operations.md, "One refresh for the fleet").
 			onActivated = node.PluginActivated
 		}
+		// Compiling the plugins takes seconds (tens on a first start,
+		// before the data dir caches them): the log says what the start
+		// waits for.
+		log.Info("opening plugins", "plugins_dir", u.PluginsDir)
+		start := time.Now()
 		reg, closeReg, err := u.openPlugins(ctx, c.DataDir, c.bundleFS(), onSource, onActivated, log)
 		if err != nil {
 			return nil, err
 		}
+		log.Info("plugins open", "took", time.Since(start).Round(time.Millisecond))
 		live.Plugins, closePlugins = reg, closeReg
 		if node != nil {
 			node.Adopt = reg.Adopt

@@ -2,12 +2,16 @@ package main
 
 import (
 	"bufio"
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"strings"
 	"sync"
 	"time"
+
+	"go.opentelemetry.io/otel/trace"
 )
 
 // newLogger returns the logger of a command writing to out: JSON lines for
@@ -17,22 +21,63 @@ import (
 // which a log pipeline can sum, compare and plot; slog's default, integer
 // nanoseconds, reads wrong without a unit. The text format keeps Go's
 // duration strings (took=1.234s), which carry their unit.
+//
+// A line logged with a context that holds a valid span (a request's, a
+// refresh's) carries its trace_id and span_id (traceHandler).
 func newLogger(out io.Writer, format string, level slog.Level) *slog.Logger {
 	opts := &slog.HandlerOptions{Level: level}
 	if format == "json" {
 		opts.ReplaceAttr = durationSeconds
-		return slog.New(slog.NewJSONHandler(out, opts))
+		return slog.New(traceHandler{slog.NewJSONHandler(out, opts)})
 	}
-	return slog.New(slog.NewTextHandler(out, opts))
+	return slog.New(traceHandler{slog.NewTextHandler(out, opts)})
 }
 
 // durationSeconds is the JSON handler's ReplaceAttr: a time.Duration
-// becomes its seconds. Attributes inside groups come here one by one too.
+// becomes its seconds, to the microsecond. Dividing whole microseconds
+// gives the float nearest the decimal, which JSON writes short (3.236);
+// Duration.Seconds adds two rounded parts and can write 3.2359999999999998.
+// Attributes inside groups come here one by one too.
 func durationSeconds(_ []string, a slog.Attr) slog.Attr {
 	if a.Value.Kind() == slog.KindDuration {
-		a.Value = slog.Float64Value(a.Value.Duration().Seconds())
+		a.Value = slog.Float64Value(float64(a.Value.Duration().Round(time.Microsecond).Microseconds()) / 1e6)
 	}
 	return a
+}
+
+// traceHandler adds trace_id and span_id to a line whose context holds a
+// valid span, so that a log line leads to its trace and a trace to its
+// lines. Lines logged without a context (or with one outside any span)
+// are left as they are.
+type traceHandler struct{ slog.Handler }
+
+func (h traceHandler) Handle(ctx context.Context, r slog.Record) error {
+	if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {
+		r = r.Clone()
+		r.AddAttrs(slog.String("trace_id", sc.TraceID().String()), slog.String("span_id", sc.SpanID().String()))
+	}
+	return h.Handler.Handle(ctx, r)
+}
+
+func (h traceHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return traceHandler{h.Handler.WithAttrs(attrs)}
+}
+
+func (h traceHandler) WithGroup(name string) slog.Handler {
+	return traceHandler{h.Handler.WithGroup(name)}
+}
+
+// loggedError is an error a command has written to its JSON log already.
+type loggedError struct{ error }
+
+func (e loggedError) Unwrap() error { return e.error }
+
+// printFinal prints the error that ends the process to stderr, unless the
+// command logged it (loggedError): a JSON log stays JSON to its last line.
+func printFinal(stderr io.Writer, err error) {
+	if !errors.As(err, new(loggedError)) {
+		fmt.Fprintln(stderr, "rappel:", err)
+	}
 }
 
 // levelFlag is the flag.Value of --log-level. It takes the four names

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -9,6 +10,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 )
 
 // steps is a LogValuer of durations, as a feed refresh logs its steps.
@@ -86,6 +90,39 @@ func TestNewLogger(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestNewLogger_ShortSeconds checks that a JSON duration is written as the
+// decimal it is, not as the float noise of Duration.Seconds.
+func TestNewLogger_ShortSeconds(t *testing.T) {
+	var b bytes.Buffer
+	newLogger(&b, "json", slog.LevelInfo).Info("refresh done", "took", 3236*time.Millisecond, "wait", 153*time.Microsecond)
+	if !strings.Contains(b.String(), `"took":3.236,"wait":0.000153}`) {
+		t.Errorf("durations not written short: %s", b.String())
+	}
+}
+
+// TestNewLogger_TraceIDs checks that a line logged with a span's context
+// carries its trace and span ids, in both formats, and that a line
+// without one carries none.
+func TestNewLogger_TraceIDs(t *testing.T) {
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(tracetest.NewSpanRecorder()))
+	ctx, span := tp.Tracer("test").Start(context.Background(), "feeds.Refresh")
+	defer span.End()
+	sc := span.SpanContext()
+	for _, format := range []string{"json", "text"} {
+		var b bytes.Buffer
+		log := newLogger(&b, format, slog.LevelInfo).With("component", "feeds")
+		log.InfoContext(ctx, "refreshed")
+		log.Info("outside")
+		lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+		if !strings.Contains(lines[0], sc.TraceID().String()) || !strings.Contains(lines[0], sc.SpanID().String()) || !strings.Contains(lines[0], "trace_id") {
+			t.Errorf("%s: line in a span lacks its ids %s %s: %s", format, sc.TraceID(), sc.SpanID(), lines[0])
+		}
+		if strings.Contains(lines[1], "trace_id") {
+			t.Errorf("%s: line outside a span has a trace_id: %s", format, lines[1])
+		}
+	}
 }
 
 func TestLogLevelFlag(t *testing.T) {

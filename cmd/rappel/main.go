@@ -58,10 +58,10 @@ func exitCode(err error, stderr io.Writer) int {
 	case err == nil, errors.Is(err, flag.ErrHelp):
 		return 0
 	case errors.As(err, &stop):
-		fmt.Fprintln(stderr, "rappel:", err)
+		printFinal(stderr, err)
 		return 1
 	case !errors.Is(err, errUsage):
-		fmt.Fprintln(stderr, "rappel:", err)
+		printFinal(stderr, err)
 	}
 	return 2
 }

@@ -175,13 +175,25 @@ func (c *ServeCommand) logger() (*slog.Logger, func()) {
 	return log, func() { _ = out.Close() }
 }
 
+// logFinal writes the error that ends Run to a JSON log, as a line like
+// the others, and marks it logged, so that main does not print it again
+// as plain text (printFinal). A text log leaves it to main.
+func (c *ServeCommand) logFinal(log *slog.Logger, err error) error {
+	if err == nil || c.LogFormat != "json" {
+		return err
+	}
+	log.Error("rappel stopped", "err", err)
+	return loggedError{err}
+}
+
 // Run serves the API until ctx is done, then shuts down gracefully (see
 // ListenConfig.serve and the order below). The listeners bind first, then
 // the store opens and takes the bundle when it should (bundle.Load), the
 // read index loads, and everything is wired before the node serves.
-func (c *ServeCommand) Run(ctx context.Context) error {
+func (c *ServeCommand) Run(ctx context.Context) (err error) {
 	log, flushLog := c.logger()
 	defer flushLog()
+	defer func() { err = c.logFinal(log, err) }()
 	// Tracing starts first, so that loading the bundle is traced too, and
 	// is flushed last, after the alert outbox's flush.
 	tel, err := StartTelemetry(ctx, log)

@@ -1,8 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"compress/gzip"
 	"context"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -19,7 +24,9 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/rappel-ca/rappel"
+	"github.com/rappel-ca/rappel/alerts"
 	"github.com/rappel-ca/rappel/edge"
+	"github.com/rappel-ca/rappel/internal/buildinfo"
 	"github.com/rappel-ca/rappel/kv"
 	"github.com/rappel-ca/rappel/kv/index"
 )
@@ -38,6 +45,10 @@ func TestTracingWanted(t *testing.T) {
 		{[]string{"OTEL_EXPORTER_OTLP_HEADERS=authorization=x"}, false},
 		{[]string{"OTEL_SERVICE_NAME=rappel", "OTEL_SDK_DISABLED=true"}, false},
 		{[]string{"OTEL_SDK_DISABLED=false", "OTEL_SERVICE_NAME=rappel"}, true},
+		{[]string{"OTEL_TRACES_EXPORTER=console"}, true},
+		{[]string{"OTEL_TRACES_EXPORTER=otlp"}, true},
+		{[]string{"OTEL_SERVICE_NAME=rappel", "OTEL_TRACES_EXPORTER=none"}, false},
+		{[]string{"OTEL_TRACES_EXPORTER=console", "OTEL_SDK_DISABLED=true"}, false},
 	} {
 		if got := tracingWanted(tc.env); got != tc.want {
 			t.Errorf("tracingWanted(%q) = %v, want %v", tc.env, got, tc.want)
@@ -161,6 +172,8 @@ func TestServe_Telemetry(t *testing.T) {
 
 	c := NewServeCommand()
 	c.DataDir, c.APIKeys, c.Bundle = t.TempDir(), "k1", MustTinyBundle(t)
+	logs := &syncWriter{}
+	c.Logger = newLogger(logs, "json", slog.LevelInfo)
 	metricsAddr := make(chan net.Addr, 1)
 	c.Telemetry.MetricsAddr = "127.0.0.1:0"
 	c.Telemetry.MetricsReady = func(a net.Addr) { metricsAddr <- a }
@@ -187,8 +200,13 @@ func TestServe_Telemetry(t *testing.T) {
 	if len(srv) != 1 {
 		t.Fatalf("received %q, want one GET /recall", recv.names())
 	}
-	if res[0]["service.name"] != defaultServiceName {
-		t.Errorf("service.name = %q, want %q", res[0]["service.name"], defaultServiceName)
+	if res[0]["service.name"] != defaultServiceName || res[0]["service.version"] != buildinfo.Read().Version || res[0]["service.instance.id"] != alerts.DefaultNode() {
+		t.Errorf("resource = %v, want service.name %q, service.version and service.instance.id", res[0], defaultServiceName)
+	}
+	// The request's access line leads to its trace, and to the server span.
+	access := accessLine(t, logs.String(), "/recall")
+	if access["trace_id"] != hex.EncodeToString(srv[0].GetTraceId()) || access["span_id"] != hex.EncodeToString(srv[0].GetSpanId()) {
+		t.Errorf("access line trace_id %v span_id %v, want the span's %x %x", access["trace_id"], access["span_id"], srv[0].GetTraceId(), srv[0].GetSpanId())
 	}
 	if otlpRan {
 		t.Log("second run in this process: the packages' spans went to the first run's provider")
@@ -259,5 +277,133 @@ func TestServeCommand_MetricsAddrFlag(t *testing.T) {
 	}
 	if err := c.ParseFlags([]string{"--metrics-addr", "10.0.0.1:9100"}); err != nil || c.Telemetry.MetricsAddr != "10.0.0.1:9100" {
 		t.Fatalf("--metrics-addr: %v, %q", err, c.Telemetry.MetricsAddr)
+	}
+}
+
+// accessLine returns the JSON access-log line of the first request to
+// route, failing the test when there is none.
+func accessLine(t *testing.T, logs, route string) map[string]any {
+	t.Helper()
+	for line := range strings.Lines(logs) {
+		var m map[string]any
+		if json.Unmarshal([]byte(line), &m) == nil && m["msg"] == "request" && m["route"] == route {
+			return m
+		}
+	}
+	t.Fatalf("no access line for %s in\n%s", route, logs)
+	return nil
+}
+
+// The tests below install an SDK as the global provider: they come after
+// TestServe_Telemetry, whose packages' spans follow the first one.
+
+// TestStartTelemetry_Console traces with OTEL_TRACES_EXPORTER=console and
+// no collector: the span is printed, with the service's resource.
+func TestStartTelemetry_Console(t *testing.T) {
+	clearOTEL(t)
+	t.Setenv("OTEL_TRACES_EXPORTER", "console")
+	var out bytes.Buffer
+	tel, err := startTelemetry(context.Background(), os.Environ(), &out, slog.New(slog.DiscardHandler))
+	if err != nil || tel == nil {
+		t.Fatalf("startTelemetry = %v, %v; want tracing on", tel, err)
+	}
+	_, span := tel.Provider.Tracer("test").Start(context.Background(), "GET /livez")
+	span.End()
+	if err := tel.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"Name":"GET /livez"`, span.SpanContext().TraceID().String(), `"service.version"`, `"service.instance.id"`} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("console output lacks %s:\n%s", want, out.String())
+		}
+	}
+
+	t.Setenv("OTEL_TRACES_EXPORTER", "zipkin")
+	if _, err := startTelemetry(context.Background(), os.Environ(), &out, slog.New(slog.DiscardHandler)); err == nil || !strings.Contains(err.Error(), "otlp, console or none") {
+		t.Errorf("OTEL_TRACES_EXPORTER=zipkin: %v, want an error naming the choices", err)
+	}
+	t.Setenv("OTEL_TRACES_EXPORTER", "none")
+	t.Setenv("OTEL_SERVICE_NAME", "rappel-east")
+	if tel, err := startTelemetry(context.Background(), os.Environ(), &out, slog.New(slog.DiscardHandler)); tel != nil || err != nil {
+		t.Errorf("OTEL_TRACES_EXPORTER=none: %v, %v; want tracing off", tel, err)
+	}
+}
+
+// TestStartTelemetry_DeadCollector exports to a port where nothing
+// listens: the outage is one warning, however many exports fail, and a
+// line when the collector answers again.
+func TestStartTelemetry_DeadCollector(t *testing.T) {
+	clearOTEL(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://"+addr)
+	t.Setenv("OTEL_EXPORTER_OTLP_TIMEOUT", "300") // ms, retries included
+	// The batcher's timer exports, as in production, every 20 ms.
+	t.Setenv("OTEL_BSP_SCHEDULE_DELAY", "20")
+	logs := &syncWriter{}
+	tel, err := startTelemetry(context.Background(), os.Environ(), io.Discard, newLogger(logs, "json", slog.LevelInfo))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tel.close(slog.New(slog.DiscardHandler))
+	// export ends a span and waits for the batcher to have sent it.
+	export := func() {
+		_, span := tel.Provider.Tracer("test").Start(context.Background(), "GET /recall")
+		span.End()
+		time.Sleep(400 * time.Millisecond)
+	}
+	for range 4 {
+		export()
+	}
+	if n := strings.Count(logs.String(), `"level":"WARN"`); n != 1 {
+		t.Fatalf("%d warnings for four failed exports, want 1:\n%s", n, logs.String())
+	}
+
+	// The collector comes back on the same port.
+	ln, err = net.Listen("tcp", addr)
+	if err != nil {
+		t.Skipf("the port was taken meanwhile: %v", err)
+	}
+	collector := httptest.NewUnstartedServer(&otlpReceiver{})
+	collector.Listener = ln
+	collector.Start()
+	defer collector.Close()
+	export()
+	export()
+	if n := strings.Count(logs.String(), `"msg":"exporting traces again"`); n != 1 || strings.Count(logs.String(), `"level":"WARN"`) != 1 {
+		t.Errorf("after the collector's return: %d recovery lines, want 1, and no new warning:\n%s", n, logs.String())
+	}
+}
+
+// TestServe_FinalErrorJSON checks that under --log-format json the error
+// that ends rappel serve is a JSON log line, not plain text after it.
+func TestServe_FinalErrorJSON(t *testing.T) {
+	clearOTEL(t)
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	logs := &syncWriter{}
+	c := NewServeCommand()
+	c.DataDir, c.APIKeys, c.Bundle = t.TempDir(), "k1", MustTinyBundle(t)
+	c.Addr, c.LogFormat = taken.Addr().String(), "json"
+	c.Logger = newLogger(logs, c.LogFormat, slog.LevelInfo)
+	err = c.Run(context.Background())
+	var stderr bytes.Buffer
+	if code := exitCode(err, &stderr); code == 0 || stderr.Len() != 0 {
+		t.Errorf("exit %d, stderr %q; want a failure and nothing beside the JSON log", code, stderr.String())
+	}
+	var last map[string]any
+	lines := strings.Split(strings.TrimSpace(logs.String()), "\n")
+	if json.Unmarshal([]byte(lines[len(lines)-1]), &last) != nil || last["level"] != "ERROR" || !strings.Contains(fmt.Sprint(last["err"]), taken.Addr().String()) {
+		t.Errorf("last log line %s, want the error in JSON", lines[len(lines)-1])
+	}
+	if !errors.As(err, new(loggedError)) {
+		t.Errorf("Run's error %v is not marked logged", err)
 	}
 }
