@@ -66,11 +66,13 @@ func (s *Server) initMetrics() *metrics {
 			Name: "rappel_expensive_searches_total",
 			Help: "Searches whose estimated cost put them in the pool of expensive searches, by outcome: admitted at once, queued then admitted, refused with 503 (queue_full, wait_expired) or 504 while waiting (timeout), or given up by a client that closed the connection while waiting (client_closed).",
 		}, []string{"outcome"})
+		s.precreateCounters(m)
 		m.registry.MustRegister(
 			m.duration,
 			m.limited,
 			m.admitted,
 			s.buildInfoGauge(),
+			s.storageDegradedGauge(),
 			&feedCollector{s: s},
 			collectors.NewGoCollector(),
 			collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
@@ -97,6 +99,40 @@ func (s *Server) initMetrics() *metrics {
 		}))
 	})
 	return m
+}
+
+// admissionOutcomes are the outcomes countAdmission is called with.
+var admissionOutcomes = []string{"admitted", "queued", "queue_full", "wait_expired", "timeout", "client_closed"}
+
+// precreateCounters creates the counters' series at zero for every label
+// value known at start: a series that appears only with its first event
+// reads as "no data" in a rule such as rate(x[5m]) > 0, which then can
+// neither fire on that first burst nor be told from a scrape that failed.
+func (s *Server) precreateCounters(m *metrics) {
+	for plan := range s.Plans {
+		if plan != rappel.PlanDev { // dev keys are never limited
+			m.limited.WithLabelValues(plan)
+		}
+	}
+	for _, outcome := range admissionOutcomes {
+		m.admitted.WithLabelValues(outcome)
+	}
+}
+
+// storageDegradedGauge is rappel_storage_degraded: 1 while the storage
+// fails its writes (GET /health then says "degraded"), read from
+// StorageFault at each scrape; always 0 without a StorageFault.
+func (s *Server) storageDegradedGauge() prometheus.Collector {
+	return prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "rappel_storage_degraded",
+		Help: "1 while the node's storage fails its writes (GET /health says \"degraded\": reads served, writes answer 503), else 0.",
+	}, func() float64 {
+		if s.StorageFault == nil {
+			return 0
+		}
+		err, _ := s.StorageFault()
+		return boolValue(err != nil)
+	})
 }
 
 // webhookCounters are the webhook delivery counters, read from

@@ -305,6 +305,33 @@ func TestMetrics_RateLimited(t *testing.T) {
 	}
 }
 
+// TestMetrics_ZeroBeforeFirstEvent: the event counters have a series per
+// known label value at 0 before their first event, so that an alert rule
+// over rate() sees the first burst of 429s or refused searches, and a
+// dashboard shows 0 rather than "no data".
+func TestMetrics_ZeroBeforeFirstEvent(t *testing.T) {
+	s := mustMetricsServer(t)
+	base := MustHTTP(t, s.Handler()).URL
+	fams := scrape(t, base+"/metrics", map[string]string{"x-admin-key": metricsAdminKey})
+	for _, c := range []struct{ name, label, value string }{
+		{"rappel_rate_limited_requests_total", "plan", rappel.PlanFree},
+		{"rappel_rate_limited_requests_total", "plan", rappel.PlanPro},
+		{"rappel_expensive_searches_total", "outcome", "admitted"},
+		{"rappel_expensive_searches_total", "outcome", "queue_full"},
+		{"rappel_expensive_searches_total", "outcome", "timeout"},
+	} {
+		if m := series(fams, c.name, map[string]string{c.label: c.value}); m == nil || m.GetCounter().GetValue() != 0 {
+			t.Errorf("%s{%s=%q} = %v, want a series at 0", c.name, c.label, c.value, m)
+		}
+	}
+	if m := series(fams, "rappel_rate_limited_requests_total", map[string]string{"plan": rappel.PlanDev}); m != nil {
+		t.Errorf("a series for the dev plan, whose keys are never limited: %v", m)
+	}
+	if m := series(fams, "rappel_storage_degraded", nil); m == nil || m.GetGauge().GetValue() != 0 {
+		t.Errorf("rappel_storage_degraded without a StorageFault = %v, want 0", m)
+	}
+}
+
 // TestMetrics_Webhooks: the webhook counters and outbox gauge read the
 // fields at each scrape, set after the registry was built as rappel serve
 // sets them.
