@@ -1,14 +1,18 @@
 package deploy
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 )
 
 const (
+	dashboardFile = "grafana/rappel-dashboard.json"
 	rulesFile     = "prometheus/rappel-rules.yml"
 	rulesTestFile = "prometheus/rappel-rules.test.yml"
 	operations    = "../docs/operations.md"
@@ -157,4 +161,51 @@ func headingAnchor(heading string) string {
 		}
 	}
 	return b.String()
+}
+
+// dashboard is the part of Grafana's dashboard model the tests read.
+type dashboard struct {
+	Panels []struct {
+		ID      int    `json:"id"`
+		Type    string `json:"type"`
+		Title   string `json:"title"`
+		Targets []struct {
+			Expr string `json:"expr"`
+		} `json:"targets"`
+	} `json:"panels"`
+}
+
+// grafanaVars stand for the dashboard's variables, so that promtool can
+// parse its queries as Prometheus will get them.
+var grafanaVars = strings.NewReplacer("$__rate_interval", "5m", "$__range", "6h", "$job", ".*", "$instance", ".*")
+
+// TestDashboard_Queries: the dashboard is a JSON model whose panels have
+// distinct ids and whose every query is valid PromQL, checked by promtool
+// as the expressions of recording rules.
+func TestDashboard_Queries(t *testing.T) {
+	var d dashboard
+	if err := json.Unmarshal([]byte(read(t, dashboardFile)), &d); err != nil {
+		t.Fatalf("%s: %v", dashboardFile, err)
+	}
+	ids := map[int]bool{}
+	var rules strings.Builder
+	rules.WriteString("groups:\n  - name: dashboard\n    rules:\n")
+	for _, p := range d.Panels {
+		if ids[p.ID] {
+			t.Errorf("panel %q: id %d is taken", p.Title, p.ID)
+		}
+		ids[p.ID] = true
+		if p.Type != "row" && len(p.Targets) == 0 {
+			t.Errorf("panel %q has no query", p.Title)
+		}
+		for i, tg := range p.Targets {
+			q, _ := json.Marshal(grafanaVars.Replace(tg.Expr)) // a JSON string is a YAML string
+			fmt.Fprintf(&rules, "      - record: panel_%d_%d\n        expr: %s\n", p.ID, i, q)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "dashboard-rules.yml")
+	if err := os.WriteFile(path, []byte(rules.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	runPromtool(t, "check", "rules", path)
 }

@@ -288,6 +288,8 @@ var (
 		"Seconds since the source's last successful refresh; absent while it has had none.", []string{"source"}, nil)
 	feedSuccessDesc = prometheus.NewDesc("rappel_feed_last_success_timestamp_seconds",
 		"Unix time of the source's last successful refresh; absent while it has had none.", []string{"source"}, nil)
+	feedAttemptDesc = prometheus.NewDesc("rappel_feed_last_attempt_timestamp_seconds",
+		"Unix time of the source's last refresh, successful or not; absent while it has had none. Later than the last success while refreshes fail.", []string{"source"}, nil)
 	feedErrorDesc = prometheus.NewDesc("rappel_feed_error",
 		"1 when the source's last refresh failed (its last_error in /health is set), else 0.", []string{"source"}, nil)
 	feedStaleDesc = prometheus.NewDesc("rappel_feed_stale",
@@ -301,7 +303,7 @@ var (
 )
 
 func (c *feedCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{feedAgeDesc, feedSuccessDesc, feedErrorDesc, feedStaleDesc, feedRecordsDesc, feedRejectedDesc, feedPluginDesc} {
+	for _, d := range []*prometheus.Desc{feedAgeDesc, feedSuccessDesc, feedAttemptDesc, feedErrorDesc, feedStaleDesc, feedRecordsDesc, feedRejectedDesc, feedPluginDesc} {
 		ch <- d
 	}
 }
@@ -311,7 +313,10 @@ func (c *feedCollector) Collect(ch chan<- prometheus.Metric) {
 	for _, f := range c.s.feeds() {
 		if !f.LastSuccess.IsZero() {
 			ch <- prometheus.MustNewConstMetric(feedAgeDesc, prometheus.GaugeValue, now.Sub(f.LastSuccess).Seconds(), f.Source)
-			ch <- prometheus.MustNewConstMetric(feedSuccessDesc, prometheus.GaugeValue, float64(f.LastSuccess.UnixNano())/1e9, f.Source)
+			ch <- prometheus.MustNewConstMetric(feedSuccessDesc, prometheus.GaugeValue, unixSeconds(f.LastSuccess), f.Source)
+		}
+		if !f.LastAttempt.IsZero() {
+			ch <- prometheus.MustNewConstMetric(feedAttemptDesc, prometheus.GaugeValue, unixSeconds(f.LastAttempt), f.Source)
 		}
 		ch <- prometheus.MustNewConstMetric(feedErrorDesc, prometheus.GaugeValue, boolValue(f.LastError != ""), f.Source)
 		ch <- prometheus.MustNewConstMetric(feedStaleDesc, prometheus.GaugeValue, boolValue(f.Stale), f.Source)
@@ -322,6 +327,8 @@ func (c *feedCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 	}
 }
+
+func unixSeconds(t time.Time) float64 { return float64(t.UnixNano()) / 1e9 }
 
 func boolValue(b bool) float64 {
 	if b {

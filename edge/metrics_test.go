@@ -146,6 +146,9 @@ func TestMetrics(t *testing.T) {
 		if v := gauge("rappel_feed_last_success_age_seconds", map[string]string{"source": "vrdb"}); v != 7200 {
 			t.Errorf("vrdb freshness = %v, want 7200", v)
 		}
+		if v := gauge("rappel_feed_last_attempt_timestamp_seconds", map[string]string{"source": "vrdb"}); v != float64(s.Now().Add(-time.Minute).Unix()) {
+			t.Errorf("vrdb last attempt = %v, want a minute before now, after its last success", v)
+		}
 		if v := gauge("rappel_feed_error", map[string]string{"source": "vrdb"}); v != 1 {
 			t.Errorf("vrdb error = %v, want 1", v)
 		}
