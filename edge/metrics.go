@@ -290,6 +290,10 @@ var (
 		"Unix time of the source's last successful refresh; absent while it has had none.", []string{"source"}, nil)
 	feedAttemptDesc = prometheus.NewDesc("rappel_feed_last_attempt_timestamp_seconds",
 		"Unix time of the source's last refresh, successful or not; absent while it has had none. Later than the last success while refreshes fail.", []string{"source"}, nil)
+	feedDurationDesc = prometheus.NewDesc("rappel_feed_last_refresh_duration_seconds",
+		"How long the source's last refresh took, successful or not; absent until its first refresh since the node started.", []string{"source"}, nil)
+	feedChangedDesc = prometheus.NewDesc("rappel_feed_last_refresh_changed_records",
+		"The source's records its last successful refresh found added, changed or gone upstream; 0 until its first since the node started.", []string{"source"}, nil)
 	feedErrorDesc = prometheus.NewDesc("rappel_feed_error",
 		"1 when the source's last refresh failed (its last_error in /health is set), else 0.", []string{"source"}, nil)
 	feedStaleDesc = prometheus.NewDesc("rappel_feed_stale",
@@ -303,7 +307,7 @@ var (
 )
 
 func (c *feedCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{feedAgeDesc, feedSuccessDesc, feedAttemptDesc, feedErrorDesc, feedStaleDesc, feedRecordsDesc, feedRejectedDesc, feedPluginDesc} {
+	for _, d := range []*prometheus.Desc{feedAgeDesc, feedSuccessDesc, feedAttemptDesc, feedDurationDesc, feedChangedDesc, feedErrorDesc, feedStaleDesc, feedRecordsDesc, feedRejectedDesc, feedPluginDesc} {
 		ch <- d
 	}
 }
@@ -318,6 +322,10 @@ func (c *feedCollector) Collect(ch chan<- prometheus.Metric) {
 		if !f.LastAttempt.IsZero() {
 			ch <- prometheus.MustNewConstMetric(feedAttemptDesc, prometheus.GaugeValue, unixSeconds(f.LastAttempt), f.Source)
 		}
+		if f.LastDuration > 0 {
+			ch <- prometheus.MustNewConstMetric(feedDurationDesc, prometheus.GaugeValue, f.LastDuration.Seconds(), f.Source)
+		}
+		ch <- prometheus.MustNewConstMetric(feedChangedDesc, prometheus.GaugeValue, float64(f.LastChanged), f.Source)
 		ch <- prometheus.MustNewConstMetric(feedErrorDesc, prometheus.GaugeValue, boolValue(f.LastError != ""), f.Source)
 		ch <- prometheus.MustNewConstMetric(feedStaleDesc, prometheus.GaugeValue, boolValue(f.Stale), f.Source)
 		ch <- prometheus.MustNewConstMetric(feedRecordsDesc, prometheus.GaugeValue, float64(f.Records), f.Source)

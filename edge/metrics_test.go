@@ -75,7 +75,8 @@ func mustMetricsServer(tb testing.TB) *Server {
 	s.AdminKey = metricsAdminKey
 	s.Feeds = func() []rappel.FeedState {
 		return []rappel.FeedState{
-			{Source: "hcdump", Live: true, LastAttempt: now.Add(-90 * time.Second), LastSuccess: now.Add(-90 * time.Second), Records: 40000, Plugin: "abc"},
+			{Source: "hcdump", Live: true, LastAttempt: now.Add(-90 * time.Second), LastSuccess: now.Add(-90 * time.Second), Records: 40000, Plugin: "abc",
+				LastDuration: 1500 * time.Millisecond, LastChanged: 12},
 			{Source: "vrdb", Live: true, LastAttempt: now.Add(-time.Minute), LastSuccess: now.Add(-2 * time.Hour),
 				LastError: "the upstream answered 503 Service Unavailable", Stale: true, Records: 1000, Rejected: 2},
 		}
@@ -148,6 +149,15 @@ func TestMetrics(t *testing.T) {
 		}
 		if v := gauge("rappel_feed_last_attempt_timestamp_seconds", map[string]string{"source": "vrdb"}); v != float64(s.Now().Add(-time.Minute).Unix()) {
 			t.Errorf("vrdb last attempt = %v, want a minute before now, after its last success", v)
+		}
+		if v := gauge("rappel_feed_last_refresh_duration_seconds", map[string]string{"source": "hcdump"}); v != 1.5 {
+			t.Errorf("hcdump refresh duration = %v, want 1.5", v)
+		}
+		if m := series(fams, "rappel_feed_last_refresh_duration_seconds", map[string]string{"source": "vrdb"}); m != nil {
+			t.Errorf("vrdb refresh duration = %v, want none before its first refresh", m)
+		}
+		if v := gauge("rappel_feed_last_refresh_changed_records", map[string]string{"source": "hcdump"}); v != 12 {
+			t.Errorf("hcdump records changed = %v, want 12", v)
 		}
 		if v := gauge("rappel_feed_error", map[string]string{"source": "vrdb"}); v != 1 {
 			t.Errorf("vrdb error = %v, want 1", v)
