@@ -50,4 +50,10 @@ type FeedState struct {
 	// Removed, for a source a plugin's manifest added and an operator
 	// removed, says when and why; its records were archived then.
 	Removed string `json:"removed,omitempty"`
+	// LastDuration is how long the last refresh took, successful or not,
+	// and LastChanged how many records the last successful one wrote or
+	// deleted. They are for /metrics, like a log line's figures: not in
+	// /health, not kept across restarts.
+	LastDuration time.Duration `json:"-"`
+	LastChanged  int           `json:"-"`
 }

@@ -66,11 +66,13 @@ func (s *Server) initMetrics() *metrics {
 			Name: "rappel_expensive_searches_total",
 			Help: "Searches whose estimated cost put them in the pool of expensive searches, by outcome: admitted at once, queued then admitted, refused with 503 (queue_full, wait_expired) or 504 while waiting (timeout), or given up by a client that closed the connection while waiting (client_closed).",
 		}, []string{"outcome"})
+		s.precreateCounters(m)
 		m.registry.MustRegister(
 			m.duration,
 			m.limited,
 			m.admitted,
 			s.buildInfoGauge(),
+			s.storageDegradedGauge(),
 			&feedCollector{s: s},
 			collectors.NewGoCollector(),
 			collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
@@ -97,6 +99,40 @@ func (s *Server) initMetrics() *metrics {
 		}))
 	})
 	return m
+}
+
+// admissionOutcomes are the outcomes countAdmission is called with.
+var admissionOutcomes = []string{"admitted", "queued", "queue_full", "wait_expired", "timeout", "client_closed"}
+
+// precreateCounters creates the counters' series at zero for every label
+// value known at start: a series that appears only with its first event
+// reads as "no data" in a rule such as rate(x[5m]) > 0, which then can
+// neither fire on that first burst nor be told from a scrape that failed.
+func (s *Server) precreateCounters(m *metrics) {
+	for plan := range s.Plans {
+		if plan != rappel.PlanDev { // dev keys are never limited
+			m.limited.WithLabelValues(plan)
+		}
+	}
+	for _, outcome := range admissionOutcomes {
+		m.admitted.WithLabelValues(outcome)
+	}
+}
+
+// storageDegradedGauge is rappel_storage_degraded: 1 while the storage
+// fails its writes (GET /health then says "degraded"), read from
+// StorageFault at each scrape; always 0 without a StorageFault.
+func (s *Server) storageDegradedGauge() prometheus.Collector {
+	return prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "rappel_storage_degraded",
+		Help: "1 while the node's storage fails its writes (GET /health says \"degraded\": reads served, writes answer 503), else 0.",
+	}, func() float64 {
+		if s.StorageFault == nil {
+			return 0
+		}
+		err, _ := s.StorageFault()
+		return boolValue(err != nil)
+	})
 }
 
 // webhookCounters are the webhook delivery counters, read from
@@ -252,6 +288,12 @@ var (
 		"Seconds since the source's last successful refresh; absent while it has had none.", []string{"source"}, nil)
 	feedSuccessDesc = prometheus.NewDesc("rappel_feed_last_success_timestamp_seconds",
 		"Unix time of the source's last successful refresh; absent while it has had none.", []string{"source"}, nil)
+	feedAttemptDesc = prometheus.NewDesc("rappel_feed_last_attempt_timestamp_seconds",
+		"Unix time of the source's last refresh, successful or not; absent while it has had none. Later than the last success while refreshes fail.", []string{"source"}, nil)
+	feedDurationDesc = prometheus.NewDesc("rappel_feed_last_refresh_duration_seconds",
+		"How long the source's last refresh took, successful or not; absent until its first refresh since the node started.", []string{"source"}, nil)
+	feedChangedDesc = prometheus.NewDesc("rappel_feed_last_refresh_changed_records",
+		"The source's records its last successful refresh found added, changed or gone upstream; 0 until its first since the node started.", []string{"source"}, nil)
 	feedErrorDesc = prometheus.NewDesc("rappel_feed_error",
 		"1 when the source's last refresh failed (its last_error in /health is set), else 0.", []string{"source"}, nil)
 	feedStaleDesc = prometheus.NewDesc("rappel_feed_stale",
@@ -265,7 +307,7 @@ var (
 )
 
 func (c *feedCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{feedAgeDesc, feedSuccessDesc, feedErrorDesc, feedStaleDesc, feedRecordsDesc, feedRejectedDesc, feedPluginDesc} {
+	for _, d := range []*prometheus.Desc{feedAgeDesc, feedSuccessDesc, feedAttemptDesc, feedDurationDesc, feedChangedDesc, feedErrorDesc, feedStaleDesc, feedRecordsDesc, feedRejectedDesc, feedPluginDesc} {
 		ch <- d
 	}
 }
@@ -275,8 +317,15 @@ func (c *feedCollector) Collect(ch chan<- prometheus.Metric) {
 	for _, f := range c.s.feeds() {
 		if !f.LastSuccess.IsZero() {
 			ch <- prometheus.MustNewConstMetric(feedAgeDesc, prometheus.GaugeValue, now.Sub(f.LastSuccess).Seconds(), f.Source)
-			ch <- prometheus.MustNewConstMetric(feedSuccessDesc, prometheus.GaugeValue, float64(f.LastSuccess.UnixNano())/1e9, f.Source)
+			ch <- prometheus.MustNewConstMetric(feedSuccessDesc, prometheus.GaugeValue, unixSeconds(f.LastSuccess), f.Source)
 		}
+		if !f.LastAttempt.IsZero() {
+			ch <- prometheus.MustNewConstMetric(feedAttemptDesc, prometheus.GaugeValue, unixSeconds(f.LastAttempt), f.Source)
+		}
+		if f.LastDuration > 0 {
+			ch <- prometheus.MustNewConstMetric(feedDurationDesc, prometheus.GaugeValue, f.LastDuration.Seconds(), f.Source)
+		}
+		ch <- prometheus.MustNewConstMetric(feedChangedDesc, prometheus.GaugeValue, float64(f.LastChanged), f.Source)
 		ch <- prometheus.MustNewConstMetric(feedErrorDesc, prometheus.GaugeValue, boolValue(f.LastError != ""), f.Source)
 		ch <- prometheus.MustNewConstMetric(feedStaleDesc, prometheus.GaugeValue, boolValue(f.Stale), f.Source)
 		ch <- prometheus.MustNewConstMetric(feedRecordsDesc, prometheus.GaugeValue, float64(f.Records), f.Source)
@@ -286,6 +335,8 @@ func (c *feedCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 	}
 }
+
+func unixSeconds(t time.Time) float64 { return float64(t.UnixNano()) / 1e9 }
 
 func boolValue(b bool) float64 {
 	if b {

@@ -75,7 +75,8 @@ func mustMetricsServer(tb testing.TB) *Server {
 	s.AdminKey = metricsAdminKey
 	s.Feeds = func() []rappel.FeedState {
 		return []rappel.FeedState{
-			{Source: "hcdump", Live: true, LastAttempt: now.Add(-90 * time.Second), LastSuccess: now.Add(-90 * time.Second), Records: 40000, Plugin: "abc"},
+			{Source: "hcdump", Live: true, LastAttempt: now.Add(-90 * time.Second), LastSuccess: now.Add(-90 * time.Second), Records: 40000, Plugin: "abc",
+				LastDuration: 1500 * time.Millisecond, LastChanged: 12},
 			{Source: "vrdb", Live: true, LastAttempt: now.Add(-time.Minute), LastSuccess: now.Add(-2 * time.Hour),
 				LastError: "the upstream answered 503 Service Unavailable", Stale: true, Records: 1000, Rejected: 2},
 		}
@@ -145,6 +146,18 @@ func TestMetrics(t *testing.T) {
 		}
 		if v := gauge("rappel_feed_last_success_age_seconds", map[string]string{"source": "vrdb"}); v != 7200 {
 			t.Errorf("vrdb freshness = %v, want 7200", v)
+		}
+		if v := gauge("rappel_feed_last_attempt_timestamp_seconds", map[string]string{"source": "vrdb"}); v != float64(s.Now().Add(-time.Minute).Unix()) {
+			t.Errorf("vrdb last attempt = %v, want a minute before now, after its last success", v)
+		}
+		if v := gauge("rappel_feed_last_refresh_duration_seconds", map[string]string{"source": "hcdump"}); v != 1.5 {
+			t.Errorf("hcdump refresh duration = %v, want 1.5", v)
+		}
+		if m := series(fams, "rappel_feed_last_refresh_duration_seconds", map[string]string{"source": "vrdb"}); m != nil {
+			t.Errorf("vrdb refresh duration = %v, want none before its first refresh", m)
+		}
+		if v := gauge("rappel_feed_last_refresh_changed_records", map[string]string{"source": "hcdump"}); v != 12 {
+			t.Errorf("hcdump records changed = %v, want 12", v)
 		}
 		if v := gauge("rappel_feed_error", map[string]string{"source": "vrdb"}); v != 1 {
 			t.Errorf("vrdb error = %v, want 1", v)
@@ -302,6 +315,33 @@ func TestMetrics_RateLimited(t *testing.T) {
 	}
 	if m := series(fams, "rappel_http_request_duration_seconds", map[string]string{"route": "/recall/{record_id}", "code": "429"}); m.GetHistogram().GetSampleCount() != 2 {
 		t.Errorf("429 durations = %v, want 2", m)
+	}
+}
+
+// TestMetrics_ZeroBeforeFirstEvent: the event counters have a series per
+// known label value at 0 before their first event, so that an alert rule
+// over rate() sees the first burst of 429s or refused searches, and a
+// dashboard shows 0 rather than "no data".
+func TestMetrics_ZeroBeforeFirstEvent(t *testing.T) {
+	s := mustMetricsServer(t)
+	base := MustHTTP(t, s.Handler()).URL
+	fams := scrape(t, base+"/metrics", map[string]string{"x-admin-key": metricsAdminKey})
+	for _, c := range []struct{ name, label, value string }{
+		{"rappel_rate_limited_requests_total", "plan", rappel.PlanFree},
+		{"rappel_rate_limited_requests_total", "plan", rappel.PlanPro},
+		{"rappel_expensive_searches_total", "outcome", "admitted"},
+		{"rappel_expensive_searches_total", "outcome", "queue_full"},
+		{"rappel_expensive_searches_total", "outcome", "timeout"},
+	} {
+		if m := series(fams, c.name, map[string]string{c.label: c.value}); m == nil || m.GetCounter().GetValue() != 0 {
+			t.Errorf("%s{%s=%q} = %v, want a series at 0", c.name, c.label, c.value, m)
+		}
+	}
+	if m := series(fams, "rappel_rate_limited_requests_total", map[string]string{"plan": rappel.PlanDev}); m != nil {
+		t.Errorf("a series for the dev plan, whose keys are never limited: %v", m)
+	}
+	if m := series(fams, "rappel_storage_degraded", nil); m == nil || m.GetGauge().GetValue() != 0 {
+		t.Errorf("rappel_storage_degraded without a StorageFault = %v, want 0", m)
 	}
 }
 

@@ -44,7 +44,15 @@ func TestServer_StorageFull(t *testing.T) {
 	s, serverLogs := MustServer(t, MustCatalog(t, testRecords()))
 	s.Alerts = svc
 	s.StorageFault = st.StorageFault
+	s.AdminKey = metricsAdminKey
 	ts := MustHTTP(t, s.Handler())
+	degraded := func() float64 {
+		m := series(scrape(t, ts.URL+"/metrics", map[string]string{"x-admin-key": metricsAdminKey}), "rappel_storage_degraded", nil)
+		if m == nil {
+			t.Fatal("no rappel_storage_degraded in /metrics")
+		}
+		return m.GetGauge().GetValue()
+	}
 	subscribe := func() (int, string, string) {
 		code, body, h := do(t, "POST", ts.URL+"/recall/alerts/subscribe", `{"email":"ana@example.ca","q":"peas"}`, keyHdr)
 		return code, body, h.Get("Retry-After")
@@ -71,6 +79,9 @@ func TestServer_StorageFull(t *testing.T) {
 	}
 	if status, _ := healthOf(); status != "ok" {
 		t.Fatalf("health on a healthy disk: %s", status)
+	}
+	if v := degraded(); v != 0 {
+		t.Fatalf("rappel_storage_degraded on a healthy disk = %v, want 0", v)
 	}
 
 	full.On()
@@ -103,6 +114,9 @@ func TestServer_StorageFull(t *testing.T) {
 	if status != "degraded" || !strings.Contains(storage["error"], "no space left on device") || storage["since"] == "" {
 		t.Fatalf("health on a full disk: %s %v", status, storage)
 	}
+	if v := degraded(); v != 1 {
+		t.Fatalf("rappel_storage_degraded on a full disk = %v, want 1", v)
+	}
 	if code, body, _ := do(t, "GET", ts.URL+"/readyz", "", nil); code != 200 {
 		t.Fatalf("readyz on a full disk: %d %s", code, body)
 	}
@@ -128,6 +142,9 @@ func TestServer_StorageFull(t *testing.T) {
 	}
 	if code, body, _ := subscribe(); code != 200 {
 		t.Fatalf("subscribing after recovery: %d %s", code, body)
+	}
+	if v := degraded(); v != 0 {
+		t.Fatalf("rappel_storage_degraded after recovery = %v, want 0", v)
 	}
 	code, body, _ = do(t, "POST", ts.URL+"/recall/alerts/unsubscribe?token="+res.Token, "List-Unsubscribe=One-Click",
 		map[string]string{"Content-Type": "application/x-www-form-urlencoded"})

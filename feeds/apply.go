@@ -88,6 +88,8 @@ func (r *Refresher) apply(ctx context.Context, p *plan) (changed bool, err error
 	if err := r.checkSafe(p, stored, puts, dels); err != nil {
 		return false, err
 	}
+	// The source's own records, before merging: what changed upstream.
+	p.st.Feed.LastChanged = len(puts) + len(dels)
 	for _, id := range sortedKeys(puts) {
 		c.PutPartials = append(c.PutPartials, puts[id])
 	}

@@ -139,7 +139,7 @@ func (r *Refresher) settleMergeProblems(ctx context.Context) error {
 		if err := r.Store.ApplySource(ctx, &rappel.SourceChange{State: st}); err != nil {
 			return err
 		}
-		r.setState(st.Feed)
+		r.setStoredState(st.Feed)
 	}
 	return nil
 }

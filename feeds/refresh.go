@@ -321,6 +321,7 @@ func (r *Refresher) refreshSource(ctx context.Context, src *Source) (changed boo
 	if err != nil {
 		r.offerPayload(src, p, err)
 		st.Feed.LastError = errorSentence(err)
+		st.Feed.LastDuration = r.Now().Sub(start)
 		// /health names the plugin this refresh ran, which failed, not
 		// the one that made the stored records (st.Plugin, kept).
 		if r.ActivePlugin != nil {
@@ -337,8 +338,10 @@ func (r *Refresher) refreshSource(ctx context.Context, src *Source) (changed boo
 		r.Logger.WarnContext(ctx, "refresh failed; the last good data keeps serving", "source", src.Name, "err", err)
 		return false, err
 	}
+	took := r.Now().Sub(start)
+	r.tookState(src.Name, took)
 	r.Logger.InfoContext(ctx, "refreshed", "source", src.Name, "changed", changed, "records", p.st.Feed.Records,
-		"rejected", p.st.Feed.Rejected, "took", r.Now().Sub(start).Round(time.Millisecond), "steps", p.took)
+		"rejected", p.st.Feed.Rejected, "took", took.Round(time.Millisecond), "steps", p.took)
 	return changed, nil
 }
 
@@ -392,6 +395,27 @@ func (r *Refresher) staled(st rappel.FeedState, now time.Time) rappel.FeedState 
 	// A paused node's freshness is the fleet's, not its own sources'.
 	st.Stale = now.Sub(since) > 3*max(r.Interval, r.intervalOf(st.Source)) && (r.Paused == nil || !r.Paused())
 	return st
+}
+
+// tookState records how long a successful refresh took in its source's
+// state, which apply set before the refresh's end was known.
+func (r *Refresher) tookState(source string, took time.Duration) {
+	r.smu.Lock()
+	defer r.smu.Unlock()
+	if st, ok := r.states[source]; ok {
+		st.LastDuration = took
+		r.states[source] = st
+	}
+}
+
+// setStoredState sets a source's state as read back from the store, which
+// does not keep the figures of its last refresh: those stay as they were.
+func (r *Refresher) setStoredState(st rappel.FeedState) {
+	r.smu.Lock()
+	defer r.smu.Unlock()
+	prev := r.states[st.Source]
+	st.LastDuration, st.LastChanged = prev.LastDuration, prev.LastChanged
+	r.states[st.Source] = st
 }
 
 func (r *Refresher) setState(st rappel.FeedState) {

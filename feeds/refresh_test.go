@@ -200,6 +200,15 @@ func TestRefresher_Refresh_Changes(t *testing.T) {
 	if last.Source != "detail" || !reflect.DeepEqual(last.RecordIDs, []string{"hc-70009"}) || last.Initial {
 		t.Fatalf("last new recalls batch = %+v, want hc-70009 from detail", last)
 	}
+	// The last refresh's figures, kept though the detail refresh rewrote
+	// hcdump's problems afterwards: hcdump's rows of 70003 (archived) and
+	// 70009 (new) changed, detail's document of 70009 (70003's are the
+	// same), vrdb nothing.
+	for source, want := range map[string]int{"hcdump": 2, "detail": 1, "vrdb": 0} {
+		if got := h.state(source).LastChanged; got != want {
+			t.Errorf("%s changed %d records, want %d", source, got, want)
+		}
+	}
 	for _, st := range h.r.States() {
 		for _, p := range st.Problems {
 			if strings.Contains(p.Reason, "merging") {
