@@ -4,6 +4,7 @@
 //	rappel bundle  normalize a corpus through the plugins into a data bundle
 //	rappel plugin test  show what the server would make of a plugin
 //	rappel keys    add, list and revoke API keys
+//	rappel backup  save a running node's data dir; rappel restore unpacks it
 //	rappel version print the version, commit, build date and Go version
 //
 // Every flag can also be set from the environment as RAPPEL_<FLAG>, upper
@@ -82,6 +83,10 @@ Usage:
 	                        issue an API key (printed once)
 	rappel keys list        list the keys (never the keys themselves)
 	rappel keys revoke ID   revoke a key; a running server refuses it within seconds
+	rappel backup --to FILE --node URL --admin-key KEY
+	                        save a running node's data dir into FILE
+	rappel restore --from FILE --data-dir DIR
+	                        unpack a backup into an empty data dir
 	rappel version          print the version, commit, build date and Go version
 
 Run "rappel <command> -h" for a command's flags.
@@ -111,6 +116,18 @@ func run(ctx context.Context, args []string) error {
 			return err
 		}
 		return c.Run(ctx)
+	case "backup":
+		c := NewBackupCommand()
+		if err := c.ParseFlags(args[1:]); err != nil {
+			return err
+		}
+		return c.Run(ctx)
+	case "restore":
+		c := NewRestoreCommand()
+		if err := c.ParseFlags(args[1:]); err != nil {
+			return err
+		}
+		return c.Run(ctx)
 	case "plugin":
 		return runPlugin(ctx, args[1:])
 	case plugins.ChildCommand: // hidden: a plugin host runs each plugin in "rappel plugin-child"
@@ -121,7 +138,7 @@ func run(ctx context.Context, args []string) error {
 		fmt.Fprint(os.Stdout, usage)
 		return nil
 	}
-	return fmt.Errorf("unknown command %q; the commands are serve, bundle, plugin, keys and version", args[0])
+	return fmt.Errorf("unknown command %q; the commands are serve, bundle, plugin, keys, backup, restore and version", args[0])
 }
 
 // commandFlagSets returns the flags of every command, for telling a
@@ -131,5 +148,6 @@ func commandFlagSets() []*flag.FlagSet {
 	keys := NewKeysCommand()
 	keys.Action = "add" // the flags of list and revoke, and more
 	return []*flag.FlagSet{NewServeCommand().flagSet(), NewBundleCommand().flagSet(), keys.flagSet(), NewPluginTestCommand().flagSet(),
-		NewPluginKeygenCommand().flagSet(), (&PluginSignCommand{}).flagSet(), (&PluginNewCommand{}).flagSet()}
+		NewPluginKeygenCommand().flagSet(), (&PluginSignCommand{}).flagSet(), (&PluginNewCommand{}).flagSet(),
+		NewBackupCommand().flagSet(), NewRestoreCommand().flagSet()}
 }
