@@ -49,16 +49,34 @@ type stopError struct{ msg string }
 
 func (e *stopError) Error() string { return e.msg }
 
+// runFailure is the error of a command that started and then failed (a
+// shutdown that cut requests, a backup cut short): status 1, like a
+// stopError, and not the 2 of a command line that cannot work.
+type runFailure struct{ err error }
+
+func (e *runFailure) Error() string { return e.err.Error() }
+func (e *runFailure) Unwrap() error { return e.err }
+
+// failed marks the error of a command's Run as a runFailure.
+func failed(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &runFailure{err}
+}
+
 // exitCode is the process's exit status for run's error, which it prints
 // to stderr when there is something to say: 0 for none and for the help
-// asked for (flag.ErrHelp: printed to stdout already), 1 for a stopError,
-// 2 for any other, usage errors included.
+// asked for (flag.ErrHelp: printed to stdout already), 1 for a stopError
+// and a runFailure, 2 for any other: a usage error, a setting that cannot
+// work (docs/operations.md, "Exit status").
 func exitCode(err error, stderr io.Writer) int {
 	var stop *stopError
+	var fail *runFailure
 	switch {
 	case err == nil, errors.Is(err, flag.ErrHelp):
 		return 0
-	case errors.As(err, &stop):
+	case errors.As(err, &stop), errors.As(err, &fail):
 		fmt.Fprintln(stderr, "rappel:", err)
 		return 1
 	case !errors.Is(err, errUsage):
@@ -103,31 +121,31 @@ func run(ctx context.Context, args []string) error {
 		if err := c.ParseFlags(args[1:]); err != nil {
 			return err
 		}
-		return c.Run(ctx)
+		return failed(c.Run(ctx))
 	case "bundle":
 		c := NewBundleCommand()
 		if err := c.ParseFlags(args[1:]); err != nil {
 			return err
 		}
-		return c.Run(ctx)
+		return failed(c.Run(ctx))
 	case "keys":
 		c := NewKeysCommand()
 		if err := c.ParseFlags(args[1:]); err != nil {
 			return err
 		}
-		return c.Run(ctx)
+		return failed(c.Run(ctx))
 	case "backup":
 		c := NewBackupCommand()
 		if err := c.ParseFlags(args[1:]); err != nil {
 			return err
 		}
-		return c.Run(ctx)
+		return failed(c.Run(ctx))
 	case "restore":
 		c := NewRestoreCommand()
 		if err := c.ParseFlags(args[1:]); err != nil {
 			return err
 		}
-		return c.Run(ctx)
+		return failed(c.Run(ctx))
 	case "plugin":
 		return runPlugin(ctx, args[1:])
 	case plugins.ChildCommand: // hidden: a plugin host runs each plugin in "rappel plugin-child"
