@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -35,29 +33,10 @@ func TestMainProcess(t *testing.T) {
 	main()
 }
 
-// lockedBuffer is a bytes.Buffer safe for the child's stderr copier and
-// the test reading it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // startMain runs rappel serve as a child process on a data dir of one
 // record with JSON logs and returns its address, the process and its
 // stderr.
-func startMain(t *testing.T, extra ...string) (string, *exec.Cmd, *lockedBuffer) {
+func startMain(t *testing.T, extra ...string) (string, *exec.Cmd, *syncWriter) {
 	t.Helper()
 	dir, _ := mustDataDir(t)
 	args := append([]string{"serve", "--data-dir", dir, "--addr", "127.0.0.1:0", "--min-free-mib", "0",
@@ -65,7 +44,7 @@ func startMain(t *testing.T, extra ...string) (string, *exec.Cmd, *lockedBuffer)
 	b, _ := json.Marshal(args)
 	cmd := exec.Command(os.Args[0], "-test.run=^TestMainProcess$")
 	cmd.Env = append(os.Environ(), envMainArgs+"="+string(b))
-	stderr := &lockedBuffer{}
+	stderr := &syncWriter{}
 	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -86,7 +65,7 @@ func startMain(t *testing.T, extra ...string) (string, *exec.Cmd, *lockedBuffer)
 }
 
 // exitStatus waits for the process and returns its exit status.
-func exitStatus(t *testing.T, cmd *exec.Cmd, stderr *lockedBuffer) int {
+func exitStatus(t *testing.T, cmd *exec.Cmd, stderr *syncWriter) int {
 	t.Helper()
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
