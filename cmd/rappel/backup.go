@@ -303,7 +303,7 @@ func (c *RestoreCommand) Run(ctx context.Context) (err error) {
 		return createIn(root, name, mode)
 	})
 	if err != nil {
-		return fmt.Errorf("restoring %s into %s failed, and %s is left empty: %w", c.From, c.DataDir, c.DataDir, err)
+		return fmt.Errorf("restoring %s into %s failed, and nothing of it was left there: %w", c.From, c.DataDir, err)
 	}
 	fmt.Fprintf(c.Stdout, "restored %d files of the backup of %s into %s; start the node with --data-dir %s\n",
 		len(m.Files), m.CreatedAt.Format(time.RFC3339), c.DataDir, c.DataDir)
