@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// systemd's service notifications (README, "Deployment"): under
+// systemd's service notifications (docs/operations.md, Deployment): under
 // Type=notify, systemd sets NOTIFY_SOCKET and waits for READY=1 before it
 // counts the service started; with WatchdogSec= it sets WATCHDOG_USEC and
 // restarts a service that sends no WATCHDOG=1 for that long. Each message
