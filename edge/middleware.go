@@ -130,10 +130,13 @@ var probeRoutes = map[string]bool{"/livez": true, "/readyz": true, "/health": tr
 // net/http sends), or 499 when the client closed the connection before
 // the answer was complete; and why a started response was cut, if it was.
 // A connection that fails once the node closes its connections at the end
-// of a shutdown (StopStreams) was cut by the shutdown, not by its client.
+// of a shutdown (StopStreams) was cut by the shutdown, not by its client;
+// so is any request still running then, whose answer, written after its
+// connection closed, never left even when no write failed (net/http
+// buffers it, and cancels no context for a request with an unread body).
 func (s *Server) outcome(x *exchange, r *http.Request) (status int, cut string) {
 	status, cut = x.status, x.cut
-	gone := x.gone || (cut == "" && r.Context().Err() != nil)
+	gone := x.gone || (cut == "" && r.Context().Err() != nil) || s.stopping.Load()
 	switch {
 	case gone && s.stopping.Load() && status == 0:
 		return http.StatusServiceUnavailable, cutShutdown

@@ -66,6 +66,7 @@ func (s *Server) routes() []route {
 		{methods: []string{http.MethodPost}, pattern: "/recall/webhooks/{id}/test", handle: s.testWebhook},
 		// Public to the gateway keys: the admin key is checked instead.
 		{methods: []string{http.MethodPost}, pattern: "/admin/refresh", public: true, handle: s.adminRefresh},
+		{methods: []string{http.MethodPost}, pattern: "/admin/backup", public: true, handle: s.adminBackup},
 		{methods: get, pattern: "/admin/plugins", public: true, handle: s.adminPlugins},
 		{methods: []string{http.MethodPost}, pattern: "/admin/plugins/{source}/approve", public: true, handle: s.adminApprovePlugin},
 		{methods: []string{http.MethodPut}, pattern: "/admin/plugins/{source}", public: true, handle: s.adminPutPlugin},

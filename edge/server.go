@@ -2,6 +2,7 @@ package edge
 
 import (
 	"context"
+	"io"
 	"log/slog"
 	"net/http"
 	"sync"
@@ -78,6 +79,10 @@ type Server struct {
 	// source a plugin added.
 	UploadPlugin UploadPlugin
 	RemoveSource RemoveSource
+	// Backup, when set, writes an archive of the node's data dir as of now
+	// to w (cmd/rappel's backup.go), for POST /admin/backup; the endpoint
+	// answers 503 while it is nil.
+	Backup func(ctx context.Context, w io.Writer) error
 	// AdminKey opens the admin endpoints to requests carrying it in
 	// x-admin-key; empty keeps them closed (403).
 	AdminKey string

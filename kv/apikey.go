@@ -258,6 +258,26 @@ func (k *Keys) KeysByHash(ctx context.Context) (map[[sha256.Size]byte]*rappel.AP
 	return byHash, nil
 }
 
+// Checkpoint writes a consistent copy of the key database into dir, which
+// must not exist, waiting like every open while another process holds it.
+// It reports false, writing nothing, when no key was ever added. The open
+// is a writable one: a read-only Pebble names an OPTIONS file it never
+// wrote, which its checkpoint then fails to copy.
+func (k *Keys) Checkpoint(ctx context.Context, dir string) (bool, error) {
+	if _, err := k.fs().Stat(k.Path); err != nil {
+		return false, nil // no key was ever added
+	}
+	db, err := k.open(ctx, false)
+	if err != nil {
+		return false, err
+	}
+	defer db.Close()
+	if err := db.Checkpoint(dir); err != nil {
+		return false, fmt.Errorf("checkpointing key store %q into %q: %w", k.Path, dir, err)
+	}
+	return true, nil
+}
+
 // filesStamp describes the database's files (name, size, modification
 // time), leaving out the lock file, which every open touches. Pebble
 // writes a new WAL or manifest entry on every change, so a change changes

@@ -160,6 +160,21 @@ func (s *Store) Close() error {
 	return nil
 }
 
+// Checkpoint writes a consistent copy of the database as of now into dir,
+// which must not exist: Pebble hard-links the immutable tables and copies
+// the manifest and write-ahead log up to one point, so the copy opens as
+// a store of its own while this one keeps taking writes. A backup of the
+// data dir (rappel backup) starts with one.
+func (s *Store) Checkpoint(dir string) error {
+	if s.db == nil {
+		return errors.New("checkpointing pebble: store is not open")
+	}
+	if err := s.db.Checkpoint(dir); err != nil {
+		return fmt.Errorf("checkpointing pebble %q into %q: %w", s.Path, dir, err)
+	}
+	return nil
+}
+
 // checkSchema writes the schema version into a new store, upgrades a store
 // written under an older one, and refuses a newer one.
 func (s *Store) checkSchema(ctx context.Context) error {

@@ -91,6 +91,7 @@ func TestExitCode(t *testing.T) {
 		{errUsage, 2, ""},
 		{fmt.Errorf("opening: %w", &stopError{"the data directory /x has 2 MiB free"}), 1, "rappel: opening: the data directory /x has 2 MiB free\n"},
 		{errors.New("--feeds is \"sometimes\"; it takes on or off"), 2, "rappel: --feeds is \"sometimes\"; it takes on or off\n"},
+		{failed(errors.New("finishing requests in flight: context deadline exceeded")), 1, "rappel: finishing requests in flight: context deadline exceeded\n"},
 	} {
 		var b bytes.Buffer
 		if code := exitCode(tc.err, &b); code != tc.code || b.String() != tc.stderr {

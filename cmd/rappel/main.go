@@ -4,6 +4,7 @@
 //	rappel bundle  normalize a corpus through the plugins into a data bundle
 //	rappel plugin test  show what the server would make of a plugin
 //	rappel keys    add, list and revoke API keys
+//	rappel backup  save a running node's data dir; rappel restore unpacks it
 //	rappel version print the version, commit, build date and Go version
 //
 // Every flag can also be set from the environment as RAPPEL_<FLAG>, upper
@@ -48,16 +49,34 @@ type stopError struct{ msg string }
 
 func (e *stopError) Error() string { return e.msg }
 
+// runFailure is the error of a command that started and then failed (a
+// shutdown that cut requests, a backup cut short): status 1, like a
+// stopError, and not the 2 of a command line that cannot work.
+type runFailure struct{ err error }
+
+func (e *runFailure) Error() string { return e.err.Error() }
+func (e *runFailure) Unwrap() error { return e.err }
+
+// failed marks the error of a command's Run as a runFailure.
+func failed(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &runFailure{err}
+}
+
 // exitCode is the process's exit status for run's error, which it prints
 // to stderr when there is something to say: 0 for none and for the help
-// asked for (flag.ErrHelp: printed to stdout already), 1 for a stopError,
-// 2 for any other, usage errors included.
+// asked for (flag.ErrHelp: printed to stdout already), 1 for a stopError
+// and a runFailure, 2 for any other: a usage error, a setting that cannot
+// work (docs/operations.md, "Exit status").
 func exitCode(err error, stderr io.Writer) int {
 	var stop *stopError
+	var fail *runFailure
 	switch {
 	case err == nil, errors.Is(err, flag.ErrHelp):
 		return 0
-	case errors.As(err, &stop):
+	case errors.As(err, &stop), errors.As(err, &fail):
 		printFinal(stderr, err)
 		return 1
 	case !errors.Is(err, errUsage):
@@ -82,6 +101,10 @@ Usage:
 	                        issue an API key (printed once)
 	rappel keys list        list the keys (never the keys themselves)
 	rappel keys revoke ID   revoke a key; a running server refuses it within seconds
+	rappel backup --to FILE --node URL --admin-key KEY
+	                        save a running node's data dir into FILE
+	rappel restore --from FILE --data-dir DIR
+	                        unpack a backup into an empty data dir
 	rappel version          print the version, commit, build date and Go version
 
 Run "rappel <command> -h" for a command's flags.
@@ -98,19 +121,31 @@ func run(ctx context.Context, args []string) error {
 		if err := c.ParseFlags(args[1:]); err != nil {
 			return err
 		}
-		return c.Run(ctx)
+		return failed(c.Run(ctx))
 	case "bundle":
 		c := NewBundleCommand()
 		if err := c.ParseFlags(args[1:]); err != nil {
 			return err
 		}
-		return c.Run(ctx)
+		return failed(c.Run(ctx))
 	case "keys":
 		c := NewKeysCommand()
 		if err := c.ParseFlags(args[1:]); err != nil {
 			return err
 		}
-		return c.Run(ctx)
+		return failed(c.Run(ctx))
+	case "backup":
+		c := NewBackupCommand()
+		if err := c.ParseFlags(args[1:]); err != nil {
+			return err
+		}
+		return failed(c.Run(ctx))
+	case "restore":
+		c := NewRestoreCommand()
+		if err := c.ParseFlags(args[1:]); err != nil {
+			return err
+		}
+		return failed(c.Run(ctx))
 	case "plugin":
 		return runPlugin(ctx, args[1:])
 	case plugins.ChildCommand: // hidden: a plugin host runs each plugin in "rappel plugin-child"
@@ -121,7 +156,7 @@ func run(ctx context.Context, args []string) error {
 		fmt.Fprint(os.Stdout, usage)
 		return nil
 	}
-	return fmt.Errorf("unknown command %q; the commands are serve, bundle, plugin, keys and version", args[0])
+	return fmt.Errorf("unknown command %q; the commands are serve, bundle, plugin, keys, backup, restore and version", args[0])
 }
 
 // commandFlagSets returns the flags of every command, for telling a
@@ -131,5 +166,6 @@ func commandFlagSets() []*flag.FlagSet {
 	keys := NewKeysCommand()
 	keys.Action = "add" // the flags of list and revoke, and more
 	return []*flag.FlagSet{NewServeCommand().flagSet(), NewBundleCommand().flagSet(), keys.flagSet(), NewPluginTestCommand().flagSet(),
-		NewPluginKeygenCommand().flagSet(), (&PluginSignCommand{}).flagSet(), (&PluginNewCommand{}).flagSet()}
+		NewPluginKeygenCommand().flagSet(), (&PluginSignCommand{}).flagSet(), (&PluginNewCommand{}).flagSet(),
+		NewBackupCommand().flagSet(), NewRestoreCommand().flagSet()}
 }

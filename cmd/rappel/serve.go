@@ -240,6 +240,8 @@ func (c *ServeCommand) Run(ctx context.Context) (err error) {
 		return err
 	}
 	defer closeShared()
+	keys, _ := shared.Keys.(*kv.Keys) // nil in a fleet: the keys are the shared store's
+	srv.Backup = (&dataBackup{dataDir: c.DataDir, store: store, keys: keys, now: time.Now}).write
 	stopKeys, err := startKeys(ctx, shared.Keys, splitList(c.APIKeys), shared.Quota, c.UsageInterval, srv, log)
 	if err != nil {
 		return err
@@ -276,7 +278,7 @@ func (c *ServeCommand) Run(ctx context.Context) (err error) {
 	// Shutdown order: the listeners drain (listen returns once requests in
 	// flight are done), then the feeds stop, then the alert outbox is
 	// flushed, and the store, deferred above, closes last.
-	err = c.Listen.listen(ctx, lns, c.DataDir, srv, c.Ready, log)
+	err = c.Listen.listen(ctx, lns, c.DataDir, srv, c.notifyReady(ctx, log), log)
 	log.Info("stopping feeds")
 	if cerr := stopFeeds(); cerr != nil {
 		log.Error("stopping feeds", "error", cerr)
@@ -285,6 +287,19 @@ func (c *ServeCommand) Run(ctx context.Context) (err error) {
 	log.Info("flushing alert outbox")
 	stopAlerts()
 	return err
+}
+
+// notifyReady returns the listeners' ready callback: systemd hears
+// READY=1 once the node serves, and its watchdog's pings until the
+// shutdown starts (notify.go); then Ready, when set, is called.
+func (c *ServeCommand) notifyReady(ctx context.Context, log *slog.Logger) func(net.Addr) {
+	sd := newSystemdNotifier(log)
+	return func(a net.Addr) {
+		sd.ready(ctx)
+		if c.Ready != nil {
+			c.Ready(a)
+		}
+	}
 }
 
 // openStore opens the node's Pebble store in the data dir, creating both
