@@ -92,6 +92,7 @@ func TestValidation_Walk(t *testing.T) {
 		get("query:", "/docs", q("url", "x"), 422, "extra_forbidden@query.url"),
 		get("query:", "/docs/assets/swagger-ui.css", q("v", "2"), 422, "extra_forbidden@query.v"),
 		{what: "query:", method: http.MethodPost, target: "/admin/refresh?force=1", status: 422, items: []string{"extra_forbidden@query.force"}},
+		{what: "query:", method: http.MethodPost, target: "/admin/backup?to=x", status: 422, items: []string{"extra_forbidden@query.to"}},
 		{what: "query:", method: http.MethodGet, target: "/admin/plugins?source=vrdb", status: 422, items: []string{"extra_forbidden@query.source"}},
 		{what: "query:", method: http.MethodPost, target: "/admin/plugins/hcdump/approve?force=1", status: 422, items: []string{"extra_forbidden@query.force"}},
 		{what: "path:source", method: http.MethodPost, target: "/admin/plugins/HC%20dump/approve", body: `{"sha256":"` + strings.Repeat("0", 64) + `"}`, status: 422, items: []string{"value_error@path.source"}},
