@@ -45,6 +45,9 @@ const (
 	DefaultPoll     = 250 * time.Millisecond
 	// pageSize is how many publications a follower reads at once.
 	pageSize = 20
+	// stepTimeout bounds one step of Run: a poll, a lease renewal, taking
+	// the lease and catching up.
+	stepTimeout = 30 * time.Second
 )
 
 // Source is the name of the feed state a follower keeps of the fleet's
@@ -80,6 +83,9 @@ type Node struct {
 	// base is the change log position the next publication starts after.
 	baseGen, baseSeq uint64
 	status           Status
+	// untold is set while the listeners have not caught up with what was
+	// applied (only Run's goroutine uses it).
+	untold bool
 }
 
 // Status is what /health says of the node's place in the fleet.
@@ -141,19 +147,23 @@ func (n *Node) Run(ctx context.Context) error {
 	defer t.Stop()
 	defer n.release()
 	for {
+		// A step that hangs (a database that stopped answering) must not
+		// stop the node for good: each has a deadline.
+		sctx, cancel := context.WithTimeout(ctx, stepTimeout)
 		if n.Leading() {
 			if n.Now().Sub(lastTry) >= renewEvery {
 				lastTry = n.Now()
-				n.renew(ctx)
+				n.renew(sctx)
 			}
 		} else {
-			err := n.follow(ctx)
+			err := n.follow(sctx)
 			n.setError(err)
 			if err == nil && n.Now().Sub(lastTry) >= renewEvery {
 				lastTry = n.Now()
-				n.tryLead(ctx)
+				n.tryLead(sctx)
 			}
 		}
+		cancel()
 		select {
 		case <-ctx.Done():
 			return nil

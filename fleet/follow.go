@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 
@@ -45,10 +46,15 @@ func (n *Node) follow(ctx context.Context) error {
 		}
 	}
 	n.setVersions(have, latest, nil)
-	if applied == 0 {
+	if applied > 0 {
+		n.Logger.Info("applied the fleet's publications", "publications", applied, "version", have)
+		n.untold = true
+	}
+	if !n.untold {
 		return nil
 	}
-	n.Logger.Info("applied the fleet's publications", "publications", applied, "version", have)
+	// Listeners that failed are told again at the next poll, with nothing
+	// new applied: the store holds the version, they must catch up with it.
 	var errs []error
 	for _, l := range n.Listeners {
 		if err := l.DataChanged(ctx, true); err != nil {
@@ -56,8 +62,10 @@ func (n *Node) follow(ctx context.Context) error {
 		}
 	}
 	if len(errs) > 0 {
-		return fmt.Errorf("telling the listeners of version %d: %v", have, errs)
+		n.Logger.Warn("telling the listeners of the fleet's version", "version", have, "err", errors.Join(errs...))
+		return fmt.Errorf("telling the listeners of version %d: %w", have, errors.Join(errs...))
 	}
+	n.untold = false
 	return nil
 }
 

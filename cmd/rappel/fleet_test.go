@@ -125,7 +125,13 @@ func (f *fleetEnv) startNodes(t testing.TB, n int, smtpAddr string, confirm bool
 			t.Fatal(err)
 		}
 		c.Bundle = os.DirFS(f.bundleDir)
-		c.Addr, c.Logger = "127.0.0.1:0", slog.New(slog.DiscardHandler)
+		logs := &syncBuffer{}
+		c.Addr, c.Logger = "127.0.0.1:0", slog.New(slog.NewTextHandler(logs, nil))
+		t.Cleanup(func() {
+			if t.Failed() {
+				t.Logf("an in-process node's log:\n%s", logs.String())
+			}
+		})
 		c.Ready = func(a net.Addr) { ready <- a }
 		running++
 		go func() { done <- c.Run(ctx) }()
@@ -174,6 +180,19 @@ func waitLive(t testing.TB, base string) {
 	})
 }
 
+// settle waits until the node's dataset version stays the same for two
+// seconds: the refreshes it was asked for have ended.
+func settle(t testing.TB, base string) {
+	t.Helper()
+	last, since := health(t, base).DatasetVersion, time.Now()
+	waitFor(t, "the refreshes under way to end", func() bool {
+		if v := health(t, base).DatasetVersion; v != last {
+			last, since = v, time.Now()
+		}
+		return time.Since(since) > 2*time.Second
+	})
+}
+
 // leaderOf returns the base URL of the node that leads the fleet's feeds
 // among bases.
 func leaderOf(t testing.TB, bases ...string) string {
@@ -210,9 +229,22 @@ func refreshAll(t testing.TB, bases ...string) {
 	leader := leaderOf(t, bases...)
 	refreshEach(t, leader)
 	want := health(t, leader).DatasetVersion
+	seen := map[string]healthBody{}
+	defer func() {
+		if t.Failed() {
+			for b, h := range seen {
+				t.Logf("%s: version %d, fleet %+v (the leader %s was at %d)", b, h.DatasetVersion, h.Fleet, leader, want)
+			}
+		}
+	}()
+	// Every node at the leader's version, or a later one the leader made
+	// meanwhile (a refresh it was asked for at its start).
 	waitFor(t, "every node at the leader's version", func() bool {
+		now := health(t, leader).DatasetVersion
 		for _, b := range bases {
-			if health(t, b).DatasetVersion != want {
+			h := health(t, b)
+			seen[b] = h
+			if h.DatasetVersion < want || h.DatasetVersion != now {
 				return false
 			}
 		}
@@ -366,6 +398,9 @@ func testKilledMidRefresh(t *testing.T, f *fleetEnv) {
 	ref.Bundle = os.DirFS(f.bundleDir)
 	refBase, _ := serve(t, ref)
 	waitLive(t, refBase)
+	// Its read index follows its store a moment after the refresh.
+	wantRecords := health(t, bases()[0]).Records
+	waitFor(t, "the reference to serve its refresh", func() bool { return health(t, refBase).Records == wantRecords })
 	fetched := regexp.MustCompile(`"fetched_at":"[^"]*"`)
 	export := func(base string) string {
 		code, _, body := call(t, "GET", base+"/recall/export?format=ndjson", "k1", "")
@@ -562,6 +597,7 @@ func testOneRefresh(t *testing.T, f *fleetEnv) {
 	leader := leaderOf(t, followers...)
 	t.Logf("%s took the lease %.2fs after the leader was killed", leader, time.Since(killed).Seconds())
 	waitLive(t, leader) // its first refresh as the leader
+	settle(t, leader)   // and any it was asked for meanwhile
 	f.up.ResetHits()
 	f.addRecall(t, "70021", "Bulk peas recalled due to Listeria")
 	refreshAll(t, followers...)
@@ -912,4 +948,22 @@ func decodedBody(tb testing.TB, data string) string {
 	}
 	b, _ := io.ReadAll(quotedprintable.NewReader(msg.Body))
 	return string(b)
+}
+
+// syncBuffer is a buffer written from several goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
