@@ -125,7 +125,7 @@ func (f *fleetEnv) startNodes(t testing.TB, n int, smtpAddr string, confirm bool
 			t.Fatal(err)
 		}
 		c.Bundle = os.DirFS(f.bundleDir)
-		logs := &syncBuffer{}
+		logs := &syncWriter{}
 		c.Addr, c.Logger = "127.0.0.1:0", slog.New(slog.NewTextHandler(logs, nil))
 		t.Cleanup(func() {
 			if t.Failed() {
@@ -948,22 +948,4 @@ func decodedBody(tb testing.TB, data string) string {
 	}
 	b, _ := io.ReadAll(quotedprintable.NewReader(msg.Body))
 	return string(b)
-}
-
-// syncBuffer is a buffer written from several goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
