@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/cockroachdb/pebble/v2"
+
 	"github.com/rappel-ca/rappel"
 )
 
@@ -18,28 +20,18 @@ import (
 // numbers the entries itself, as ApplySource would: its cursors are its
 // own, and a client switching to it reads the dataset again.
 func (s *Store) ApplyPublished(ctx context.Context, c *rappel.SourceChange, gen uint64, entries []rappel.PublishedChange) error {
-	if err := checkSource(c.State.Feed.Source); err != nil {
-		return err
-	}
-	if err := checkRecords(c.PutRecords); err != nil {
-		return err
-	}
-	ctx, span := startWrite(ctx, "ApplyPublished")
-	defer span.End()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.db == nil {
-		return errNotOpen
-	}
-	b := s.db.NewBatch()
-	defer b.Close()
-	var ch changed
-	if err := s.addChange(ctx, b, &ch, c); err != nil {
-		return endWrite(span, nil, fmt.Errorf("applying a publication: %w", err))
-	}
-	if gen != s.gen || len(entries) == 0 {
-		return endWrite(span, b, s.commitLogged(b, &ch, "applying a publication"))
-	}
+	return s.applyChange(ctx, "ApplyPublished", "applying a publication", c, func(b *pebble.Batch, ch *changed, doing string) error {
+		if gen != s.gen || len(entries) == 0 {
+			return s.commitLogged(b, ch, doing)
+		}
+		return s.commitPublished(b, entries, doing)
+	})
+}
+
+// commitPublished adds entries to b, those numbered above the last this
+// store handed out, with their numbers, and commits b. s.mu must be held,
+// as for commitLogged.
+func (s *Store) commitPublished(b *pebble.Batch, entries []rappel.PublishedChange, doing string) error {
 	seq := s.seq
 	var val []byte
 	for _, e := range entries {
@@ -48,17 +40,17 @@ func (s *Store) ApplyPublished(ctx context.Context, c *rappel.SourceChange, gen 
 		}
 		kind, ok := changeKindByName[e.Kind]
 		if !ok {
-			return endWrite(span, nil, fmt.Errorf("applying a publication: change %d has the kind %q, which this program does not know", e.Seq, e.Kind))
+			return fmt.Errorf("%s: change %d has the kind %q, which this program does not know", doing, e.Seq, e.Kind)
 		}
 		val = changeValue(val[:0], e.RecordID, kind, e.At)
 		if err := b.Set(changeKey(e.Seq), val, nil); err != nil {
-			return endWrite(span, nil, err)
+			return err
 		}
 		seq = e.Seq
 	}
-	err := s.db.commit(b, "applying a publication")
+	err := s.db.commit(b, doing)
 	s.seq = seq
-	return endWrite(span, b, err)
+	return err
 }
 
 // changeKindByName is the kind byte written for each kind a publication

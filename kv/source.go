@@ -254,6 +254,13 @@ func scanRange(ctx context.Context, r pebble.Reader, opts *pebble.IterOptions, f
 // and their index keys, the dataset info and the batch of new recalls. ctx
 // is checked between records; when it is done nothing is written.
 func (s *Store) ApplySource(ctx context.Context, c *rappel.SourceChange) error {
+	return s.applyChange(ctx, "ApplySource", "applying refresh of "+c.State.Feed.Source, c, s.commitLogged)
+}
+
+// applyChange writes c in one batch, as ApplySource describes, and commits
+// it with commit, which adds the change log's entries: op names the span,
+// doing the write in errors.
+func (s *Store) applyChange(ctx context.Context, op, doing string, c *rappel.SourceChange, commit func(b *pebble.Batch, ch *changed, doing string) error) error {
 	source := c.State.Feed.Source
 	if err := checkSource(source); err != nil {
 		return err
@@ -261,7 +268,7 @@ func (s *Store) ApplySource(ctx context.Context, c *rappel.SourceChange) error {
 	if err := checkRecords(c.PutRecords); err != nil {
 		return err
 	}
-	ctx, span := startWrite(ctx, "ApplySource")
+	ctx, span := startWrite(ctx, op)
 	defer span.End()
 	span.SetAttributes(attribute.String("rappel.feed.source", source))
 	s.mu.Lock()
@@ -273,9 +280,9 @@ func (s *Store) ApplySource(ctx context.Context, c *rappel.SourceChange) error {
 	defer b.Close()
 	var ch changed
 	if err := s.addChange(ctx, b, &ch, c); err != nil {
-		return endWrite(span, nil, fmt.Errorf("applying refresh of %s: %w", source, err))
+		return endWrite(span, nil, fmt.Errorf("%s: %w", doing, err))
 	}
-	return endWrite(span, b, s.commitLogged(b, &ch, "applying refresh of "+source))
+	return endWrite(span, b, commit(b, &ch, doing))
 }
 
 // checkRecords refuses records that PutRecords would refuse.
