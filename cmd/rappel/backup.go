@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	iofs "io/fs"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rappel-ca/rappel/internal/archive"
 	"github.com/rappel-ca/rappel/kv"
 )
 
@@ -30,6 +32,24 @@ import (
 // of backups in progress.
 func backupSkip(name string) bool {
 	return name == "pebble" || name == "keys" || name == "wazero-cache" || strings.HasPrefix(name, ".")
+}
+
+// backupPrefix names the temporary directory a backup checkpoints into,
+// inside the data dir (hard links need the same file system).
+const backupPrefix = ".backup-"
+
+// removeUnfinishedBackups deletes the checkpoints of backups that a
+// crash or a SIGKILL interrupted: hard links that would otherwise keep
+// deleted sstables on disk for ever. At start no backup can be running.
+func removeUnfinishedBackups(dataDir string, log *slog.Logger) {
+	dirs, _ := filepath.Glob(filepath.Join(dataDir, backupPrefix+"*"))
+	for _, d := range dirs {
+		if err := os.RemoveAll(d); err != nil {
+			log.Warn("could not remove an unfinished backup's checkpoint; delete it by hand", "dir", d, "err", err)
+			continue
+		}
+		log.Info("removed the checkpoint of a backup the node did not finish", "dir", d)
+	}
 }
 
 // dataBackup writes backups of one node's data dir.
@@ -49,7 +69,7 @@ type dataBackup struct {
 // that a refresh removes mid-backup is left out, and the restored node
 // rebuilds what its store names and lacks.
 func (b *dataBackup) write(ctx context.Context, w io.Writer) error {
-	tmp, err := os.MkdirTemp(b.dataDir, ".backup-")
+	tmp, err := os.MkdirTemp(b.dataDir, backupPrefix)
 	if err != nil {
 		return fmt.Errorf("starting a backup: %w", err)
 	}
@@ -62,19 +82,19 @@ func (b *dataBackup) write(ctx context.Context, w io.Writer) error {
 			return err
 		}
 	}
-	a := newArchiveWriter(w, b.now())
+	a := archive.NewWriter(w, b.now())
 	if err := archiveTree(ctx, a, tmp, "", func(string) bool { return false }); err != nil {
 		return err
 	}
 	if err := archiveTree(ctx, a, b.dataDir, "", backupSkip); err != nil {
 		return err
 	}
-	return a.close()
+	return a.Close()
 }
 
 // archiveTree adds the regular files under root/rel to a, skipping the
 // top-level names skip reports and files that vanish while it walks.
-func archiveTree(ctx context.Context, a *archiveWriter, root, rel string, skip func(string) bool) error {
+func archiveTree(ctx context.Context, a *archive.Writer, root, rel string, skip func(string) bool) error {
 	entries, err := os.ReadDir(filepath.Join(root, rel))
 	if err != nil {
 		return err
@@ -111,7 +131,7 @@ func archivePath(dir, name string) string {
 
 // archiveFileAt adds the file at fsPath as name; a file gone before it is
 // opened is left out.
-func archiveFileAt(a *archiveWriter, fsPath, name string) error {
+func archiveFileAt(a *archive.Writer, fsPath, name string) error {
 	f, err := os.Open(fsPath)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
@@ -124,7 +144,7 @@ func archiveFileAt(a *archiveWriter, fsPath, name string) error {
 	if err != nil {
 		return err
 	}
-	return a.add(name, fi.Size(), int64(fi.Mode().Perm()), f)
+	return a.Add(name, fi.Size(), int64(fi.Mode().Perm()), f)
 }
 
 // BackupCommand saves a running node's backup into a file.
@@ -187,7 +207,7 @@ func (c *BackupCommand) Run(ctx context.Context) error {
 			_ = os.Remove(tmp.Name())
 		}
 	}()
-	m, err := readArchive(io.TeeReader(body, tmp), discardFiles)
+	m, err := archive.Read(io.TeeReader(body, tmp), archive.Discard)
 	if err != nil {
 		return fmt.Errorf("the backup from %s failed, and no %s was written: %w", c.Node, c.To, err)
 	}
@@ -228,13 +248,6 @@ func (c *BackupCommand) request(ctx context.Context) (io.ReadCloser, error) {
 	}
 	return resp.Body, nil
 }
-
-// discardFiles is readArchive's create for checking an archive only.
-func discardFiles(string, int64) (io.WriteCloser, error) { return nopWriteCloser{io.Discard}, nil }
-
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }
 
 // syncClose syncs and closes f.
 func syncClose(f *os.File) error {
@@ -299,7 +312,7 @@ func (c *RestoreCommand) Run(ctx context.Context) (err error) {
 		return err
 	}
 	defer root.Close()
-	m, err := readArchive(ctxReader{ctx, f}, func(name string, mode int64) (io.WriteCloser, error) {
+	m, err := archive.Read(ctxReader{ctx, f}, func(name string, mode int64) (io.WriteCloser, error) {
 		return createIn(root, name, mode)
 	})
 	if err != nil {

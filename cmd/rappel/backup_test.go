@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -13,11 +14,14 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/rappel-ca/rappel"
+	"github.com/rappel-ca/rappel/internal/archive"
 	"github.com/rappel-ca/rappel/kv"
 )
 
@@ -143,17 +147,17 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// testRestoreRefused restores archive into a new empty directory and
+// testRestoreRefused restores tarball into a new empty directory and
 // expects an error saying want, and the directory left empty.
-func testRestoreRefused(t *testing.T, archive []byte, want string) {
+func testRestoreRefused(t *testing.T, tarball []byte, want string) {
 	t.Helper()
 	file := filepath.Join(t.TempDir(), "bad.tar")
-	if err := os.WriteFile(file, archive, 0o600); err != nil {
+	if err := os.WriteFile(file, tarball, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
 	err := restoreInto(file, dir)
-	if !errors.Is(err, errArchive) || !strings.Contains(err.Error(), want) {
+	if !errors.Is(err, archive.ErrArchive) || !strings.Contains(err.Error(), want) {
 		t.Fatalf("restore of a bad archive: %v; want an archive error saying %q", err, want)
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) > 0 {
@@ -353,4 +357,78 @@ func restoredPrefix(t *testing.T, dir string) int64 {
 		}
 	}
 	return n
+}
+
+// TestBackup_NodeKilledMidBackup kills (SIGKILL) a node process while it
+// streams a backup: the client says the backup failed and writes no file;
+// the node, started again on the same data dir, removes the checkpoint the
+// killed backup left, serves what it served, and its next backup restores
+// into a node that answers as it does.
+func TestBackup_NodeKilledMidBackup(t *testing.T) {
+	dir, id := mustDataDir(t)
+	// A file large enough that the stream outlasts the sockets' buffers,
+	// so the node is killed mid-write, its checkpoint still on disk.
+	filler := make([]byte, 64<<20)
+	_, _ = rand.Read(filler)
+	if err := os.WriteFile(filepath.Join(dir, "filler.bin"), filler, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"--data-dir", dir, "--admin-key", testAdminKey, "--api-keys", "k1"}
+	base, cmd, stderr := startProcess(t, fleetNodeConfig{Args: args, Bundle: t.TempDir()})
+
+	stalled, resume := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	var read atomic.Int64
+	client := &http.Client{Transport: readHook{http.DefaultTransport, func(n int) {
+		if read.Add(int64(n)) > 2<<10 {
+			once.Do(func() { close(stalled) })
+			<-resume
+		}
+	}}}
+	out := t.TempDir()
+	file := filepath.Join(out, "node.tar")
+	c := NewBackupCommand()
+	c.To, c.Node, c.AdminKey, c.Client, c.Stdout = file, base, testAdminKey, client, io.Discard
+	failed := make(chan error, 1)
+	go func() { failed <- c.Run(context.Background()) }()
+	select {
+	case <-stalled:
+	case err := <-failed:
+		t.Fatalf("the backup ended before the node was killed: %v\n%s", err, stderr)
+	case <-time.After(60 * time.Second):
+		t.Fatalf("the backup did not start:\n%s", stderr)
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, backupPrefix+"*")); len(left) == 0 {
+		t.Fatal("no checkpoint on disk while the backup streams")
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	close(resume)
+	if err := <-failed; err == nil || !strings.Contains(err.Error(), "no "+file+" was written") {
+		t.Fatalf("a backup whose node was killed: %v", err)
+	}
+	assertOnlyFile(t, out, "")
+
+	s := NewServeCommand()
+	s.DataDir, s.Bundle, s.APIKeys = dir, os.DirFS(t.TempDir()), "k1"
+	s.Upstream.AdminKey = testAdminKey
+	again, _ := serve(t, s)
+	if left, _ := filepath.Glob(filepath.Join(dir, backupPrefix+"*")); len(left) > 0 {
+		t.Fatalf("the restarted node left the killed backup's checkpoint %v", left)
+	}
+	if code, body := get(t, again+"/recall/"+id, "k1"); code != http.StatusOK || !strings.Contains(string(body), "Honda Civic") {
+		t.Fatalf("GET /recall/%s after the restart = %d %s", id, code, body)
+	}
+	if err := backupTo(context.Background(), again, file); err != nil {
+		t.Fatal(err)
+	}
+	restored := filepath.Join(t.TempDir(), "restored")
+	if err := restoreInto(file, restored); err != nil {
+		t.Fatal(err)
+	}
+	if code, body := get(t, serveRestored(t, restored)+"/recall/"+id, "k1"); code != http.StatusOK || !strings.Contains(string(body), "Honda Civic") {
+		t.Fatalf("GET /recall/%s on the node restored after the kill = %d %s", id, code, body)
+	}
 }

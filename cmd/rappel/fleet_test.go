@@ -349,7 +349,7 @@ func testKilledMidRefresh(t *testing.T, f *fleetEnv) {
 	for i := range nodes {
 		nodes[i] = &node{cfg: fleetNodeConfig{Args: append(f.args(t.TempDir(), smtp.Addr), "--alerts-confirm=false"),
 			Bundle: f.bundleDir, Lease: time.Minute, SMTPTimeout: 10 * time.Second}}
-		nodes[i].base, nodes[i].cmd, _ = f.startProcess(t, nodes[i].cfg)
+		nodes[i].base, nodes[i].cmd, _ = startProcess(t, nodes[i].cfg)
 	}
 	bases := func() []string {
 		var out []string
@@ -377,7 +377,7 @@ func testKilledMidRefresh(t *testing.T, f *fleetEnv) {
 			if n.base == leader {
 				n.cmd.Process.Signal(syscall.SIGKILL)
 				n.cmd.Wait()
-				n.base, n.cmd, _ = f.startProcess(t, n.cfg)
+				n.base, n.cmd, _ = startProcess(t, n.cfg)
 			}
 		}
 	}
@@ -432,7 +432,7 @@ func testCatchUp(t *testing.T, f *fleetEnv) {
 	}
 	cfg := fleetNodeConfig{Args: append(f.args(t.TempDir(), smtp.Addr), "--alerts-confirm=false"),
 		Bundle: f.bundleDir, Lease: time.Minute, SMTPTimeout: 10 * time.Second}
-	follower, cmd, _ := f.startProcess(t, cfg)
+	follower, cmd, _ := startProcess(t, cfg)
 	waitLive(t, follower)
 	cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()
@@ -451,7 +451,7 @@ func testCatchUp(t *testing.T, f *fleetEnv) {
 	}
 	want := health(t, leader).DatasetVersion
 	start := time.Now()
-	follower, _, _ = f.startProcess(t, cfg)
+	follower, _, _ = startProcess(t, cfg)
 	waitFor(t, "the follower to catch up", func() bool { return health(t, follower).DatasetVersion == want })
 	t.Logf("the follower caught up with %d versions %.2fs after it was started again", want, time.Since(start).Seconds())
 	export := func(base string) string {
@@ -523,7 +523,7 @@ func firstDiff(a, b []string) int {
 // lease within it and refreshes, and every node follows it.
 func testOneRefresh(t *testing.T, f *fleetEnv) {
 	smtp := smtptest.MustStart(t)
-	a, cmd, stderr := f.startProcess(t, fleetNodeConfig{
+	a, cmd, stderr := startProcess(t, fleetNodeConfig{
 		Args:   append(f.args(t.TempDir(), smtp.Addr), "--alerts-confirm=false"),
 		Bundle: f.bundleDir, Lease: time.Minute, SMTPTimeout: 10 * time.Second,
 	})
@@ -794,7 +794,7 @@ func TestFleetNodeProcess(t *testing.T) {
 func testKilledSender(t *testing.T, f *fleetEnv) {
 	hole := startBlackhole(t)
 	const lease, smtpTimeout = 15 * time.Second, 10 * time.Second
-	a, cmd, stderr := f.startProcess(t, fleetNodeConfig{
+	a, cmd, stderr := startProcess(t, fleetNodeConfig{
 		Args:   append(f.args(t.TempDir(), hole.addr), "--alerts-confirm=false", "--api-keys", "dev-key"),
 		Bundle: f.bundleDir, Lease: lease, SMTPTimeout: smtpTimeout,
 	})
@@ -845,7 +845,7 @@ func testKilledSender(t *testing.T, f *fleetEnv) {
 // startProcess starts a node as a child process (TestFleetNodeProcess),
 // so that it can be killed for real, and returns its base URL once it
 // listens, the process and its standard error.
-func (f *fleetEnv) startProcess(t testing.TB, cfg fleetNodeConfig) (string, *exec.Cmd, *bytes.Buffer) {
+func startProcess(t testing.TB, cfg fleetNodeConfig) (string, *exec.Cmd, *bytes.Buffer) {
 	t.Helper()
 	b, _ := json.Marshal(cfg)
 	cmd := exec.Command(os.Args[0], "-test.run=^TestFleetNodeProcess$")

@@ -311,6 +311,7 @@ func (c *ServeCommand) openStore(ctx context.Context, log *slog.Logger) (*kv.Sto
 	if err := os.MkdirAll(c.DataDir, 0o755); err != nil {
 		return nil, fmt.Errorf("creating data dir: %w", err)
 	}
+	removeUnfinishedBackups(c.DataDir, log)
 	store := kv.NewStore(filepath.Join(c.DataDir, "pebble"))
 	store.Logger = log
 	store.KeepChanges = kv.DefaultKeepChanges

@@ -1,4 +1,4 @@
-package main
+package archive
 
 import (
 	"bytes"
@@ -13,15 +13,15 @@ import (
 func testArchive(tb testing.TB, files map[string]string) []byte {
 	tb.Helper()
 	var buf bytes.Buffer
-	a := newArchiveWriter(&buf, time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC))
+	a := NewWriter(&buf, time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC))
 	for _, name := range []string{"cursor.key", "pebble/000005.sst", "index/base-1.seg"} {
 		if body, ok := files[name]; ok {
-			if err := a.add(name, int64(len(body)), 0o600, strings.NewReader(body)); err != nil {
+			if err := a.Add(name, int64(len(body)), 0o600, strings.NewReader(body)); err != nil {
 				tb.Fatal(err)
 			}
 		}
 	}
-	if err := a.close(); err != nil {
+	if err := a.Close(); err != nil {
 		tb.Fatal(err)
 	}
 	return buf.Bytes()
@@ -40,15 +40,15 @@ func FuzzReadArchive(f *testing.F) {
 	f.Add(testArchive(f, nil))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		sizes := map[string]int64{}
-		m, err := readArchive(bytes.NewReader(data), func(name string, _ int64) (io.WriteCloser, error) {
-			if !validArchivePath(name) {
+		m, err := Read(bytes.NewReader(data), func(name string, _ int64) (io.WriteCloser, error) {
+			if !ValidPath(name) {
 				t.Fatalf("create was given %q", name)
 			}
 			sizes[name] = 0
 			return &countingWriter{name: name, sizes: sizes}, nil
 		})
 		if err != nil {
-			if !errors.Is(err, errArchive) {
+			if !errors.Is(err, ErrArchive) {
 				t.Fatalf("a bad archive gave %v, not an archive error", err)
 			}
 			return
@@ -80,7 +80,7 @@ func (w *countingWriter) Close() error { return nil }
 // refuses that a cut or a flipped byte does not make.
 func TestReadArchive_Refuses(t *testing.T) {
 	good := testArchive(t, map[string]string{"cursor.key": "key"})
-	if _, err := readArchive(bytes.NewReader(good), discardFiles); err != nil {
+	if _, err := Read(bytes.NewReader(good), Discard); err != nil {
 		t.Fatalf("a good archive: %v", err)
 	}
 	for name, want := range map[string]string{
@@ -89,18 +89,18 @@ func TestReadArchive_Refuses(t *testing.T) {
 		"a/./b":         "not a clean relative path",
 	} {
 		var buf bytes.Buffer
-		a := newArchiveWriter(&buf, time.Now())
-		if err := a.add(name, 1, 0o600, strings.NewReader("x")); err != nil {
+		a := NewWriter(&buf, time.Now())
+		if err := a.Add(name, 1, 0o600, strings.NewReader("x")); err != nil {
 			t.Fatal(err)
 		}
-		if err := a.close(); err != nil {
+		if err := a.Close(); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := readArchive(&buf, discardFiles); !errors.Is(err, errArchive) || !strings.Contains(err.Error(), want) {
+		if _, err := Read(&buf, Discard); !errors.Is(err, ErrArchive) || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: %v; want %q", name, err, want)
 		}
 	}
-	if _, err := readArchive(strings.NewReader("not a tar at all, just some text that is long enough "+strings.Repeat("x", 600)), discardFiles); !errors.Is(err, errArchive) {
+	if _, err := Read(strings.NewReader("not a tar at all, just some text that is long enough "+strings.Repeat("x", 600)), Discard); !errors.Is(err, ErrArchive) {
 		t.Errorf("text: %v", err)
 	}
 }
