@@ -196,6 +196,13 @@ func TestSearch_Synonyms(t *testing.T) {
 			}
 		}
 	}
+	// A plural finds what its singular finds: the list is matched on
+	// stems, as the index is.
+	for _, c := range [][2]string{{"arachide", "arachides"}, {"peanut", "peanuts"}, {"moutarde", "moutardes"}, {"egg", "eggs"}} {
+		if one, many := forgive(t, h, c[0]).Count, forgive(t, h, c[1]).Count; many < one {
+			t.Errorf("%q finds %d, fewer than %q's %d", c[1], many, c[0], one)
+		}
+	}
 }
 
 // TestSuggest checks GET /recall/suggest: completions with counts, a

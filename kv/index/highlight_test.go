@@ -98,8 +98,11 @@ func TestHighlight(t *testing.T) {
 			"en": {"title": `&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt; &amp; &#39;quotes&#39; Peanut butter <em>cookies</em>`,
 				"product": "Gizmo 3000 <em>cookies</em>"},
 			"fr": {"product": "Gizmo 3000 <em>cookies</em>"}}},
-		// Accents: "securite" finds "sécurité"; French stems.
+		// Accents: "securite" finds "sécurité"; French stems. The plural
+		// "arachides" reaches the synonym list's "peanut" too.
 		{"securite arachides", "", map[string]map[string]string{
+			"en": {"title": `&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt; &amp; &#39;quotes&#39; <em>Peanut</em> butter cookies`,
+				"hazard": "May contain <em>peanut</em>."},
 			"fr": {"title": "Biscuits au beurre d&#39;<em>arachide</em> : <em>sécurité</em>", "hazard": "Peut contenir des <em>arachides</em>."}}},
 		{"securite", rappel.LangEN, map[string]map[string]string{}},
 		{`"peanut butter" OR gizmo`, rappel.LangEN, map[string]map[string]string{
