@@ -14,7 +14,7 @@ import (
 	"time"
 )
 
-// The backup archive (README, "Running a node") is a tar stream of
+// The backup archive (docs/operations.md, "Backup and restore") is a tar stream of
 // the data dir's files under their paths relative to it, directories
 // implied, followed by one last entry, archiveManifestName, listing every
 // file with its size and SHA-256. The manifest comes last because the
