@@ -74,7 +74,7 @@ type QuotaStore interface {
 // Plan is what the keys of one plan may do: a sustained rate with bursts
 // (a token bucket per key) and a number per calendar month (UTC), both in
 // cost units: a request costs 1 unit, and a search its estimated cost
-// (CostEstimator), at most Burst (README, "Limits").
+// (CostEstimator), at most Burst (docs/api.md, "Limits").
 type Plan struct {
 	Name string
 	// Rate is the sustained units (requests) a second. A Rate or Burst of
@@ -97,7 +97,7 @@ const (
 )
 
 // DefaultPlans returns the plan table: free and pro. The numbers are in the
-// README's "Plans and keys" section.
+// "Plans, keys and rate limits" section of docs/api.md.
 func DefaultPlans() map[string]Plan {
 	return map[string]Plan{
 		PlanFree: {Name: PlanFree, Rate: 5, Burst: 20, Monthly: 100_000},

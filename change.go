@@ -18,7 +18,7 @@ type ChangeListener interface {
 	DataChanged(ctx context.Context, records bool) error
 }
 
-// Kinds of change the change log tells apart (README, "Change feed, Atom
+// Kinds of change the change log tells apart (docs/api.md, "Change feed, Atom
 // and export"): a record put where none was (created), put over an earlier
 // version (updated), put with status archived over a version that was not
 // (archived), or removed from the dataset (deleted).

@@ -6,7 +6,7 @@ import (
 )
 
 // Health Canada's recalls open-data dump has been published in two
-// vocabularies, and the agency changes them without notice (see the README,
+// vocabularies, and the agency changes them without notice (see docs/feeds.md,
 // "What the agencies publish"):
 //
 //   - until early 2024, full names as Organization ("Canadian Food

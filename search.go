@@ -50,7 +50,7 @@ type Search struct {
 	// the order of Page.Facets; nil for none.
 	Facets []string
 	// Highlight adds to each result the fragments of its title, product
-	// and hazard text that q matches (README, "Searching").
+	// and hazard text that q matches (docs/api.md, "Searching").
 	Highlight bool
 	// Buf, when its capacity suffices, holds Page.Results, so a caller can
 	// reuse one buffer across searches instead of allocating a page each.
@@ -127,7 +127,7 @@ type Suggester interface {
 // FacetFields are the fields GET /recall counts its matches by when asked
 // with facets: each names the filter the counts are for (recall_agency is
 // the record's agency), and year the year of event_date. The counts are
-// those of GET /recall/stats for the same records (README, "Searching").
+// those of GET /recall/stats for the same records (docs/api.md, "Searching").
 var FacetFields = Vocabulary{"recall_type", "recall_agency", "hazard_class", "allergen", "category", GroupYear}
 
 // Booleans are the values of a switch parameter such as highlight.
@@ -192,7 +192,7 @@ func InvalidFacets(loc []any, input string, err *FacetsError) Invalid {
 
 // CostEstimator is a Searcher that can tell what a search will cost
 // before running it, in cost units: 1 is a search of a word or two, and a
-// search reading n times as many postings and documents costs n (README,
+// search reading n times as many postings and documents costs n (docs/api.md,
 // "Limits"). The context returned carries what the estimate computed to
 // the Search of the same *Search that follows, which then does not
 // compute it again.

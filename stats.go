@@ -35,7 +35,7 @@ var StatsGroupFields = Vocabulary{
 // StatsSumFields are the numeric record fields sum_field may name.
 var StatsSumFields = Vocabulary{"units_affected"}
 
-// Defaults of GET /recall/stats (README, "Statistics").
+// Defaults of GET /recall/stats (docs/api.md, "Statistics").
 const (
 	DefaultGroupBy    = "recall_type"
 	DefaultPeriodDays = 30
@@ -229,7 +229,7 @@ func unitShort(name string) string {
 
 // PeriodStart is the first day of a period of days ending today: the
 // date, YYYY-MM-DD, that is days before today's date in UTC. Records whose
-// event_date is on or after it are in the period (README, "Statistics").
+// event_date is on or after it are in the period (docs/api.md, "Statistics").
 func PeriodStart(now time.Time, days int) string {
 	y, m, d := now.UTC().Date()
 	return time.Date(y, m, d-days, 0, 0, 0, 0, time.UTC).Format(time.DateOnly)

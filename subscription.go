@@ -462,7 +462,7 @@ type Outbox interface {
 	// and returns how many of each it deleted. Pending rows stay, whatever
 	// their age. A record whose mark is gone would be matched again if a
 	// node saw it as new once more: before must be far enough back that
-	// none can (see the README, section E-mail alerts).
+	// none can (see docs/api.md, section E-mail alerts).
 	PruneAlerts(ctx context.Context, before time.Time) (rows, marks int, err error)
 }
 

@@ -342,7 +342,7 @@ const (
 // queued, as the answer and the endpoint's last_test show it. Its outcome
 // shows from ReadyAt on, whatever the receiver did and however soon: the
 // time an outcome takes to appear says nothing of whether a port is open
-// (README, "Which addresses rappel posts to").
+// (docs/api.md, "Which addresses rappel posts to").
 type WebhookTest struct {
 	// ID is the event's webhook-id header.
 	ID          string    `json:"webhook_id"`

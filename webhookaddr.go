@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// Which addresses a webhook delivery may connect to (README, "Which
+// Which addresses a webhook delivery may connect to (docs/api.md, "Which
 // addresses rappel posts to"): none of the IANA IPv4 and IPv6
 // Special-Purpose Address Registries, nor multicast, nor IPv6 outside the
 // global unicast space 2000::/3. The same check runs when an endpoint is

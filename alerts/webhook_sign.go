@@ -63,7 +63,7 @@ func signature(key []byte, id string, timestamp int64, body []byte) []byte {
 // VerifyWebhook checks a delivery as a receiver does: one of the
 // space-separated v1 signatures of the webhook-signature header matches,
 // and webhook-timestamp is within tolerance of now (replays of old
-// deliveries fail). It is what the README's receiver snippet does.
+// deliveries fail). It is what the receiver snippet of docs/api.md does.
 func VerifyWebhook(secret string, h http.Header, body []byte, now time.Time, tolerance time.Duration) error {
 	key, err := secretKey(secret)
 	if err != nil {

@@ -29,7 +29,7 @@ type ApprovePlugin func(ctx context.Context, source, sha string) error
 // activates the candidate held for approval (its content changed more
 // than --plugin-max-change allows) whose digest the body names, and
 // answers with the plugins' report. A digest no held candidate has is a
-// 422 saying which one is held, if any (README, "Live feeds").
+// 422 saying which one is held, if any (docs/feeds.md, "Live feeds").
 func (s *Server) adminApprovePlugin(w http.ResponseWriter, r *http.Request) error {
 	if err := s.authenticateAdmin(r); err != nil {
 		return err

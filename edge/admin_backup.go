@@ -13,7 +13,7 @@ import (
 const adminBackupTimeout = time.Hour
 
 // adminBackup answers POST /admin/backup: a tar archive of the node's data
-// dir as of the request (README, "Running a node"), streamed as it is
+// dir as of the request (docs/operations.md, "Backup and restore"), streamed as it is
 // written. An archive that fails once started is cut (the connection
 // closes without the body's end) so that the client never takes it for a
 // whole one; its own manifest, last, is what a restore checks.

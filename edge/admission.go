@@ -12,7 +12,7 @@ import (
 	"github.com/rappel-ca/rappel"
 )
 
-// Admission of expensive searches (README, "Limits"). A search is
+// Admission of expensive searches (docs/api.md, "Limits"). A search is
 // estimated before it runs (rappel.CostEstimator); one whose cost reaches
 // Server.ExpensiveCost runs only in one of a few slots (half the cores,
 // at least one), waiting for one in a short queue. A full queue, or a

@@ -75,7 +75,7 @@ func (s *Server) subscribe(w http.ResponseWriter, r *http.Request) error {
 // by field (unknown fields, values that are not strings or not text) and
 // those SubscribeRequest.Validate finds in the other fields are 422 items
 // of one answer, at ["body", ...], so that the client sees every problem
-// at once (README, E-mail alerts). When it returns a request, the
+// at once (docs/api.md, E-mail alerts). When it returns a request, the
 // decoding found nothing wrong; Validate checks the values.
 func decodeSubscribe(r *http.Request) (*rappel.SubscribeRequest, error) {
 	req := &rappel.SubscribeRequest{}

@@ -14,7 +14,7 @@ import (
 
 // Searches without a key (the Atom feed, which feed readers fetch without
 // a header) are limited per client address, in the cost units keys pay
-// (README, "Limits"): a bucket of AnonymousPlan per address, IPv6
+// (docs/api.md, "Limits"): a bucket of AnonymousPlan per address, IPv6
 // addresses counted by their /64, since one host holds a whole /64. The
 // buckets live in memory only, are never pushed to a QuotaStore, and a
 // bucket that has refilled is forgotten, so that the table holds only

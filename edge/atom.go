@@ -106,7 +106,7 @@ func atomDate(d string) (string, bool) {
 // getAtom answers GET /recall/feed.atom: the newest recalls (by
 // recall_date) a search finds, as an Atom 1.0 feed (RFC 4287) in the
 // language asked (English by default). It is public, so that any feed
-// reader, which cannot send a header, can subscribe (README, "Change
+// reader, which cannot send a header, can subscribe (docs/api.md, "Change
 // feed, Atom and export"), and runs the search GET /recall runs.
 func (s *Server) getAtom(w http.ResponseWriter, r *http.Request) error {
 	p := paramsOf(w)
@@ -263,7 +263,7 @@ func atomEntryOf(r *rappel.Record, lang string) atomEntry {
 // writes: the feed is public and cached for a refresh period, and a
 // cache keyed without Host would hand a forged link to every reader.
 // Without PublicURL the link is relative to the feed's own address, which
-// RFC 4287 allows and feed readers resolve (README, "Change feed, Atom
+// RFC 4287 allows and feed readers resolve (docs/api.md, "Change feed, Atom
 // and export").
 func (s *Server) selfURL(r *http.Request) string {
 	rel := (&url.URL{Path: r.URL.Path, RawQuery: r.URL.RawQuery}).String()

@@ -21,7 +21,7 @@ const (
 	headerHost = "X-Gateway-Host"
 )
 
-// errMissingKey is the exact 403 the README gives for a request without a key.
+// errMissingKey is the exact 403 docs/api.md gives for a request without a key.
 var errMissingKey = &rappel.Error{
 	Code:    rappel.EFORBIDDEN,
 	Message: "Missing API key: send it in the x-gateway-key header.",

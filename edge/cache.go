@@ -15,7 +15,7 @@ var (
 	// headerPrivateRead is for reads that need a key: a browser may keep
 	// them a minute (the data refreshes every 15), but a shared cache must
 	// not, or it would answer callers without a key and bypass the rate
-	// limits and quotas (README, Caching).
+	// limits and quotas (docs/api.md, Caching).
 	headerPrivateRead = []string{"private, max-age=60"}
 	// headerPublicRead is for public documents that change only with the
 	// binary (the API description); clients revalidate after an hour.

@@ -79,7 +79,7 @@ type changesJSON struct {
 
 // resyncFix ends the 410s: what a client whose place is gone does.
 const resyncFix = "read the dataset again with GET /recall/export and follow the changes from the cursor in its " +
-	changesCursorHeader + " header (README, \"Change feed, Atom and export\")"
+	changesCursorHeader + " header (docs/api.md, \"Change feed, Atom and export\")"
 
 // changesCursorHeader carries, on GET /recall/export, the place in the
 // change log to follow the exported dataset from.

@@ -18,7 +18,8 @@ type coding uint8
 // The codings, in the server's order of preference when a client accepts
 // several with the same weight: zstd compresses a search page smallest and
 // fastest, brotli nearly as small, gzip is the fallback every client has
-// (RATIONALE.md, Response compression).
+// (RATIONALE.md, API edge, "Why is response compression zstd first, at
+// fast levels?").
 const (
 	identity coding = iota
 	codingZstd

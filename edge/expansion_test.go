@@ -14,7 +14,7 @@ import (
 
 // Queries whose words the index expands, as an attacker sends them: one
 // word as long as q allows, and as many misspelled long words as it
-// holds (README, "Limits").
+// holds (docs/api.md, "Limits").
 var (
 	longWordQ   = strings.Repeat("x", 512)
 	misspelledQ = strings.TrimSpace(strings.Repeat("xqzlisteriaxq ", 30))

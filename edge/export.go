@@ -30,7 +30,7 @@ var exportFormats = rappel.Vocabulary{"ndjson", "csv"}
 const exportPage = rappel.MaxLimit
 
 // csvHeader is the export's CSV header, which does not change but by
-// adding columns at the end (README, "Change feed, Atom and export"). List
+// adding columns at the end (docs/api.md, "Change feed, Atom and export"). List
 // fields join their values with "; ".
 var csvHeader = []string{
 	"record_id", "recall_id", "recall_type", "agency", "status", "event_date", "recall_date",
@@ -111,7 +111,7 @@ func csvRow(dst, names, upcs []string, r *csvRecord) (row, namesOut, upcsOut []s
 }
 
 // neutralizeCell returns cell as a spreadsheet shows it as text, never as
-// a formula (README, "Change feed, Atom and export"), following OWASP's
+// a formula (docs/api.md, "Change feed, Atom and export"), following OWASP's
 // advice on CSV injection: a cell a spreadsheet could read as a formula
 // gets a single quote in front, which spreadsheets take as "this is
 // text" and do not show. That is a cell starting with = + - @, a tab, a
@@ -221,7 +221,7 @@ func (s *Server) getExport(w http.ResponseWriter, r *http.Request) error {
 // stops reading for StallTimeout or closes the connection, when a page
 // misses its query budget, or at shutdown; the exchange records which,
 // for the access log, and the connection is closed without the end of
-// the body, so that the client can tell (README, "Change feed, Atom and
+// the body, so that the client can tell (docs/api.md, "Change feed, Atom and
 // export").
 func (s *Server) streamExport(w http.ResponseWriter, r *http.Request, snap rappel.Snapshot, q *rappel.Search, page *rappel.Page, format string) error {
 	x := exchangeOf(w)

@@ -10,7 +10,7 @@ import (
 
 // limitHeaders answers a request whose request line and headers take more
 // than maxHeaderBytes with a 431 in the API's JSON error shape, naming the
-// longest part, before anything reads the request (README, Limits).
+// longest part, before anything reads the request (docs/api.md, Limits).
 // net/http would answer it with a plain-text 431 of its own: its limit is
 // set higher (readHeaderBytes), so that the request reaches this check.
 func (s *Server) limitHeaders(next http.Handler) http.Handler {

@@ -9,7 +9,7 @@ import (
 	"github.com/rappel-ca/rappel/internal/buildinfo"
 )
 
-// health is the body of GET /health (README, the API table).
+// health is the body of GET /health (README, "Routes").
 type health struct {
 	Status           string `json:"status"`
 	Records          int    `json:"records"`

@@ -13,7 +13,7 @@ import (
 	"github.com/rappel-ca/rappel"
 )
 
-// Rate limits and quotas (README, "Plans, keys and rate limits" and the API table): every key of a
+// Rate limits and quotas (docs/api.md, "Plans, keys and rate limits", and the README's routes table): every key of a
 // plan has a token bucket (Plan.Rate, Plan.Burst) and a monthly count
 // (Plan.Monthly, calendar months in UTC). Both live in memory, in one
 // keyState per key ID updated with compare-and-swap, so that a request
@@ -43,7 +43,7 @@ import (
 // left, t seconds until the month ends. A 429 has r=0 for the policy it
 // broke and Retry-After equal to that policy's t.
 //
-// Both count cost units (README, "Limits"): a request is one unit, and a
+// Both count cost units (docs/api.md, "Limits"): a request is one unit, and a
 // search its estimated cost, up to the plan's burst; the units beyond the
 // first are taken once the search is parsed and estimated (charge), in
 // the same compare-and-swap loops, and RateLimit then says what is left.
@@ -243,7 +243,7 @@ func (s *Server) limit(w http.ResponseWriter, key *rappel.APIKey) error {
 }
 
 // charge takes from key's bucket and quota what a search of cost units
-// costs beyond the unit its request was charged (README, "Limits"), and
+// costs beyond the unit its request was charged (docs/api.md, "Limits"), and
 // sets the RateLimit header again to what is left. A cost above the
 // plan's burst is charged the burst, so that a full bucket always takes
 // it.

@@ -246,7 +246,7 @@ func mustStore(tb testing.TB, recs []*rappel.Record) *kv.Store {
 
 // call sends GET target (a path and query) over HTTP with the test key and
 // returns the status and body, checking that the body is JSON and, for an
-// error, {"detail": ...} as the README shapes it.
+// error, {"detail": ...} as docs/api.md shapes it.
 func (e *lookupEnv) call(tb testing.TB, target string) (int, []byte) {
 	tb.Helper()
 	req, err := http.NewRequest(http.MethodGet, e.base+target, nil)

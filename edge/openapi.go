@@ -58,7 +58,7 @@ type servedDoc struct {
 }
 
 // servedOpenAPICache holds the document last served, rebuilt only when
-// the agencies change (README, "API description: /openapi.json and /docs").
+// the agencies change (docs/api.md, "API description: /openapi.json and /docs").
 var servedOpenAPICache atomic.Pointer[servedDoc]
 
 // servedOpenAPI returns the document GET /openapi.json serves: the

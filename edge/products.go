@@ -10,7 +10,7 @@ import (
 
 // products is the body of GET /recall/products. Unlike a record, its
 // optional keys are always present, null when the record lacks them
-// (README, "Lookups"); product_list is [] rather than null, since the
+// (docs/api.md, "Lookups"); product_list is [] rather than null, since the
 // spec gives it no null.
 type products struct {
 	RecallID                 string                `json:"recall_id"`

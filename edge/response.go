@@ -121,7 +121,7 @@ const streamChunk = 16 << 10
 // streamWrites makes every later write of the response extend the
 // connection's write deadline by stall, in place of the server's fixed
 // WriteTimeout: a streamed response lasts as long as its client keeps
-// reading, and is cut once the client takes no bytes for stall (README,
+// reading, and is cut once the client takes no bytes for stall (docs/api.md,
 // "Change feed, Atom and export").
 func (x *exchange) streamWrites(stall time.Duration) {
 	x.stream = http.NewResponseController(x.ResponseWriter)

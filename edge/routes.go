@@ -21,7 +21,7 @@ type route struct {
 	// example "/recall/{record_id}"; handlers read wildcards with
 	// r.PathValue.
 	pattern string
-	// public routes need no x-gateway-key (README, "Plans, keys and rate limits" and the API table).
+	// public routes need no x-gateway-key (docs/api.md, "Plans, keys and rate limits", and the README's routes table).
 	// The zero value requires a key.
 	public bool
 	// params are the query parameter names the route accepts; any other
@@ -47,7 +47,7 @@ func (s *Server) routes() []route {
 		{methods: get, pattern: "/recall/stats", params: statsParams, handle: s.getStats},
 		{methods: get, pattern: "/recall/changes", params: changesParams, handle: s.getChanges},
 		{methods: get, pattern: "/recall/export", params: exportParams, handle: s.getExport},
-		// Public: feed readers cannot send a key (README, "Change feed, Atom and export").
+		// Public: feed readers cannot send a key (docs/api.md, "Change feed, Atom and export").
 		{methods: get, pattern: "/recall/feed.atom", public: true, params: atomParams, handle: s.getAtom},
 		{methods: get, pattern: "/recall/suggest", params: suggestParams, handle: s.getSuggest},
 		{methods: get, pattern: "/recall/products", params: []string{"id"}, handle: s.getProducts},
@@ -73,7 +73,7 @@ func (s *Server) routes() []route {
 		{methods: []string{http.MethodDelete}, pattern: "/admin/plugins/{source}", public: true, handle: s.adminDeletePlugin},
 		{methods: get, pattern: "/metrics", public: true, handle: s.getMetrics},
 		// The API description (openapi.json, with its test) and the page
-		// rendering it: public, as the README says.
+		// rendering it: public, as the README's routes table says.
 		{methods: get, pattern: "/openapi.json", public: true, handle: s.openAPI},
 		{methods: get, pattern: "/docs", public: true, handle: s.docsPage},
 		{methods: get, pattern: "/docs/{file...}", public: true, handle: s.docsFile},

@@ -15,7 +15,7 @@ import (
 )
 
 // Names of GET /recall's date parameters, canonical name first, then its
-// aliases (README, "Searching").
+// aliases (docs/api.md, "Searching").
 var (
 	issuedAfterNames  = []string{"issued_after", "date_from", "date_after"}
 	issuedBeforeNames = []string{"issued_before", "date_to", "date_before"}
@@ -33,7 +33,7 @@ var filterParams = slices.DeleteFunc(slices.Clone(recallParams), func(name strin
 })
 
 // Sort values a client may send besides closing, which is recognised only
-// to be refused with a 400 by the searcher (README, "Searching"): a
+// to be refused with a 400 by the searcher (docs/api.md, "Searching"): a
 // 422 should not suggest it.
 var (
 	sortKeys   = rappel.Vocabulary{rappel.SortDate, rappel.SortPublished, rappel.SortValue, rappel.SortRelevance}

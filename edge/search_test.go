@@ -202,7 +202,7 @@ func (e *searchEnv) count(tb testing.TB, v url.Values) int {
 }
 
 // expect returns the ids of the corpus records keep accepts, in the order
-// of sortBy and asc as the README defines it.
+// of sortBy and asc as docs/api.md defines it.
 func (e *searchEnv) expect(keep func(*rappel.Record) bool, sortBy string, asc bool) []string {
 	var recs []*rappel.Record
 	for _, r := range e.byID {
@@ -218,7 +218,7 @@ func (e *searchEnv) expect(keep func(*rappel.Record) bool, sortBy string, asc bo
 	return ids
 }
 
-// compareRecords is the order of GET /recall, written from the README
+// compareRecords is the order of GET /recall, written from docs/api.md
 // rather than from the index: the sort key in the asked direction, records
 // without units_affected last both ways for value, ties on record_id.
 func compareRecords(a, b *rappel.Record, sortBy string, asc bool) int {

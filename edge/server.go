@@ -42,7 +42,7 @@ type Server struct {
 	// Now is the clock, replaced in tests.
 	Now func() time.Time
 	// QueryBudget bounds the evaluation of one search (GET /recall); a
-	// search that takes longer gets 504 (README, "Searching").
+	// search that takes longer gets 504 (docs/api.md, "Searching").
 	QueryBudget time.Duration
 	// Alerts serves subscribe, confirm and unsubscribe, which answer 503
 	// while it is nil.

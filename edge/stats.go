@@ -17,7 +17,7 @@ var statsParams = []string{"group_by", "period", "sum_field"}
 // points them to year and month.
 var dateFields = []string{"event_date", "recall_date", "date_modified", "last_updated", "fetched_at", "date"}
 
-// getStats answers GET /recall/stats (README, "Statistics"):
+// getStats answers GET /recall/stats (docs/api.md, "Statistics"):
 //
 //	{"entity_type":"recall","period_days":30,"issued_after":"2026-10-23",
 //	 "total_in_db":41000,"total":312,"sum_field":"units_affected","total_sum":9120,

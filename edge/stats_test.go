@@ -41,7 +41,7 @@ type statsAnswer struct {
 }
 
 // stats sends GET /recall/stats?query, which must answer 200, and checks
-// that the body has exactly the keys the README names, the array under
+// that the body has exactly the keys docs/api.md names, the array under
 // by_<groupBy>.
 func (e *lookupEnv) stats(tb testing.TB, query, groupBy string) statsAnswer {
 	tb.Helper()

@@ -10,7 +10,7 @@ import (
 	"github.com/rappel-ca/rappel/vindecode"
 )
 
-// How a VIN lookup matched its results (see the README, GET /recall/vin).
+// How a VIN lookup matched its results (docs/api.md, "Lookups").
 const (
 	matchMakeModelYear = "make_model_year"
 	matchMakeYear      = "make_year"

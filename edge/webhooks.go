@@ -35,7 +35,7 @@ func (s *Server) webhooks(w http.ResponseWriter) (rappel.Webhooks, string, error
 // checked by WebhookRequest.Validate. A body whose fields the decoder
 // refuses (unknown, of the wrong type, not text) is answered with those
 // problems and the ones Validate finds in the other fields, in one 422,
-// as a subscription's is (README, "Webhooks"); the address rules that
+// as a subscription's is (docs/api.md, "Webhooks"); the address rules that
 // depend on the server's settings are checked once the body decodes.
 func decodeWebhook(r *http.Request) (*rappel.WebhookRequest, error) {
 	req := &rappel.WebhookRequest{}
@@ -122,7 +122,7 @@ func (s *Server) deleteWebhook(w http.ResponseWriter, r *http.Request) error {
 
 // testWebhook answers POST /recall/webhooks/{id}/test with 202 and the
 // webhook.test event it queued, pending; the endpoint's last_test shows
-// the outcome from the event's ready_at on (README, "Which addresses
+// the outcome from the event's ready_at on (docs/api.md, "Which addresses
 // rappel posts to": the answer and its timing are the same whatever the
 // receiver does).
 func (s *Server) testWebhook(w http.ResponseWriter, r *http.Request) error {

@@ -319,7 +319,7 @@ func itemsOf(t *testing.T, body []byte) []rappel.Invalid {
 // TestWebhooks_RefusedAddresses registers, through the real router, URLs
 // on addresses no webhook may reach: the IPv4 documentation and 6to4
 // relay blocks, the IPv6 documentation block, 6to4 and IPv4-mapped forms
-// (of a public address too, as the README promises). Each is a 422 whose
+// (of a public address too, as docs/api.md promises). Each is a 422 whose
 // sentence names the address, its block and what to give instead.
 func TestWebhooks_RefusedAddresses(t *testing.T) {
 	_, do := webhookEnv(t, alerts.NewHookSender())

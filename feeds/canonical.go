@@ -17,7 +17,7 @@ import (
 )
 
 // Raw records are compared by a hash of their content, not of their bytes
-// (README "Live feeds"): each item (a JSON row or document, a CSV row) is
+// (docs/feeds.md, "Live feeds"): each item (a JSON row or document, a CSV row) is
 // put in a canonical form first, in which key order, whitespace between
 // JSON tokens, JSON escapes, CSV quoting, line endings and the spelling of
 // HTML entities do not count. An agency that changes its JSON writer (the

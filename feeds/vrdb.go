@@ -50,7 +50,7 @@ func (vrdbFormat) split(docs map[string][]byte) ([]rappel.RawRecord, error) {
 	}
 	// Without the key column (renamed upstream), every row is keyed by its
 	// content: the plugin decides what the file means, and a plugin that
-	// knows the new name is what fixes it (README, "Live feeds"). The
+	// knows the new name is what fixes it (docs/feeds.md, "Live feeds"). The
 	// bundled plugin fails on such a file with a sentence naming the
 	// column, and the refresh keeps the last good data.
 	headerEnd := cr.InputOffset()

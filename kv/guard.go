@@ -19,34 +19,16 @@ import (
 	"github.com/rappel-ca/rappel"
 )
 
-// Failing storage. Pebble stops the process on a failed write of its
-// write-ahead log or MANIFEST (it panics, or calls Logger.Fatalf), and a
-// flush that fails for want of space is retried at once, forever, while
-// the writes behind it wait for room in the memtables. So a full disk
-// would either kill the node or hang every write. The store keeps such
-// failures from Pebble instead:
-//
-//   - Pebble's file system is wrapped (guardFS): an operation that fails
-//     with a storage error is held, not returned: a write, create, rename
-//     or preallocation is retried at every probe tick, and a sync or close
-//     that failed is never retried (after a failed fsync the kernel may
-//     have dropped the pages it could not write, so a second fsync could
-//     succeed without the data being on disk): it stays held until the
-//     process ends, and nothing written after it is acknowledged.
-//   - The first held failure marks the store faulted. While it is, every
-//     write answers at once an EUNAVAILABLE *rappel.Error that names the
-//     reason, without entering Pebble.
-//   - A write that started before the fault returns as soon as the fault
-//     starts, or after WriteTimeout and a second per 10 MiB it writes at
-//     most (a stalled disk returns no error at all): the commit goes on in
-//     the background on a copy of the batch, so the caller's batch may be
-//     closed. It may still land once the storage recovers; the caller was
-//     told it failed, which the change log allows (commitLogged).
-//   - While faulted, every ProbeInterval held operations are retried and
-//     a probe write (probeKey, synced) is tried; the fault ends when the
-//     probe succeeds with no operation held.
-//
-// Reads are not guarded: they go on while writes fail.
+// Failing storage. Pebble's file system is wrapped (guardFS) so that an
+// operation that fails is held, not returned to Pebble: a write, create,
+// rename or preallocation is retried at every probe tick, a sync or close
+// that failed never is. While anything is held the store is faulted: every
+// write answers at once an EUNAVAILABLE *rappel.Error naming the reason, a
+// write already inside Pebble returns after WriteTimeout (its commit goes
+// on in the background on a copy of the batch; the change log allows it,
+// see commitLogged), and a probe write ends the fault. Reads are not
+// guarded. What an operator sees is in docs/operations.md, "When the disk
+// fills up or fails"; why it is built so, in RATIONALE.md, "Storage".
 
 // Defaults of Store.WriteTimeout and Store.ProbeInterval.
 const (

@@ -81,7 +81,7 @@ var _ rappel.RecordStore = (*Store)(nil)
 
 // DefaultKeepChanges is the KeepChanges a serving node sets: a reader of
 // the change feed that polls at least weekly never loses its place
-// (README, "Change feed, Atom and export").
+// (docs/api.md, "Change feed, Atom and export").
 const DefaultKeepChanges = 7 * 24 * time.Hour
 
 // NewStore returns a Store for the database in directory path, logging to

@@ -19,7 +19,7 @@ import (
 	"github.com/rappel-ca/rappel/kv"
 )
 
-// Backup and restore (README, "Running a node"). Pebble lets one
+// Backup and restore (docs/operations.md, "Backup and restore"). Pebble lets one
 // process open a store, so a backup is taken by the running node: POST
 // /admin/backup checkpoints its store and key database and streams them
 // with the rest of the data dir; rappel backup saves that stream, and

@@ -167,7 +167,7 @@ func (c *ServeCommand) startFeeds(ctx context.Context, store *kv.Store, listener
 	closePlugins := func() error { return nil }
 	if !live.Off {
 		// A plugin whose manifest describes a new source adds it to the
-		// feeds, at start for those kept from before (README, "Live
+		// feeds, at start for those kept from before (docs/feeds.md, "Live
 		// feeds").
 		onSource := func(m *plugins.Manifest) error { return live.AddSource(manifestSource(m)) }
 		var onActivated func(string, []byte, string)
@@ -271,11 +271,11 @@ func (c *FeedsConfig) openPlugins(ctx context.Context, dataDir string, bundled i
 	reg.MaxChange = c.MaxChange
 	if verifier != nil {
 		// A candidate from the directory goes live only signed by a
-		// trusted key (README, "Live feeds").
+		// trusted key (docs/feeds.md, "Live feeds").
 		reg.Verify = verifier.Hook(c.PluginsDir)
 	}
 	// A swap outlives a restart: the active plugin of each source is kept
-	// beside the store (README, "Live feeds").
+	// beside the store (docs/feeds.md, "Live feeds").
 	reg.ActiveDir = filepath.Join(dataDir, "plugins", "active")
 	reg.Logger = log
 	reg.OnSource = onSource

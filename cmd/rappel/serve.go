@@ -267,7 +267,7 @@ func (c *ServeCommand) Run(ctx context.Context) (err error) {
 	// matches the new recalls at once.
 	listeners = append(listeners, alertRunner)
 	// In a fleet, one node refreshes the feeds and publishes each refresh,
-	// which the others apply (README, "Fleet mode").
+	// which the others apply (docs/operations.md, "Fleet mode").
 	node, feedListeners := c.fleetNode(shared.Shared, store, listeners, log)
 	stopFeeds, err := c.startFeeds(ctx, store, feedListeners, node, srv, log)
 	if err != nil {

@@ -1,5 +1,5 @@
-// Package archive reads and writes a node's backup (README, "Running a
-// node"): a tar stream of the data dir's files under their paths relative
+// Package archive reads and writes a node's backup (docs/operations.md,
+// "Backup and restore"): a tar stream of the data dir's files under their paths relative
 // to it, directories implied, followed by one last entry, ManifestName,
 // listing every file with its size and SHA-256. The manifest comes last
 // because the archive is streamed as the files are read: a stream cut

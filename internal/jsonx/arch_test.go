@@ -15,8 +15,8 @@ import (
 const wantNativeEnv = "RAPPEL_JSONX_WANT_NATIVE"
 
 // TestNative checks that sonic's native code runs where it should: on
-// amd64 with a Go sonic supports (this machine, and so the figures of the
-// README), and as TestOtherArchitectures says on other architectures.
+// amd64 with a Go sonic supports (this machine, and so the figures of
+// BENCHMARKS.md), and as TestOtherArchitectures says on other architectures.
 func TestNative(t *testing.T) {
 	want, ok := false, false
 	if v := os.Getenv(wantNativeEnv); v != "" {

@@ -26,7 +26,7 @@ const phraseWork = 4
 
 var _ rappel.CostEstimator = (*View)(nil)
 
-// SearchCost estimates the cost of q in cost units (README, "Limits"),
+// SearchCost estimates the cost of q in cost units (docs/api.md, "Limits"),
 // computing its expansion once: the context returned carries it to the
 // Search of q on v that follows, which does not compute it again.
 //

@@ -39,7 +39,7 @@ import (
 //   - A word or phrase of the synonym list (synonyms.go) also matches its
 //     synonyms.
 //   - A word of more than maxExpandWord characters is neither corrected
-//     nor split: it matches by its own forms only (README, "Limits").
+//     nor split: it matches by its own forms only (docs/api.md, "Limits").
 //
 // The expansion is computed once per search over every part a view looks
 // in, with each term's documents counted as the view sees them, so that a

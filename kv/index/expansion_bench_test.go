@@ -9,7 +9,7 @@ import (
 )
 
 // Queries whose words the index expands (typos, splits, prefixes): what
-// the estimate prices before a search runs (README, "Limits").
+// the estimate prices before a search runs (docs/api.md, "Limits").
 var expansionQueries = []struct{ name, q string }{
 	{"typo_lysteria", "lysteria"},
 	{"typo_salmonelaa", "salmonelaa"},

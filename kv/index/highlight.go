@@ -19,7 +19,7 @@ const (
 )
 
 // highlighter adds to records' JSON the fragments of their text that a
-// query matches (README, "Searching"):
+// query matches (docs/api.md, "Searching"):
 //
 //	"highlights":{"en":{"title":"…","product":"…","hazard":"…"},"fr":{…}}
 //

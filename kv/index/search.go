@@ -12,7 +12,7 @@ import (
 // ctxCheckEvery is how many documents a loop handles between looks at the
 // query's deadline: at most a few hundred microseconds of work even when
 // each document is scored for 32 terms, so that a search past its budget
-// stops within a small part of it (README, "Limits").
+// stops within a small part of it (docs/api.md, "Limits").
 const ctxCheckEvery = 256
 
 func timeoutError() error {

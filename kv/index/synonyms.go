@@ -8,7 +8,7 @@ import (
 
 // synonymsTSV is the synonym list: one group of words or phrases a line,
 // separated by tabs, each of which also matches the others. Lines starting
-// with # are comments. See the README for what it holds and why.
+// with # are comments. See docs/api.md, "Searching", for what it holds and why.
 //
 //go:embed synonyms.tsv
 var synonymsTSV string

@@ -136,8 +136,8 @@ func Check(tb testing.TB, out Output) {
 
 // RealSample returns the real upstream sample called name, read from the
 // directory of real public samples kept beside the repository (../shared/real
-// from the module root; the README says what is there). The samples are not
-// part of the repository, so a test that needs one is skipped when it is
+// from the module root; README, "The real agency samples"). The samples are
+// not part of the repository, so a test that needs one is skipped when it is
 // absent, with a sentence saying where it was looked for, and fails instead
 // when RAPPEL_CI is set, where they must be present.
 func RealSample(tb testing.TB, name string) []byte {
