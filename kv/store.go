@@ -352,8 +352,14 @@ func prefixOptions(p []byte) *pebble.IterOptions {
 // pebbleLogger passes Pebble's messages to a slog.Logger.
 type pebbleLogger struct{ l *slog.Logger }
 
+// Infof logs at DEBUG: Pebble's informational lines are its own
+// bookkeeping ("Found 1 WALs", a warm start's "WAL … stopped reading at
+// offset", which is the normal end of a replay), which alarm a reader of
+// the node's log and tell an operator nothing to act on.
 func (p pebbleLogger) Infof(format string, args ...any) {
-	p.l.Info(fmt.Sprintf(format, args...), "component", "pebble")
+	if p.l.Enabled(context.Background(), slog.LevelDebug) {
+		p.l.Debug(fmt.Sprintf(format, args...), "component", "pebble")
+	}
 }
 
 func (p pebbleLogger) Errorf(format string, args ...any) {

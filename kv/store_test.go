@@ -5,9 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -317,4 +319,22 @@ func jsonDiff(tb testing.TB, got, want *rappel.Record) string {
 		return ""
 	}
 	return "record differs:\n got " + string(g) + "\nwant " + string(w)
+}
+
+// TestStore_QuietWarmStart reopens a store that has a WAL to replay: at
+// INFO the log holds none of Pebble's bookkeeping (its replay's "stopped
+// reading at offset" alarms readers), at DEBUG it does.
+func TestStore_QuietWarmStart(t *testing.T) {
+	for _, level := range []slog.Level{slog.LevelInfo, slog.LevelDebug} {
+		var buf bytes.Buffer
+		s := MustOpenStore(t)
+		s.Logger = slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: level}))
+		MustReopen(t, s)
+		MustPut(t, s, fixture(t))
+		MustReopen(t, s)
+		got := strings.Contains(buf.String(), "component=pebble")
+		if want := level == slog.LevelDebug; got != want {
+			t.Errorf("at %v, Pebble's lines logged: %v, want %v:\n%s", level, got, want, buf.String())
+		}
+	}
 }
