@@ -155,7 +155,11 @@ func (req *WebhookRequest) Validate(ctx context.Context, allowHTTPLoopback bool)
 // the body field, worded as GET /recall words it. Another error is the
 // searcher failing, returned as is.
 func (c *fieldCheck) knownCategory(ctx context.Context, category string, served Searcher) error {
-	_, err := served.Search(ctx, &Search{Category: category, Limit: 1})
+	q, err := (&Search{Category: category, Limit: 1}).Checked()
+	if err != nil {
+		return err
+	}
+	_, err = served.Search(ctx, q)
 	var ue *UnknownError
 	if errors.As(err, &ue) {
 		c.items = append(c.items, InvalidValue(BodyLoc("category"), category, ue.Reason()))

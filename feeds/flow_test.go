@@ -24,14 +24,15 @@ func TestRefresh_IndexAndAlerts(t *testing.T) {
 	ctx := context.Background()
 	h := newHarness(t)
 	h.loadBundle(nil, true)
-	catalog := MustCatalog(t, h)
+	idx := MustIndex(t, h.store)
+	catalog := idx.Catalog
 	smtp := smtptest.MustStart(t)
 	runner, err := alerts.NewRunner(alerts.Config{SMTPAddr: smtp.Addr, SMTPFrom: "alerts@rappel.example.ca",
 		PublicURL: "https://rappel.example.ca", Interval: time.Hour}, h.store, h.store, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.r.Listeners = []rappel.ChangeListener{catalog.Listener(h.store), runner}
+	h.r.Listeners = []rappel.ChangeListener{idx, runner}
 	h.open()
 	h.mustRefresh() // the first live refresh takes over from the bundle
 	q, lang := "frozen peas", "en"

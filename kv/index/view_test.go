@@ -87,7 +87,7 @@ func TestView_SameAnswers(t *testing.T) {
 			}
 			base, delta, deleted := splitChange(t, final, c.added, c.changed, c.removed)
 			v := NewView(base, delta, deleted, info)
-			sameAnswers(t, want, v, final, 3, 800)
+			sameAnswers(t, want.View(), v, final, 3, 800)
 			// And with the parts read from their segments.
 			bs, err := OpenSegmentBytes("base", mustSegmentBytes(t, base), Options{})
 			if err != nil {
@@ -97,7 +97,7 @@ func TestView_SameAnswers(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			sameAnswers(t, want, NewView(bs, ds, deleted, info), final, 4, 300)
+			sameAnswers(t, want.View(), NewView(bs, ds, deleted, info), final, 4, 300)
 		})
 	}
 }
@@ -116,5 +116,5 @@ func TestView_Bundle(t *testing.T) {
 		rng[i], rng[j] = rng[j], rng[i]
 	}
 	base, delta, deleted := splitChange(t, rng, 120, 100, 50)
-	sameAnswers(t, all, NewView(base, delta, deleted, all.Info()), final, 5, 200)
+	sameAnswers(t, all.View(), NewView(base, delta, deleted, all.Info()), final, 5, 200)
 }
