@@ -2,6 +2,7 @@ package index
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
@@ -117,4 +118,29 @@ func TestView_Bundle(t *testing.T) {
 	}
 	base, delta, deleted := splitChange(t, rng, 120, 100, 50)
 	sameAnswers(t, all.View(), NewView(base, delta, deleted, all.Info()), final, 5, 200)
+}
+
+// TestView_OneSearchPath checks that every search goes through View: a
+// snapshot answers no search of its own (it is served as a view with no
+// delta), and the catalog has no way to change but the one production
+// uses (Swap, SwapView, from Segments).
+func TestView_OneSearchPath(t *testing.T) {
+	for _, c := range []struct {
+		typ     reflect.Type
+		methods []string
+	}{
+		{reflect.TypeFor[*Snapshot](), []string{"Search", "SearchCost"}},
+		{reflect.TypeFor[*Catalog](), []string{"Reload", "Listener"}},
+	} {
+		for _, m := range c.methods {
+			if _, ok := c.typ.MethodByName(m); ok {
+				t.Errorf("%v has a method %s: a second path beside View and Segments", c.typ, m)
+			}
+		}
+	}
+	s := mustBuild(t, testCorpus(30))
+	var _ rappel.Snapshot = s.View()
+	if got, want := search(t, s, &rappel.Search{Limit: 5}).Count, 30; got != want {
+		t.Errorf("the snapshot served as a view finds %d records, want %d", got, want)
+	}
 }
