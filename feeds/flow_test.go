@@ -11,6 +11,7 @@ import (
 	"github.com/rappel-ca/rappel"
 	"github.com/rappel-ca/rappel/alerts"
 	"github.com/rappel-ca/rappel/alerts/smtptest"
+	"github.com/rappel-ca/rappel/kv/index"
 )
 
 // TestRefresh_IndexAndAlerts follows one new recall from the agencies'
@@ -28,7 +29,7 @@ func TestRefresh_IndexAndAlerts(t *testing.T) {
 	catalog := idx.Catalog
 	smtp := smtptest.MustStart(t)
 	runner, err := alerts.NewRunner(alerts.Config{SMTPAddr: smtp.Addr, SMTPFrom: "alerts@rappel.example.ca",
-		PublicURL: "https://rappel.example.ca", Interval: time.Hour}, h.store, h.store, slog.New(slog.DiscardHandler))
+		PublicURL: "https://rappel.example.ca", Interval: time.Hour}, h.store, h.store, index.Engine{}, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
