@@ -83,12 +83,45 @@ type Correction struct {
 	Matched []string `json:"matched"`
 }
 
+// CheckedSearch is a Search that Check accepted. Search.Checked is the
+// only way to make one that is not the zero value (itself the empty
+// search, which Check accepts), so a Searcher given one never checks it
+// again: a search is validated once, where the request is read (README,
+// "Searching").
+type CheckedSearch struct {
+	q *Search // a copy: the Search checked cannot change it afterwards
+}
+
+// Checked returns q as a CheckedSearch when Check accepts it, and Check's
+// 400 otherwise.
+func (q *Search) Checked() (CheckedSearch, error) {
+	if err := q.Check(); err != nil {
+		return CheckedSearch{}, err
+	}
+	c := *q
+	return CheckedSearch{q: &c}, nil
+}
+
+// Search returns the search that was checked. A searcher reads it and
+// does not change it; every call returns the same pointer, so that it may
+// key what one search computes for the next step of the same search
+// (CostEstimator).
+func (c CheckedSearch) Search() *Search {
+	if c.q == nil {
+		return &emptySearch
+	}
+	return c.q
+}
+
+// emptySearch is the search of the zero CheckedSearch.
+var emptySearch Search
+
 // Searcher answers searches. Search returns an *Error: EBADREQUEST for a
-// cursor that is malformed, tampered with or from another search, or for a
-// search Search.Check refuses; EINVALID carrying an *UnknownError for a
-// category no record has; ETIMEOUT when ctx ends first.
+// cursor that is malformed, tampered with or from another search;
+// EINVALID carrying an *UnknownError for a category no record has;
+// ETIMEOUT when ctx ends first.
 type Searcher interface {
-	Search(ctx context.Context, s *Search) (*Page, error)
+	Search(ctx context.Context, s CheckedSearch) (*Page, error)
 }
 
 // Suggestions are what GET /recall/suggest proposes for a q being typed:
@@ -194,8 +227,8 @@ func InvalidFacets(loc []any, input string, err *FacetsError) Invalid {
 // before running it, in cost units: 1 is a search of a word or two, and a
 // search reading n times as many postings and documents costs n (docs/api.md,
 // "Limits"). The context returned carries what the estimate computed to
-// the Search of the same *Search that follows, which then does not
+// the Search of the same CheckedSearch that follows, which then does not
 // compute it again.
 type CostEstimator interface {
-	SearchCost(ctx context.Context, s *Search) (context.Context, int, error)
+	SearchCost(ctx context.Context, s CheckedSearch) (context.Context, int, error)
 }

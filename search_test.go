@@ -2,6 +2,7 @@ package rappel
 
 import (
 	"errors"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -85,4 +86,39 @@ func FuzzParseFacets(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestCheckedSearch checks that a search reaches a searcher only checked:
+// Checked refuses what Check refuses, with Check's 400 and no search; what
+// it accepts is a copy, which changing the Search afterwards leaves as it
+// was checked; and the zero CheckedSearch is the empty search, which
+// Check accepts.
+func TestCheckedSearch(t *testing.T) {
+	for name, q := range map[string]Search{
+		"Closing":      {SortBy: SortClosing},
+		"RelevanceNoQ": {SortBy: SortRelevance},
+		"CursorValue":  {Cursor: "c", SortBy: SortValue},
+		"CursorOffset": {Cursor: "c", Offset: 5},
+		"DeepOffset":   {Offset: MaxOffset + 1},
+	} {
+		c, err := q.Checked()
+		if ErrorCode(err) != EBADREQUEST || err.Error() != q.Check().Error() || !reflect.DeepEqual(*c.Search(), Search{}) {
+			t.Errorf("%s: Checked() = %+v, %v; want Check's 400 and the empty search", name, *c.Search(), err)
+		}
+	}
+	q := &Search{Query: &Query{}, SortBy: SortRelevance, Limit: 7}
+	c, err := q.Checked()
+	if err != nil {
+		t.Fatal(err)
+	}
+	q.Query, q.Cursor, q.Offset = nil, "c", MaxOffset+1
+	if got := c.Search(); got.Query == nil || got.Cursor != "" || got.Offset != 0 || got.Limit != 7 || got == q {
+		t.Errorf("the checked search changed with the Search it was made from: %+v", *got)
+	}
+	if c.Search() != c.Search() {
+		t.Error("a CheckedSearch gives a new search at each call; the estimate and the search of it must see the same one")
+	}
+	if err := (CheckedSearch{}).Search().Check(); err != nil {
+		t.Errorf("the zero CheckedSearch is a search Check refuses: %v", err)
+	}
 }

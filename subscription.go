@@ -7,8 +7,6 @@ import (
 	"net/netip"
 	"strings"
 	"time"
-
-	"golang.org/x/net/idna"
 )
 
 // Subscription states.
@@ -215,14 +213,15 @@ type ConfirmOutbox interface {
 }
 
 // Validate checks req as the subscribe endpoint does and returns the
-// subscription's address, language and search, or a 422 *Error listing
-// every problem, at loc BodyLoc(field).
-func (req *SubscribeRequest) Validate() (email, lang string, s AlertSearch, err error) {
+// subscription's address, its domain written by names in ASCII, language
+// and search, or a 422 *Error listing every problem, at loc
+// BodyLoc(field).
+func (req *SubscribeRequest) Validate(names DomainNames) (email, lang string, s AlertSearch, err error) {
 	var c fieldCheck
 	if req.Email == nil {
 		c.items = append(c.items, InvalidMissing(BodyLoc("email"), "send the e-mail address to alert"))
 	} else if e := c.str("email", req.Email, MaxEmailBytes); e != "" || *req.Email == "" {
-		if addr, why := mailbox(e); why == nil {
+		if addr, why := mailbox(e, names); why == nil {
 			email = addr
 		} else {
 			c.items = append(c.items, InvalidValue(BodyLoc("email"), *req.Email, *why))
@@ -298,15 +297,16 @@ func checkText(field, v string, max int, strict bool) (it Invalid, bad bool) {
 }
 
 // mailbox accepts one bare address local@domain, with a dotted domain, and
-// returns it with the domain as its lower-case A-label (xn--…), so that
+// returns it with the domain as its lower-case A-label (xn--…, written by
+// names.EmailDomain), so that
 // the address reaches SMTP's RCPT TO, and every counter keyed by it, in
 // one ASCII form however its domain was typed. The local part is kept as
 // sent (RFC 6532 allows UTF-8 there; it has no ASCII form). The reason
 // says what is wrong with an address refused.
-func mailbox(s string) (string, *Reason) {
+func mailbox(s string, names DomainNames) (string, *Reason) {
 	notMailbox := &Reason{Problem: "is not a valid e-mail address", Fix: "send one mailbox such as 'name@example.ca', without a display name"}
 	if at := strings.LastIndexByte(s, '@'); at >= 0 {
-		if domain := s[at+1:]; ipDomain(domain) || ipDomain(lookupForm(domain)) {
+		if domain := s[at+1:]; ipDomain(domain) || ipDomain(lookupForm(domain, names)) {
 			return "", &Reason{Problem: fmt.Sprintf("has an IP address as its domain (%s)", Quote(domain)),
 				Fix: "send an address at a domain name, such as 'name@example.ca': alerts are not e-mailed to IP addresses"}
 		}
@@ -324,7 +324,7 @@ func mailbox(s string) (string, *Reason) {
 		strings.HasSuffix(domain, ".") || strings.Contains(domain, "..") {
 		return "", notMailbox
 	}
-	ascii, err := emailDomain.ToASCII(domain)
+	ascii, err := names.EmailDomain(domain)
 	if err != nil {
 		return "", &Reason{Problem: fmt.Sprintf("has the domain %s, which is not a valid internationalized domain name (%s)",
 			Quote(domain), strings.TrimPrefix(err.Error(), "idna: ")),
@@ -373,21 +373,33 @@ func ipNumber(p string) bool {
 	return p != "" && strings.Trim(p, digits) == ""
 }
 
-// lookupForm is domain as a resolver would look it up (see emailDomain),
-// or domain itself when it has no such form, so that full-width digits
-// and dots ('１２７．０．０．１') read as the address they stand for.
-func lookupForm(domain string) string {
-	if a, err := emailDomain.ToASCII(domain); err == nil {
+// lookupForm is domain as a resolver would look it up
+// (names.EmailDomain), or domain itself when it has no such form, so that
+// full-width digits and dots ('１２７．０．０．１') read as the address they
+// stand for.
+func lookupForm(domain string, names DomainNames) string {
+	if a, err := names.EmailDomain(domain); err == nil {
 		return a
 	}
 	return domain
 }
 
-// emailDomain converts a domain to its A-label form: UTS #46 mapping for
-// lookup (case folded, full-width letters mapped), IDNA2008 label rules
-// (no hyphens in the third and fourth places, joiners only where a script
-// needs them), the bidi rule and DNS lengths.
-var emailDomain = idna.New(idna.MapForLookup(), idna.BidiRule(), idna.VerifyDNSLength(true), idna.Transitional(false))
+// DomainNames writes internationalized domain names in ASCII (IDNA), for
+// the validation of e-mail addresses and webhook URLs. The domain names
+// what it needs and package idn implements it with golang.org/x/net/idna,
+// so that this package imports the standard library only.
+type DomainNames interface {
+	// EmailDomain returns domain in the form mail is sent to: its
+	// lower-case A-label (xn--…) under UTS #46 mapping for lookup (case
+	// folded, full-width letters mapped), IDNA2008 label rules (no
+	// hyphens in the third and fourth places, joiners only where a
+	// script needs them), the bidi rule and DNS lengths. The error says
+	// why the domain has no such form, after "idna: ".
+	EmailDomain(domain string) (string, error)
+	// HostALabel returns a host name's A-label form as resolvers look
+	// it up (the UTS #46 lookup profile).
+	HostALabel(host string) (string, error)
+}
 
 // RecordMatcher evaluates a search over a fixed set of records, with the
 // query engine of GET /recall. MatchIDs returns the record_ids that match s

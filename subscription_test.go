@@ -6,6 +6,8 @@ import (
 	"testing"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/rappel-ca/rappel/idn"
 )
 
 func TestMailbox(t *testing.T) {
@@ -51,7 +53,7 @@ func TestMailbox(t *testing.T) {
 		{"a@1.2.3.example", "a@1.2.3.example", true},
 		{"a@123.ca", "a@123.ca", true},
 	} {
-		got, why := mailbox(tc.in)
+		got, why := mailbox(tc.in, idn.Names{})
 		if got != tc.want || (why == nil) != tc.ok {
 			t.Errorf("mailbox(%q) = %q, %v; want %q, %v", tc.in, got, why, tc.want, tc.ok)
 		}
@@ -67,7 +69,7 @@ func TestMailbox(t *testing.T) {
 func TestMailbox_IPLiteral(t *testing.T) {
 	for _, in := range []string{"a@127.0.0.1", "a@[127.0.0.1]", "a@[IPv6:2001:db8::1]", "a@[::1]", "a@2001:db8::1",
 		"a@10.1", "a@0177.0.0.1", "a@0X7F.0.0.1", "a@１２７．０．０．１"} {
-		_, why := mailbox(in)
+		_, why := mailbox(in, idn.Names{})
 		if why == nil || !strings.HasPrefix(why.Problem, "has an IP address as its domain") ||
 			why.Fix != "send an address at a domain name, such as 'name@example.ca': alerts are not e-mailed to IP addresses" {
 			t.Errorf("mailbox(%q): %+v", in, why)
@@ -109,7 +111,7 @@ func FuzzSubscribeRequest_Validate(f *testing.F) {
 	f.Add("a@１２７．０．０．１", "", "", "")
 	f.Fuzz(func(t *testing.T, email, q, agency, lang string) {
 		req := &SubscribeRequest{Email: &email, Q: &q, Agency: &agency, Lang: &lang}
-		addr, l, s, err := req.Validate()
+		addr, l, s, err := req.Validate(idn.Names{})
 		if err != nil {
 			if ErrorCode(err) != EINVALID {
 				t.Fatalf("error code %s", ErrorCode(err))
@@ -140,7 +142,7 @@ func FuzzSubscribeRequest_Validate(f *testing.F) {
 		if ipDomain(addr[strings.LastIndexByte(addr, '@')+1:]) {
 			t.Fatalf("accepted address %q at an IP address", addr)
 		}
-		if again, _, _, err := (&SubscribeRequest{Email: &addr}).Validate(); err != nil || again != addr {
+		if again, _, _, err := (&SubscribeRequest{Email: &addr}).Validate(idn.Names{}); err != nil || again != addr {
 			t.Fatalf("%q validated again: %q, %v", addr, again, err)
 		}
 		if _, err := s.Search(); err != nil {
@@ -176,7 +178,7 @@ func TestSubscribeRequest_EmailChars(t *testing.T) {
 		{"ana@a_b.ca", "(disallowed rune U+005F); check the part after '@': a domain in another script is sent as typed ('bücher.example') or as its A-label"},
 	} {
 		req := &SubscribeRequest{Email: &tc.email}
-		_, _, _, err := req.Validate()
+		_, _, _, err := req.Validate(idn.Names{})
 		var e *Error
 		if !errors.As(err, &e) || e.Code != EINVALID || len(e.Items) != 1 || e.Items[0].Type != ItemValue ||
 			!strings.HasPrefix(e.Items[0].Msg, "Body field 'email' ") || !strings.Contains(e.Items[0].Msg, tc.want) {
@@ -186,12 +188,12 @@ func TestSubscribeRequest_EmailChars(t *testing.T) {
 	// Format characters are refused in addresses only: a search may hold
 	// a soft hyphen pasted from a recall's title.
 	email, q := "ana@example.ca", "choco\u00adlate"
-	if _, _, s, err := (&SubscribeRequest{Email: &email, Q: &q}).Validate(); err != nil || s.Q != q {
+	if _, _, s, err := (&SubscribeRequest{Email: &email, Q: &q}).Validate(idn.Names{}); err != nil || s.Q != q {
 		t.Fatalf("q with a soft hyphen: %v", err)
 	}
 	// A non-ASCII address (RFC 6532) is still accepted.
 	email = "josé@exemple.ca"
-	if addr, _, _, err := (&SubscribeRequest{Email: &email}).Validate(); err != nil || addr != email {
+	if addr, _, _, err := (&SubscribeRequest{Email: &email}).Validate(idn.Names{}); err != nil || addr != email {
 		t.Fatalf("%q: %q, %v", email, addr, err)
 	}
 }

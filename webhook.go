@@ -13,8 +13,6 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
-
-	"golang.org/x/net/idna"
 )
 
 // RawJSON is JSON kept as bytes: a webhook row's payload.
@@ -109,15 +107,16 @@ type WebhookRequest struct {
 
 // Validate checks req as POST /recall/webhooks does and returns the
 // endpoint's URL, search and events (all of WebhookEvents when none are
-// given), or a 422 *Error with an item per problem. allowHTTPLoopback
+// given), or a 422 *Error with an item per problem. names writes a host
+// that is not ASCII in the form suggested instead. allowHTTPLoopback
 // accepts http:// URLs to a loopback host, for development. Another error
 // is the searcher's failure.
-func (req *WebhookRequest) Validate(ctx context.Context, allowHTTPLoopback bool) (u string, s AlertSearch, events []string, err error) {
+func (req *WebhookRequest) Validate(ctx context.Context, names DomainNames, allowHTTPLoopback bool) (u string, s AlertSearch, events []string, err error) {
 	var c fieldCheck
 	if req.URL == nil {
 		c.items = append(c.items, InvalidMissing(BodyLoc("url"), "send the https URL that receives the events"))
 	} else if v := c.str("url", req.URL, MaxWebhookURLBytes); v != "" || *req.URL == "" {
-		if r, bad := checkWebhookURL(v, allowHTTPLoopback); bad {
+		if r, bad := checkWebhookURL(v, names, allowHTTPLoopback); bad {
 			c.items = append(c.items, InvalidValue(BodyLoc("url"), v, r))
 		} else {
 			u = v
@@ -155,7 +154,11 @@ func (req *WebhookRequest) Validate(ctx context.Context, allowHTTPLoopback bool)
 // the body field, worded as GET /recall words it. Another error is the
 // searcher failing, returned as is.
 func (c *fieldCheck) knownCategory(ctx context.Context, category string, served Searcher) error {
-	_, err := served.Search(ctx, &Search{Category: category, Limit: 1})
+	q, err := (&Search{Category: category, Limit: 1}).Checked()
+	if err != nil {
+		return err
+	}
+	_, err = served.Search(ctx, q)
 	var ue *UnknownError
 	if errors.As(err, &ue) {
 		c.items = append(c.items, InvalidValue(BodyLoc("category"), category, ue.Reason()))
@@ -169,13 +172,13 @@ func (c *fieldCheck) knownCategory(ctx context.Context, category string, served 
 // credentials or a fragment, has a host that is not ASCII, or names an
 // address no delivery may reach (CheckWebhookAddress). Names are resolved
 // only when connecting, where each address is checked again.
-func checkWebhookURL(v string, allowHTTPLoopback bool) (Reason, bool) {
+func checkWebhookURL(v string, names DomainNames, allowHTTPLoopback bool) (Reason, bool) {
 	u, err := url.Parse(v)
 	if err != nil || u.Host == "" || u.Opaque != "" {
 		return Reason{Problem: "is not an absolute URL", Fix: "send one such as 'https://hooks.example.ca/rappel'"}, true
 	}
 	host := u.Hostname()
-	if r, bad := checkHostText(u, host); bad {
+	if r, bad := checkHostText(u, host, names); bad {
 		return r, true
 	}
 	switch {
@@ -221,8 +224,9 @@ func checkWebhookURL(v string, allowHTTPLoopback bool) (Reason, bool) {
 // name, a character that looks like another or reorders the text (U+202E),
 // U+FFFD (a lone surrogate in the JSON) or bytes that are not UTF-8. What
 // the client reads back must be what is dialed, so the A-label form
-// (xn--…) is asked for, and suggested when the name has one.
-func checkHostText(u *url.URL, host string) (Reason, bool) {
+// (xn--…) is asked for, and suggested when the name has one
+// (names.HostALabel).
+func checkHostText(u *url.URL, host string, names DomainNames) (Reason, bool) {
 	if strings.IndexFunc(host, func(r rune) bool { return r >= utf8.RuneSelf }) < 0 {
 		return Reason{}, false
 	}
@@ -232,7 +236,7 @@ func checkHostText(u *url.URL, host string) (Reason, bool) {
 		return r, true
 	}
 	r.Problem = "has the host name " + Quote(host) + ", which is not ASCII"
-	if alabel, err := idna.Lookup.ToASCII(host); err == nil {
+	if alabel, err := names.HostALabel(host); err == nil {
 		a := *u
 		a.Host = strings.Replace(u.Host, host, alabel, 1)
 		r.Suggestion = a.String()

@@ -4,6 +4,8 @@ import (
 	"context"
 	"strings"
 	"testing"
+
+	"github.com/rappel-ca/rappel/idn"
 )
 
 // TestWebhookRequest_URL checks the URLs POST /recall/webhooks refuses
@@ -47,7 +49,7 @@ func TestWebhookRequest_URL(t *testing.T) {
 		"https://hooks.example.ca/\u202egpj":   false,
 	} {
 		v := u
-		_, _, _, err := (&WebhookRequest{URL: &v}).Validate(context.Background(), false)
+		_, _, _, err := (&WebhookRequest{URL: &v}).Validate(context.Background(), idn.Names{}, false)
 		if (err == nil) != ok {
 			t.Errorf("Validate(%s): %v; want accepted %v", u, err, ok)
 		}
@@ -66,7 +68,7 @@ func TestWebhookRequest_Host(t *testing.T) {
 		"https://hooks\ufffd.example.ca/":   "Body field 'url' has a host name that holds U+FFFD, the replacement character, at byte 5",
 	} {
 		v := u
-		_, _, _, err := (&WebhookRequest{URL: &v}).Validate(context.Background(), false)
+		_, _, _, err := (&WebhookRequest{URL: &v}).Validate(context.Background(), idn.Names{}, false)
 		e, ok := err.(*Error)
 		if !ok || len(e.Items) != 1 || !strings.HasPrefix(e.Items[0].Msg, want) {
 			t.Errorf("Validate(%q): %v; want an item starting %q", u, err, want)

@@ -4,6 +4,8 @@ import (
 	"net/netip"
 	"strings"
 	"testing"
+
+	"github.com/rappel-ca/rappel/idn"
 )
 
 // TestCheckWebhookAddress_Ranges checks every block of the IANA IPv4 and
@@ -139,7 +141,7 @@ func FuzzCheckWebhookAddress(f *testing.F) {
 		if a.Is6() {
 			url = "https://[" + a.String() + "]/"
 		}
-		if why, bad := checkWebhookURL(url, loopback); bad != (r != nil) {
+		if why, bad := checkWebhookURL(url, idn.Names{}, loopback); bad != (r != nil) {
 			t.Fatalf("%s: the URL check says %v (%s), the address check %v", a, bad, why, r)
 		}
 		if r != nil {

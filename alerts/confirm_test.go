@@ -13,6 +13,7 @@ import (
 	"github.com/rappel-ca/rappel"
 	"github.com/rappel-ca/rappel/alerts/smtptest"
 	"github.com/rappel-ca/rappel/kv"
+	"github.com/rappel-ca/rappel/kv/index"
 	"github.com/rappel-ca/rappel/kv/postgres"
 	"github.com/rappel-ca/rappel/kv/postgres/pgtest"
 )
@@ -132,7 +133,7 @@ func testConfirmationRetried(t *testing.T, open storeOpener, out *mailOutlet) {
 		cfg := Config{Confirm: true, PublicURL: "https://rappel.example.ca", Interval: time.Hour,
 			ConfirmPerAddress: 1, ConfirmWindow: 24 * time.Hour, PendingTTL: 7 * 24 * time.Hour}
 		out.config(&cfg)
-		r, err := NewRunner(cfg, st, recs, slog.New(slog.DiscardHandler))
+		r, err := NewRunner(cfg, st, recs, index.Engine{}, slog.New(slog.DiscardHandler))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/rappel-ca/rappel"
 	"github.com/rappel-ca/rappel/alerts/smtptest"
 	"github.com/rappel-ca/rappel/kv"
+	"github.com/rappel-ca/rappel/kv/index"
 )
 
 // Environment of a TestHelperProcess child.
@@ -43,7 +44,7 @@ func TestHelperProcess(t *testing.T) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
-	m := NewMatcher()
+	m := NewMatcher(index.Engine{})
 	m.Subscriptions, m.Outbox, m.Records, m.Logger = st, st, st, st.Logger
 	if _, err := m.Match(ctx, 1, crashIDs); err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -17,6 +17,7 @@ import (
 	"github.com/rappel-ca/rappel"
 	"github.com/rappel-ca/rappel/alerts/smtptest"
 	"github.com/rappel-ca/rappel/kv"
+	"github.com/rappel-ca/rappel/kv/index"
 	"github.com/rappel-ca/rappel/kv/postgres"
 	"github.com/rappel-ca/rappel/kv/postgres/pgtest"
 )
@@ -54,7 +55,7 @@ func newFleetNode(tb testing.TB, dsn, name string, smtp *smtptest.Server, now fu
 	quiet := slog.New(slog.DiscardHandler)
 	n.svc = NewService(n.shared)
 	n.svc.Now, n.svc.Logger = now, quiet
-	n.m = NewMatcher()
+	n.m = NewMatcher(index.Engine{})
 	n.m.Subscriptions, n.m.Outbox, n.m.Records, n.m.Now, n.m.Logger = n.shared, n.shared, n.local, now, quiet
 	n.snd = newTestSender(n.shared, n.local, smtp, now)
 	n.snd.Node = name

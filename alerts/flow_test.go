@@ -15,6 +15,7 @@ import (
 	"github.com/rappel-ca/rappel"
 	"github.com/rappel-ca/rappel/alerts/smtptest"
 	"github.com/rappel-ca/rappel/kv"
+	"github.com/rappel-ca/rappel/kv/index"
 )
 
 // fakeClock is the one fake: a clock tests move by hand.
@@ -51,7 +52,7 @@ func newPipeline(tb testing.TB, st *kv.Store, smtp *smtptest.Server) *pipeline {
 	quiet := slog.New(slog.DiscardHandler)
 	p.svc = NewService(st)
 	p.svc.Now, p.svc.Logger = p.clock.Now, quiet
-	p.m = NewMatcher()
+	p.m = NewMatcher(index.Engine{})
 	p.m.Subscriptions, p.m.Outbox, p.m.Records, p.m.Now, p.m.Logger = st, st, st, p.clock.Now, quiet
 	p.snd = newTestSender(st, st, smtp, p.clock.Now)
 	return p

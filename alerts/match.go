@@ -9,8 +9,50 @@ import (
 	"time"
 
 	"github.com/rappel-ca/rappel"
-	"github.com/rappel-ca/rappel/kv/index"
 )
+
+// Index is GET /recall's engine as the matchers use it, so that a saved
+// search matches what the same search on the API returns. cmd/rappel hands
+// in kv/index's; alerts does not import it, as no service package imports
+// another (RATIONALE.md, the domain package).
+type Index interface {
+	// Build indexes recs, a batch of new or changed records, leaving the
+	// slice as it is.
+	Build(recs []*rappel.Record) (rappel.RecordMatcher, error)
+	// CategoryKey is the form GET /recall compares categories in: case
+	// and accents folded, spaces collapsed.
+	CategoryKey(category string) string
+}
+
+// matching is what Matcher and HookMatcher share: the records read by
+// record_id, the engine their saved searches are matched with, the clock
+// and the log. Only their inputs (new recalls, record events) and outboxes
+// differ.
+type matching struct {
+	// Records reads the batch's records by record_id. Required.
+	Records interface {
+		Record(ctx context.Context, id string) (*rappel.Record, error)
+	}
+	Index  Index
+	Now    func() time.Time
+	Logger *slog.Logger
+}
+
+// newMatching returns the matching of ix with the real clock and the
+// default logger.
+func newMatching(ix Index) matching {
+	return matching{Index: ix, Now: time.Now, Logger: slog.Default()}
+}
+
+// matchSaved returns the (saved search, record) pairs of ix and recs,
+// with recs indexed by the engine.
+func (m *matching) matchSaved(ctx context.Context, ix *subIndex, recs []*rappel.Record) ([]pair, error) {
+	rm, err := m.Index.Build(recs)
+	if err != nil {
+		return nil, fmt.Errorf("indexing: %w", err)
+	}
+	return ix.match(ctx, rm, recs)
+}
 
 // Matcher turns a refresh's new recalls into outbox rows: one per active
 // subscription and matching recall, written with the recalls' matched
@@ -22,28 +64,12 @@ type Matcher struct {
 	// Subscriptions and Outbox are usually the same kv.Store. Required.
 	Subscriptions rappel.SubscriptionStore
 	Outbox        rappel.Outbox
-	// Records reads the new recalls by record_id. Required.
-	Records interface {
-		Record(ctx context.Context, id string) (*rappel.Record, error)
-	}
-	// Build indexes the new recalls with GET /recall's engine; NewMatcher
-	// sets buildIndex, kv/index's.
-	Build  func(recs []*rappel.Record) (rappel.RecordMatcher, error)
-	Now    func() time.Time
-	Logger *slog.Logger
+	matching
 }
 
-// NewMatcher returns a Matcher with GET /recall's engine, the real clock
-// and the default logger.
-func NewMatcher() *Matcher { return &Matcher{Build: buildIndex, Now: time.Now, Logger: slog.Default()} }
-
-// buildIndex indexes recs with kv/index, the engine of GET /recall, so
-// that a saved search matches what the same search on the API returns.
-// The index takes a copy: it may reorder the slice it is given, and Match
-// keeps recs in its order.
-func buildIndex(recs []*rappel.Record) (rappel.RecordMatcher, error) {
-	return index.Build(slices.Clone(recs), rappel.DatasetInfo{})
-}
+// NewMatcher returns a Matcher of saved searches with GET /recall's engine
+// ix, the real clock and the default logger.
+func NewMatcher(ix Index) *Matcher { return &Matcher{matching: newMatching(ix)} }
 
 // Drain matches every unacknowledged batch of src, oldest first, and
 // acknowledges each once its rows are durable. A crash between the two
@@ -94,11 +120,7 @@ func (m *Matcher) Match(ctx context.Context, seq uint64, ids []string) (int, err
 		}
 		recs = append(recs, r)
 	}
-	rm, err := m.Build(recs)
-	if err != nil {
-		return 0, fmt.Errorf("indexing new recalls: %w", err)
-	}
-	pairs, err := ix.match(ctx, rm, recs)
+	pairs, err := m.matchSaved(ctx, ix, recs)
 	if err != nil {
 		return 0, fmt.Errorf("matching new recalls: %w", err)
 	}
@@ -128,17 +150,17 @@ func (m *Matcher) loadIndex(ctx context.Context) (*subIndex, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading subscriptions: %w", err)
 	}
-	return newSubIndex(subs), nil
+	return newSubIndex(subs, m.Index.CategoryKey), nil
 }
 
 // filterKey is a saved search's filters; "" is "any". category is in
-// index.CategoryKey's form.
+// Index.CategoryKey's form.
 type filterKey struct{ agency, recallType, hazard, allergen, category string }
 
 // matches reports whether r passes the filters, as GET /recall's filter
 // bitmaps decide: equal values, any allergen of the record, any of its
 // categories in either language.
-func (f *filterKey) matches(r *rappel.Record) bool {
+func (f *filterKey) matches(r *rappel.Record, categoryKey func(string) string) bool {
 	if (f.agency != "" && f.agency != r.Agency) || (f.recallType != "" && f.recallType != r.RecallType) ||
 		(f.hazard != "" && f.hazard != r.HazardClass) {
 		return false
@@ -153,7 +175,7 @@ func (f *filterKey) matches(r *rappel.Record) bool {
 	if tr := r.Translations.FR; tr != nil {
 		cats = append(cats, tr.Category)
 	}
-	return slices.ContainsFunc(cats, func(c string) bool { return index.CategoryKey(c) == f.category })
+	return slices.ContainsFunc(cats, func(c string) bool { return categoryKey(c) == f.category })
 }
 
 // subRef is a saved search as the index holds it; shared is set when its
@@ -190,18 +212,20 @@ type subIndex struct {
 	clauses []rappel.Clause
 	groups  []*qGroup
 	n       int
+	// categoryKey is Index.CategoryKey.
+	categoryKey func(string) string
 }
 
-func newSubIndex(subs []*rappel.Subscription) *subIndex {
+func newSubIndex(subs []*rappel.Subscription, categoryKey func(string) string) *subIndex {
 	ss := make([]saved, len(subs))
 	for i, s := range subs {
 		ss[i] = saved{id: s.ID, group: strings.ToLower(s.Email), search: s.Search}
 	}
-	return newSavedIndex(ss)
+	return newSavedIndex(ss, categoryKey)
 }
 
-func newSavedIndex(subs []saved) *subIndex {
-	ix := &subIndex{}
+func newSavedIndex(subs []saved, categoryKey func(string) string) *subIndex {
+	ix := &subIndex{categoryKey: categoryKey}
 	groups := map[string]*qGroup{}
 	clauseIDs := map[string]int{}
 	emails := map[string]int{}
@@ -236,7 +260,7 @@ func newSavedIndex(subs []saved) *subIndex {
 		}
 		fk := filterKey{s.search.Agency, s.search.RecallType, s.search.HazardClass, s.search.Allergen, ""}
 		if s.search.Category != "" {
-			fk.category = index.CategoryKey(s.search.Category)
+			fk.category = categoryKey(s.search.Category)
 		}
 		ref := subRef{s.id, s.group, emails[s.group] > 1}
 		i := slices.IndexFunc(g.byFilter, func(f filterGroup) bool { return f.filter == fk })
@@ -326,7 +350,7 @@ func (ix *subIndex) match(ctx context.Context, rm rappel.RecordMatcher, recs []*
 			}
 			for fi := range g.byFilter {
 				f := &g.byFilter[fi]
-				if !f.filter.matches(r) {
+				if !f.filter.matches(r, ix.categoryKey) {
 					continue
 				}
 				for _, s := range f.subs {

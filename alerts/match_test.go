@@ -14,6 +14,7 @@ import (
 
 	"github.com/rappel-ca/rappel"
 	"github.com/rappel-ca/rappel/kv"
+	"github.com/rappel-ca/rappel/kv/index"
 )
 
 var words = []string{"listeria", "salmonella", "peanut", "cheese", "airbag", "brake", "toy", "choking", "battery", "fire",
@@ -101,11 +102,11 @@ func TestSubIndex_Match(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	recs := genRecords(rng, 300, 1)
 	subs := genSubs(rng, 2000)
-	rm, err := buildIndex(recs)
+	rm, err := index.Engine{}.Build(recs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := newSubIndex(subs).match(context.Background(), rm, recs)
+	got, err := newSubIndex(subs, index.CategoryKey).match(context.Background(), rm, recs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,8 +139,8 @@ func TestSubIndex_OnePerAddress(t *testing.T) {
 		{ID: "a", Email: "x@example.ca", Status: rappel.SubActive},
 		{ID: "b", Email: "X@example.ca", Status: rappel.SubActive},
 	}
-	rm, _ := buildIndex(recs)
-	got, _ := newSubIndex(subs).match(context.Background(), rm, recs)
+	rm, _ := index.Engine{}.Build(recs)
+	got, _ := newSubIndex(subs, index.CategoryKey).match(context.Background(), rm, recs)
 	if len(got) != 10 {
 		t.Fatalf("got %d pairs, want 10", len(got))
 	}
@@ -183,7 +184,7 @@ func TestMatcher_Match(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	m := NewMatcher()
+	m := NewMatcher(index.Engine{})
 	m.Subscriptions, m.Outbox, m.Records = st, st, st
 	m.Logger = slog.New(slog.DiscardHandler)
 	n, err := m.Match(ctx, 7, []string{"hc-1", "tc-2", "hc-gone"})
@@ -213,12 +214,12 @@ func TestMatcher_Match(t *testing.T) {
 func BenchmarkSubIndex_Match(b *testing.B) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	recs := genRecords(rng, 1000, 1)
-	ix := newSubIndex(genSubs(rng, 100_000))
+	ix := newSubIndex(genSubs(rng, 100_000), index.CategoryKey)
 	b.ReportAllocs()
 	b.ResetTimer()
 	var n int
 	for b.Loop() {
-		rm, err := buildIndex(recs)
+		rm, err := index.Engine{}.Build(recs)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -238,6 +239,6 @@ func BenchmarkSubIndex_Load(b *testing.B) {
 	subs := genSubs(rand.New(rand.NewPCG(5, 6)), 100_000)
 	b.ReportAllocs()
 	for b.Loop() {
-		newSubIndex(subs)
+		newSubIndex(subs, index.CategoryKey)
 	}
 }

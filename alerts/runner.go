@@ -185,9 +185,10 @@ type Runner struct {
 
 var _ rappel.ChangeListener = (*Runner)(nil)
 
-// NewRunner builds the service, matcher and sender of cfg on store and
-// records; Open starts the loop.
-func NewRunner(cfg Config, store Store, records RecordSource, log *slog.Logger) (*Runner, error) {
+// NewRunner builds the service, matchers and sender of cfg on store and
+// records, the matchers with GET /recall's engine ix; Open starts the
+// loop.
+func NewRunner(cfg Config, store Store, records RecordSource, ix Index, log *slog.Logger) (*Runner, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -207,9 +208,9 @@ func NewRunner(cfg Config, store Store, records RecordSource, log *slog.Logger) 
 	r.Service.RequireConfirm, r.Service.Logger, r.Service.Queued = cfg.Confirm, log, r.wakeMail
 	r.Service.PendingTTL, r.Service.ConfirmPerAddress, r.Service.ConfirmWindow = cfg.PendingTTL, cfg.ConfirmPerAddress, cfg.ConfirmWindow
 	r.Service.SubscriptionsPerKeyDay = cfg.SubscriptionsPerKeyDay
-	r.Matcher = NewMatcher()
+	r.Matcher = NewMatcher(ix)
 	r.Matcher.Subscriptions, r.Matcher.Outbox, r.Matcher.Records, r.Matcher.Logger = store, store, records, log
-	r.newHooks(cfg, store, records)
+	r.newHooks(cfg, store, records, ix)
 	if cfg.SMTPAddr == "" && cfg.MailDir == "" {
 		if cfg.Confirm {
 			log.Warn("no SMTP server nor mail dir: confirmation e-mails wait in the outbox, and subscriptions stay pending")
@@ -237,7 +238,7 @@ func NewRunner(cfg Config, store Store, records RecordSource, log *slog.Logger) 
 }
 
 // newHooks builds the webhooks' matcher, sender and service.
-func (r *Runner) newHooks(cfg Config, store Store, records RecordSource) {
+func (r *Runner) newHooks(cfg Config, store Store, records RecordSource, ix Index) {
 	h := cfg.Webhooks
 	s := NewHookSender()
 	s.Outbox, s.Hooks, s.Logger = store, store, r.log
@@ -260,7 +261,7 @@ func (r *Runner) newHooks(cfg Config, store Store, records RecordSource) {
 	if cfg.Lease > 0 {
 		s.Lease = cfg.Lease
 	}
-	m := NewHookMatcher()
+	m := NewHookMatcher(ix)
 	m.Hooks, m.Outbox, m.Records, m.Logger = store, store, records, r.log
 	r.HookSender, r.HookMatcher, r.Hooks = s, m, NewHookService(store, s)
 }

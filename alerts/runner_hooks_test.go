@@ -11,6 +11,7 @@ import (
 
 	"github.com/rappel-ca/rappel"
 	"github.com/rappel-ca/rappel/alerts/smtptest"
+	"github.com/rappel-ca/rappel/kv/index"
 )
 
 // TestRunner_DeadReceiver: one endpoint's receiver takes every request and
@@ -42,7 +43,7 @@ func TestRunner_DeadReceiver(t *testing.T) {
 	r, err := NewRunner(Config{Confirm: true, SMTPAddr: smtp.Addr, SMTPFrom: "alerts@rappel.example.ca", PublicURL: "https://rappel.example.ca",
 		Interval: time.Hour, Lease: 20 * time.Minute, FlushTimeout: time.Second, // the last flush finds the dead receiver again
 		Webhooks: HookConfig{AllowHTTPLoopback: true, RootCAs: pool, Timeout: 10 * time.Minute}},
-		st, st, slog.New(slog.DiscardHandler))
+		st, st, index.Engine{}, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +140,7 @@ func TestRunner_PrunesOutbox(t *testing.T) {
 	ctx := context.Background()
 	st, smtp := MustStore(t), smtptest.MustStart(t)
 	r, err := NewRunner(Config{Confirm: true, SMTPAddr: smtp.Addr, SMTPFrom: "alerts@rappel.example.ca", PublicURL: "https://rappel.example.ca",
-		Interval: time.Hour, OutboxRetention: MinOutboxRetention}, st, st, slog.New(slog.DiscardHandler))
+		Interval: time.Hour, OutboxRetention: MinOutboxRetention}, st, st, index.Engine{}, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/rappel-ca/rappel"
 	"github.com/rappel-ca/rappel/alerts/smtptest"
 	"github.com/rappel-ca/rappel/kv"
+	"github.com/rappel-ca/rappel/kv/index"
 )
 
 // waitUntil polls ok until it holds, failing the test after a minute.
@@ -56,7 +57,7 @@ func applyRefresh(tb testing.TB, st *kv.Store, recs ...*rappel.Record) {
 func newTestRunner(tb testing.TB, st *kv.Store, smtp *smtptest.Server) *Runner {
 	tb.Helper()
 	r, err := NewRunner(Config{Confirm: true, SMTPAddr: smtp.Addr, SMTPFrom: "alerts@rappel.example.ca", PublicURL: "https://rappel.example.ca", Interval: time.Hour},
-		st, st, slog.New(slog.DiscardHandler))
+		st, st, index.Engine{}, slog.New(slog.DiscardHandler))
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -187,12 +188,12 @@ func TestConfig_Validate(t *testing.T) {
 		{Config{Interval: time.Second, FlushTimeout: -time.Second}, "flush timeout"},
 		{Config{Interval: time.Second, OutboxRetention: 24 * time.Hour}, "--alerts-outbox-retention is 24h0m0s; give at least 168h0m0s"},
 	} {
-		_, err := NewRunner(tc.cfg, MustStore(t), MustStore(t), nil)
+		_, err := NewRunner(tc.cfg, MustStore(t), MustStore(t), index.Engine{}, nil)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("NewRunner(%+v) = %v, want %q", tc.cfg, err, tc.want)
 		}
 	}
-	if _, err := NewRunner(Config{MailDir: t.TempDir(), Interval: time.Second}, MustStore(t), MustStore(t), nil); err != nil {
+	if _, err := NewRunner(Config{MailDir: t.TempDir(), Interval: time.Second}, MustStore(t), MustStore(t), index.Engine{}, nil); err != nil {
 		t.Errorf("mail dir alone: %v", err)
 	}
 }

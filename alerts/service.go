@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/rappel-ca/rappel"
+	"github.com/rappel-ca/rappel/idn"
 )
 
 // Service is the rappel.Alerts the edge calls. Set Store; the other fields
@@ -51,6 +52,10 @@ type Service struct {
 }
 
 var _ rappel.Alerts = (*Service)(nil)
+
+// domainNames writes the domains of e-mail addresses and webhook hosts in
+// ASCII for the domain's validation (RATIONALE.md, the domain package).
+var domainNames rappel.DomainNames = idn.Names{}
 
 // Defaults of NewService, and of rappel serve's flags.
 const (
@@ -95,7 +100,7 @@ func HashToken(token string) [32]byte { return sha256.Sum256([]byte(token)) }
 // not the row was written. A key over its daily cap gets a
 // *rappel.LimitError before anything is stored.
 func (s *Service) Subscribe(ctx context.Context, req *rappel.SubscribeRequest) (*rappel.SubscribeResult, error) {
-	email, lang, search, err := req.Validate()
+	email, lang, search, err := req.Validate(domainNames)
 	if err != nil {
 		return nil, err
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/rappel-ca/rappel"
 	"github.com/rappel-ca/rappel/kv"
+	"github.com/rappel-ca/rappel/kv/index"
 )
 
 // BenchmarkWebhooks_CommitToReceipt measures one node's delivery: per
@@ -49,7 +50,7 @@ func BenchmarkWebhooks_CommitToReceipt(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	m := NewHookMatcher()
+	m := NewHookMatcher(index.Engine{})
 	m.Hooks, m.Outbox, m.Records, m.Logger = st, st, st, st.Logger
 	var lat []time.Duration
 	var posting time.Duration

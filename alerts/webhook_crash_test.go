@@ -17,6 +17,7 @@ import (
 
 	"github.com/rappel-ca/rappel"
 	"github.com/rappel-ca/rappel/kv"
+	"github.com/rappel-ca/rappel/kv/index"
 )
 
 // Environment of a TestHookHelperProcess child.
@@ -46,7 +47,7 @@ func TestHookHelperProcess(t *testing.T) {
 	if err := st.Open(ctx); err != nil {
 		fail(err)
 	}
-	m := NewHookMatcher()
+	m := NewHookMatcher(index.Engine{})
 	m.Hooks, m.Outbox, m.Records, m.Logger = st, st, st, st.Logger
 	if _, err := m.Match(ctx, &rappel.RecordEvents{Seq: 1, At: time.Now(), Created: crashIDs}); err != nil {
 		fail(err)

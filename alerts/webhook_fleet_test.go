@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rappel-ca/rappel"
+	"github.com/rappel-ca/rappel/kv/index"
 	"github.com/rappel-ca/rappel/kv/postgres/pgtest"
 )
 
@@ -48,7 +49,7 @@ func TestWebhooks_Fleet(t *testing.T) {
 			t.Fatal(err)
 		}
 		shared := mustShared(t, dsn, fmt.Sprintf("n%d", i))
-		m := NewHookMatcher()
+		m := NewHookMatcher(index.Engine{})
 		m.Hooks, m.Outbox, m.Records, m.Logger = shared, shared, local, quiet
 		s := NewHookSender()
 		s.Outbox, s.Hooks, s.Logger, s.Node = shared, shared, quiet, fmt.Sprintf("n%d", i)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"time"
 
 	"github.com/rappel-ca/rappel"
@@ -17,21 +16,14 @@ import (
 // record changed twice makes two events, and the nodes of a fleet, whose
 // refreshes find the same change, make one: the first to commit.
 type HookMatcher struct {
-	Hooks   rappel.WebhookStore
-	Outbox  rappel.WebhookOutbox
-	Records interface {
-		Record(ctx context.Context, id string) (*rappel.Record, error)
-	}
-	Build  func(recs []*rappel.Record) (rappel.RecordMatcher, error)
-	Now    func() time.Time
-	Logger *slog.Logger
+	Hooks  rappel.WebhookStore
+	Outbox rappel.WebhookOutbox
+	matching
 }
 
-// NewHookMatcher returns a HookMatcher with GET /recall's engine, the real
-// clock and the default logger.
-func NewHookMatcher() *HookMatcher {
-	return &HookMatcher{Build: buildIndex, Now: time.Now, Logger: slog.Default()}
-}
+// NewHookMatcher returns a HookMatcher of endpoints' searches with GET
+// /recall's engine ix, the real clock and the default logger.
+func NewHookMatcher(ix Index) *HookMatcher { return &HookMatcher{matching: newMatching(ix)} }
 
 // Drain matches every unacknowledged batch of src, oldest first, and
 // acknowledges each once its deliveries are durable. A crash between the
@@ -118,11 +110,7 @@ func (m *HookMatcher) Match(ctx context.Context, e *rappel.RecordEvents) (int, e
 	}
 	var rows []*rappel.AlertRow
 	if len(ss) > 0 {
-		rm, err := m.Build(recs)
-		if err != nil {
-			return 0, fmt.Errorf("indexing record events: %w", err)
-		}
-		pairs, err := newSavedIndex(ss).match(ctx, rm, recs)
+		pairs, err := m.matchSaved(ctx, newSavedIndex(ss, m.Index.CategoryKey), recs)
 		if err != nil {
 			return 0, fmt.Errorf("matching record events: %w", err)
 		}

@@ -58,7 +58,7 @@ func (s *HookService) Close() {
 // Create validates req and stores a new enabled endpoint with a new
 // secret.
 func (s *HookService) Create(ctx context.Context, key string, req *rappel.WebhookRequest) (*rappel.WebhookCreated, error) {
-	u, search, events, err := req.Validate(ctx, s.Sender.Client.AllowHTTPLoopback)
+	u, search, events, err := req.Validate(ctx, domainNames, s.Sender.Client.AllowHTTPLoopback)
 	if err != nil {
 		return nil, err
 	}

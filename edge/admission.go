@@ -144,16 +144,6 @@ func (s *Server) acquire(ctx context.Context, w http.ResponseWriter, cost int, m
 	}
 }
 
-// acquireYielding takes a slot as acquire does and, once it has one,
-// makes *ctx a yielding context for the search that runs in it.
-func (s *Server) acquireYielding(ctx *context.Context, w http.ResponseWriter, cost int, mode waitMode) (func(), error) {
-	release, err := s.acquire(*ctx, w, cost, mode)
-	if err == nil {
-		*ctx = yielding{*ctx}
-	}
-	return release, err
-}
-
 // yielding is the context of a search running in a slot of the pool. The
 // search looks at its deadline every few hundred documents (a fraction of
 // a millisecond); each look lets the scheduler run whatever else is

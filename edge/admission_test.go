@@ -53,8 +53,8 @@ type gatedSnapshot struct {
 	c *gatedCatalog
 }
 
-func (g gatedSnapshot) Search(ctx context.Context, q *rappel.Search) (*rappel.Page, error) {
-	if q.Query != nil && q.Query.String() == expensiveQ {
+func (g gatedSnapshot) Search(ctx context.Context, cq rappel.CheckedSearch) (*rappel.Page, error) {
+	if q := cq.Search(); q.Query != nil && q.Query.String() == expensiveQ {
 		if ctx.Value(yieldingKey{}) != nil {
 			g.c.yielded.Add(1)
 		}
@@ -64,7 +64,7 @@ func (g gatedSnapshot) Search(ctx context.Context, q *rappel.Search) (*rappel.Pa
 		case <-ctx.Done():
 		}
 	}
-	return g.View.Search(ctx, q)
+	return g.View.Search(ctx, cq)
 }
 
 // mustGatedServer returns a server of the bundle's segment whose pool of
@@ -297,7 +297,11 @@ func TestAdmission_ChargesUnits(t *testing.T) {
 func bundleRecordID(t *testing.T) string {
 	t.Helper()
 	snap := mustBundleSegment(t)
-	page, err := snap.Search(context.Background(), &rappel.Search{Limit: 1})
+	q, err := (&rappel.Search{Limit: 1}).Checked()
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, err := snap.View().Search(context.Background(), q)
 	if err != nil {
 		t.Fatal(err)
 	}

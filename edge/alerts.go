@@ -15,7 +15,13 @@ import (
 	"strings"
 
 	"github.com/rappel-ca/rappel"
+	"github.com/rappel-ca/rappel/idn"
 )
+
+// domainNames writes the domains of e-mail addresses and webhook hosts in
+// ASCII for the domain's validation, which takes it as a parameter so as
+// to import the standard library only (RATIONALE.md, the domain package).
+var domainNames rappel.DomainNames = idn.Names{}
 
 // subscribeFields are the body fields of POST /recall/alerts/subscribe.
 var subscribeFields = []string{"email", "q", "agency", "recall_type", "hazard_class", "allergen", "lang"}
@@ -85,7 +91,7 @@ func decodeSubscribe(r *http.Request) (*rappel.SubscribeRequest, error) {
 		return nil, err
 	}
 	if len(items) > 0 {
-		_, _, _, verr := req.Validate()
+		_, _, _, verr := req.Validate(domainNames)
 		return nil, invalidTogether(items, verr)
 	}
 	return req, nil

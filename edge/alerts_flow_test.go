@@ -8,7 +8,6 @@ import (
 	"mime/quotedprintable"
 	"net/mail"
 	"regexp"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -38,11 +37,8 @@ func TestAlerts_FlowThroughRouter(t *testing.T) {
 	snd := alerts.NewSender()
 	snd.Outbox, snd.Confirmations, snd.Subscriptions, snd.Records, snd.Logger = st, st, st, st, quiet
 	snd.Addr, snd.From, snd.PublicURL, snd.Timeout = smtp.Addr, "alerts@rappel.example.ca", ts.URL, 5*time.Second
-	m := alerts.NewMatcher()
+	m := alerts.NewMatcher(index.Engine{})
 	m.Subscriptions, m.Outbox, m.Records, m.Logger = st, st, st, quiet
-	m.Build = func(recs []*rappel.Record) (rappel.RecordMatcher, error) {
-		return index.Build(slices.Clone(recs), rappel.DatasetInfo{})
-	}
 	// The server's Service queues its confirmations for the real sender.
 	s, _ := MustServer(t, MustCatalog(t, testRecords()))
 	svc := alerts.NewService(st)

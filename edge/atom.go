@@ -125,7 +125,7 @@ func (s *Server) getAtom(w http.ResponseWriter, r *http.Request) error {
 	q.Lang = "" // both languages: a record without lang's text falls back to the other
 	q.SortBy = rappel.SortPublished
 	snap := s.Catalog.Snapshot()
-	page, err := s.searchPage(r.Context(), w, snap, q, true)
+	page, err := s.searchPage(r.Context(), w, snap, q, paidHere)
 	if err != nil {
 		return err
 	}

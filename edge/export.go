@@ -191,7 +191,7 @@ func (s *Server) getExport(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	q.Limit = exportPage
-	page, err := s.searchPage(r.Context(), w, snap, q, true)
+	page, err := s.searchPage(r.Context(), w, snap, q, paidHere)
 	if err != nil {
 		return err
 	}
@@ -242,7 +242,7 @@ func (s *Server) streamExport(w http.ResponseWriter, r *http.Request, snap rappe
 		}
 		q.Cursor = page.NextCursor
 		var err error
-		if page, err = s.searchPage(r.Context(), w, snap, q, false); err != nil {
+		if page, err = s.searchPage(r.Context(), w, snap, q, paidBefore); err != nil {
 			// The pages written go out whole before the cut.
 			_ = out.Flush()
 			return s.cutExport(r, x, err)
@@ -338,20 +338,24 @@ type changePositioned interface {
 }
 
 // searchPage runs one search of q on snap within the query budget,
-// admitted as GET /recall's searches are (an expensive one waits for a
-// slot of the pool). first charges the key for the search: an export
-// pays its cost once, for its first page, so that a long export is never
-// cut by the rate limit once its status is sent.
-func (s *Server) searchPage(ctx context.Context, w http.ResponseWriter, snap rappel.Snapshot, q *rappel.Search, first bool) (*rappel.Page, error) {
+// checked, then admitted as GET /recall's searches are (an expensive one
+// waits for a slot of the pool). An export pays its cost once, for its
+// first page, so that a long export is never cut by the rate limit once
+// its status is sent.
+func (s *Server) searchPage(ctx context.Context, w http.ResponseWriter, snap rappel.Snapshot, q *rappel.Search, pay searchPayment) (*rappel.Page, error) {
+	q.Buf = nil // each page its own: the caller writes one while reading the next
+	checked, err := q.Checked()
+	if err != nil {
+		return nil, err
+	}
 	ctx, cancel := context.WithTimeout(ctx, s.QueryBudget)
 	defer cancel()
-	release, err := s.admitSearch(&ctx, w, snap, q, first)
+	ctx, release, err := s.admitSearch(ctx, w, snap, checked, pay)
 	if err != nil {
 		return nil, searchError(err)
 	}
 	defer release()
-	q.Buf = nil // each page its own: the caller writes one while reading the next
-	page, err := snap.Search(ctx, q)
+	page, err := snap.Search(ctx, checked)
 	if err != nil {
 		return nil, searchError(err)
 	}

@@ -44,13 +44,18 @@ var (
 )
 
 // searchRecalls answers GET /recall: it validates every parameter, reporting
-// all bad ones in one 422, runs the search within the query budget and
-// writes the page, splicing the results' bytes as the snapshot encoded them.
+// all bad ones in one 422, checks the search once (the searcher takes it
+// checked), runs it within the query budget and writes the page, splicing
+// the results' bytes as the snapshot encoded them.
 func (s *Server) searchRecalls(w http.ResponseWriter, r *http.Request) error {
 	q, err := searchOf(paramsOf(w))
-	if err == nil {
-		err = q.Check()
+	if err != nil {
+		return err
 	}
+	buf := pageBufs.Get().(*[]byte)
+	defer pageBufs.Put(buf)
+	q.Buf = *buf
+	checked, err := q.Checked()
 	if err != nil {
 		return err
 	}
@@ -59,16 +64,13 @@ func (s *Server) searchRecalls(w http.ResponseWriter, r *http.Request) error {
 	ctx, cancel := context.WithTimeout(r.Context(), s.QueryBudget)
 	defer cancel()
 	snap := s.Catalog.Snapshot()
-	release, err := s.admitSearch(&ctx, w, snap, q, true)
+	ctx, release, err := s.admitSearch(ctx, w, snap, checked, paidHere)
 	if err != nil {
 		return searchError(err)
 	}
 	defer release()
-	buf := pageBufs.Get().(*[]byte)
-	defer pageBufs.Put(buf)
-	q.Buf = *buf
 	ctx, span := startSearchSpan(ctx, q)
-	page, err := snap.Search(ctx, q)
+	page, err := snap.Search(ctx, checked)
 	endSearchSpan(span, page, err)
 	if page != nil && cap(page.Results) <= maxPooledPage {
 		*buf = page.Results[:0] // keep the larger buffer for the next request
@@ -80,56 +82,76 @@ func (s *Server) searchRecalls(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// admitSearch estimates q's cost on snap (when it can tell), says it in
-// the Search-Cost header, charges the key's limits for it when charge is
-// set (an export pays once, for its first page), or without a key the
-// client address's (anonymous.go), and for an
-// expensive search takes a slot of the pool: queued for a keyed request,
-// without queueing for one without a key, and as long as the budget
-// lasts for an export's later page (charge unset), whose status is sent.
-// It returns the slot's release (a no-op for a search that took none);
-// *ctx becomes the context the estimate left for the search.
-func (s *Server) admitSearch(ctx *context.Context, w http.ResponseWriter, snap rappel.Snapshot, q *rappel.Search, charge bool) (func(), error) {
-	none := func() {}
+// searchPayment says whether a search pays for itself when it is admitted.
+type searchPayment int
+
+const (
+	// paidHere: the request pays the search's cost, and says it in the
+	// Search-Cost header: GET /recall, its suggestions and Atom feed, an
+	// export's first page.
+	paidHere searchPayment = iota
+	// paidBefore: a later page of an export, paid for with its first, so
+	// that the rate limit never cuts an export whose status is sent.
+	paidBefore
+)
+
+// admitSearch prices q on snap (when the snapshot can tell) and lets it
+// run: a search paid here is charged to the key's limits, or without a key
+// to the client address's (anonymous.go); an expensive one takes a slot
+// of the pool, waiting in the queue when keyed, not at all without a key,
+// and as long as its budget lasts for an export's later page. It returns the context the search
+// runs in, which carries the estimate to the search and yields to other
+// requests when it runs in the pool, and the release of the slot (a no-op
+// for a search that took none).
+func (s *Server) admitSearch(ctx context.Context, w http.ResponseWriter, snap rappel.Snapshot, q rappel.CheckedSearch, pay searchPayment) (context.Context, func(), error) {
+	noSlot := func() {}
 	ce, ok := snap.(rappel.CostEstimator)
 	if !ok {
-		return none, nil
+		return ctx, noSlot, nil
 	}
 	x := exchangeOf(w)
-	keyless := charge && x != nil && x.key == nil
-	if keyless {
+	if pay == paidHere && x != nil && x.key == nil {
 		// The request's first unit, before the estimate: an address
 		// whose bucket is empty costs no estimate, as a keyed request
 		// over its limit costs none.
 		if err := s.limitAnonymous(w, x.remote, 1, 0); err != nil {
-			return none, err
+			return ctx, nil, err
 		}
 	}
-	c, cost, err := ce.SearchCost(*ctx, q)
+	ctx, cost, err := ce.SearchCost(ctx, q)
 	if err != nil {
-		return none, err
+		return ctx, nil, err
 	}
-	*ctx = c
-	mode := untilBudget
-	if charge {
-		w.Header()[headerSearchCost] = []string{strconv.Itoa(cost)}
-		mode = noQueue
-		switch {
-		case x != nil && x.key != nil:
-			if err := s.charge(w, x.key, cost); err != nil {
-				return none, err
-			}
-			mode = queued
-		case keyless:
-			if err := s.limitAnonymous(w, x.remote, cost-1, cost); err != nil {
-				return none, err
-			}
+	mode := untilBudget // a later page of an export: its status is sent
+	if pay == paidHere {
+		if mode, err = s.payForSearch(w, x, cost); err != nil {
+			return ctx, nil, err
 		}
 	}
 	if !s.expensive(cost) {
-		return none, nil
+		return ctx, noSlot, nil
 	}
-	return s.acquireYielding(ctx, w, cost, mode)
+	release, err := s.acquire(ctx, w, cost, mode)
+	if err != nil {
+		return ctx, nil, err
+	}
+	return yielding{ctx}, release, nil
+}
+
+// payForSearch says a search's cost in the Search-Cost header and charges
+// it, to the key's limits or, without a key, to the client address's (its
+// first unit taken before the estimate). It returns how the search waits
+// for a slot of the pool: in the queue for a keyed request, not at all for
+// one without a key, which must not fill the queue keyed clients wait in.
+func (s *Server) payForSearch(w http.ResponseWriter, x *exchange, cost int) (waitMode, error) {
+	w.Header()[headerSearchCost] = []string{strconv.Itoa(cost)}
+	switch {
+	case x != nil && x.key != nil:
+		return queued, s.charge(w, x.key, cost)
+	case x != nil:
+		return noQueue, s.limitAnonymous(w, x.remote, cost-1, cost)
+	}
+	return noQueue, nil
 }
 
 // searchError is the client's error for what a search returned.

@@ -35,8 +35,12 @@ func (s *Server) getSuggest(w http.ResponseWriter, r *http.Request) error {
 	defer cancel()
 	snap := s.Catalog.Snapshot()
 	if pq, err := rappel.ParseQuery(q); err == nil && pq != nil {
-		release, err := s.admitSearch(&ctx, w, snap, &rappel.Search{Query: pq, PrefixLast: true, Limit: limit}, true)
+		checked, err := (&rappel.Search{Query: pq, PrefixLast: true, Limit: limit}).Checked()
 		if err != nil {
+			return err
+		}
+		var release func()
+		if ctx, release, err = s.admitSearch(ctx, w, snap, checked, paidHere); err != nil {
 			return searchError(err)
 		}
 		defer release()

@@ -19,6 +19,7 @@ import (
 
 	"github.com/rappel-ca/rappel"
 	"github.com/rappel-ca/rappel/alerts"
+	"github.com/rappel-ca/rappel/idn"
 )
 
 // badCase is one bad request of the validation walk. what names what is
@@ -518,7 +519,7 @@ func FuzzValidation_Subscribe(f *testing.F) {
 		req, err := decodeSubscribe(r)
 		var addr string
 		if err == nil {
-			addr, _, _, err = req.Validate()
+			addr, _, _, err = req.Validate(idn.Names{})
 		}
 		if err == nil {
 			for _, c := range addr {

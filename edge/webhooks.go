@@ -46,7 +46,7 @@ func decodeWebhook(r *http.Request) (*rappel.WebhookRequest, error) {
 		return nil, err
 	}
 	if len(items) > 0 {
-		_, _, _, verr := req.Validate(r.Context(), true)
+		_, _, _, verr := req.Validate(r.Context(), domainNames, true)
 		return nil, invalidTogether(items, verr)
 	}
 	return req, nil

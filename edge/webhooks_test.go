@@ -19,6 +19,7 @@ import (
 
 	"github.com/rappel-ca/rappel"
 	"github.com/rappel-ca/rappel/alerts"
+	"github.com/rappel-ca/rappel/idn"
 )
 
 // TestWebhooks_Keys drives /recall/webhooks through the real router with
@@ -97,7 +98,7 @@ func FuzzWebhookBody(f *testing.F) {
 		if err == nil {
 			var u string
 			var events []string
-			u, _, events, err = req.Validate(context.Background(), loopback)
+			u, _, events, err = req.Validate(context.Background(), idn.Names{}, loopback)
 			if err == nil {
 				if !strings.HasPrefix(u, "https://") && !(loopback && strings.HasPrefix(u, "http://")) {
 					t.Fatalf("accepted %q", u)

@@ -104,11 +104,13 @@ func newBenchNode(b *testing.B, up *feedstest.Upstream, withBundle bool) *benchN
 	n.r.ActivePlugin = norm.Active
 	n.r.Logger = slog.New(slog.NewTextHandler(n.logs, nil))
 	n.r.Fetcher.Logger = slog.New(slog.DiscardHandler)
-	n.r.Listeners = []rappel.ChangeListener{n.catalog.Listener(n.store)}
+	idx := MustIndex(b, n.store)
+	n.catalog = idx.Catalog
+	n.r.Listeners = []rappel.ChangeListener{idx}
 	if err := n.r.Open(n.ctx); err != nil {
 		b.Fatal(err)
 	}
-	if err := n.catalog.Reload(n.ctx, n.store); err != nil {
+	if err := idx.DataChanged(n.ctx, true); err != nil {
 		b.Fatal(err)
 	}
 	srv := edge.NewServer()

@@ -302,9 +302,9 @@ func flipRows(tb testing.TB, doc []byte, only []string, limit int, old, new stri
 func TestRefresher_Refresh_DumpBeforeDetails(t *testing.T) {
 	h := newHarness(t)
 	h.loadBundle(nil, true)
-	catalog := MustCatalog(t, h)
-	p := &probe{h: h, catalog: catalog}
-	h.r.Listeners = []rappel.ChangeListener{catalog.Listener(h.store), p}
+	idx := MustIndex(t, h.store)
+	p := &probe{h: h, catalog: idx.Catalog}
+	h.r.Listeners = []rappel.ChangeListener{idx, p}
 	h.r.DetailConcurrency = 1 // one at a time, so that the order is seen
 	h.open()
 	h.mustRefresh()

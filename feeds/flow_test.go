@@ -11,6 +11,7 @@ import (
 	"github.com/rappel-ca/rappel"
 	"github.com/rappel-ca/rappel/alerts"
 	"github.com/rappel-ca/rappel/alerts/smtptest"
+	"github.com/rappel-ca/rappel/kv/index"
 )
 
 // TestRefresh_IndexAndAlerts follows one new recall from the agencies'
@@ -24,14 +25,15 @@ func TestRefresh_IndexAndAlerts(t *testing.T) {
 	ctx := context.Background()
 	h := newHarness(t)
 	h.loadBundle(nil, true)
-	catalog := MustCatalog(t, h)
+	idx := MustIndex(t, h.store)
+	catalog := idx.Catalog
 	smtp := smtptest.MustStart(t)
 	runner, err := alerts.NewRunner(alerts.Config{SMTPAddr: smtp.Addr, SMTPFrom: "alerts@rappel.example.ca",
-		PublicURL: "https://rappel.example.ca", Interval: time.Hour}, h.store, h.store, slog.New(slog.DiscardHandler))
+		PublicURL: "https://rappel.example.ca", Interval: time.Hour}, h.store, h.store, index.Engine{}, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.r.Listeners = []rappel.ChangeListener{catalog.Listener(h.store), runner}
+	h.r.Listeners = []rappel.ChangeListener{idx, runner}
 	h.open()
 	h.mustRefresh() // the first live refresh takes over from the bundle
 	q, lang := "frozen peas", "en"

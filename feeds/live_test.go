@@ -12,6 +12,7 @@ import (
 
 	"github.com/rappel-ca/rappel"
 	"github.com/rappel-ca/rappel/feeds"
+	"github.com/rappel-ca/rappel/kv"
 	"github.com/rappel-ca/rappel/kv/index"
 	"github.com/rappel-ca/rappel/plugins"
 	"github.com/rappel-ca/rappel/plugins/plugintest"
@@ -43,14 +44,17 @@ func (l *told) take() []bool {
 	return c
 }
 
-// MustCatalog returns a read index loaded from the harness's store.
-func MustCatalog(t *testing.T, h *harness) *index.Catalog {
-	t.Helper()
-	c := &index.Catalog{}
-	if err := c.Reload(h.ctx, h.store); err != nil {
-		t.Fatal(err)
+// MustIndex opens the read index of store as a node serves it: segment
+// files in a temporary directory, kept in step with the store by
+// index.Segments, the refresher's listener; closed at cleanup.
+func MustIndex(tb testing.TB, store *kv.Store) *index.Segments {
+	tb.Helper()
+	seg := &index.Segments{Dir: filepath.Join(tb.TempDir(), "index"), Store: store, Catalog: &index.Catalog{}}
+	if err := seg.Open(context.Background()); err != nil {
+		tb.Fatal(err)
 	}
-	return c
+	tb.Cleanup(func() { seg.Close() })
+	return seg
 }
 
 // TestRefresher_Listeners refreshes through the real read index as a
@@ -61,9 +65,10 @@ func MustCatalog(t *testing.T, h *harness) *index.Catalog {
 func TestRefresher_Listeners(t *testing.T) {
 	h := newHarness(t)
 	h.loadBundle(nil, true)
-	catalog := MustCatalog(t, h)
+	idx := MustIndex(t, h.store)
+	catalog := idx.Catalog
 	other := &told{}
-	h.r.Listeners = []rappel.ChangeListener{catalog.Listener(h.store), other}
+	h.r.Listeners = []rappel.ChangeListener{idx, other}
 	h.open()
 	h.mustRefresh()
 	if info := catalog.Current().Info(); info.Source != "feeds" || !info.UpdatedAt.Equal(h.now) {

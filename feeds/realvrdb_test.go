@@ -22,7 +22,6 @@ import (
 	"github.com/rappel-ca/rappel/feeds"
 	"github.com/rappel-ca/rappel/feeds/feedstest"
 	"github.com/rappel-ca/rappel/kv"
-	"github.com/rappel-ca/rappel/kv/index"
 	"github.com/rappel-ca/rappel/plugins"
 	"github.com/rappel-ca/rappel/plugins/guest"
 	"github.com/rappel-ca/rappel/plugins/guest/guesttest"
@@ -194,12 +193,13 @@ func refreshReal(t *testing.T, pkgs map[string]string, sources ...*feeds.Source)
 	for source, pkg := range pkgs {
 		norm.Use(source, pkg)
 	}
-	catalog := &index.Catalog{}
+	idx := MustIndex(t, store)
+	catalog := idx.Catalog
 	r := feeds.NewRefresher(store, norm, sources...)
 	r.Logger = slog.New(slog.DiscardHandler)
 	r.Fetcher.Logger = r.Logger
 	r.ActivePlugin = norm.Active
-	r.Listeners = []rappel.ChangeListener{catalog.Listener(store)}
+	r.Listeners = []rappel.ChangeListener{idx}
 	if err := r.Open(ctx); err != nil {
 		t.Fatal(err)
 	}

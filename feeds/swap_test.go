@@ -31,18 +31,18 @@ func openLive(t *testing.T, h *harness, dir, activeDir string) (*feeds.Live, *pl
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { reg.Close() })
-	catalog := MustCatalog(t, h)
+	idx := MustIndex(t, h.store)
 	live := &feeds.Live{
 		Store: h.store, Plugins: reg, Sources: h.r.Sources,
 		Interval: time.Hour, MaxRemoval: 0.2, DetailRate: 0,
-		Listeners: []rappel.ChangeListener{catalog.Listener(h.store)},
+		Listeners: []rappel.ChangeListener{idx},
 		Logger:    slog.New(slog.DiscardHandler),
 	}
 	if err := live.Open(h.ctx); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { live.Close() })
-	return live, reg, catalog
+	return live, reg, idx.Catalog
 }
 
 // vrdbState is the vrdb source's state in live's states.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/rappel-ca/rappel"
 	"github.com/rappel-ca/rappel/alerts"
+	"github.com/rappel-ca/rappel/kv/index"
 )
 
 // hookReceiver is an in-process HTTPS webhook receiver with its own
@@ -104,7 +105,7 @@ func hookRunner(t *testing.T, h *harness, rc *hookReceiver, schedule []time.Dura
 	t.Helper()
 	runner, err := alerts.NewRunner(alerts.Config{Interval: 20 * time.Millisecond, Webhooks: alerts.HookConfig{
 		AllowHTTPLoopback: true, RootCAs: rc.pool(), Schedule: schedule, Jitter: -1,
-	}}, h.store, h.store, slog.New(slog.DiscardHandler))
+	}}, h.store, h.store, index.Engine{}, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}

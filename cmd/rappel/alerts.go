@@ -9,6 +9,7 @@ import (
 	"github.com/rappel-ca/rappel/alerts"
 	"github.com/rappel-ca/rappel/edge"
 	"github.com/rappel-ca/rappel/kv"
+	"github.com/rappel-ca/rappel/kv/index"
 	"github.com/rappel-ca/rappel/kv/postgres"
 )
 
@@ -65,7 +66,7 @@ func (c *AlertsConfig) start(ctx context.Context, store *kv.Store, shared *postg
 		srv.WebhookDepth = shared.PendingDeliveries
 		cfg.Node, cfg.RecordWait = shared.Node, fleetRecordWait
 	}
-	r, err := alerts.NewRunner(cfg, st, store, log)
+	r, err := alerts.NewRunner(cfg, st, store, index.Engine{}, log)
 	if err != nil {
 		return nil, err
 	}

@@ -38,7 +38,8 @@ var _ rappel.CostEstimator = (*View)(nil)
 // much); the estimate then counts the expansion's priced work and the
 // query's words by their own forms. So an estimate itself never does
 // more than half a millisecond of expansion, whatever q holds.
-func (v *View) SearchCost(ctx context.Context, q *rappel.Search) (context.Context, int, error) {
+func (v *View) SearchCost(ctx context.Context, cq rappel.CheckedSearch) (context.Context, int, error) {
+	q := cq.Search()
 	parts := v.parts()
 	lx := newLexicon(ctx, parts)
 	lx.allowance = deferExpansion
@@ -106,11 +107,6 @@ func typoWalkWork(n, budget int) int {
 // a word of n characters in one stream.
 func editsWork(n int) int {
 	return editsPerLetter * n * editWork
-}
-
-// SearchCost is the cost of q on the snapshot alone.
-func (s *Snapshot) SearchCost(ctx context.Context, q *rappel.Search) (context.Context, int, error) {
-	return NewView(s, nil, nil, s.info).SearchCost(ctx, q)
 }
 
 // expansionKey is the context key of an expansion SearchCost computed.

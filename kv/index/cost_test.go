@@ -22,7 +22,7 @@ func TestSearchCost(t *testing.T) {
 	cost := func(text, sortBy string) int {
 		t.Helper()
 		q := &rappel.Search{Query: mustQuery(t, text), SortBy: sortBy, Limit: 20}
-		ctx, n, err := seg.SearchCost(context.Background(), q)
+		ctx, n, err := seg.View().SearchCost(context.Background(), checked(t, q))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -88,7 +88,7 @@ func TestSearch_DeadlineLookedAtOften(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			q := &rappel.Search{Query: mustQuery(t, tc.text), SortBy: tc.sortBy, Limit: 1}
 			free := &countingCtx{Context: context.Background(), after: 1 << 62}
-			if _, err := seg.Search(free, q); err != nil {
+			if _, err := seg.View().Search(free, checked(t, q)); err != nil {
 				t.Fatal(err)
 			}
 			looks := free.n.Load()
@@ -98,7 +98,7 @@ func TestSearch_DeadlineLookedAtOften(t *testing.T) {
 			// The deadline passes halfway, and at the very first look.
 			for _, after := range []int64{looks / 2, 0} {
 				ctx := &countingCtx{Context: context.Background(), after: after}
-				_, err := seg.Search(ctx, q)
+				_, err := seg.View().Search(ctx, checked(t, q))
 				var e *rappel.Error
 				if !errors.As(err, &e) || e.Code != rappel.ETIMEOUT {
 					t.Fatalf("deadline passed after %d looks: %v, want a timeout", after, err)
@@ -123,7 +123,7 @@ var misspelledWords = strings.TrimSpace(strings.Repeat("xqzlisteriaxq ", 30))
 func TestSearchCost_ExpansionPricedFirst(t *testing.T) {
 	seg := bundledSegment(t)
 	q := &rappel.Search{Query: mustQuery(t, misspelledWords), Limit: 20}
-	ctx, n, err := seg.SearchCost(context.Background(), q)
+	ctx, n, err := seg.View().SearchCost(context.Background(), checked(t, q))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +139,7 @@ func TestSearchCost_ExpansionPricedFirst(t *testing.T) {
 		t.Errorf("expanding within the allowance: %v, over %v, want over", err, lx.over)
 	}
 	// The search computes the expansion the estimate left.
-	page, err := seg.Search(ctx, q)
+	page, err := seg.View().Search(ctx, checked(t, q))
 	if err != nil {
 		t.Fatal(err)
 	}

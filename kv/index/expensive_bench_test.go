@@ -43,7 +43,7 @@ func BenchmarkSegment_Expensive(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				q := c.q
-				if _, err := seg.Search(ctx, &q); err != nil {
+				if _, err := seg.View().Search(ctx, checked(b, &q)); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -63,7 +63,7 @@ func BenchmarkSegment_SearchCost(b *testing.B) {
 			b.ReportAllocs()
 			q := rappel.Search{Limit: 1, Query: mustQuery(b, c.q), SortBy: rappel.SortRelevance}
 			for b.Loop() {
-				if _, _, err := seg.SearchCost(context.Background(), &q); err != nil {
+				if _, _, err := seg.View().SearchCost(context.Background(), checked(b, &q)); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -39,43 +39,24 @@ func (f *statsField) matchCount(i int, match *roaring.Bitmap) int {
 	return int(n)
 }
 
-// facets counts the documents of match by each facet q asks for.
-func (s *Snapshot) facets(q *rappel.Search, match *roaring.Bitmap) []rappel.Facet {
-	out := make([]rappel.Facet, 0, len(q.Facets))
-	for _, name := range q.Facets {
-		f := s.stats[facetStats[name]]
-		groups := []rappel.StatsGroup{}
-		if f != nil {
-			for i, v := range f.values {
-				if c := f.matchCount(i, match); c > 0 {
-					groups = append(groups, rappel.StatsGroup{Value: v, Count: c})
-				}
-			}
-		}
-		sortGroups(groups)
-		out = append(out, rappel.Facet{Field: name, Groups: groups})
-	}
-	return out
-}
-
-// facets counts the visible matches by each facet q asks for: mb are the
-// base's matches, hidden documents removed, md the delta's. A value's
-// count is the sum of the parts', named as View.Stats names it.
-func (v *View) facets(q *rappel.Search, mb, md *roaring.Bitmap) []rappel.Facet {
+// facets counts the matches ms of the view's parts by each facet q asks
+// for, hidden documents already left out. A value's count is the sum of
+// the parts', named as View.Stats names it.
+func (v *View) facets(q *rappel.Search, ms []partMatches) []rappel.Facet {
 	out := make([]rappel.Facet, 0, len(q.Facets))
 	for _, name := range q.Facets {
 		field := facetStats[name]
 		m := v.mergeGroups(field)
-		for _, part := range []struct {
-			s     *Snapshot
-			match *roaring.Bitmap
-		}{{v.delta, md}, {v.base, mb}} {
-			f := part.s.stats[field]
+		// The newest part first: a category is named as its newest
+		// record spells it.
+		for i := len(ms) - 1; i >= 0; i-- {
+			p := ms[i]
+			f := p.s.stats[field]
 			if f == nil {
 				continue
 			}
-			for i := range f.values {
-				m.add(f, part.s, i, f.matchCount(i, part.match), 0)
+			for j := range f.values {
+				m.add(f, p.s, j, f.matchCount(j, p.m), 0)
 			}
 		}
 		out = append(out, rappel.Facet{Field: name, Groups: m.result()})

@@ -15,10 +15,14 @@ import (
 // highlights with each search, so that sameAnswers compares them too.
 type facetsAndHighlights struct{ rappel.Snapshot }
 
-func (s facetsAndHighlights) Search(ctx context.Context, q *rappel.Search) (*rappel.Page, error) {
-	c := *q
+func (s facetsAndHighlights) Search(ctx context.Context, cq rappel.CheckedSearch) (*rappel.Page, error) {
+	c := *cq.Search()
 	c.Facets, c.Highlight = rappel.FacetFields, true
-	return s.Snapshot.Search(ctx, &c)
+	q, err := c.Checked()
+	if err != nil {
+		return nil, err
+	}
+	return s.Snapshot.Search(ctx, q)
 }
 
 // TestFacets_Records checks the facets of searches over statsCorpus
@@ -102,7 +106,7 @@ func TestFacets_View(t *testing.T) {
 		}
 		return s
 	}
-	want := facetsAndHighlights{built(final)}
+	want := facetsAndHighlights{built(final).View()}
 	base, delta, deleted := splitChange(t, final, 30, 25, 20)
 	sameAnswers(t, want, facetsAndHighlights{NewView(base, delta, deleted, info)}, final, 11, 300)
 	// The same parts read from their segments.
@@ -151,5 +155,5 @@ func TestFacets_View(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sameAnswers(t, facetsAndHighlights{built(rebuilt)}, facetsAndHighlights{v}, rebuilt, 13, 300)
+	sameAnswers(t, facetsAndHighlights{built(rebuilt).View()}, facetsAndHighlights{v}, rebuilt, 13, 300)
 }

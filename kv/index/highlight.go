@@ -44,17 +44,6 @@ type word struct {
 
 // highlighter returns the highlighter of q, nil when q does not ask for
 // highlights.
-func (s *Snapshot) highlighter(q *rappel.Search, exp *expansion) *highlighter {
-	if !q.Highlight {
-		return nil
-	}
-	fs := s.MatchForms(q.Query)
-	fs.addExpansion(s.text.an, exp)
-	return &highlighter{forms: fs, lang: q.Lang}
-}
-
-// highlighter returns the highlighter of q, nil when q does not ask for
-// highlights.
 func (v *View) highlighter(q *rappel.Search, exp *expansion) *highlighter {
 	if !q.Highlight {
 		return nil

@@ -18,7 +18,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -280,21 +279,22 @@ func (s *Snapshot) Record(id string) (*rappel.Record, bool) {
 	return &r, true
 }
 
+// View is the snapshot served alone: a view with no delta. Every search
+// is answered by a View, so that one path serves a built snapshot, a
+// segment and a base with its delta.
+func (s *Snapshot) View() *View { return NewView(s, nil, nil, s.info) }
+
 // Categories lists the distinct category values (folded) the snapshot holds.
 func (s *Snapshot) Categories() []string { return s.categories }
 
 // Catalog holds the current view and swaps it atomically. It implements
 // rappel.Catalog. The zero value holds an empty snapshot; Segments keeps
-// it in step with a store through segment files (segments.go), and Reload
-// and Listener by rebuilding in memory (reload.go).
+// it in step with a store through segment files (segments.go).
 type Catalog struct {
-	// Options tune the snapshots Reload builds.
+	// Options tune the snapshots Segments builds and opens.
 	Options Options
 
 	cur atomic.Pointer[View]
-	// reload serializes Reload and the info-only swaps of its listener, so
-	// that a slow build never swaps in an older view over a newer one.
-	reload sync.Mutex
 }
 
 var empty, _ = Build(nil, rappel.DatasetInfo{})
@@ -314,7 +314,7 @@ func (c *Catalog) Current() *View {
 
 // Swap makes s alone the current view; readers holding the old one keep
 // it.
-func (c *Catalog) Swap(s *Snapshot) { c.cur.Store(NewView(s, nil, nil, s.info)) }
+func (c *Catalog) Swap(s *Snapshot) { c.cur.Store(s.View()) }
 
 // SwapView makes v the current view.
 func (c *Catalog) SwapView(v *View) { c.cur.Store(v) }

@@ -2,11 +2,28 @@ package index
 
 import (
 	"context"
+	"slices"
 
 	"github.com/rappel-ca/rappel"
 )
 
 var _ rappel.RecordMatcher = (*Snapshot)(nil)
+
+// Engine is GET /recall's engine as the alert matchers use it
+// (alerts.Index): a batch of records indexed as the API indexes them, and
+// categories compared in the API's form, so that a saved search matches
+// what the same search on the API returns. cmd/rappel hands it to alerts,
+// which does not import this package.
+type Engine struct{}
+
+// Build indexes a copy of recs: a build reorders the slice it is given,
+// and the matchers keep recs in their order.
+func (Engine) Build(recs []*rappel.Record) (rappel.RecordMatcher, error) {
+	return Build(slices.Clone(recs), rappel.DatasetInfo{})
+}
+
+// CategoryKey is the package's CategoryKey.
+func (Engine) CategoryKey(category string) string { return CategoryKey(category) }
 
 // MatchIDs returns the record_ids of the documents matching q's text,
 // filters and dates, as GET /recall counts them. Alerts build a snapshot of

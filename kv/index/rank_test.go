@@ -140,7 +140,7 @@ func TestRank_SameAsFullSort(t *testing.T) {
 			// ranks after it.
 			q := base
 			q.Limit = 10
-			page, err := seg.Search(context.Background(), &q)
+			page, err := seg.View().Search(context.Background(), checked(t, &q))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -165,9 +165,13 @@ func checkPage(t *testing.T, s *Snapshot, q *rappel.Search, want []ranked, from 
 		}
 		c = &cc
 	}
-	docs, scores, err := s.pageByRelevance(context.Background(), q, match, c, q.Offset, q.Limit, s.text.corpus(), exp)
+	hits, scores, err := s.View().pageByRelevance(context.Background(), q, []partMatches{{s, match}}, c, q.Offset, q.Limit, exp)
 	if err != nil {
 		t.Fatal(err)
+	}
+	docs := make([]int32, len(hits))
+	for i, h := range hits {
+		docs[i] = h.doc
 	}
 	want = want[min(from, len(want)):]
 	want = want[:min(len(want), q.Limit+1)]

@@ -96,8 +96,9 @@ func sameAnswers(t *testing.T, want, got rappel.Snapshot, recs []*rappel.Record,
 			q.Offset = rng.IntN(200)
 		}
 		for page := 0; page < 4; page++ {
-			a, errA := want.Search(ctx, q)
-			b, errB := got.Search(ctx, q)
+			cq := checked(t, q)
+			a, errA := want.Search(ctx, cq)
+			b, errB := got.Search(ctx, cq)
 			compare(fmt.Sprintf("request %d page %d: %+v", i, page, q), a, b, errA, errB)
 			if errA != nil || a.NextCursor == "" {
 				break

@@ -20,60 +20,171 @@ func timeoutError() error {
 		"The query took longer than its time budget; narrow it with a date range (issued_after, issued_before), a filter or more specific words.")
 }
 
-// Search answers a GET /recall request from the snapshot.
-func (s *Snapshot) Search(ctx context.Context, q *rappel.Search) (*rappel.Page, error) {
+// Search answers a GET /recall request from the view, whether it is a
+// base alone or a base with a delta over it: the search was checked where
+// the request was read (rappel.CheckedSearch), and is not checked again.
+func (v *View) Search(ctx context.Context, cq rappel.CheckedSearch) (*rappel.Page, error) {
+	q := cq.Search()
+	if q.Category != "" && !v.hasCategory(CategoryKey(q.Category)) {
+		return nil, unknownCategory(q.Category, v.categories)
+	}
+	parts := v.parts()
+	exp, err := v.base.expansion(ctx, parts, q)
+	if err != nil {
+		return nil, err
+	}
+	ms, count, err := v.matches(ctx, parts, q, exp)
+	if err != nil {
+		return nil, err
+	}
 	sortBy := sortOf(q)
-	if err := q.Check(); err != nil {
-		return nil, err
-	}
-	exp, err := s.expansion(ctx, []part{{s: s}}, q)
-	if err != nil {
-		return nil, err
-	}
-	match, err := s.match(ctx, q, true, exp)
-	if err != nil {
-		return nil, err
-	}
-	count := int(match.GetCardinality())
-	limit := q.Limit
-	if limit <= 0 {
-		limit = rappel.DefaultLimit
-	}
-	var c *cursor
 	relevance := sortBy == rappel.SortRelevance
+	var c *cursor
 	if q.Cursor != "" {
-		cc, err := s.decodeCursor(q.Cursor, q, relevance)
+		cc, err := v.base.decodeCursor(q.Cursor, q, relevance)
 		if err != nil {
 			return nil, err
 		}
 		c = &cc
 	}
-	var docs []int32
+	limit := q.Limit
+	if limit <= 0 {
+		limit = rappel.DefaultLimit
+	}
+	var hits []hit
 	var scores []float64
 	if relevance {
-		docs, scores, err = s.pageByRelevance(ctx, q, match, c, q.Offset, limit, s.text.corpus(), exp)
+		hits, scores, err = v.pageByRelevance(ctx, q, ms, c, q.Offset, limit, exp)
 	} else {
-		docs, err = s.pageInOrder(ctx, orderKey{sortBy, q.Ascending}, match, count, c, q.Offset, limit)
+		hits, err = pageInOrder(ctx, orderKey{sortBy, q.Ascending}, ms, c, q.Offset, limit)
 	}
 	if err != nil {
 		return nil, err
 	}
 	page := &rappel.Page{Count: count, Corrections: exp.corr}
-	if len(docs) > limit {
-		docs = docs[:limit]
+	if len(hits) > limit {
+		hits = hits[:limit]
 		if sortBy != rappel.SortValue { // a value-sorted search pages by offset
 			var score float64
 			if relevance {
 				score = scores[limit-1]
 			}
-			page.NextCursor = s.encodeCursor(s.cursorAt(q, sortBy, docs[limit-1], score), relevance)
+			last := hits[limit-1]
+			page.NextCursor = v.base.encodeCursor(last.s.cursorAt(q, sortBy, last.doc, score), relevance)
 		}
 	}
-	page.Results, page.N = s.appendDocs(q.Buf, docs, q.Lang, s.highlighter(q, exp)), len(docs)
+	page.Results, page.N = appendHits(q.Buf, hits, q.Lang, v.highlighter(q, exp)), len(hits)
 	if q.Facets != nil {
-		page.Facets = s.facets(q, match)
+		page.Facets = v.facets(q, ms)
 	}
 	return page, nil
+}
+
+// matches returns the documents of each part that match q, its hidden
+// documents left out, and how many they are in all.
+func (v *View) matches(ctx context.Context, parts []part, q *rappel.Search, exp *expansion) ([]partMatches, int, error) {
+	ms := make([]partMatches, len(parts))
+	count := 0
+	for i, p := range parts {
+		m, err := p.s.match(ctx, q, false, exp)
+		if err != nil {
+			return nil, 0, err
+		}
+		if p.hidden != nil && !p.hidden.IsEmpty() {
+			m = roaring.AndNot(m, p.hidden)
+		}
+		ms[i] = partMatches{p.s, m}
+		count += int(m.GetCardinality())
+	}
+	return ms, count, nil
+}
+
+// pageInOrder returns up to limit+1 of the matches ms in ok's order,
+// starting after cursor c, or after skipping offset matches. A single
+// part pages itself; two are merged, each giving what could be on the
+// page, the first offset+limit+1 after the cursor (a cursor names a place
+// in the order, not a document, so it means the same in both).
+func pageInOrder(ctx context.Context, ok orderKey, ms []partMatches, c *cursor, offset, limit int) ([]hit, error) {
+	if len(ms) == 1 {
+		p := ms[0]
+		docs, err := p.s.pageInOrder(ctx, ok, p.m, int(p.m.GetCardinality()), c, offset, limit)
+		if err != nil {
+			return nil, err
+		}
+		hits := make([]hit, len(docs))
+		for i, d := range docs {
+			hits[i] = hit{p.s, d}
+		}
+		return hits, nil
+	}
+	b, d := ms[0], ms[1]
+	db, err := b.s.pageInOrder(ctx, ok, b.m, int(b.m.GetCardinality()), c, 0, offset+limit)
+	if err != nil {
+		return nil, err
+	}
+	dd, err := d.s.pageInOrder(ctx, ok, d.m, int(d.m.GetCardinality()), c, 0, offset+limit)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]hit, 0, min(len(db)+len(dd), offset+limit+1))
+	i, j := 0, 0
+	for len(out) < offset+limit+1 && (i < len(db) || j < len(dd)) {
+		takeBase := j == len(dd)
+		if i < len(db) && j < len(dd) {
+			x, y := hit{b.s, db[i]}, hit{d.s, dd[j]}
+			takeBase = compare(ok, x.s.key(ok.sortBy, x.doc), x.id(), y.s.key(ok.sortBy, y.doc), y.id()) < 0
+		}
+		if takeBase {
+			out = append(out, hit{b.s, db[i]})
+			i++
+		} else {
+			out = append(out, hit{d.s, dd[j]})
+			j++
+		}
+	}
+	if offset >= len(out) {
+		return nil, nil
+	}
+	return out[offset:], nil
+}
+
+// pageByRelevance scores the matches of every part with the collection's
+// figures and returns up to limit+1, best first, with their scores.
+func (v *View) pageByRelevance(ctx context.Context, q *rappel.Search, ms []partMatches, c *cursor, offset, limit int, exp *expansion) ([]hit, []float64, error) {
+	best, err := rankPage(ctx, clauses(q), v.corpus(), exp, c, offset, limit, ms...)
+	if err != nil {
+		return nil, nil, err
+	}
+	hits := make([]hit, len(best))
+	scores := make([]float64, len(best))
+	for i, r := range best {
+		hits[i], scores[i] = r.hit, r.score
+	}
+	return hits, scores, nil
+}
+
+// appendHits splices the hits' JSON into one array, in buf when it is
+// large enough, each with its highlights when hl is not nil.
+func appendHits(buf []byte, hits []hit, lang string, hl *highlighter) []byte {
+	n := 2
+	for _, h := range hits {
+		n += h.s.enc.size(h.doc) + 1
+	}
+	b := buf[:0]
+	if cap(b) < n {
+		b = make([]byte, 0, n)
+	}
+	b = append(b, '[')
+	for i, h := range hits {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = h.s.enc.appendDoc(b, h.doc, lang)
+		if hl != nil {
+			b = hl.append(b, h.s, h.doc)
+		}
+	}
+	return append(b, ']')
 }
 
 // match returns the documents matching q's text, filters and dates. The
@@ -88,7 +199,7 @@ func (s *Snapshot) match(ctx context.Context, q *rappel.Search, strict bool, exp
 		bm := s.filters[filterCategory][CategoryKey(q.Category)]
 		switch {
 		case bm == nil && strict:
-			return nil, s.unknownCategory(q.Category)
+			return nil, unknownCategory(q.Category, s.categories)
 		case bm == nil:
 			return roaring.New(), nil
 		}
@@ -216,9 +327,9 @@ func (s *Snapshot) dateRange(after, before string) *roaring.Bitmap {
 }
 
 // unknownCategory is the error of a category no record has, naming the
-// nearest one that some record has.
-func (s *Snapshot) unknownCategory(c string) error {
-	return rappel.Unknown("category", c, rappel.Suggest(CategoryKey(c), s.categories), "list the categories with GET /recall/stats?group_by=category")
+// nearest of categories, the folded categories some record has.
+func unknownCategory(c string, categories []string) error {
+	return rappel.Unknown("category", c, rappel.Suggest(CategoryKey(c), categories), "list the categories with GET /recall/stats?group_by=category")
 }
 
 // pageInOrder returns up to limit+1 matching documents in ok's order,
@@ -286,45 +397,6 @@ func (s *Snapshot) pageInOrder(ctx context.Context, ok orderKey, match *roaring.
 		docs = append(docs, d)
 	}
 	return docs, nil
-}
-
-// pageByRelevance scores every match and returns up to limit+1 of them,
-// best first, with their scores.
-func (s *Snapshot) pageByRelevance(ctx context.Context, q *rappel.Search, match *roaring.Bitmap, c *cursor, offset, limit int, cs corpus, exp *expansion) ([]int32, []float64, error) {
-	best, err := rankPage(ctx, clauses(q), cs, exp, c, offset, limit, partMatches{s, match})
-	if err != nil {
-		return nil, nil, err
-	}
-	docs := make([]int32, len(best))
-	scores := make([]float64, len(best))
-	for i, r := range best {
-		docs[i], scores[i] = r.doc, r.score
-	}
-	return docs, scores, nil
-}
-
-// appendDocs splices the documents' JSON into one array, in buf when it is
-// large enough, each with its highlights when hl is not nil.
-func (s *Snapshot) appendDocs(buf []byte, docs []int32, lang string, hl *highlighter) []byte {
-	n := 2
-	for _, d := range docs {
-		n += s.enc.size(d) + 1
-	}
-	b := buf[:0]
-	if cap(b) < n {
-		b = make([]byte, 0, n)
-	}
-	b = append(b, '[')
-	for i, d := range docs {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = s.enc.appendDoc(b, d, lang)
-		if hl != nil {
-			b = hl.append(b, s, d)
-		}
-	}
-	return append(b, ']')
 }
 
 // cursorAt is the cursor of a page ending at doc, a document of s, with

@@ -44,9 +44,20 @@ func mustBuild(tb testing.TB, recs []*rappel.Record) *Snapshot {
 	return s
 }
 
+// checked is q as the edge passes it on, checked; the test fails when
+// Check refuses it.
+func checked(tb testing.TB, q *rappel.Search) rappel.CheckedSearch {
+	tb.Helper()
+	c, err := q.Checked()
+	if err != nil {
+		tb.Fatalf("Check(%+v): %v", q, err)
+	}
+	return c
+}
+
 func search(tb testing.TB, s *Snapshot, q *rappel.Search) *rappel.Page {
 	tb.Helper()
-	p, err := s.Search(context.Background(), q)
+	p, err := s.View().Search(context.Background(), checked(tb, q))
 	if err != nil {
 		tb.Fatalf("Search(%+v): %v", q, err)
 	}
@@ -132,7 +143,12 @@ func TestSnapshot_Search_CursorErrors(t *testing.T) {
 		"DeepOffset":   {Offset: 9501},
 	} {
 		t.Run(name, func(t *testing.T) {
-			_, err := s.Search(context.Background(), &q)
+			// Check refuses what no searcher could serve; the searcher
+			// what only it can tell, a cursor it did not issue.
+			cq, err := q.Checked()
+			if err == nil {
+				_, err = s.View().Search(context.Background(), cq)
+			}
 			if rappel.ErrorCode(err) != rappel.EBADREQUEST {
 				t.Fatalf("err = %v, want a 400", err)
 			}
@@ -182,7 +198,7 @@ func TestSnapshot_Search_Dates(t *testing.T) {
 
 func TestSnapshot_Search_UnknownCategory(t *testing.T) {
 	s := mustBuild(t, testCorpus(20))
-	_, err := s.Search(context.Background(), &rappel.Search{Category: "Dary"})
+	_, err := s.View().Search(context.Background(), checked(t, &rappel.Search{Category: "Dary"}))
 	// The index names the category and the nearest one, not where in a
 	// request it came from: the edge places it.
 	var ue *rappel.UnknownError
@@ -205,13 +221,13 @@ func mustQuery(tb testing.TB, q string) *rappel.Query {
 
 func FuzzDecodeCursor(f *testing.F) {
 	s := mustBuild(f, testCorpus(20))
-	p, _ := s.Search(context.Background(), &rappel.Search{Limit: 3})
+	p := search(f, s, &rappel.Search{Limit: 3})
 	f.Add(p.NextCursor)
 	f.Add("")
 	f.Add("AAAA")
 	f.Fuzz(func(t *testing.T, raw string) {
 		q := &rappel.Search{Limit: 3, Cursor: raw}
-		_, err := s.Search(context.Background(), q)
+		_, err := s.View().Search(context.Background(), checked(t, q))
 		if err != nil && rappel.ErrorCode(err) != rappel.EBADREQUEST {
 			t.Fatalf("cursor %q: %v", raw, err)
 		}
@@ -270,7 +286,7 @@ func BenchmarkSnapshot_Search(b *testing.B) {
 			q.Limit = 100
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := s.Search(context.Background(), &q); err != nil {
+				if _, err := s.View().Search(context.Background(), checked(b, &q)); err != nil {
 					b.Fatal(err)
 				}
 			}

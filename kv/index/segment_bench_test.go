@@ -134,7 +134,7 @@ func BenchmarkSegment_Search(b *testing.B) {
 				for b.Loop() {
 					q := c.q
 					q.Buf = buf
-					if _, err := impl.s.Search(ctx, &q); err != nil {
+					if _, err := impl.s.View().Search(ctx, checked(b, &q)); err != nil {
 						b.Fatal(err)
 					}
 				}

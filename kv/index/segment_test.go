@@ -46,7 +46,7 @@ func TestSegment_SameAnswers(t *testing.T) {
 	if opened.Digest() != built.Digest() {
 		t.Fatal("the segment's digest differs from the snapshot's")
 	}
-	sameAnswers(t, built, opened, recs, 1, 1500)
+	sameAnswers(t, built.View(), opened.View(), recs, 1, 1500)
 }
 
 func TestSegment_Bundle(t *testing.T) {
@@ -65,7 +65,7 @@ func TestSegment_Bundle(t *testing.T) {
 		r, _ := built.Record(built.ids.str(d))
 		recs = append(recs, r)
 	}
-	sameAnswers(t, built, opened, recs, 2, 300)
+	sameAnswers(t, built.View(), opened.View(), recs, 2, 300)
 	// Every record, in every language.
 	for d := range built.n {
 		id := built.ids.str(d)
@@ -134,7 +134,7 @@ func useAll(t *testing.T, s *Snapshot) {
 		}
 	}()
 	for _, q := range []*rappel.Search{{Limit: 10}, {Limit: 5, Query: mustQuery(t, "cheese OR listeria")}, {Limit: 5, Query: mustQuery(t, `"cheese recalled"`), SortBy: rappel.SortRelevance}} {
-		_, _ = s.Search(t.Context(), q)
+		_, _ = s.View().Search(t.Context(), checked(t, q))
 	}
 	for _, f := range rappel.StatsGroupFields {
 		_, _ = s.Stats(t.Context(), &rappel.StatsQuery{GroupBy: f, SumField: "units_affected"})

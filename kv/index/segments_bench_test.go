@@ -92,7 +92,7 @@ func BenchmarkSegments_SearchDuringRefresh(b *testing.B) {
 		for i := range n {
 			q := *queries[i%len(queries)]
 			start := time.Now()
-			if _, err := seg.Catalog.Current().Search(ctx, &q); err != nil {
+			if _, err := seg.Catalog.Current().Search(ctx, checked(b, &q)); err != nil {
 				b.Fatal(err)
 			}
 			lat = append(lat, time.Since(start))

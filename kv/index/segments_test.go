@@ -1,6 +1,7 @@
 package index
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -65,7 +66,7 @@ func checkServes(t *testing.T, seg *Segments, n int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sameAnswers(t, want, seg.Catalog.Current(), recs, uint64(len(recs)), n)
+	sameAnswers(t, want.View(), seg.Catalog.Current(), recs, uint64(len(recs)), n)
 }
 
 // change adds, changes and removes records of the store, as a refresh
@@ -368,4 +369,77 @@ func TestSegments_Crash(t *testing.T) {
 			})
 		}
 	}
+}
+
+// TestSegments_FollowsRefreshes checks what a node's catalog does after
+// each refresh, told through Segments.DataChanged: the catalog's cursor
+// key signs every part; a refresh that moved only the dataset info swaps
+// in the new info and builds nothing; one that changed records serves
+// them; and a store that cannot be read leaves the catalog as it was.
+func TestSegments_FollowsRefreshes(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	store := openStoreAt(t, dir)
+	t.Cleanup(func() { store.Close() })
+	if err := store.PutRecords(ctx, []*rappel.Record{testRecord("hc-1"), testRecord("hc-2")}); err != nil {
+		t.Fatal(err)
+	}
+	setInfo := func(day int, source string) time.Time {
+		t.Helper()
+		at := time.Date(2026, 1, day, 0, 0, 0, 0, time.UTC)
+		if err := store.SetDatasetInfo(ctx, rappel.DatasetInfo{UpdatedAt: at, Source: source, Records: 2}); err != nil {
+			t.Fatal(err)
+		}
+		return at
+	}
+	setInfo(1, "bundle")
+	key := bytes.Repeat([]byte{7}, 32)
+	seg := segmentsAt(store, dir)
+	seg.Catalog.Options = Options{CursorKey: key}
+	if err := seg.Open(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { seg.Close() })
+	v := seg.Catalog.Current()
+	if v.Len() != 2 || v.Info().Source != "bundle" || !bytes.Equal(v.base.cursorKey, key) {
+		t.Fatalf("after Open: %d records, info %+v, cursor key %x", v.Len(), v.Info(), v.base.cursorKey)
+	}
+	t.Run("InfoOnly", func(t *testing.T) {
+		before := seg.Catalog.Current()
+		later := setInfo(2, "feeds")
+		if err := seg.DataChanged(ctx, false); err != nil {
+			t.Fatal(err)
+		}
+		v := seg.Catalog.Current()
+		if !v.Info().UpdatedAt.Equal(later) || v.Info().Source != "feeds" || v.Len() != 2 || v.Info().Records != 2 {
+			t.Fatalf("after an info-only change: %d records, info %+v", v.Len(), v.Info())
+		}
+		if v.base != before.base || v.delta != before.delta {
+			t.Fatal("an info-only change built a segment")
+		}
+	})
+	t.Run("Records", func(t *testing.T) {
+		if err := store.PutRecords(ctx, []*rappel.Record{testRecord("hc-3")}); err != nil {
+			t.Fatal(err)
+		}
+		if err := seg.DataChanged(ctx, true); err != nil {
+			t.Fatal(err)
+		}
+		v := seg.Catalog.Current()
+		if _, ok := v.Record("hc-3"); !ok || v.Len() != 3 || v.delta == nil || !bytes.Equal(v.delta.cursorKey, key) {
+			t.Fatalf("after a records change: %d records, delta %v", v.Len(), v.delta != nil)
+		}
+	})
+	t.Run("Closed", func(t *testing.T) {
+		before := seg.Catalog.Current()
+		store.Close()
+		for _, records := range []bool{false, true} {
+			if err := seg.DataChanged(ctx, records); err == nil {
+				t.Fatalf("DataChanged(records %v) on a closed store succeeded", records)
+			}
+		}
+		if seg.Catalog.Current() != before {
+			t.Fatal("a failed refresh swapped the view")
+		}
+	})
 }

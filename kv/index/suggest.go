@@ -6,8 +6,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/RoaringBitmap/roaring/v2"
-
 	"github.com/rappel-ca/rappel"
 )
 
@@ -35,27 +33,12 @@ func (v *View) Suggest(ctx context.Context, q, lang string, limit int) (*rappel.
 	if err != nil {
 		return nil, err
 	}
-	var hits []hit
-	matches := make([]*roaring.Bitmap, len(parts))
-	for i, p := range parts {
-		m, err := p.s.match(ctx, s, false, exp)
-		if err != nil {
-			return nil, err
-		}
-		if p.hidden != nil && !p.hidden.IsEmpty() {
-			m = roaring.AndNot(m, p.hidden)
-		}
-		matches[i] = m
+	ms, _, err := v.matches(ctx, parts, s, exp)
+	if err != nil {
+		return nil, err
 	}
-	if len(parts) == 1 {
-		docs, err := v.base.pageInOrder(ctx, docOrder, matches[0], int(matches[0].GetCardinality()), nil, 0, limit)
-		if err != nil {
-			return nil, err
-		}
-		for _, d := range docs {
-			hits = append(hits, hit{v.base, d})
-		}
-	} else if hits, err = v.pageInOrder(ctx, docOrder, matches[0], matches[1], nil, 0, limit); err != nil {
+	hits, err := pageInOrder(ctx, docOrder, ms, nil, 0, limit)
+	if err != nil {
 		return nil, err
 	}
 	hits = hits[:min(len(hits), limit)]

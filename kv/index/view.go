@@ -52,6 +52,7 @@ func NewView(base, delta *Snapshot, deleted *roaring.Bitmap, info rappel.Dataset
 	v := &View{base: base, delta: delta, deleted: deleted, info: info, n: base.n}
 	if delta == nil {
 		v.info.Records = v.n
+		v.categories, v.oldest = base.categories, base.oldest
 		return v
 	}
 	v.n = base.n - int(deleted.GetCardinality()) + delta.n
@@ -243,6 +244,9 @@ func (v *View) parts() []part {
 // corpus returns the collection figures of base and delta together, with
 // document frequencies memoized for one query.
 func (v *View) corpus() corpus {
+	if v.delta == nil {
+		return v.base.text.corpus() // the base's own figures, computed when it was built
+	}
 	cs := corpus{docs: v.n}
 	for s := range cs.avgLen {
 		if v.n > 0 {
@@ -278,149 +282,6 @@ func (v *View) corpus() corpus {
 func (v *View) hasCategory(k string) bool {
 	i := sort.SearchStrings(v.categories, k)
 	return i < len(v.categories) && v.categories[i] == k
-}
-
-// Search answers a GET /recall request from the view.
-func (v *View) Search(ctx context.Context, q *rappel.Search) (*rappel.Page, error) {
-	if v.delta == nil {
-		return v.base.Search(ctx, q)
-	}
-	sortBy := sortOf(q)
-	if err := q.Check(); err != nil {
-		return nil, err
-	}
-	if q.Category != "" && !v.hasCategory(CategoryKey(q.Category)) {
-		return nil, rappel.Unknown("category", q.Category, rappel.Suggest(CategoryKey(q.Category), v.categories), "list the categories with GET /recall/stats?group_by=category")
-	}
-	exp, err := v.base.expansion(ctx, v.parts(), q)
-	if err != nil {
-		return nil, err
-	}
-	mb, err := v.base.match(ctx, q, false, exp)
-	if err != nil {
-		return nil, err
-	}
-	if !v.deleted.IsEmpty() {
-		mb = roaring.AndNot(mb, v.deleted)
-	}
-	md, err := v.delta.match(ctx, q, false, exp)
-	if err != nil {
-		return nil, err
-	}
-	count := int(mb.GetCardinality() + md.GetCardinality())
-	limit := q.Limit
-	if limit <= 0 {
-		limit = rappel.DefaultLimit
-	}
-	relevance := sortBy == rappel.SortRelevance
-	var c *cursor
-	if q.Cursor != "" {
-		cc, err := v.base.decodeCursor(q.Cursor, q, relevance)
-		if err != nil {
-			return nil, err
-		}
-		c = &cc
-	}
-	var hits []hit
-	var scores []float64
-	if relevance {
-		hits, scores, err = v.pageByRelevance(ctx, q, mb, md, c, q.Offset, limit, exp)
-	} else {
-		hits, err = v.pageInOrder(ctx, orderKey{sortBy, q.Ascending}, mb, md, c, q.Offset, limit)
-	}
-	if err != nil {
-		return nil, err
-	}
-	page := &rappel.Page{Count: count, Corrections: exp.corr}
-	if len(hits) > limit {
-		hits = hits[:limit]
-		if sortBy != rappel.SortValue {
-			var score float64
-			if relevance {
-				score = scores[limit-1]
-			}
-			last := hits[limit-1]
-			page.NextCursor = v.base.encodeCursor(last.s.cursorAt(q, sortBy, last.doc, score), relevance)
-		}
-	}
-	page.Results, page.N = appendHits(q.Buf, hits, q.Lang, v.highlighter(q, exp)), len(hits)
-	if q.Facets != nil {
-		page.Facets = v.facets(q, mb, md)
-	}
-	return page, nil
-}
-
-// pageInOrder merges the parts' pages in ok's order.
-func (v *View) pageInOrder(ctx context.Context, ok orderKey, mb, md *roaring.Bitmap, c *cursor, offset, limit int) ([]hit, error) {
-	// Each part gives what could be on the page: the first offset+limit+1
-	// after the cursor.
-	db, err := v.base.pageInOrder(ctx, ok, mb, int(mb.GetCardinality()), c, 0, offset+limit)
-	if err != nil {
-		return nil, err
-	}
-	dd, err := v.delta.pageInOrder(ctx, ok, md, int(md.GetCardinality()), c, 0, offset+limit)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]hit, 0, min(len(db)+len(dd), offset+limit+1))
-	i, j := 0, 0
-	for len(out) < offset+limit+1 && (i < len(db) || j < len(dd)) {
-		takeBase := j == len(dd)
-		if i < len(db) && j < len(dd) {
-			a, b := hit{v.base, db[i]}, hit{v.delta, dd[j]}
-			takeBase = compare(ok, a.s.key(ok.sortBy, a.doc), a.id(), b.s.key(ok.sortBy, b.doc), b.id()) < 0
-		}
-		if takeBase {
-			out = append(out, hit{v.base, db[i]})
-			i++
-		} else {
-			out = append(out, hit{v.delta, dd[j]})
-			j++
-		}
-	}
-	if offset >= len(out) {
-		return nil, nil
-	}
-	return out[offset:], nil
-}
-
-// pageByRelevance scores the matches of both parts with the collection's
-// figures and returns up to limit+1, best first, with their scores.
-func (v *View) pageByRelevance(ctx context.Context, q *rappel.Search, mb, md *roaring.Bitmap, c *cursor, offset, limit int, exp *expansion) ([]hit, []float64, error) {
-	best, err := rankPage(ctx, clauses(q), v.corpus(), exp, c, offset, limit, partMatches{v.base, mb}, partMatches{v.delta, md})
-	if err != nil {
-		return nil, nil, err
-	}
-	hits := make([]hit, len(best))
-	scores := make([]float64, len(best))
-	for i, r := range best {
-		hits[i], scores[i] = r.hit, r.score
-	}
-	return hits, scores, nil
-}
-
-// appendHits splices the hits' JSON into one array, in buf when it is
-// large enough, each with its highlights when hl is not nil.
-func appendHits(buf []byte, hits []hit, lang string, hl *highlighter) []byte {
-	n := 2
-	for _, h := range hits {
-		n += h.s.enc.size(h.doc) + 1
-	}
-	b := buf[:0]
-	if cap(b) < n {
-		b = make([]byte, 0, n)
-	}
-	b = append(b, '[')
-	for i, h := range hits {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = h.s.enc.appendDoc(b, h.doc, lang)
-		if hl != nil {
-			b = hl.append(b, h.s, h.doc)
-		}
-	}
-	return append(b, ']')
 }
 
 // Stats answers GET /recall/stats: each part's counts and sums, less the

@@ -2,6 +2,7 @@ package index
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
@@ -87,7 +88,7 @@ func TestView_SameAnswers(t *testing.T) {
 			}
 			base, delta, deleted := splitChange(t, final, c.added, c.changed, c.removed)
 			v := NewView(base, delta, deleted, info)
-			sameAnswers(t, want, v, final, 3, 800)
+			sameAnswers(t, want.View(), v, final, 3, 800)
 			// And with the parts read from their segments.
 			bs, err := OpenSegmentBytes("base", mustSegmentBytes(t, base), Options{})
 			if err != nil {
@@ -97,7 +98,7 @@ func TestView_SameAnswers(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			sameAnswers(t, want, NewView(bs, ds, deleted, info), final, 4, 300)
+			sameAnswers(t, want.View(), NewView(bs, ds, deleted, info), final, 4, 300)
 		})
 	}
 }
@@ -116,5 +117,30 @@ func TestView_Bundle(t *testing.T) {
 		rng[i], rng[j] = rng[j], rng[i]
 	}
 	base, delta, deleted := splitChange(t, rng, 120, 100, 50)
-	sameAnswers(t, all, NewView(base, delta, deleted, all.Info()), final, 5, 200)
+	sameAnswers(t, all.View(), NewView(base, delta, deleted, all.Info()), final, 5, 200)
+}
+
+// TestView_OneSearchPath checks that every search goes through View: a
+// snapshot answers no search of its own (it is served as a view with no
+// delta), and the catalog has no way to change but the one production
+// uses (Swap, SwapView, from Segments).
+func TestView_OneSearchPath(t *testing.T) {
+	for _, c := range []struct {
+		typ     reflect.Type
+		methods []string
+	}{
+		{reflect.TypeFor[*Snapshot](), []string{"Search", "SearchCost"}},
+		{reflect.TypeFor[*Catalog](), []string{"Reload", "Listener"}},
+	} {
+		for _, m := range c.methods {
+			if _, ok := c.typ.MethodByName(m); ok {
+				t.Errorf("%v has a method %s: a second path beside View and Segments", c.typ, m)
+			}
+		}
+	}
+	s := mustBuild(t, testCorpus(30))
+	var _ rappel.Snapshot = s.View()
+	if got, want := search(t, s, &rappel.Search{Limit: 5}).Count, 30; got != want {
+		t.Errorf("the snapshot served as a view finds %d records, want %d", got, want)
+	}
 }

@@ -102,7 +102,9 @@ func openIndexAndUse(t *testing.T, b []byte) {
 				sq.Query, _ = rappel.ParseQuery(q)
 				sq.SortBy = rappel.SortRelevance
 			}
-			_, _ = s.Search(t.Context(), sq)
+			if cq, err := sq.Checked(); err == nil {
+				_, _ = s.View().Search(t.Context(), cq)
+			}
 		}
 		for _, g := range rappel.StatsGroupFields {
 			_, _ = s.Stats(t.Context(), &rappel.StatsQuery{GroupBy: g, SumField: "units_affected"})
