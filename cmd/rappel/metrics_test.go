@@ -191,7 +191,9 @@ func TestServe_MetricsExplainARefresh(t *testing.T) {
 		if err := os.Rename(tmp, filepath.Join(pluginsDir, "vrdb.wasm")); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, "the fixed vrdb plugin activated", func() bool { return scrapeNode(t, url).value(t, "rappel_plugin_activations_total", source("vrdb")) == 1 })
+		waitFor(t, "the fixed vrdb plugin activated", func() bool {
+			return scrapeNode(t, url).value(t, "rappel_plugin_activations_total", source("vrdb")) == 1
+		})
 		m := scrapeNode(t, url)
 		if v := m.value(t, "rappel_plugin_activations_total", source("hcdump")); v != 0 {
 			t.Errorf("hcdump activations = %v after its candidate was refused, want 0", v)
