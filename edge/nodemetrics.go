@@ -165,7 +165,7 @@ func (c *certificateCollector) Collect(ch chan<- prometheus.Metric) {
 // Refresh figures beyond the last refresh's, from FeedState.Refreshes.
 var (
 	feedStepDesc = prometheus.NewDesc("rappel_feed_refresh_step_duration_seconds",
-		"Time a step of the source's refreshes took, by source and step: fetch (its documents, conditionally), normalize (its plugin's runs), assemble (merging the sources' records), write (the store's batch). A step a refresh did not reach or need is not counted.", []string{"source", "step"}, nil)
+		"Time a step of the source's refreshes took, by source and step: fetch (its documents, conditionally), normalize (its plugin's runs), assemble (merging the sources' records), write (the store's batch). Only steps that completed are counted: one that failed, was not reached, or was not needed (normalize when nothing changed upstream) is not.", []string{"source", "step"}, nil)
 	feedChangedTotalDesc = prometheus.NewDesc("rappel_feed_changed_records_total",
 		"The source's records its successful refreshes found added, changed or gone upstream, since the node started, by source.", []string{"source"}, nil)
 	feedRejectedTotalDesc = prometheus.NewDesc("rappel_feed_rejected_records_total",

@@ -8,8 +8,9 @@ import (
 )
 
 // countRefresh adds a refresh of source to its figures for /metrics: the
-// steps it reached, timed (a step not run, such as normalizing when
-// nothing changed upstream, is not counted), and, when it succeeded, the
+// steps it completed, timed (a step that failed, or was not run, such as
+// normalizing when nothing changed upstream, is not counted: its time is
+// in the refresh's own duration), and, when it succeeded, the
 // records it changed and rejected, or when it failed, when.
 func (r *Refresher) countRefresh(source string, p *plan, failed bool, at time.Time) {
 	r.smu.Lock()
