@@ -56,4 +56,7 @@ type FeedState struct {
 	// /health, not kept across restarts.
 	LastDuration time.Duration `json:"-"`
 	LastChanged  int           `json:"-"`
+	// Refreshes is what the source's refreshes did since the node started,
+	// for /metrics too.
+	Refreshes RefreshStats `json:"-"`
 }

@@ -225,6 +225,7 @@ func (s *Server) getExport(w http.ResponseWriter, r *http.Request) error {
 // export").
 func (s *Server) streamExport(w http.ResponseWriter, r *http.Request, snap rappel.Snapshot, q *rappel.Search, page *rappel.Page, format string) error {
 	x := exchangeOf(w)
+	defer s.countExport(format, x)()
 	x.streamWrites(s.stallTimeout())
 	out := bufio.NewWriterSize(w, 32<<10)
 	var write func(*rappel.Page) error

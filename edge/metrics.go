@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/rappel-ca/rappel"
 )
@@ -25,6 +26,9 @@ type metrics struct {
 	duration *prometheus.HistogramVec
 	limited  *prometheus.CounterVec
 	admitted *prometheus.CounterVec
+	// exports count the streamed exports by format, their bytes, and those
+	// cut short by format and why (exportCutReasons).
+	exports, exportBytes, exportCuts *prometheus.CounterVec
 	// api serves /metrics on the API's listener, leaving compression to
 	// its compress middleware; own serves the metrics listener, which has
 	// none, and compresses itself.
@@ -66,6 +70,18 @@ func (s *Server) initMetrics() *metrics {
 			Name: "rappel_expensive_searches_total",
 			Help: "Searches whose estimated cost put them in the pool of expensive searches, by outcome: admitted at once, queued then admitted, refused with 503 (queue_full, wait_expired) or 504 while waiting (timeout), or given up by a client that closed the connection while waiting (client_closed).",
 		}, []string{"outcome"})
+		m.exports = prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "rappel_export_streams_total",
+			Help: "Exports (GET /recall/export) whose body began to stream, by format (ndjson, csv).",
+		}, []string{"format"})
+		m.exportBytes = prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "rappel_export_written_bytes_total",
+			Help: "Body bytes of exports the connections took (compressed when the client asked for it), by format.",
+		}, []string{"format"})
+		m.exportCuts = prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "rappel_export_streams_cut_total",
+			Help: "Exports ended before their data, by format and reason: client_closed (the client closed the connection), client_stalled (it took no bytes for the stall timeout), page_budget (a page missed its query budget), shutdown, server_error.",
+		}, []string{"format", "reason"})
 		s.precreateCounters(m)
 		m.registry.MustRegister(
 			m.duration,
@@ -74,6 +90,11 @@ func (s *Server) initMetrics() *metrics {
 			s.buildInfoGauge(),
 			s.storageDegradedGauge(),
 			&feedCollector{s: s},
+			&pluginCollector{s: s},
+			&storageCollector{s: s},
+			&indexCollector{s: s},
+			&certificateCollector{s: s},
+			m.exports, m.exportBytes, m.exportCuts,
 			collectors.NewGoCollector(),
 			collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		)
@@ -116,6 +137,41 @@ func (s *Server) precreateCounters(m *metrics) {
 	}
 	for _, outcome := range admissionOutcomes {
 		m.admitted.WithLabelValues(outcome)
+	}
+	for _, format := range exportFormats {
+		m.exports.WithLabelValues(format)
+		m.exportBytes.WithLabelValues(format)
+		for _, reason := range exportCutReasons {
+			m.exportCuts.WithLabelValues(format, reason)
+		}
+	}
+}
+
+// exportCutReasons name, as a label, why an export was cut (the exchange's
+// cut, a sentence for the access log).
+var exportCutReasons = map[string]string{
+	cutClientClosed:  "client_closed",
+	cutClientStalled: "client_stalled",
+	cutPageBudget:    "page_budget",
+	cutShutdown:      "shutdown",
+	cutServerError:   "server_error",
+}
+
+// countExport counts an export of format that begins to stream on x, and
+// returns what counts its end: the bytes x sent meanwhile, and its cut, if
+// it was.
+func (s *Server) countExport(format string, x *exchange) (end func()) {
+	m := s.initMetrics()
+	m.exports.WithLabelValues(format).Inc()
+	sentBefore := x.sent
+	return func() { m.exportEnded(format, x, sentBefore) }
+}
+
+// exportEnded counts the end of an export countExport counted.
+func (m *metrics) exportEnded(format string, x *exchange, sentBefore int64) {
+	m.exportBytes.WithLabelValues(format).Add(float64(x.sent - sentBefore))
+	if reason, ok := exportCutReasons[x.cut]; ok {
+		m.exportCuts.WithLabelValues(format, reason).Inc()
 	}
 }
 
@@ -214,9 +270,23 @@ func (s *Server) measure(next http.Handler) http.Handler {
 		if x := exchangeOf(w); x != nil {
 			status, _ = s.outcome(x, r)
 		}
-		m.observer(durationKey{knownMethod(r.Method), routeOf(r), status}).
-			Observe(time.Since(start).Seconds())
+		observe(m.observer(durationKey{knownMethod(r.Method), routeOf(r), status}), r, time.Since(start).Seconds())
 	})
+}
+
+// observe counts a request's duration v with o, and, when the request's
+// span is sampled, the span's trace as the observation's exemplar, which
+// an OpenMetrics scrape shows beside its bucket: from a slow bucket on a
+// dashboard to the trace of one of its requests. Without a sampled span
+// it allocates nothing.
+func observe(o prometheus.Observer, r *http.Request, v float64) {
+	if sc := trace.SpanContextFromContext(r.Context()); sc.IsSampled() {
+		if eo, ok := o.(prometheus.ExemplarObserver); ok {
+			eo.ObserveWithExemplar(v, prometheus.Labels{"trace_id": sc.TraceID().String()})
+			return
+		}
+	}
+	o.Observe(v)
 }
 
 // observer returns the histogram child for k, cached.
@@ -249,6 +319,9 @@ func (s *Server) promHandler(reg *prometheus.Registry, compressed bool) http.Han
 		ErrorLog:           promLogger{s},
 		ErrorHandling:      promhttp.ContinueOnError,
 		DisableCompression: !compressed,
+		// A scraper that asks for OpenMetrics gets it, with the request
+		// histogram's exemplars (observe); others get the text format.
+		EnableOpenMetrics: true,
 	})
 }
 
@@ -307,7 +380,8 @@ var (
 )
 
 func (c *feedCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{feedAgeDesc, feedSuccessDesc, feedAttemptDesc, feedDurationDesc, feedChangedDesc, feedErrorDesc, feedStaleDesc, feedRecordsDesc, feedRejectedDesc, feedPluginDesc} {
+	for _, d := range []*prometheus.Desc{feedAgeDesc, feedSuccessDesc, feedAttemptDesc, feedDurationDesc, feedChangedDesc, feedErrorDesc, feedStaleDesc, feedRecordsDesc, feedRejectedDesc, feedPluginDesc,
+		feedStepDesc, feedChangedTotalDesc, feedRejectedTotalDesc, feedLastErrorDesc} {
 		ch <- d
 	}
 }
@@ -333,10 +407,9 @@ func (c *feedCollector) Collect(ch chan<- prometheus.Metric) {
 		if f.Plugin != "" {
 			ch <- prometheus.MustNewConstMetric(feedPluginDesc, prometheus.GaugeValue, 1, f.Source, f.Plugin)
 		}
+		collectRefreshes(ch, f)
 	}
 }
-
-func unixSeconds(t time.Time) float64 { return float64(t.UnixNano()) / 1e9 }
 
 func boolValue(b bool) float64 {
 	if b {

@@ -55,6 +55,15 @@ type Server struct {
 	WebhookDepth func(ctx context.Context) (int, error)
 	// Feeds, when set, returns every live feed's state for GET /health.
 	Feeds func() []rappel.FeedState
+	// PluginStats, StorageStats and IndexStats, when set, return what the
+	// plugins, the store and the read index count about themselves, and
+	// Certificates, when set (the node serves TLS), the expiry of the
+	// certificate served for each name, for /metrics (nodemetrics.go):
+	// read at each scrape.
+	PluginStats  func() []rappel.PluginStats
+	StorageStats func() rappel.StorageStats
+	IndexStats   func() rappel.IndexStats
+	Certificates func() map[string]time.Time
 	// Fleet, when set, returns the node's place in its fleet for /health
 	// (fleet.Status): the node then serves the fleet's feeds.
 	Fleet func() any

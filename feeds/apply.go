@@ -374,6 +374,7 @@ func (r *Refresher) keepProblems(p *plan, affected map[string]bool, full bool, f
 		}
 	}
 	p.st.Rejected = append(append(kept, fresh...), p.problems...)
+	p.rejected = len(fresh) + len(p.problems)
 }
 
 // write writes c with the state of a successful refresh.

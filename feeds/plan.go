@@ -37,6 +37,8 @@ type plan struct {
 	docs map[string][]byte
 	// took is how long each step took, for the log.
 	took timings
+	// rejected counts the records this refresh rejected (keepProblems).
+	rejected int
 }
 
 // timings are the durations of a refresh's steps.

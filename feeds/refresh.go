@@ -81,6 +81,7 @@ type Refresher struct {
 	dirty   bool       // records changed and a listener has not caught up yet
 	smu     sync.RWMutex
 	states  map[string]rappel.FeedState
+	stats   map[string]*rappel.RefreshStats // by source, for /metrics (stats.go)
 	started time.Time
 	kick    chan struct{}
 	base    context.Context // Run's, for Trigger
@@ -335,11 +336,13 @@ func (r *Refresher) refreshSource(ctx context.Context, src *Source) (changed boo
 			r.Logger.ErrorContext(ctx, "recording a failed refresh", "source", src.Name, "err", serr)
 		}
 		r.setState(st.Feed)
+		r.countRefresh(src.Name, p, true, start)
 		r.Logger.WarnContext(ctx, "refresh failed; the last good data keeps serving", "source", src.Name, "err", err)
 		return false, err
 	}
 	took := r.Now().Sub(start)
 	r.tookState(src.Name, took)
+	r.countRefresh(src.Name, p, false, start)
 	r.Logger.InfoContext(ctx, "refreshed", "source", src.Name, "changed", changed, "records", p.st.Feed.Records,
 		"rejected", p.st.Feed.Rejected, "took", took.Round(time.Millisecond), "steps", p.took)
 	return changed, nil
@@ -374,7 +377,9 @@ func (r *Refresher) States() []rappel.FeedState {
 		if !ok {
 			continue
 		}
-		out = append(out, r.staled(st, now))
+		st = r.staled(st, now)
+		st.Refreshes = r.refreshStats(st.Source)
+		out = append(out, st)
 	}
 	// Sources removed at run time stay listed, with why.
 	for _, name := range sortedKeys(r.states) {

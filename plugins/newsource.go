@@ -42,7 +42,7 @@ func (r *Registry) addNew(ctx context.Context, name, path string, wasm []byte, m
 	var p *Plugin
 	if err == nil {
 		if p, err = r.Host.Load(ctx, name, wasm); err != nil {
-			err = fmt.Errorf("it is not a usable module: %v", err)
+			err = refusal{rappel.RefusedUnusable, fmt.Errorf("it is not a usable module: %v", err)}
 		}
 	}
 	if err == nil {
@@ -85,7 +85,7 @@ func (r *Registry) addNew(ctx context.Context, name, path string, wasm []byte, m
 func (r *Registry) newSourceManifest(name string, wasm []byte) (*Manifest, error) {
 	if r.Verify != nil {
 		if err := r.Verify(name, wasm); err != nil {
-			return nil, fmt.Errorf("it failed verification: %v", err)
+			return nil, refusal{rappel.RefusedUnverified, fmt.Errorf("it failed verification: %v", err)}
 		}
 	}
 	m, err := ReadManifest(wasm)
@@ -93,7 +93,7 @@ func (r *Registry) newSourceManifest(name string, wasm []byte) (*Manifest, error
 	defer r.mu.Unlock()
 	switch {
 	case err != nil:
-		return nil, fmt.Errorf("it is not a usable module: %v", err)
+		return nil, refusal{rappel.RefusedUnusable, fmt.Errorf("it is not a usable module: %v", err)}
 	case m == nil:
 		return nil, fmt.Errorf("there is no source named %q to run it for (the sources are %s), and it carries no manifest to add one (rappel plugin manifest writes one)", name, strings.Join(r.sourceNames(), ", "))
 	case m.Source != name:
@@ -123,7 +123,7 @@ func (s *source) checkUpdate(wasm []byte) (*Manifest, error) {
 	m, err := ReadManifest(wasm)
 	switch {
 	case err != nil:
-		return nil, fmt.Errorf("it is not a usable module: %v", err)
+		return nil, refusal{rappel.RefusedUnusable, fmt.Errorf("it is not a usable module: %v", err)}
 	case s.manifest == nil && m != nil:
 		return nil, fmt.Errorf("it carries a manifest, but %s is a bundled source whose feeds the server's flags set; build it without one", s.name)
 	case s.manifest == nil:

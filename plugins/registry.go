@@ -115,6 +115,8 @@ type source struct {
 	rejectedAt                             time.Time
 	// manifest describes a source a plugin added; nil for a bundled one.
 	manifest *Manifest
+	// counters are what its plugins did, for Stats (stats.go).
+	counters counters
 }
 
 // entry is an active (or retired) plugin and the runs using it, so that a
@@ -297,6 +299,7 @@ func (r *Registry) normalize(ctx context.Context, name string, input fs.FS, full
 		}
 	}
 	res, err := e.plugin.Run(ctx, payload)
+	r.countRun(name, res, err)
 	if err != nil {
 		if full && ctx.Err() == nil {
 			r.Offer(name, payload, err)

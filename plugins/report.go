@@ -115,6 +115,9 @@ func (s *source) report() SourceReport {
 // remember adds an event to the history. r.mu must be held.
 func (r *Registry) remember(source, sha, event, why string) {
 	r.history = append(r.history, Event{At: r.Now(), Source: source, SHA256: sha, Event: event, Why: why})
+	if s := r.sources[source]; s != nil && (event == "activated" || event == "added") {
+		s.counted().activations++
+	}
 	if len(r.history) > maxHistory {
 		r.history = r.history[len(r.history)-maxHistory:]
 	}

@@ -31,9 +31,11 @@ type Result struct {
 	// Refusals are the record lines the host could not decode; they are in
 	// Problems too.
 	Refusals []rappel.Problem
-	// Lines is the number of record lines the guest wrote, accepted or not.
-	Lines    int
-	Duration time.Duration
+	// Lines is the number of record lines the guest wrote, accepted or not,
+	// and OutputBytes the bytes of its stdout.
+	Lines       int
+	OutputBytes int64
+	Duration    time.Duration
 }
 
 // Run normalizes input, the source's raw files, which the guest sees
@@ -75,7 +77,7 @@ func (p *Plugin) run(ctx context.Context, input fs.FS) (*Result, error) {
 	stdout.flush()
 	stderr.flush()
 	log.log.close()
-	res := &Result{Duration: time.Since(start), Problems: log.problems}
+	res := &Result{Duration: time.Since(start), Problems: log.problems, OutputBytes: stdout.written}
 	if err := p.runError(ctx, end, stdout, stderr, log.fatal, log.logLine); err != nil {
 		return res, err
 	}

@@ -156,7 +156,7 @@ func (r *Registry) consider(ctx context.Context, name, path string, wasm []byte)
 	var err error
 	if r.Verify != nil {
 		if verr := r.Verify(name, wasm); verr != nil {
-			err = fmt.Errorf("it failed verification: %v", verr)
+			err = refusal{rappel.RefusedUnverified, fmt.Errorf("it failed verification: %v", verr)}
 		}
 	}
 	var m *Manifest
@@ -168,7 +168,7 @@ func (r *Registry) consider(ctx context.Context, name, path string, wasm []byte)
 	var p *Plugin
 	if err == nil {
 		if p, err = r.Host.Load(ctx, name, wasm); err != nil {
-			err = fmt.Errorf("it is not a usable module: %v", err)
+			err = refusal{rappel.RefusedUnusable, fmt.Errorf("it is not a usable module: %v", err)}
 		}
 	}
 	r.mu.Lock()
@@ -229,12 +229,15 @@ func (r *Registry) try(ctx context.Context, name string) {
 	r.mu.Unlock()
 	start := time.Now()
 	res, err := c.plugin.Run(ctx, t.payload)
+	r.countRun(name, res, err)
 	var v *Verdict
 	if err != nil {
-		err = fmt.Errorf("its run on the %s failed: %v", t.what(), err)
+		err = refusal{rappel.RefusedRunFailed, fmt.Errorf("its run on the %s failed: %v", t.what(), err)}
 	} else {
 		v = r.judge(name, res)
-		err = t.base.Accept(v, r.MaxLoss)
+		if aerr := t.base.Accept(v, r.MaxLoss); aerr != nil {
+			err = refusal{rappel.RefusedOutput, aerr}
+		}
 	}
 	var diff DiffSummary
 	var holdWhy string
@@ -382,6 +385,7 @@ func (r *Registry) reject(s *source, sha, path string, why error) {
 	s.rejected, s.rejectedAt, s.rejectedPath = sha, r.Now(), path
 	s.rejectedReason = fmt.Sprintf("%s (sha256 %s) was not activated: %s.", filepath.Base(path), sha[:12], strings.TrimRight(why.Error(), ". "))
 	r.remember(s.name, sha, "refused", s.rejectedReason)
+	s.counted().refusals[refusalClass(why)]++
 	r.Logger.Warn("plugin candidate rejected", "source", s.name, "path", path, "sha256", sha, "reason", s.rejectedReason)
 }
 

@@ -191,6 +191,7 @@ func (c *ServeCommand) startFeeds(ctx context.Context, store *kv.Store, listener
 			node.Adopt = reg.Adopt
 		}
 		srv.Plugins = func() any { return reg.Report() }
+		srv.PluginStats = reg.Stats
 		srv.ApprovePlugin = reg.Approve
 		if u.PluginsDir != "" {
 			srv.UploadPlugin = func(ctx context.Context, source string, wasm, sig []byte) (string, error) {

@@ -264,6 +264,7 @@ func (c *ListenConfig) listenTLS(ctx context.Context, httpLn, httpsLn net.Listen
 		return err
 	}
 	defer cache.Stop()
+	srv.Certificates = func() map[string]time.Time { return certificateExpiry(cache, domains) }
 
 	tlsConfig := serverTLSConfig(magic)
 	hs := srv.HTTPServer(c.HTTPSAddr)
@@ -290,6 +291,24 @@ func (c *ListenConfig) listenTLS(ctx context.Context, httpLn, httpsLn net.Listen
 	}
 	return c.serve(ctx, srv, log, []*http.Server{hs, hr},
 		[]net.Listener{tls.NewListener(httpsLn, tlsConfig), httpLn})
+}
+
+// certificateExpiry returns, for each domain that has a certificate in
+// cache, when the latest of them expires, for /metrics.
+func certificateExpiry(cache *certmagic.Cache, domains []string) map[string]time.Time {
+	out := make(map[string]time.Time, len(domains))
+	for _, d := range domains {
+		for _, cert := range cache.AllMatchingCertificates(d) {
+			leaf := cert.Leaf
+			if leaf == nil && len(cert.Certificate.Certificate) > 0 {
+				leaf, _ = x509.ParseCertificate(cert.Certificate.Certificate[0])
+			}
+			if leaf != nil && leaf.NotAfter.After(out[d]) {
+				out[d] = leaf.NotAfter
+			}
+		}
+	}
+	return out
 }
 
 // listeners returns the injected listeners, or listens on HTTPAddr and

@@ -36,6 +36,8 @@ import (
 	acmeva "github.com/letsencrypt/pebble/v2/va"
 	acmewfe "github.com/letsencrypt/pebble/v2/wfe"
 	"github.com/miekg/dns"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 
 	"github.com/rappel-ca/rappel"
 	"github.com/rappel-ca/rappel/bundle"
@@ -216,6 +218,7 @@ func testServeTLS(t *testing.T, tiny fs.FS, challenge string) {
 		// Mixed case and a "+": certmagic lower-cases the address and
 		// spells "+" as "_plus_" in storage paths.
 		"--acme-email", "Ops+ACME@Rappel.test",
+		"--admin-key", adminKey,
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -284,6 +287,25 @@ func testServeTLS(t *testing.T, tiny fs.FS, challenge string) {
 	if len(resp.TLS.VerifiedChains) == 0 {
 		t.Error("the served chain was not verified against the ACME server's root")
 	}
+
+	t.Run("CertificateExpiry", func(t *testing.T) {
+		req, _ := http.NewRequest(http.MethodGet, base+"/metrics", nil)
+		req.Header.Set("x-admin-key", adminKey)
+		res, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		parser := expfmt.NewTextParser(model.UTF8Validation)
+		fams, err := parser.TextToMetricFamilies(res.Body)
+		res.Body.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := nodeMetrics(fams).value(t, "rappel_tls_certificate_expiry_timestamp_seconds", map[string]string{"name": testDomain})
+		if want := float64(leaf.NotAfter.Unix()); got < want-1 || got > want+1 {
+			t.Errorf("certificate expiry for %s = %v, want the served certificate's %v (%s)", testDomain, got, want, leaf.NotAfter)
+		}
+	})
 
 	t.Run("NoEmailInLogs", func(t *testing.T) {
 		// certmagic logs the account's address in several fields; no

@@ -235,6 +235,7 @@ func (c *ServeCommand) Run(ctx context.Context) (err error) {
 	listeners := []rappel.ChangeListener{segments}
 
 	srv := c.server(catalog, store, log)
+	srv.IndexStats = segments.Stats
 	shared, closeShared, err := openNodeState(ctx, c.SharedStore, c.DataDir, store, log)
 	if err != nil {
 		return err
@@ -433,6 +434,7 @@ func (c *ServeCommand) server(catalog *index.Catalog, store *kv.Store, log *slog
 	srv.Catalog = catalog
 	srv.Lookup = store
 	srv.StorageFault = store.StorageFault
+	srv.StorageStats = store.StorageStats
 	srv.Changes = store
 	srv.GatewayHost = c.GatewayHost
 	srv.QueryBudget = c.QueryBudget

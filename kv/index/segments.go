@@ -87,6 +87,7 @@ type Segments struct {
 	merge   bool           // a merge is running or asked for
 	stop    context.CancelFunc
 	ctx     context.Context
+	stats   segmentStats
 }
 
 // segmentState is the index's record in the store: the live set of
@@ -179,7 +180,9 @@ func (m *Segments) fromBundle(ctx context.Context, why string) (segmentState, *V
 	if err != nil {
 		return segmentState{}, nil, err.Error()
 	}
+	start := time.Now()
 	base, err := OpenSegmentBytes("bundle", m.Bundle, m.Catalog.Options)
+	m.stats.opened(start)
 	if err != nil {
 		return segmentState{}, nil, "the embedded index: " + err.Error()
 	}
@@ -228,7 +231,9 @@ func (m *Segments) openBase(st segmentState) (*Snapshot, error) {
 		if m.Bundle == nil {
 			return nil, errors.New("the index state names the embedded index, and the binary has none")
 		}
+		start := time.Now()
 		s, err = OpenSegmentBytes("bundle", m.Bundle, m.Catalog.Options)
+		m.stats.opened(start)
 	} else {
 		s, err = m.openFile(st.Base)
 	}
@@ -247,7 +252,9 @@ func (m *Segments) openFile(name string) (*Snapshot, error) {
 	if name != filepath.Base(name) || !strings.HasSuffix(name, ".seg") {
 		return nil, fmt.Errorf("the index state names %q, not a segment file", name)
 	}
+	start := time.Now()
 	s, err := OpenSegment(filepath.Join(m.Dir, name), m.Catalog.Options)
+	m.stats.opened(start)
 	if err != nil {
 		return nil, err
 	}
@@ -384,7 +391,9 @@ func (m *Segments) startMerge() {
 		m.log().Info("merging the read index's delta into a new base", "delta_records", m.Catalog.Current().delta.Len())
 		if err := m.rebuild(m.ctx); err != nil {
 			m.log().Error("merging the read index failed; serving the base and its delta", "err", err)
+			return
 		}
+		m.stats.merges.Add(1)
 	}()
 }
 

@@ -1,0 +1,195 @@
+package edge
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/rappel-ca/rappel"
+)
+
+// The collectors below read the figures the node's parts keep (plugins,
+// storage, read index, certificates) at each scrape, from the Server's
+// fields: nothing is kept here between scrapes, and the parts do not
+// depend on Prometheus. Every series of a part that is wired is there from
+// the start, at zero (see precreateCounters for why).
+
+// constMetric sends one series, its value converted.
+func constMetric[N uint64 | int | float64](ch chan<- prometheus.Metric, d *prometheus.Desc, kind prometheus.ValueType, v N, labels ...string) {
+	ch <- prometheus.MustNewConstMetric(d, kind, float64(v), labels...)
+}
+
+// constHistogram sends h as one histogram series.
+func constHistogram(ch chan<- prometheus.Metric, d *prometheus.Desc, h rappel.Histogram, labels ...string) {
+	ch <- prometheus.MustNewConstHistogram(d, h.Count, h.Sum, h.Cumulative(), labels...)
+}
+
+// pluginCollector reports PluginStats.
+type pluginCollector struct{ s *Server }
+
+var (
+	pluginRunsDesc = prometheus.NewDesc("rappel_plugin_runs_total",
+		"Runs of the source's plugins (the active one's on a refresh, a candidate's on its trial), by source.", []string{"source"}, nil)
+	pluginFailuresDesc = prometheus.NewDesc("rappel_plugin_run_failures_total",
+		"Runs of the source's plugins that failed (trapped, exited non-zero, ran out of time, memory or output), by source.", []string{"source"}, nil)
+	pluginDurationDesc = prometheus.NewDesc("rappel_plugin_run_duration_seconds",
+		"Time a run of the source's plugin took, failed runs included, by source.", []string{"source"}, nil)
+	pluginOutputDesc = prometheus.NewDesc("rappel_plugin_output_bytes_total",
+		"Bytes the source's plugins wrote as record lines, by source.", []string{"source"}, nil)
+	pluginActivationsDesc = prometheus.NewDesc("rappel_plugin_activations_total",
+		"Plugins that became the source's since the node started (swaps, approvals, a fleet leader's adopted, a source added), by source.", []string{"source"}, nil)
+	pluginRefusalsDesc = prometheus.NewDesc("rappel_plugin_refusals_total",
+		"Candidate plugins refused, by source and reason: unverified (signature), manifest, unusable (not a usable module), run_failed (its trial run failed), output (it lost or refused records against the active plugin).", []string{"source", "reason"}, nil)
+	pluginHeldDesc = prometheus.NewDesc("rappel_plugin_held",
+		"1 while a candidate plugin of the source waits for an operator's approval (POST /admin/plugins/{source}/approve), else 0, by source.", []string{"source"}, nil)
+)
+
+func (c *pluginCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{pluginRunsDesc, pluginFailuresDesc, pluginDurationDesc, pluginOutputDesc, pluginActivationsDesc, pluginRefusalsDesc, pluginHeldDesc} {
+		ch <- d
+	}
+}
+
+func (c *pluginCollector) Collect(ch chan<- prometheus.Metric) {
+	if c.s.PluginStats == nil {
+		return
+	}
+	for _, st := range c.s.PluginStats() {
+		constMetric(ch, pluginRunsDesc, prometheus.CounterValue, st.Runs, st.Source)
+		constMetric(ch, pluginFailuresDesc, prometheus.CounterValue, st.Failures, st.Source)
+		constHistogram(ch, pluginDurationDesc, st.RunSeconds, st.Source)
+		constMetric(ch, pluginOutputDesc, prometheus.CounterValue, st.OutputBytes, st.Source)
+		constMetric(ch, pluginActivationsDesc, prometheus.CounterValue, st.Activations, st.Source)
+		for _, reason := range rappel.RefusalClasses {
+			constMetric(ch, pluginRefusalsDesc, prometheus.CounterValue, st.Refusals[reason], st.Source, reason)
+		}
+		constMetric(ch, pluginHeldDesc, prometheus.GaugeValue, boolValue(st.Held), st.Source)
+	}
+}
+
+// storageCollector reports StorageStats.
+type storageCollector struct{ s *Server }
+
+// storageDescs are the storage's series, each with how it reads its value.
+var storageDescs = []struct {
+	desc  *prometheus.Desc
+	kind  prometheus.ValueType
+	value func(rappel.StorageStats) uint64
+}{
+	{prometheus.NewDesc("rappel_storage_disk_bytes", "Bytes the node's Pebble store takes on disk: tables, write-ahead log and obsolete files not yet deleted.", nil, nil),
+		prometheus.GaugeValue, func(s rappel.StorageStats) uint64 { return s.DiskBytes }},
+	{prometheus.NewDesc("rappel_storage_compactions_total", "Compactions the Pebble store ran since it opened.", nil, nil),
+		prometheus.CounterValue, func(s rappel.StorageStats) uint64 { return s.Compactions }},
+	{prometheus.NewDesc("rappel_storage_compaction_debt_bytes", "Bytes Pebble estimates its compactions still have to rewrite to bring the tree back into shape; growing without end means writes outpace compactions.", nil, nil),
+		prometheus.GaugeValue, func(s rappel.StorageStats) uint64 { return s.CompactionDebtBytes }},
+	{prometheus.NewDesc("rappel_storage_compactions_in_progress", "Pebble compactions running now.", nil, nil),
+		prometheus.GaugeValue, func(s rappel.StorageStats) uint64 { return s.InProgressCompactions }},
+	{prometheus.NewDesc("rappel_storage_flushes_total", "Memtables Pebble flushed to tables since it opened.", nil, nil),
+		prometheus.CounterValue, func(s rappel.StorageStats) uint64 { return s.Flushes }},
+	{prometheus.NewDesc("rappel_storage_wal_written_bytes_total", "Bytes written to Pebble's write-ahead log since it opened.", nil, nil),
+		prometheus.CounterValue, func(s rappel.StorageStats) uint64 { return s.WALBytesWritten }},
+	{prometheus.NewDesc("rappel_storage_wal_files", "Live files of Pebble's write-ahead log.", nil, nil),
+		prometheus.GaugeValue, func(s rappel.StorageStats) uint64 { return s.WALFiles }},
+	{prometheus.NewDesc("rappel_storage_wal_bytes", "Bytes of Pebble's live write-ahead log files on disk.", nil, nil),
+		prometheus.GaugeValue, func(s rappel.StorageStats) uint64 { return s.WALBytes }},
+	{prometheus.NewDesc("rappel_storage_read_amplification", "Tables a Pebble read may have to look at: the sublevels of L0 and the non-empty lower levels; above 20 or so, reads slow down.", nil, nil),
+		prometheus.GaugeValue, func(s rappel.StorageStats) uint64 { return s.ReadAmplification }},
+	{prometheus.NewDesc("rappel_storage_memtable_bytes", "Bytes of memory Pebble's memtables take.", nil, nil),
+		prometheus.GaugeValue, func(s rappel.StorageStats) uint64 { return s.MemtableBytes }},
+	{prometheus.NewDesc("rappel_storage_l0_files", "Tables in Pebble's level 0, which every read looks at; they pile up when compactions fall behind.", nil, nil),
+		prometheus.GaugeValue, func(s rappel.StorageStats) uint64 { return s.L0Files }},
+}
+
+func (c *storageCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range storageDescs {
+		ch <- d.desc
+	}
+}
+
+func (c *storageCollector) Collect(ch chan<- prometheus.Metric) {
+	if c.s.StorageStats == nil {
+		return
+	}
+	st := c.s.StorageStats()
+	for _, d := range storageDescs {
+		constMetric(ch, d.desc, d.kind, d.value(st))
+	}
+}
+
+// indexCollector reports IndexStats.
+type indexCollector struct{ s *Server }
+
+var (
+	indexDeltaDesc = prometheus.NewDesc("rappel_index_delta_records",
+		"Records in the read index's in-memory delta over its base segment; folded into a new base once past the merge threshold.", nil, nil)
+	indexMergesDesc = prometheus.NewDesc("rappel_index_merges_total",
+		"Merges of the read index's delta into a new base segment since the node started.", nil, nil)
+	indexOpenDesc = prometheus.NewDesc("rappel_index_segment_open_duration_seconds",
+		"Time to open (map and check) a read-index segment, at start and after each refresh or merge.", nil, nil)
+)
+
+func (c *indexCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- indexDeltaDesc
+	ch <- indexMergesDesc
+	ch <- indexOpenDesc
+}
+
+func (c *indexCollector) Collect(ch chan<- prometheus.Metric) {
+	if c.s.IndexStats == nil {
+		return
+	}
+	st := c.s.IndexStats()
+	constMetric(ch, indexDeltaDesc, prometheus.GaugeValue, st.DeltaRecords)
+	constMetric(ch, indexMergesDesc, prometheus.CounterValue, st.Merges)
+	constHistogram(ch, indexOpenDesc, st.SegmentOpenSeconds)
+}
+
+// certificateCollector reports the expiry of the certificates the node
+// serves over TLS.
+type certificateCollector struct{ s *Server }
+
+var certExpiryDesc = prometheus.NewDesc("rappel_tls_certificate_expiry_timestamp_seconds",
+	"Unix time the certificate the node serves for the name expires, by name (one of --tls-domains); only when the node serves TLS (--tls-domains), and absent for a name while it has no certificate yet.", []string{"name"}, nil)
+
+func (c *certificateCollector) Describe(ch chan<- *prometheus.Desc) { ch <- certExpiryDesc }
+
+func (c *certificateCollector) Collect(ch chan<- prometheus.Metric) {
+	if c.s.Certificates == nil {
+		return
+	}
+	for name, notAfter := range c.s.Certificates() {
+		constMetric(ch, certExpiryDesc, prometheus.GaugeValue, unixSeconds(notAfter), name)
+	}
+}
+
+// Refresh figures beyond the last refresh's, from FeedState.Refreshes.
+var (
+	feedStepDesc = prometheus.NewDesc("rappel_feed_refresh_step_duration_seconds",
+		"Time a step of the source's refreshes took, by source and step: fetch (its documents, conditionally), normalize (its plugin's runs), assemble (merging the sources' records), write (the store's batch). Only steps that completed are counted: one that failed, was not reached, or was not needed (normalize when nothing changed upstream) is not.", []string{"source", "step"}, nil)
+	feedChangedTotalDesc = prometheus.NewDesc("rappel_feed_changed_records_total",
+		"The source's records its successful refreshes found added, changed or gone upstream, since the node started, by source.", []string{"source"}, nil)
+	feedRejectedTotalDesc = prometheus.NewDesc("rappel_feed_rejected_records_total",
+		"Records the source's successful refreshes rejected (the plugin's refusals, invalid records, failed detail documents), since the node started, by source.", []string{"source"}, nil)
+	feedLastErrorDesc = prometheus.NewDesc("rappel_feed_last_error_timestamp_seconds",
+		"Unix time the source's last failed refresh began, by source; absent while none has failed since the node started.", []string{"source"}, nil)
+)
+
+// collectRefreshes sends f's refresh figures.
+func collectRefreshes(ch chan<- prometheus.Metric, f rappel.FeedState) {
+	st := f.Refreshes
+	for _, step := range rappel.RefreshSteps {
+		h, ok := st.Steps[step]
+		if !ok {
+			h = rappel.NewHistogram(rappel.StepBuckets)
+		}
+		constHistogram(ch, feedStepDesc, h, f.Source, step)
+	}
+	constMetric(ch, feedChangedTotalDesc, prometheus.CounterValue, st.Changed, f.Source)
+	constMetric(ch, feedRejectedTotalDesc, prometheus.CounterValue, st.Rejected, f.Source)
+	if !st.LastError.IsZero() {
+		constMetric(ch, feedLastErrorDesc, prometheus.GaugeValue, unixSeconds(st.LastError), f.Source)
+	}
+}
+
+// unixSeconds is t as Unix time in seconds, with its fraction.
+func unixSeconds(t time.Time) float64 { return float64(t.UnixNano()) / 1e9 }
