@@ -30,11 +30,8 @@ func (s *Store) SourceState(ctx context.Context, source string) (rappel.SourceSt
 	if err := checkSource(source); err != nil {
 		return st, err
 	}
-	if err := ctx.Err(); err != nil {
+	if err := s.ready(ctx); err != nil {
 		return st, err
-	}
-	if s.db == nil {
-		return st, errNotOpen
 	}
 	val, closer, err := s.db.Get(stateKey(source))
 	if errors.Is(err, pebble.ErrNotFound) {
@@ -123,11 +120,8 @@ func (s *Store) queued(ctx context.Context, q queue, fn func(val []byte) error) 
 
 // ack deletes the batch of q numbered seq, durably.
 func (s *Store) ack(ctx context.Context, q queue, seq uint64) error {
-	if err := ctx.Err(); err != nil {
+	if err := s.ready(ctx); err != nil {
 		return err
-	}
-	if s.db == nil {
-		return errNotOpen
 	}
 	if err := s.db.Delete(q.key(seq), pebble.Sync); err != nil {
 		return fmt.Errorf("acknowledging %s %d: %w", q.what, seq, err)

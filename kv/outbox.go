@@ -91,11 +91,8 @@ func (s *Store) UnmatchedRecords(ctx context.Context, ids []string) ([]string, e
 }
 
 func (s *Store) unmatched(ctx context.Context, o outbox, ids []string) ([]string, error) {
-	if err := ctx.Err(); err != nil {
+	if err := s.ready(ctx); err != nil {
 		return nil, err
-	}
-	if s.db == nil {
-		return nil, errNotOpen
 	}
 	var out []string
 	for _, id := range ids {
@@ -120,54 +117,51 @@ func (s *Store) CommitMatches(ctx context.Context, records []string, rows []*rap
 func (s *Store) commitMatches(ctx context.Context, o outbox, op string, records []string, rows []*rappel.AlertRow) (int, error) {
 	_, span := startWrite(ctx, op)
 	defer span.End()
-	if err := ctx.Err(); err != nil {
+	if err := s.ready(ctx); err != nil {
 		return 0, err
-	}
-	if s.db == nil {
-		return 0, errNotOpen
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	b := s.db.NewBatch()
-	defer b.Close()
-	marked := map[string]bool{}
-	at := []byte(time.Now().UTC().Format(time.RFC3339))
-	for _, id := range records {
-		k := o.matchedKey(id)
-		ok, err := s.has(k)
-		if err != nil {
+	return writeBatch(s, func(b *pebble.Batch) (int, error) {
+		marked := map[string]bool{}
+		at := []byte(time.Now().UTC().Format(time.RFC3339))
+		for _, id := range records {
+			k := o.matchedKey(id)
+			ok, err := s.has(k)
+			if err != nil {
+				return 0, err
+			}
+			if ok || marked[id] {
+				continue
+			}
+			marked[id] = true
+			if err := b.Set(k, at, nil); err != nil {
+				return 0, err
+			}
+		}
+		n := 0
+		for _, r := range rows {
+			if !marked[r.Record] {
+				continue
+			}
+			k := o.key(r.Sub, r.Record)
+			ok, err := s.has(k)
+			if err != nil {
+				return 0, err
+			}
+			if ok {
+				continue
+			}
+			if err := putAlertJSON(b, k, storedAlert{AlertRow: *r}); err != nil {
+				return 0, fmt.Errorf("encoding %s: %w", o.what, err)
+			}
+			n++
+		}
+		if err := endWrite(span, b, s.db.commit(b, "writing "+o.what+"s")); err != nil {
 			return 0, err
 		}
-		if ok || marked[id] {
-			continue
-		}
-		marked[id] = true
-		if err := b.Set(k, at, nil); err != nil {
-			return 0, err
-		}
-	}
-	n := 0
-	for _, r := range rows {
-		if !marked[r.Record] {
-			continue
-		}
-		k := o.key(r.Sub, r.Record)
-		ok, err := s.has(k)
-		if err != nil {
-			return 0, err
-		}
-		if ok {
-			continue
-		}
-		if err := putAlertJSON(b, k, storedAlert{AlertRow: *r}); err != nil {
-			return 0, fmt.Errorf("encoding %s: %w", o.what, err)
-		}
-		n++
-	}
-	if err := endWrite(span, b, s.db.commit(b, "writing "+o.what+"s")); err != nil {
-		return 0, err
-	}
-	return n, nil
+		return n, nil
+	})
 }
 
 func (s *Store) has(key []byte) (bool, error) {
@@ -199,8 +193,8 @@ func (s *Store) claim(ctx context.Context, o outbox, op, node string, now time.T
 	if limit <= 0 {
 		return nil, nil
 	}
-	if s.db == nil {
-		return nil, errNotOpen
+	if err := s.ready(ctx); err != nil {
+		return nil, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -210,7 +204,7 @@ func (s *Store) claim(ctx context.Context, o outbox, op, node string, now time.T
 	// failed, waiting, claimed) are skipped without copying their payload
 	// and error out of the value.
 	var head claimHead
-	err := s.scanAlerts(ctx, []byte(o.rows), func(_, val []byte) error {
+	err := s.scan(ctx, []byte(o.rows), func(_, val []byte) error {
 		head = claimHead{}
 		if err := decodeValue(val, &head); err != nil {
 			return fmt.Errorf("decoding %s: %w", o.what, err)
@@ -237,22 +231,22 @@ func (s *Store) claim(ctx context.Context, o outbox, op, node string, now time.T
 		return cmp.Or(strings.Compare(a.Sub, b.Sub), cmp.Compare(a.Seq, b.Seq), strings.Compare(a.Record, b.Record))
 	})
 	due = trimClaim(due, limit)
-	b := s.db.NewBatch()
-	defer b.Close()
-	until := now.Add(lease).Truncate(time.Microsecond)
-	out := make([]*rappel.AlertRow, len(due))
-	for i, r := range due {
-		r.ClaimedBy, r.ClaimedUntil, r.Epoch = node, until, claimEpoch
-		if err := putAlertJSON(b, o.key(r.Sub, r.Record), r); err != nil {
-			return nil, fmt.Errorf("encoding %s: %w", o.what, err)
+	return writeBatch(s, func(b *pebble.Batch) ([]*rappel.AlertRow, error) {
+		until := now.Add(lease).Truncate(time.Microsecond)
+		out := make([]*rappel.AlertRow, len(due))
+		for i, r := range due {
+			r.ClaimedBy, r.ClaimedUntil, r.Epoch = node, until, claimEpoch
+			if err := putAlertJSON(b, o.key(r.Sub, r.Record), r); err != nil {
+				return nil, fmt.Errorf("encoding %s: %w", o.what, err)
+			}
+			row := r.AlertRow
+			out[i] = &row
 		}
-		row := r.AlertRow
-		out[i] = &row
-	}
-	if err := endWrite(span, b, s.db.commit(b, "claiming "+o.what+"s")); err != nil {
-		return nil, err
-	}
-	return out, nil
+		if err := endWrite(span, b, s.db.commit(b, "claiming "+o.what+"s")); err != nil {
+			return nil, err
+		}
+		return out, nil
+	})
 }
 
 // trimClaim cuts rows, sorted by subscription and batch, to limit without
@@ -287,38 +281,35 @@ func (s *Store) UpdateAlerts(ctx context.Context, node string, rows []*rappel.Al
 func (s *Store) update(ctx context.Context, o outbox, op, node string, rows []*rappel.AlertRow) (int, error) {
 	_, span := startWrite(ctx, op)
 	defer span.End()
-	if err := ctx.Err(); err != nil {
+	if err := s.ready(ctx); err != nil {
 		return 0, err
-	}
-	if s.db == nil {
-		return 0, errNotOpen
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	b := s.db.NewBatch()
-	defer b.Close()
-	n := 0
-	for _, r := range rows {
-		k := o.key(r.Sub, r.Record)
-		cur := new(storedAlert)
-		found, err := s.getAlertJSON(ctx, k, cur)
-		if err != nil {
-			return 0, fmt.Errorf("reading %s: %w", o.what, err)
+	return writeBatch(s, func(b *pebble.Batch) (int, error) {
+		n := 0
+		for _, r := range rows {
+			k := o.key(r.Sub, r.Record)
+			cur := new(storedAlert)
+			found, err := s.getAlertJSON(ctx, k, cur)
+			if err != nil {
+				return 0, fmt.Errorf("reading %s: %w", o.what, err)
+			}
+			if !found || node == "" || cur.ClaimedBy != node || cur.Epoch != claimEpoch || !cur.ClaimedUntil.Equal(r.ClaimedUntil) {
+				continue
+			}
+			next := storedAlert{AlertRow: *r}
+			next.ClaimedBy, next.ClaimedUntil = "", time.Time{}
+			if err := putAlertJSON(b, k, next); err != nil {
+				return 0, fmt.Errorf("encoding %s: %w", o.what, err)
+			}
+			n++
 		}
-		if !found || node == "" || cur.ClaimedBy != node || cur.Epoch != claimEpoch || !cur.ClaimedUntil.Equal(r.ClaimedUntil) {
-			continue
+		if err := endWrite(span, b, s.db.commit(b, "updating "+o.what+"s")); err != nil {
+			return 0, err
 		}
-		next := storedAlert{AlertRow: *r}
-		next.ClaimedBy, next.ClaimedUntil = "", time.Time{}
-		if err := putAlertJSON(b, k, next); err != nil {
-			return 0, fmt.Errorf("encoding %s: %w", o.what, err)
-		}
-		n++
-	}
-	if err := endWrite(span, b, s.db.commit(b, "updating "+o.what+"s")); err != nil {
-		return 0, err
-	}
-	return n, nil
+		return n, nil
+	})
 }
 
 // PendingAlerts counts the outbox rows still to be sent (pending, retries
@@ -334,7 +325,7 @@ func (s *Store) pending(ctx context.Context, o outbox) (int, error) {
 	var row struct {
 		Status string `json:"status"`
 	}
-	err := s.scanAlerts(ctx, []byte(o.rows), func(_, val []byte) error {
+	err := s.scan(ctx, []byte(o.rows), func(_, val []byte) error {
 		row.Status = ""
 		if err := decodeValue(val, &row); err != nil {
 			return fmt.Errorf("decoding %s: %w", o.what, err)
@@ -359,53 +350,51 @@ func (s *Store) PruneAlerts(ctx context.Context, before time.Time) (int, int, er
 func (s *Store) prune(ctx context.Context, o outbox, op string, before time.Time) (int, int, error) {
 	_, span := startWrite(ctx, op)
 	defer span.End()
-	if err := ctx.Err(); err != nil {
+	if err := s.ready(ctx); err != nil {
 		return 0, 0, err
-	}
-	if s.db == nil {
-		return 0, 0, errNotOpen
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	b := s.db.NewBatch()
-	defer b.Close()
 	rows, marks := 0, 0
-	// Only the status and creation time are decoded, not the payload.
-	var row struct {
-		Status    string    `json:"status"`
-		CreatedAt time.Time `json:"created_at"`
-	}
-	err := s.scanAlerts(ctx, []byte(o.rows), func(key, val []byte) error {
-		row.Status, row.CreatedAt = "", time.Time{}
-		if err := decodeValue(val, &row); err != nil {
-			return fmt.Errorf("decoding %s: %w", o.what, err)
+	err := s.write(func(b *pebble.Batch) error {
+		// Only the status and creation time are decoded, not the payload.
+		var row struct {
+			Status    string    `json:"status"`
+			CreatedAt time.Time `json:"created_at"`
 		}
-		if row.Status == rappel.AlertPending || row.Status == "" || !row.CreatedAt.Before(before) {
-			return nil
-		}
-		rows++
-		return b.Delete(key, nil)
-	})
-	if err != nil {
-		return 0, 0, err
-	}
-	if o.matched != "" {
-		err = s.scanAlerts(ctx, []byte(o.matched), func(key, val []byte) error {
-			at, err := time.Parse(time.RFC3339, string(val))
-			if err != nil || !at.Before(before) {
-				return nil // an unreadable mark is kept: keeping it is safe
+		err := s.scan(ctx, []byte(o.rows), func(key, val []byte) error {
+			row.Status, row.CreatedAt = "", time.Time{}
+			if err := decodeValue(val, &row); err != nil {
+				return fmt.Errorf("decoding %s: %w", o.what, err)
 			}
-			marks++
+			if row.Status == rappel.AlertPending || row.Status == "" || !row.CreatedAt.Before(before) {
+				return nil
+			}
+			rows++
 			return b.Delete(key, nil)
 		})
 		if err != nil {
-			return 0, 0, err
+			return err
 		}
-	}
-	if rows+marks == 0 {
-		return 0, 0, nil
-	}
-	if err := endWrite(span, b, s.db.commit(b, "pruning "+o.what+"s")); err != nil {
+		if o.matched != "" {
+			err = s.scan(ctx, []byte(o.matched), func(key, val []byte) error {
+				at, err := time.Parse(time.RFC3339, string(val))
+				if err != nil || !at.Before(before) {
+					return nil // an unreadable mark is kept: keeping it is safe
+				}
+				marks++
+				return b.Delete(key, nil)
+			})
+			if err != nil {
+				return err
+			}
+		}
+		if rows+marks == 0 {
+			return nil
+		}
+		return endWrite(span, b, s.db.commit(b, "pruning "+o.what+"s"))
+	})
+	if err != nil {
 		return 0, 0, err
 	}
 	return rows, marks, nil

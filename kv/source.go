@@ -127,8 +127,8 @@ func (s *Store) Partials(ctx context.Context, source string, ids []string) (map[
 		err := s.scan(ctx, p, func(key, val []byte) error { return decode(string(key[len(p):]), val) })
 		return out, err
 	}
-	if s.db == nil {
-		return nil, errNotOpen
+	if err := s.ready(ctx); err != nil {
+		return nil, err
 	}
 	for _, id := range ids {
 		if err := ctx.Err(); err != nil {
@@ -172,8 +172,8 @@ func (s *Store) RawData(ctx context.Context, source string, fn func(rappel.RawRe
 	if err := checkSource(source); err != nil {
 		return err
 	}
-	if s.db == nil {
-		return errNotOpen
+	if err := s.ready(ctx); err != nil {
+		return err
 	}
 	// One snapshot for both scans, so that index and data match.
 	snap := s.db.NewSnapshot()
@@ -213,8 +213,8 @@ func (s *Store) RawData(ctx context.Context, source string, fn func(rappel.RawRe
 
 // scan calls fn with every key and value under prefix, in key order.
 func (s *Store) scan(ctx context.Context, prefix []byte, fn func(key, val []byte) error) error {
-	if s.db == nil {
-		return errNotOpen
+	if err := s.ready(ctx); err != nil {
+		return err
 	}
 	return scanReader(ctx, s.db, prefix, fn)
 }
@@ -273,16 +273,13 @@ func (s *Store) applyChange(ctx context.Context, op, doing string, c *rappel.Sou
 	span.SetAttributes(attribute.String("rappel.feed.source", source))
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.db == nil {
-		return errNotOpen
-	}
-	b := s.db.NewBatch()
-	defer b.Close()
-	var ch changed
-	if err := s.addChange(ctx, b, &ch, c); err != nil {
-		return endWrite(span, nil, fmt.Errorf("%s: %w", doing, err))
-	}
-	return endWrite(span, b, commit(b, &ch, doing))
+	return s.write(func(b *pebble.Batch) error {
+		var ch changed
+		if err := s.addChange(ctx, b, &ch, c); err != nil {
+			return endWrite(span, nil, fmt.Errorf("%s: %w", doing, err))
+		}
+		return endWrite(span, b, commit(b, &ch, doing))
+	})
 }
 
 // checkRecords refuses records that PutRecords would refuse.
@@ -463,39 +460,36 @@ func (s *Store) load(ctx context.Context, replace bool, recs []*rappel.Record, p
 	defer span.End()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.db == nil {
-		return errNotOpen
-	}
-	b := s.db.NewBatch()
-	defer b.Close()
-	if replace {
-		// Within a batch, a write after a range deletion survives it: the
-		// deletions clear what was there, the writes below fill it again.
-		for _, p := range dataPrefixes {
-			if err := b.DeleteRange(p, prefixEnd(p), nil); err != nil {
-				return fmt.Errorf("replacing records: %w", err)
+	return s.write(func(b *pebble.Batch) error {
+		if replace {
+			// Within a batch, a write after a range deletion survives it: the
+			// deletions clear what was there, the writes below fill it again.
+			for _, p := range dataPrefixes {
+				if err := b.DeleteRange(p, prefixEnd(p), nil); err != nil {
+					return fmt.Errorf("replacing records: %w", err)
+				}
 			}
+		} else if empty, err := s.empty(); err != nil {
+			return err
+		} else if !empty {
+			return errors.New("loading records: the store already holds records")
 		}
-	} else if empty, err := s.empty(); err != nil {
-		return err
-	} else if !empty {
-		return errors.New("loading records: the store already holds records")
-	}
-	if err := loadWrites(ctx, b, recs, partials, raw, states, info); err != nil {
-		return err
-	}
-	// A load logs no entries: it starts a new generation, in the same
-	// batch.
-	gen, err := s.restartChanges(b)
-	if err != nil {
-		return err
-	}
-	err = s.db.commit(b, "loading records")
-	s.gen = gen
-	if err == nil {
-		s.floor = s.seq
-	}
-	return endWrite(span, b, err)
+		if err := loadWrites(ctx, b, recs, partials, raw, states, info); err != nil {
+			return err
+		}
+		// A load logs no entries: it starts a new generation, in the same
+		// batch.
+		gen, err := s.restartChanges(b)
+		if err != nil {
+			return err
+		}
+		err = s.db.commit(b, "loading records")
+		s.gen = gen
+		if err == nil {
+			s.floor = s.seq
+		}
+		return endWrite(span, b, err)
+	})
 }
 
 // checkLoad refuses what Load and WriteTables would refuse to write.

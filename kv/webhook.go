@@ -88,7 +88,7 @@ func (s *Store) Webhooks(ctx context.Context, key string) ([]*rappel.Webhook, er
 
 // ForEachWebhook calls fn for every endpoint in id order.
 func (s *Store) ForEachWebhook(ctx context.Context, fn func(*rappel.Webhook) error) error {
-	return s.scanAlerts(ctx, []byte(hookPrefix), func(_, val []byte) error {
+	return s.scan(ctx, []byte(hookPrefix), func(_, val []byte) error {
 		w := new(rappel.Webhook)
 		if err := decodeValue(val, w); err != nil {
 			return fmt.Errorf("decoding webhook: %w", err)
@@ -132,11 +132,8 @@ func (s *Store) withHook(ctx context.Context, id string, fn func() error) error 
 
 // locked runs fn under s.mu, the lock of every writer, on an open store.
 func (s *Store) locked(ctx context.Context, fn func() error) error {
-	if err := ctx.Err(); err != nil {
+	if err := s.ready(ctx); err != nil {
 		return err
-	}
-	if s.db == nil {
-		return errNotOpen
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
