@@ -147,19 +147,20 @@ func (s *Store) UnmatchedEvents(ctx context.Context, keys []string) ([]string, e
 
 // CommitEvents marks event keys as matched and writes their deliveries,
 // as CommitMatches does for alerts.
-func (s *Store) CommitEvents(ctx context.Context, keys []string, rows []*rappel.AlertRow) (int, error) {
-	return s.commitMatches(ctx, webhookOutbox, "CommitEvents", keys, rows)
+func (s *Store) CommitEvents(ctx context.Context, keys []string, ds []*rappel.Delivery) (int, error) {
+	return s.commitMatches(ctx, webhookOutbox, "CommitEvents", keys, rappel.DeliveryRows(ds))
 }
 
 // ClaimDeliveries claims due webhook deliveries, as ClaimAlerts does.
-func (s *Store) ClaimDeliveries(ctx context.Context, node string, now time.Time, lease time.Duration, limit int) ([]*rappel.AlertRow, error) {
-	return s.claim(ctx, webhookOutbox, "ClaimDeliveries", node, now, lease, limit)
+func (s *Store) ClaimDeliveries(ctx context.Context, node string, now time.Time, lease time.Duration, limit int) ([]*rappel.Delivery, error) {
+	rows, err := s.claim(ctx, webhookOutbox, "ClaimDeliveries", node, now, lease, limit)
+	return rappel.Deliveries(rows), err
 }
 
 // UpdateDeliveries records the outcome of claimed deliveries, as
 // UpdateAlerts does.
-func (s *Store) UpdateDeliveries(ctx context.Context, node string, rows []*rappel.AlertRow) (int, error) {
-	return s.update(ctx, webhookOutbox, "UpdateDeliveries", node, rows)
+func (s *Store) UpdateDeliveries(ctx context.Context, node string, ds []*rappel.Delivery) (int, error) {
+	return s.update(ctx, webhookOutbox, "UpdateDeliveries", node, rappel.DeliveryRows(ds))
 }
 
 // PendingDeliveries counts the webhook deliveries still to be made, for

@@ -179,19 +179,20 @@ func (s *Store) UnmatchedEvents(ctx context.Context, keys []string) ([]string, e
 
 // CommitEvents marks event keys and writes the deliveries of those it
 // marked, in one transaction, as CommitMatches does.
-func (s *Store) CommitEvents(ctx context.Context, keys []string, rows []*rappel.AlertRow) (int, error) {
-	return s.commitMatches(ctx, webhookOutbox, keys, rows)
+func (s *Store) CommitEvents(ctx context.Context, keys []string, ds []*rappel.Delivery) (int, error) {
+	return s.commitMatches(ctx, webhookOutbox, keys, rappel.DeliveryRows(ds))
 }
 
 // ClaimDeliveries claims due deliveries for node, as ClaimAlerts does.
-func (s *Store) ClaimDeliveries(ctx context.Context, node string, now time.Time, lease time.Duration, limit int) ([]*rappel.AlertRow, error) {
-	return s.claim(ctx, webhookOutbox, node, now, lease, limit)
+func (s *Store) ClaimDeliveries(ctx context.Context, node string, now time.Time, lease time.Duration, limit int) ([]*rappel.Delivery, error) {
+	rows, err := s.claim(ctx, webhookOutbox, node, now, lease, limit)
+	return rappel.Deliveries(rows), err
 }
 
 // UpdateDeliveries records the outcome of claimed deliveries, as
 // UpdateAlerts does.
-func (s *Store) UpdateDeliveries(ctx context.Context, node string, rows []*rappel.AlertRow) (int, error) {
-	return s.update(ctx, webhookOutbox, node, rows)
+func (s *Store) UpdateDeliveries(ctx context.Context, node string, ds []*rappel.Delivery) (int, error) {
+	return s.update(ctx, webhookOutbox, node, rappel.DeliveryRows(ds))
 }
 
 // PendingDeliveries counts the deliveries still to be made, fleet-wide.
