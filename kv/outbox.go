@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/rappel-ca/rappel"
 )
@@ -115,14 +116,10 @@ func (s *Store) CommitMatches(ctx context.Context, records []string, rows []*rap
 }
 
 func (s *Store) commitMatches(ctx context.Context, o outbox, op string, records []string, rows []*rappel.AlertRow) (int, error) {
-	_, span := startWrite(ctx, op)
-	defer span.End()
-	if err := s.ready(ctx); err != nil {
-		return 0, err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return writeBatch(s, func(b *pebble.Batch) (int, error) {
+	return lockedWrite(ctx, s, op, func(ctx context.Context, span trace.Span, b *pebble.Batch) (int, error) {
+		if err := ctx.Err(); err != nil {
+			return 0, err
+		}
 		marked := map[string]bool{}
 		at := []byte(time.Now().UTC().Format(time.RFC3339))
 		for _, id := range records {
@@ -185,53 +182,46 @@ func (s *Store) ClaimAlerts(ctx context.Context, node string, now time.Time, lea
 }
 
 func (s *Store) claim(ctx context.Context, o outbox, op, node string, now time.Time, lease time.Duration, limit int) ([]*rappel.AlertRow, error) {
-	_, span := startWrite(ctx, op)
-	defer span.End()
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
 	if limit <= 0 {
-		return nil, nil
+		return nil, ctx.Err()
 	}
-	if err := s.ready(ctx); err != nil {
-		return nil, err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var due []*storedAlert
-	errFull := errors.New("full")
-	// A row's state is decoded first, alone: the rows not due (sent,
-	// failed, waiting, claimed) are skipped without copying their payload
-	// and error out of the value.
-	var head claimHead
-	err := s.scan(ctx, []byte(o.rows), func(_, val []byte) error {
-		head = claimHead{}
-		if err := decodeValue(val, &head); err != nil {
-			return fmt.Errorf("decoding %s: %w", o.what, err)
+	return lockedWrite(ctx, s, op, func(ctx context.Context, span trace.Span, b *pebble.Batch) ([]*rappel.AlertRow, error) {
+		if err := ctx.Err(); err != nil {
+			return nil, err
 		}
-		if !head.due(now) {
+		var due []*storedAlert
+		errFull := errors.New("full")
+		// A row's state is decoded first, alone: the rows not due (sent,
+		// failed, waiting, claimed) are skipped without copying their payload
+		// and error out of the value.
+		var head claimHead
+		err := s.scan(ctx, []byte(o.rows), func(_, val []byte) error {
+			head = claimHead{}
+			if err := decodeValue(val, &head); err != nil {
+				return fmt.Errorf("decoding %s: %w", o.what, err)
+			}
+			if !head.due(now) {
+				return nil
+			}
+			r := new(storedAlert)
+			if err := decodeValue(val, r); err != nil {
+				return fmt.Errorf("decoding %s: %w", o.what, err)
+			}
+			// Rows of one subscription are contiguous: once past limit, finish
+			// the subscription, so that its batches are whole.
+			if len(due) > limit && due[len(due)-1].Sub != r.Sub {
+				return errFull
+			}
+			due = append(due, r)
 			return nil
+		})
+		if err != nil && !errors.Is(err, errFull) {
+			return nil, err
 		}
-		r := new(storedAlert)
-		if err := decodeValue(val, r); err != nil {
-			return fmt.Errorf("decoding %s: %w", o.what, err)
-		}
-		// Rows of one subscription are contiguous: once past limit, finish
-		// the subscription, so that its batches are whole.
-		if len(due) > limit && due[len(due)-1].Sub != r.Sub {
-			return errFull
-		}
-		due = append(due, r)
-		return nil
-	})
-	if err != nil && !errors.Is(err, errFull) {
-		return nil, err
-	}
-	slices.SortFunc(due, func(a, b *storedAlert) int {
-		return cmp.Or(strings.Compare(a.Sub, b.Sub), cmp.Compare(a.Seq, b.Seq), strings.Compare(a.Record, b.Record))
-	})
-	due = trimClaim(due, limit)
-	return writeBatch(s, func(b *pebble.Batch) ([]*rappel.AlertRow, error) {
+		slices.SortFunc(due, func(x, y *storedAlert) int {
+			return cmp.Or(strings.Compare(x.Sub, y.Sub), cmp.Compare(x.Seq, y.Seq), strings.Compare(x.Record, y.Record))
+		})
+		due = trimClaim(due, limit)
 		until := now.Add(lease).Truncate(time.Microsecond)
 		out := make([]*rappel.AlertRow, len(due))
 		for i, r := range due {
@@ -279,14 +269,10 @@ func (s *Store) UpdateAlerts(ctx context.Context, node string, rows []*rappel.Al
 }
 
 func (s *Store) update(ctx context.Context, o outbox, op, node string, rows []*rappel.AlertRow) (int, error) {
-	_, span := startWrite(ctx, op)
-	defer span.End()
-	if err := s.ready(ctx); err != nil {
-		return 0, err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return writeBatch(s, func(b *pebble.Batch) (int, error) {
+	return lockedWrite(ctx, s, op, func(ctx context.Context, span trace.Span, b *pebble.Batch) (int, error) {
+		if err := ctx.Err(); err != nil {
+			return 0, err
+		}
 		n := 0
 		for _, r := range rows {
 			k := o.key(r.Sub, r.Record)
@@ -348,15 +334,11 @@ func (s *Store) PruneAlerts(ctx context.Context, before time.Time) (int, int, er
 }
 
 func (s *Store) prune(ctx context.Context, o outbox, op string, before time.Time) (int, int, error) {
-	_, span := startWrite(ctx, op)
-	defer span.End()
-	if err := s.ready(ctx); err != nil {
-		return 0, 0, err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	rows, marks := 0, 0
-	err := s.write(func(b *pebble.Batch) error {
+	err := s.writeLocked(ctx, op, func(ctx context.Context, span trace.Span, b *pebble.Batch) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		// Only the status and creation time are decoded, not the payload.
 		var row struct {
 			Status    string    `json:"status"`

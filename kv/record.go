@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/cockroachdb/pebble/v2"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/rappel-ca/rappel"
 	"github.com/rappel-ca/rappel/internal/jsonx"
@@ -35,11 +36,7 @@ func (s *Store) PutRecords(ctx context.Context, recs []*rappel.Record) error {
 		}
 		last[r.RecordID] = i
 	}
-	ctx, span := startWrite(ctx, "PutRecords")
-	defer span.End()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.write(func(b *pebble.Batch) error {
+	return s.writeLocked(ctx, "PutRecords", func(ctx context.Context, span trace.Span, b *pebble.Batch) error {
 		var ch changed
 		var val []byte
 		for i, r := range recs {
@@ -138,11 +135,7 @@ func applyIndexDiff(b writer, oldKeys, newKeys [][]byte) error {
 // batch committed with pebble.Sync. Ids with no record are ignored. ctx is
 // checked between records; when it is done nothing is deleted.
 func (s *Store) DeleteRecords(ctx context.Context, ids []string) error {
-	ctx, span := startWrite(ctx, "DeleteRecords")
-	defer span.End()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.write(func(b *pebble.Batch) error {
+	return s.writeLocked(ctx, "DeleteRecords", func(ctx context.Context, span trace.Span, b *pebble.Batch) error {
 		var ch changed
 		for _, id := range ids {
 			if err := ctx.Err(); err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/rappel-ca/rappel"
 	"github.com/rappel-ca/rappel/internal/jsonx"
@@ -268,12 +269,8 @@ func (s *Store) applyChange(ctx context.Context, op, doing string, c *rappel.Sou
 	if err := checkRecords(c.PutRecords); err != nil {
 		return err
 	}
-	ctx, span := startWrite(ctx, op)
-	defer span.End()
-	span.SetAttributes(attribute.String("rappel.feed.source", source))
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.write(func(b *pebble.Batch) error {
+	return s.writeLocked(ctx, op, func(ctx context.Context, span trace.Span, b *pebble.Batch) error {
+		span.SetAttributes(attribute.String("rappel.feed.source", source))
 		var ch changed
 		if err := s.addChange(ctx, b, &ch, c); err != nil {
 			return endWrite(span, nil, fmt.Errorf("%s: %w", doing, err))
@@ -456,11 +453,7 @@ func (s *Store) load(ctx context.Context, replace bool, recs []*rappel.Record, p
 	if replace {
 		name = "Replace"
 	}
-	ctx, span := startWrite(ctx, name)
-	defer span.End()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.write(func(b *pebble.Batch) error {
+	return s.writeLocked(ctx, name, func(ctx context.Context, span trace.Span, b *pebble.Batch) error {
 		if replace {
 			// Within a batch, a write after a range deletion survives it: the
 			// deletions clear what was there, the writes below fill it again.

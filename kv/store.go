@@ -12,6 +12,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/rappel-ca/rappel"
 )
@@ -57,6 +58,26 @@ func (s *Store) ready(ctx context.Context) error {
 func (s *Store) write(fill func(b *pebble.Batch) error) error {
 	_, err := writeBatch(s, func(b *pebble.Batch) (struct{}, error) { return struct{}{}, fill(b) })
 	return err
+}
+
+// writeLocked is write for the writes that hold mu until their batch has
+// committed, traced: it starts the span op, which fill ends with endWrite,
+// and gives fill the span's ctx.
+func (s *Store) writeLocked(ctx context.Context, op string, fill func(ctx context.Context, span trace.Span, b *pebble.Batch) error) error {
+	_, err := lockedWrite(ctx, s, op, func(ctx context.Context, span trace.Span, b *pebble.Batch) (struct{}, error) {
+		return struct{}{}, fill(ctx, span, b)
+	})
+	return err
+}
+
+// lockedWrite is writeLocked for a fill that returns a value with its
+// error.
+func lockedWrite[T any](ctx context.Context, s *Store, op string, fill func(ctx context.Context, span trace.Span, b *pebble.Batch) (T, error)) (T, error) {
+	ctx, span := startWrite(ctx, op)
+	defer span.End()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return writeBatch(s, func(b *pebble.Batch) (T, error) { return fill(ctx, span, b) })
 }
 
 // writeBatch is write for a fill that returns a value with its error.
