@@ -473,21 +473,18 @@ func (s *Store) TrimChanges(ctx context.Context, upTo uint64) error {
 // from its files rather than from the records (which segments are live,
 // and the generation and number they cover); the store does not read them.
 func (s *Store) IndexState(ctx context.Context) ([]byte, error) {
-	if err := s.ready(ctx); err != nil {
-		return nil, err
-	}
-	val, closer, err := s.db.Get(indexStateKey)
-	if errors.Is(err, pebble.ErrNotFound) {
-		return nil, nil
-	}
+	var state []byte
+	_, err := s.get(ctx, indexStateKey, func(val []byte) error {
+		if len(val) == 0 || val[0] != valueVersion {
+			return errors.New("unknown value version")
+		}
+		state = append([]byte{}, val[1:]...)
+		return nil
+	})
 	if err != nil {
 		return nil, fmt.Errorf("reading index state: %w", err)
 	}
-	defer closer.Close()
-	if len(val) == 0 || val[0] != valueVersion {
-		return nil, fmt.Errorf("reading index state: unknown value version")
-	}
-	return append([]byte{}, val[1:]...), nil
+	return state, nil
 }
 
 // PutIndexState stores b as the index state, durably (pebble.Sync), so

@@ -30,19 +30,8 @@ func (s *Store) SourceState(ctx context.Context, source string) (rappel.SourceSt
 	if err := checkSource(source); err != nil {
 		return st, err
 	}
-	if err := s.ready(ctx); err != nil {
-		return st, err
-	}
-	val, closer, err := s.db.Get(stateKey(source))
-	if errors.Is(err, pebble.ErrNotFound) {
-		return st, nil
-	}
-	if err != nil {
+	if _, err := s.getValue(ctx, stateKey(source), &st); err != nil {
 		return st, fmt.Errorf("reading state of %s: %w", source, err)
-	}
-	defer closer.Close()
-	if err := decodeValue(val, &st); err != nil {
-		return st, fmt.Errorf("decoding state of %s: %w", source, err)
 	}
 	st.Feed.Source = source
 	return st, nil

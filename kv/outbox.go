@@ -149,7 +149,7 @@ func (s *Store) commitMatches(ctx context.Context, o outbox, op string, records 
 			if ok {
 				continue
 			}
-			if err := putAlertJSON(b, k, storedAlert{AlertRow: *r}); err != nil {
+			if err := setValue(b, k, storedAlert{AlertRow: *r}); err != nil {
 				return 0, fmt.Errorf("encoding %s: %w", o.what, err)
 			}
 			n++
@@ -226,7 +226,7 @@ func (s *Store) claim(ctx context.Context, o outbox, op, node string, now time.T
 		out := make([]*rappel.AlertRow, len(due))
 		for i, r := range due {
 			r.ClaimedBy, r.ClaimedUntil, r.Epoch = node, until, claimEpoch
-			if err := putAlertJSON(b, o.key(r.Sub, r.Record), r); err != nil {
+			if err := setValue(b, o.key(r.Sub, r.Record), r); err != nil {
 				return nil, fmt.Errorf("encoding %s: %w", o.what, err)
 			}
 			row := r.AlertRow
@@ -277,7 +277,7 @@ func (s *Store) update(ctx context.Context, o outbox, op, node string, rows []*r
 		for _, r := range rows {
 			k := o.key(r.Sub, r.Record)
 			cur := new(storedAlert)
-			found, err := s.getAlertJSON(ctx, k, cur)
+			found, err := s.getValue(ctx, k, cur)
 			if err != nil {
 				return 0, fmt.Errorf("reading %s: %w", o.what, err)
 			}
@@ -286,7 +286,7 @@ func (s *Store) update(ctx context.Context, o outbox, op, node string, rows []*r
 			}
 			next := storedAlert{AlertRow: *r}
 			next.ClaimedBy, next.ClaimedUntil = "", time.Time{}
-			if err := putAlertJSON(b, k, next); err != nil {
+			if err := setValue(b, k, next); err != nil {
 				return 0, fmt.Errorf("encoding %s: %w", o.what, err)
 			}
 			n++

@@ -50,6 +50,51 @@ func (s *Store) ready(ctx context.Context) error {
 	return nil
 }
 
+// get calls fn with the value at key, which is valid only during the
+// call; found is false when there is none.
+func (s *Store) get(ctx context.Context, key []byte, fn func(val []byte) error) (found bool, err error) {
+	if err := s.ready(ctx); err != nil {
+		return false, err
+	}
+	val, closer, err := s.db.Get(key)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	defer closer.Close()
+	return true, fn(val)
+}
+
+// getValue decodes the value at key into v; found is false when there is
+// none.
+func (s *Store) getValue(ctx context.Context, key []byte, v any) (found bool, err error) {
+	return s.get(ctx, key, func(val []byte) error { return decodeValue(val, v) })
+}
+
+// putValue stores v at key, synced, outside any batch; what names v in
+// errors. The caller checks that the store is open.
+func (s *Store) putValue(key []byte, v any, what string) error {
+	val, err := encodeValue(nil, v)
+	if err != nil {
+		return fmt.Errorf("encoding %s: %w", what, err)
+	}
+	if err := s.db.Set(key, val, pebble.Sync); err != nil {
+		return fmt.Errorf("storing %s: %w", what, err)
+	}
+	return nil
+}
+
+// setValue adds to b the write of v at key.
+func setValue(b *pebble.Batch, key []byte, v any) error {
+	val, err := encodeValue(nil, v)
+	if err != nil {
+		return err
+	}
+	return b.Set(key, val, nil)
+}
+
 // write calls fill with a new batch of the open store and closes the batch
 // when fill returns; errNotOpen when the store is not open. fill adds the
 // writes and commits the batch itself, since writers commit differently
@@ -337,19 +382,8 @@ func (s *Store) rebuildIndex(ctx context.Context, b *pebble.Batch) (int, error) 
 // DatasetInfo when there was none.
 func (s *Store) DatasetInfo(ctx context.Context) (rappel.DatasetInfo, error) {
 	var info rappel.DatasetInfo
-	if err := s.ready(ctx); err != nil {
-		return info, err
-	}
-	val, closer, err := s.db.Get(datasetKey)
-	if errors.Is(err, pebble.ErrNotFound) {
-		return info, nil
-	}
-	if err != nil {
+	if _, err := s.getValue(ctx, datasetKey, &info); err != nil {
 		return info, fmt.Errorf("reading dataset info: %w", err)
-	}
-	defer closer.Close()
-	if err := decodeValue(val, &info); err != nil {
-		return info, fmt.Errorf("decoding dataset info: %w", err)
 	}
 	return info, nil
 }
@@ -359,14 +393,7 @@ func (s *Store) SetDatasetInfo(ctx context.Context, info rappel.DatasetInfo) err
 	if err := s.ready(ctx); err != nil {
 		return err
 	}
-	val, err := encodeValue(nil, info)
-	if err != nil {
-		return fmt.Errorf("encoding dataset info: %w", err)
-	}
-	if err := s.db.Set(datasetKey, val, pebble.Sync); err != nil {
-		return fmt.Errorf("writing dataset info: %w", err)
-	}
-	return nil
+	return s.putValue(datasetKey, info, "dataset info")
 }
 
 // Empty reports whether the store holds no records. Meta data such as the

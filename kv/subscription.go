@@ -2,7 +2,6 @@ package kv
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -57,11 +56,11 @@ func (s *Store) CreateSubscription(ctx context.Context, sub *rappel.Subscription
 
 // putSubscription adds sub and its token hashes to b.
 func putSubscription(b *pebble.Batch, sub *rappel.Subscription, tokenHashes map[string][32]byte) error {
-	if err := putAlertJSON(b, subKey(sub.ID), sub); err != nil {
+	if err := setValue(b, subKey(sub.ID), sub); err != nil {
 		return fmt.Errorf("storing subscription: %w", err)
 	}
 	for kind, h := range tokenHashes {
-		if err := putAlertJSON(b, tokenKey(h), tokenRef{Sub: sub.ID, Kind: kind}); err != nil {
+		if err := setValue(b, tokenKey(h), tokenRef{Sub: sub.ID, Kind: kind}); err != nil {
 			return fmt.Errorf("storing subscription token: %w", err)
 		}
 	}
@@ -89,14 +88,14 @@ func (s *Store) CreatePending(ctx context.Context, sub *rappel.Subscription, tok
 				return false, err
 			}
 			if ok {
-				if err := putAlertJSON(b, allowanceKey(a.Name), next); err != nil {
+				if err := setValue(b, allowanceKey(a.Name), next); err != nil {
 					return false, fmt.Errorf("storing allowance: %w", err)
 				}
 			}
 			queued = ok
 		}
 		if queued {
-			if err := putAlertJSON(b, confirmOutbox.key(row.Sub, row.Record), storedAlert{AlertRow: *row}); err != nil {
+			if err := setValue(b, confirmOutbox.key(row.Sub, row.Record), storedAlert{AlertRow: *row}); err != nil {
 				return false, fmt.Errorf("encoding %s: %w", confirmOutbox.what, err)
 			}
 		}
@@ -111,7 +110,7 @@ func (s *Store) CreatePending(ctx context.Context, sub *rappel.Subscription, tok
 // is h and the token's kind, or an ENOTFOUND *rappel.Error.
 func (s *Store) SubscriptionByToken(ctx context.Context, h [32]byte) (*rappel.Subscription, string, error) {
 	var ref tokenRef
-	found, err := s.getAlertJSON(ctx, tokenKey(h), &ref)
+	found, err := s.getValue(ctx, tokenKey(h), &ref)
 	if err != nil {
 		return nil, "", fmt.Errorf("reading token: %w", err)
 	}
@@ -119,7 +118,7 @@ func (s *Store) SubscriptionByToken(ctx context.Context, h [32]byte) (*rappel.Su
 		return nil, "", rappel.Errorf(rappel.ENOTFOUND, "No subscription has this token; check that the link was copied whole.")
 	}
 	sub := new(rappel.Subscription)
-	found, err = s.getAlertJSON(ctx, subKey(ref.Sub), sub)
+	found, err = s.getValue(ctx, subKey(ref.Sub), sub)
 	if err != nil {
 		return nil, "", fmt.Errorf("reading subscription %s: %w", ref.Sub, err)
 	}
@@ -134,14 +133,7 @@ func (s *Store) PutSubscription(ctx context.Context, sub *rappel.Subscription) e
 	if err := s.ready(ctx); err != nil {
 		return err
 	}
-	val, err := encodeValue(nil, sub)
-	if err != nil {
-		return fmt.Errorf("encoding subscription: %w", err)
-	}
-	if err := s.db.Set(subKey(sub.ID), val, pebble.Sync); err != nil {
-		return fmt.Errorf("storing subscription: %w", err)
-	}
-	return nil
+	return s.putValue(subKey(sub.ID), sub, "subscription")
 }
 
 // ForEachSubscription calls fn for every subscription in id order.
@@ -155,35 +147,10 @@ func (s *Store) ForEachSubscription(ctx context.Context, fn func(*rappel.Subscri
 	})
 }
 
-func putAlertJSON(b *pebble.Batch, key []byte, v any) error {
-	val, err := encodeValue(nil, v)
-	if err != nil {
-		return err
-	}
-	return b.Set(key, val, nil)
-}
-
-// getAlertJSON decodes the value at key into v; found is false when there
-// is none.
-func (s *Store) getAlertJSON(ctx context.Context, key []byte, v any) (found bool, err error) {
-	if err := s.ready(ctx); err != nil {
-		return false, err
-	}
-	val, closer, err := s.db.Get(key)
-	if errors.Is(err, pebble.ErrNotFound) {
-		return false, nil
-	}
-	if err != nil {
-		return false, err
-	}
-	defer closer.Close()
-	return true, decodeValue(val, v)
-}
-
 // Subscription returns the subscription with id, or ENOTFOUND.
 func (s *Store) Subscription(ctx context.Context, id string) (*rappel.Subscription, error) {
 	sub := new(rappel.Subscription)
-	found, err := s.getAlertJSON(ctx, subKey(id), sub)
+	found, err := s.getValue(ctx, subKey(id), sub)
 	if err != nil {
 		return nil, fmt.Errorf("reading subscription %s: %w", id, err)
 	}
@@ -198,14 +165,7 @@ func (s *Store) AddToken(ctx context.Context, id, kind string, h [32]byte) error
 	if err := s.ready(ctx); err != nil {
 		return err
 	}
-	val, err := encodeValue(nil, tokenRef{Sub: id, Kind: kind})
-	if err != nil {
-		return err
-	}
-	if err := s.db.Set(tokenKey(h), val, pebble.Sync); err != nil {
-		return fmt.Errorf("storing token: %w", err)
-	}
-	return nil
+	return s.putValue(tokenKey(h), tokenRef{Sub: id, Kind: kind}, "token")
 }
 
 // DeletePendingBefore deletes the pending subscriptions created before t
@@ -275,12 +235,8 @@ func (s *Store) TakeAllowance(ctx context.Context, name string, limit int, now, 
 	if err != nil || !ok {
 		return false, a.Until, err
 	}
-	val, err := encodeValue(nil, a)
-	if err != nil {
+	if err := s.putValue(allowanceKey(name), a, "allowance"); err != nil {
 		return false, time.Time{}, err
-	}
-	if err := s.db.Set(allowanceKey(name), val, pebble.Sync); err != nil {
-		return false, time.Time{}, fmt.Errorf("storing allowance: %w", err)
 	}
 	return true, a.Until, nil
 }
@@ -289,7 +245,7 @@ func (s *Store) TakeAllowance(ctx context.Context, name string, limit int, now, 
 // and ok, or as stored and not ok when its window is used up. The caller
 // holds allowanceMu and writes it.
 func (s *Store) countAllowance(ctx context.Context, u *rappel.Allowance) (a allowance, ok bool, err error) {
-	found, err := s.getAlertJSON(ctx, allowanceKey(u.Name), &a)
+	found, err := s.getValue(ctx, allowanceKey(u.Name), &a)
 	if err != nil {
 		return allowance{}, false, fmt.Errorf("reading allowance: %w", err)
 	}

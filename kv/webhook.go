@@ -49,20 +49,13 @@ func (s *Store) CreateWebhook(ctx context.Context, w *rappel.Webhook, max int) e
 }
 
 func (s *Store) putWebhook(w *rappel.Webhook) error {
-	val, err := encodeValue(nil, w)
-	if err != nil {
-		return fmt.Errorf("encoding webhook: %w", err)
-	}
-	if err := s.db.Set(hookKey(w.ID), val, pebble.Sync); err != nil {
-		return fmt.Errorf("storing webhook: %w", err)
-	}
-	return nil
+	return s.putValue(hookKey(w.ID), w, "webhook")
 }
 
 // Webhook returns the endpoint with id, or ENOTFOUND.
 func (s *Store) Webhook(ctx context.Context, id string) (*rappel.Webhook, error) {
 	w := new(rappel.Webhook)
-	found, err := s.getAlertJSON(ctx, hookKey(id), w)
+	found, err := s.getValue(ctx, hookKey(id), w)
 	if err != nil {
 		return nil, fmt.Errorf("reading webhook %s: %w", id, err)
 	}
