@@ -96,15 +96,18 @@ func (s *Store) addToQueue(b *pebble.Batch, q queue, v any, setSeq func(uint64))
 	return nil
 }
 
-// queued calls fn with every batch of q not yet acknowledged, oldest
-// first.
-func (s *Store) queued(ctx context.Context, q queue, fn func(val []byte) error) error {
-	return s.scan(ctx, q.prefix, func(key, val []byte) error {
-		if err := fn(val); err != nil {
+// queued returns the batches of q not yet acknowledged, oldest first.
+func queued[T any](ctx context.Context, s *Store, q queue) ([]T, error) {
+	var out []T
+	err := s.scan(ctx, q.prefix, func(key, val []byte) error {
+		var v T
+		if err := decodeValue(val, &v); err != nil {
 			return fmt.Errorf("decoding %s %x: %w", q.what, key[len(q.prefix):], err)
 		}
+		out = append(out, v)
 		return nil
 	})
+	return out, err
 }
 
 // ack deletes the batch of q numbered seq, durably.
@@ -121,16 +124,7 @@ func (s *Store) ack(ctx context.Context, q queue, seq uint64) error {
 // NewRecalls returns the batches of new recalls not yet acknowledged,
 // oldest first.
 func (s *Store) NewRecalls(ctx context.Context) ([]rappel.NewRecalls, error) {
-	var out []rappel.NewRecalls
-	err := s.queued(ctx, newRecallsQueue, func(val []byte) error {
-		var n rappel.NewRecalls
-		if err := decodeValue(val, &n); err != nil {
-			return err
-		}
-		out = append(out, n)
-		return nil
-	})
-	return out, err
+	return queued[rappel.NewRecalls](ctx, s, newRecallsQueue)
 }
 
 // AckNewRecalls deletes the batch of new recalls numbered seq, durably.

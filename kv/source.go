@@ -220,6 +220,18 @@ func (s *Store) scan(ctx context.Context, prefix []byte, fn func(key, val []byte
 	return scanReader(ctx, s.db, prefix, fn)
 }
 
+// scanValues calls fn with every value under prefix, decoded into a new T,
+// in key order; what names the values in errors.
+func scanValues[T any](ctx context.Context, s *Store, prefix []byte, what string, fn func(*T) error) error {
+	return s.scan(ctx, prefix, func(_, val []byte) error {
+		v := new(T)
+		if err := decodeValue(val, v); err != nil {
+			return fmt.Errorf("decoding %s: %w", what, err)
+		}
+		return fn(v)
+	})
+}
+
 func scanReader(ctx context.Context, r pebble.Reader, prefix []byte, fn func(key, val []byte) error) error {
 	return scanRange(ctx, r, prefixOptions(prefix), fn)
 }

@@ -138,13 +138,7 @@ func (s *Store) PutSubscription(ctx context.Context, sub *rappel.Subscription) e
 
 // ForEachSubscription calls fn for every subscription in id order.
 func (s *Store) ForEachSubscription(ctx context.Context, fn func(*rappel.Subscription) error) error {
-	return s.scan(ctx, []byte(subPrefix), func(_, val []byte) error {
-		sub := new(rappel.Subscription)
-		if err := decodeValue(val, sub); err != nil {
-			return fmt.Errorf("decoding subscription: %w", err)
-		}
-		return fn(sub)
-	})
+	return scanValues(ctx, s, []byte(subPrefix), "subscription", fn)
 }
 
 // Subscription returns the subscription with id, or ENOTFOUND.

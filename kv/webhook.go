@@ -81,13 +81,7 @@ func (s *Store) Webhooks(ctx context.Context, key string) ([]*rappel.Webhook, er
 
 // ForEachWebhook calls fn for every endpoint in id order.
 func (s *Store) ForEachWebhook(ctx context.Context, fn func(*rappel.Webhook) error) error {
-	return s.scan(ctx, []byte(hookPrefix), func(_, val []byte) error {
-		w := new(rappel.Webhook)
-		if err := decodeValue(val, w); err != nil {
-			return fmt.Errorf("decoding webhook: %w", err)
-		}
-		return fn(w)
-	})
+	return scanValues(ctx, s, []byte(hookPrefix), "webhook", fn)
 }
 
 // PutWebhook replaces w durably; ENOTFOUND when it was deleted meanwhile,
@@ -165,16 +159,7 @@ func (s *Store) PendingDeliveries(ctx context.Context) (int, error) {
 // RecordEvents returns the batches of record events not yet acknowledged,
 // oldest first.
 func (s *Store) RecordEvents(ctx context.Context) ([]rappel.RecordEvents, error) {
-	var out []rappel.RecordEvents
-	err := s.queued(ctx, recordEventsQueue, func(val []byte) error {
-		var e rappel.RecordEvents
-		if err := decodeValue(val, &e); err != nil {
-			return err
-		}
-		out = append(out, e)
-		return nil
-	})
-	return out, err
+	return queued[rappel.RecordEvents](ctx, s, recordEventsQueue)
 }
 
 // AckRecordEvents deletes the batch of record events numbered seq,
