@@ -161,7 +161,7 @@ const MaxUPCPrefixGTIN = 13
 // digits only, has fewer than MinUPCPrefix digits, or no reading leaves the
 // check digit free.
 func UPCPrefixGTINs(p string) []string {
-	if len(p) < MinUPCPrefix || !isDigits(p) {
+	if len(p) < MinUPCPrefix || !IsDigits(p) {
 		return nil
 	}
 	var out []string

@@ -16,3 +16,14 @@ var foldFrench = strings.NewReplacer(
 func FoldKey(s string) string {
 	return strings.Join(strings.Fields(foldFrench.Replace(strings.ToLower(s))), " ")
 }
+
+// IsDigits reports whether s is ASCII digits only, and not empty: a recall
+// number, a barcode or a number word as the agencies write them.
+func IsDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
+}

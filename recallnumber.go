@@ -29,7 +29,7 @@ func RecallNumbers(s string) []string {
 		if p == "" {
 			continue
 		}
-		if isDigits(p) && prev != "" {
+		if IsDigits(p) && prev != "" {
 			digits := len(prev) - len(strings.TrimRight(prev, "0123456789"))
 			if digits >= len(p) && digits < len(prev) {
 				p = prev[:len(prev)-len(p)] + p

@@ -51,7 +51,7 @@ func FuzzRecallNumbers(f *testing.F) {
 
 // endsInPart reports whether some of n's last digits are in field.
 func endsInPart(n, field string) bool {
-	for k := 1; k <= len(n) && isDigits(n[len(n)-k:]); k++ {
+	for k := 1; k <= len(n) && IsDigits(n[len(n)-k:]); k++ {
 		if strings.Contains(field, n[len(n)-k:]) {
 			return true
 		}

@@ -2,6 +2,7 @@ package rappel
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 )
@@ -55,6 +56,48 @@ type Search struct {
 	// Buf, when its capacity suffices, holds Page.Results, so a caller can
 	// reuse one buffer across searches instead of allocating a page each.
 	Buf []byte
+}
+
+// Check refuses the searches that are valid parameter by parameter but
+// cannot be served together (400s): sort_by=closing, relevance without q,
+// a cursor with sort_by=value or with an offset, an offset above
+// MaxOffset.
+func (q *Search) Check() error {
+	sortBy := q.SortBy
+	if sortBy == "" {
+		sortBy = SortDate
+	}
+	// others lists the sorts to use instead of except: those that apply,
+	// relevance only with a q.
+	others := func(except string) string {
+		var keys []string
+		for _, k := range SortKeys {
+			if k != except && k != SortClosing && (k != SortRelevance || q.Query != nil) {
+				keys = append(keys, k)
+			}
+		}
+		return QuoteList(keys, "or")
+	}
+	switch {
+	case sortBy == SortClosing:
+		return BadRequest("query parameter 'sort_by' is 'closing', which does not apply to recalls: they have no closing date",
+			"sort by "+others(SortClosing))
+	case sortBy == SortRelevance && q.Query == nil:
+		return BadRequest("query parameter 'sort_by' is 'relevance', which ranks records by how well they match q, and there is no q",
+			"send a q, or sort by "+others(SortRelevance))
+	case q.Cursor != "" && sortBy == SortValue:
+		return BadRequest("query parameter 'cursor' cannot page a search sorted by 'value'",
+			"page it with 'offset', or sort by 'date' or 'published' to use cursors")
+	case q.Cursor != "" && q.Offset > 0:
+		return BadRequest("query parameters 'cursor' and 'offset' were both given",
+			"send only one: a cursor already says where the page starts")
+	case q.Offset > MaxOffset:
+		// Not the number itself: one too large for an int reads as
+		// the largest int.
+		return BadRequest(fmt.Sprintf("query parameter 'offset' is above %d", MaxOffset),
+			"pass the next_cursor of each page as 'cursor' to page deeper")
+	}
+	return nil
 }
 
 // Page is one page of a search.

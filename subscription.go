@@ -417,10 +417,20 @@ const (
 
 // AlertRow is one outbox row: recall Record is due to subscription Sub.
 // Rows are keyed by (Sub, Record), so a recall reaches a subscription once.
-// Webhook deliveries are rows too (see WebhookOutbox).
+// The stores keep webhook deliveries as rows too, one outbox code serving
+// both (see Delivery.Row).
 type AlertRow struct {
 	Sub    string `json:"sub"`
 	Record string `json:"record"`
+	OutboxState
+	// Payload is a webhook delivery's body, carried through the stores'
+	// outbox code; alert rows have none.
+	Payload RawJSON `json:"payload,omitempty"`
+}
+
+// OutboxState is where an outbox row stands, the same for alert rows and
+// webhook deliveries.
+type OutboxState struct {
 	// Seq is the batch of new recalls the row came from, numbered by the
 	// node that matched it (each node numbers its own refreshes): rows of
 	// one subscription and batch go out as one e-mail.
@@ -435,9 +445,6 @@ type AlertRow struct {
 	// (see Outbox.ClaimAlerts); empty when no node holds it.
 	ClaimedBy    string    `json:"claimed_by,omitempty"`
 	ClaimedUntil time.Time `json:"claimed_until,omitzero"`
-	// Payload is a webhook row's body, fixed when matched so that every
-	// attempt sends the same bytes; alert rows have none.
-	Payload RawJSON `json:"payload,omitempty"`
 }
 
 // Outbox keeps alert rows durably; every write is synced (or committed).

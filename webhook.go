@@ -403,22 +403,60 @@ type WebhookStore interface {
 	DeleteWebhook(ctx context.Context, id string) error
 }
 
-// WebhookOutbox keeps webhook deliveries as outbox rows, with the claims
-// and leases of Outbox: a row is an AlertRow whose Sub is the endpoint and
-// whose Record is the event's key, (type, record_id, content), and whose
-// Payload is the body to send. Matching marks event keys, so that each
-// event is matched once across a fleet.
+// Delivery is one webhook outbox row: the event whose key is Event (its
+// type, record_id and content) is due to the endpoint Webhook, with the
+// body Payload, fixed when matched so that every attempt sends the same
+// bytes. Deliveries are keyed by (Webhook, Event), so an event reaches an
+// endpoint once.
+type Delivery struct {
+	Webhook string
+	Event   string
+	Payload RawJSON
+	OutboxState
+}
+
+// Row is d as the stores keep it: an outbox row whose Sub is the endpoint
+// and whose Record is the event's key, so that one outbox code (keys,
+// claims, leases, pruning) serves alerts and deliveries.
+func (d *Delivery) Row() *AlertRow {
+	return &AlertRow{Sub: d.Webhook, Record: d.Event, Payload: d.Payload, OutboxState: d.OutboxState}
+}
+
+// DeliveryOf is the delivery a stored outbox row holds (Delivery.Row).
+func DeliveryOf(r *AlertRow) *Delivery {
+	return &Delivery{Webhook: r.Sub, Event: r.Record, Payload: r.Payload, OutboxState: r.OutboxState}
+}
+
+// DeliveryRows and Deliveries convert lists with Delivery.Row and
+// DeliveryOf, for the stores.
+func DeliveryRows(ds []*Delivery) []*AlertRow { return convert(ds, (*Delivery).Row) }
+func Deliveries(rows []*AlertRow) []*Delivery { return convert(rows, DeliveryOf) }
+
+func convert[A, B any](in []A, f func(A) B) []B {
+	if in == nil {
+		return nil
+	}
+	out := make([]B, len(in))
+	for i, a := range in {
+		out[i] = f(a)
+	}
+	return out
+}
+
+// WebhookOutbox keeps webhook deliveries with the claims and leases of
+// Outbox. Matching marks event keys, so that each event is matched once
+// across a fleet.
 type WebhookOutbox interface {
 	// UnmatchedEvents returns those of keys no node has marked as matched.
 	UnmatchedEvents(ctx context.Context, keys []string) ([]string, error)
-	// CommitEvents marks keys as matched and writes the rows of the keys
-	// it marks itself, as Outbox.CommitMatches does.
-	CommitEvents(ctx context.Context, keys []string, rows []*AlertRow) (int, error)
+	// CommitEvents marks keys as matched and writes the deliveries of the
+	// keys it marks itself, as Outbox.CommitMatches does.
+	CommitEvents(ctx context.Context, keys []string, ds []*Delivery) (int, error)
 	// ClaimDeliveries and UpdateDeliveries are Outbox.ClaimAlerts and
-	// Outbox.UpdateAlerts for webhook rows.
-	ClaimDeliveries(ctx context.Context, node string, now time.Time, lease time.Duration, limit int) ([]*AlertRow, error)
-	UpdateDeliveries(ctx context.Context, node string, rows []*AlertRow) (int, error)
-	// PruneDeliveries is Outbox.PruneAlerts for webhook rows and event
+	// Outbox.UpdateAlerts for deliveries.
+	ClaimDeliveries(ctx context.Context, node string, now time.Time, lease time.Duration, limit int) ([]*Delivery, error)
+	UpdateDeliveries(ctx context.Context, node string, ds []*Delivery) (int, error)
+	// PruneDeliveries is Outbox.PruneAlerts for deliveries and event
 	// marks.
 	PruneDeliveries(ctx context.Context, before time.Time) (rows, marks int, err error)
 }

@@ -301,7 +301,7 @@ func TestSender_RecordWait(t *testing.T) {
 	// Another node matched hc-1, hc-2 (batch 4) and hc-3 (batch 5).
 	now := p.clock.Now()
 	row := func(rec string, seq uint64) *rappel.AlertRow {
-		return &rappel.AlertRow{Sub: sub, Record: rec, Seq: seq, Status: rappel.AlertPending, CreatedAt: now, NextAt: now}
+		return &rappel.AlertRow{Sub: sub, Record: rec, OutboxState: rappel.OutboxState{Seq: seq, Status: rappel.AlertPending, CreatedAt: now, NextAt: now}}
 	}
 	if n, err := p.st.CommitMatches(ctx, []string{"hc-1", "hc-2", "hc-3"}, []*rappel.AlertRow{row("hc-1", 4), row("hc-2", 4), row("hc-3", 5)}); n != 3 || err != nil {
 		t.Fatalf("CommitMatches = %d, %v", n, err)

@@ -127,7 +127,7 @@ func (m *Matcher) Match(ctx context.Context, seq uint64, ids []string) (int, err
 	now := m.Now().UTC()
 	rows := make([]*rappel.AlertRow, len(pairs))
 	for i, p := range pairs {
-		rows[i] = &rappel.AlertRow{Sub: p.sub, Record: p.record, Seq: seq, Status: rappel.AlertPending, CreatedAt: now, NextAt: now}
+		rows[i] = &rappel.AlertRow{Sub: p.sub, Record: p.record, OutboxState: rappel.OutboxState{Seq: seq, Status: rappel.AlertPending, CreatedAt: now, NextAt: now}}
 	}
 	// Every id is marked, those deleted since included: there is nothing
 	// to announce for them on any node.

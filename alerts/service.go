@@ -126,7 +126,7 @@ func (s *Service) Subscribe(ctx context.Context, req *rappel.SubscribeRequest) (
 		}
 		return &rappel.SubscribeResult{Status: sub.Status, Token: unsub}, nil
 	}
-	row := &rappel.AlertRow{Sub: id, Record: rappel.ConfirmRecord, Status: rappel.AlertPending, NextAt: now, CreatedAt: now}
+	row := &rappel.AlertRow{Sub: id, Record: rappel.ConfirmRecord, OutboxState: rappel.OutboxState{Status: rappel.AlertPending, NextAt: now, CreatedAt: now}}
 	queued, err := s.Store.CreatePending(ctx, sub, hashes, row, s.confirmAllowance(sub, now))
 	if err != nil {
 		return nil, fmt.Errorf("subscribing: %w", err)

@@ -108,7 +108,7 @@ func (m *HookMatcher) Match(ctx context.Context, e *rappel.RecordEvents) (int, e
 		recs[i] = ev.rec
 		evOf[ev.rec.RecordID] = ev
 	}
-	var rows []*rappel.AlertRow
+	var rows []*rappel.Delivery
 	if len(ss) > 0 {
 		pairs, err := m.matchSaved(ctx, newSavedIndex(ss, m.Index.CategoryKey), recs)
 		if err != nil {
@@ -124,8 +124,8 @@ func (m *HookMatcher) Match(ctx context.Context, e *rappel.RecordEvents) (int, e
 			if err != nil {
 				return 0, err
 			}
-			rows = append(rows, &rappel.AlertRow{Sub: p.sub, Record: ev.key, Seq: e.Seq, Status: rappel.AlertPending,
-				CreatedAt: now, NextAt: now, Payload: body})
+			rows = append(rows, &rappel.Delivery{Webhook: p.sub, Event: ev.key, Payload: body,
+				OutboxState: rappel.OutboxState{Seq: e.Seq, Status: rappel.AlertPending, CreatedAt: now, NextAt: now}})
 		}
 	}
 	n, err := m.Outbox.CommitEvents(ctx, keys, rows)

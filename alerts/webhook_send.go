@@ -129,14 +129,14 @@ func (s *HookSender) SendDue(ctx context.Context) (int, error) {
 }
 
 // sendClaim posts one claim's rows, an endpoint per goroutine.
-func (s *HookSender) sendClaim(ctx context.Context, rows []*rappel.AlertRow) (int, error) {
+func (s *HookSender) sendClaim(ctx context.Context, rows []*rappel.Delivery) (int, error) {
 	var order []string
-	byHook := map[string][]*rappel.AlertRow{}
+	byHook := map[string][]*rappel.Delivery{}
 	for _, r := range rows {
-		if _, ok := byHook[r.Sub]; !ok {
-			order = append(order, r.Sub)
+		if _, ok := byHook[r.Webhook]; !ok {
+			order = append(order, r.Webhook)
 		}
-		byHook[r.Sub] = append(byHook[r.Sub], r)
+		byHook[r.Webhook] = append(byHook[r.Webhook], r)
 	}
 	var (
 		mu   sync.Mutex
@@ -148,7 +148,7 @@ func (s *HookSender) sendClaim(ctx context.Context, rows []*rappel.AlertRow) (in
 	for _, hook := range order {
 		slots <- struct{}{}
 		wg.Add(1)
-		go func(rows []*rappel.AlertRow) {
+		go func(rows []*rappel.Delivery) {
 			defer func() { <-slots; wg.Done() }()
 			n, err := s.sendEndpoint(ctx, rows)
 			mu.Lock()
@@ -166,7 +166,7 @@ func (s *HookSender) sendClaim(ctx context.Context, rows []*rappel.AlertRow) (in
 // ended or recording an outcome failed, are released unchanged (at
 // shutdown, the last flush takes them at once); the rows after a failed
 // post are put off to its retry.
-func (s *HookSender) sendEndpoint(ctx context.Context, rows []*rappel.AlertRow) (int, error) {
+func (s *HookSender) sendEndpoint(ctx context.Context, rows []*rappel.Delivery) (int, error) {
 	sent := 0
 	for i, r := range rows {
 		if err := ctx.Err(); err != nil {
@@ -212,7 +212,7 @@ type hookOutcome struct {
 // unchanged to release them), even when ctx has ended (within
 // recordTimeout): a delivery a receiver accepted must be recorded, or it
 // goes out again.
-func (s *HookSender) record(ctx context.Context, rows []*rappel.AlertRow) error {
+func (s *HookSender) record(ctx context.Context, rows []*rappel.Delivery) error {
 	if len(rows) == 0 {
 		return nil
 	}
@@ -237,9 +237,9 @@ func WebhookID(endpoint, eventKey string) string {
 
 // send posts one delivery and records its outcome; the error is only for
 // failures to record it, or ctx ending mid-post.
-func (s *HookSender) send(ctx context.Context, r *rappel.AlertRow) (hookOutcome, error) {
+func (s *HookSender) send(ctx context.Context, r *rappel.Delivery) (hookOutcome, error) {
 	now := s.Now().UTC()
-	hook, err := s.Hooks.Webhook(ctx, r.Sub)
+	hook, err := s.Hooks.Webhook(ctx, r.Webhook)
 	if err != nil && rappel.ErrorCode(err) != rappel.ENOTFOUND {
 		return hookOutcome{}, err
 	}
@@ -249,7 +249,7 @@ func (s *HookSender) send(ctx context.Context, r *rappel.AlertRow) (hookOutcome,
 	case hook.Status != rappel.WebhookEnabled:
 		return hookOutcome{}, s.finish(ctx, r, rappel.AlertFailed, "endpoint disabled", now)
 	}
-	id, typ := WebhookID(r.Sub, r.Record), eventType(r.Record)
+	id, typ := WebhookID(r.Webhook, r.Event), eventType(r.Event)
 	a := s.post(ctx, hook, id, typ, r.Payload, now)
 	attempt := &rappel.WebhookAttempt{At: now, ID: id, Type: typ, StatusCode: a.status, OK: a.ok(), Error: a.public()}
 	switch {
@@ -308,7 +308,7 @@ func (s *HookSender) send(ctx context.Context, r *rappel.AlertRow) (hookOutcome,
 	}
 	r.Attempts++
 	r.Error = a.describe()
-	err = s.record(ctx, []*rappel.AlertRow{r})
+	err = s.record(ctx, []*rappel.Delivery{r})
 	s.noteHook(ctx, hook.ID, failing)
 	return out, err
 }
@@ -329,13 +329,13 @@ func (s *HookSender) retryAt(n int, a hookAnswer, now time.Time) time.Time {
 	return now.Add(max(s.wait(n), min(a.retryAfter, s.Schedule[len(s.Schedule)-1])))
 }
 
-func (s *HookSender) finish(ctx context.Context, r *rappel.AlertRow, status, msg string, now time.Time) error {
+func (s *HookSender) finish(ctx context.Context, r *rappel.Delivery, status, msg string, now time.Time) error {
 	r.Status, r.Error = status, msg
 	r.Attempts++
 	if status == rappel.AlertSent {
 		r.SentAt = now
 	}
-	return s.record(ctx, []*rappel.AlertRow{r})
+	return s.record(ctx, []*rappel.Delivery{r})
 }
 
 // noteHook applies change to the endpoint as stored now, so that an

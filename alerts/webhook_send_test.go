@@ -76,8 +76,9 @@ func (g *hookRig) event(hook, record string) {
 	// One event per endpoint: a key is matched once, whatever rows it has.
 	key := rappel.EventRecallCreated + ":" + record + ":" + hook
 	body, _ := json.Marshal(map[string]any{"type": rappel.EventRecallCreated, "data": map[string]any{"record": map[string]string{"record_id": record}}})
-	row := &rappel.AlertRow{Sub: hook, Record: key, Seq: 1, Status: rappel.AlertPending, CreatedAt: g.now, NextAt: g.now, Payload: body}
-	if _, err := g.store.CommitEvents(context.Background(), []string{key}, []*rappel.AlertRow{row}); err != nil {
+	d := &rappel.Delivery{Webhook: hook, Event: key, Payload: body,
+		OutboxState: rappel.OutboxState{Seq: 1, Status: rappel.AlertPending, CreatedAt: g.now, NextAt: g.now}}
+	if _, err := g.store.CommitEvents(context.Background(), []string{key}, []*rappel.Delivery{d}); err != nil {
 		g.t.Fatal(err)
 	}
 }

@@ -101,19 +101,10 @@ func barcodeInvalid(p *params, v string, err error) {
 		r.Ctx = map[string]any{"check_digit": be.WantCheck}
 	case digits == "":
 		r.Fix = "send the digits printed under the bars"
-	case !allDigits(digits):
+	case !rappel.IsDigits(digits):
 		r.Fix = "send only the digits printed under the bars"
 	default:
 		r.Fix = "check for a missing or extra digit"
 	}
 	p.invalid(rappel.InvalidValue(rappel.QueryLoc("upc"), v, r))
-}
-
-func allDigits(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
 }

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 
 	"github.com/rappel-ca/rappel"
+	"github.com/rappel-ca/rappel/internal/jsonstr"
 )
 
 // openAPIDoc is the API's OpenAPI 3.1 description, written by hand next to
@@ -122,7 +123,7 @@ func agencySchema(dst []byte, list []rappel.Agency) []byte {
 		described[i] = "`" + a.Name + "` (" + full[i] + ")"
 	}
 	dst = append(dst, `{"type": "string", "description": `...)
-	dst = appendJSONString(dst, "Issuing agency, named in English / French: "+strings.Join(described, ", ")+
+	dst = jsonstr.Append(dst, "Issuing agency, named in English / French: "+strings.Join(described, ", ")+
 		". An agency a source plugin's manifest names is accepted like the spec's three, and listed here while the node knows it.")
 	dst = append(dst, `, "enum": `...)
 	dst = appendJSONStrings(dst, names)
@@ -139,7 +140,7 @@ func appendJSONStrings(dst []byte, list []string) []byte {
 		if i > 0 {
 			dst = append(dst, ", "...)
 		}
-		dst = appendJSONString(dst, v)
+		dst = jsonstr.Append(dst, v)
 	}
 	return append(dst, ']')
 }

@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/rappel-ca/rappel"
+	"github.com/rappel-ca/rappel/internal/jsonstr"
 )
 
 // Names of GET /recall's date parameters, canonical name first, then its
@@ -331,7 +332,7 @@ func appendFacets(dst []byte, facets []rappel.Facet) []byte {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = appendJSONString(dst, f.Field)
+		dst = jsonstr.Append(dst, f.Field)
 		dst = append(dst, ':')
 		dst = appendGroups(dst, f.Groups, false)
 	}

@@ -5,9 +5,9 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
-	"unicode/utf8"
 
 	"github.com/rappel-ca/rappel"
+	"github.com/rappel-ca/rappel/internal/jsonstr"
 )
 
 // statsParams are the query parameters GET /recall/stats accepts.
@@ -106,7 +106,7 @@ func appendStats(dst []byte, q *rappel.StatsQuery, days int, since string, st *r
 	if since == "" {
 		dst = append(dst, "null"...)
 	} else {
-		dst = appendJSONString(dst, since)
+		dst = jsonstr.Append(dst, since)
 	}
 	dst = append(dst, `,"total_in_db":`...)
 	dst = strconv.AppendInt(dst, int64(st.TotalInDB), 10)
@@ -114,7 +114,7 @@ func appendStats(dst []byte, q *rappel.StatsQuery, days int, since string, st *r
 	dst = strconv.AppendInt(dst, int64(st.Total), 10)
 	if sum {
 		dst = append(dst, `,"sum_field":`...)
-		dst = appendJSONString(dst, q.SumField)
+		dst = jsonstr.Append(dst, q.SumField)
 		dst = append(dst, `,"total_sum":`...)
 		dst = strconv.AppendInt(dst, st.TotalSum, 10)
 	}
@@ -135,7 +135,7 @@ func appendGroups(dst []byte, groups []rappel.StatsGroup, sum bool) []byte {
 			dst = append(dst, ',')
 		}
 		dst = append(dst, `{"value":`...)
-		dst = appendJSONString(dst, g.Value)
+		dst = jsonstr.Append(dst, g.Value)
 		dst = append(dst, `,"count":`...)
 		dst = strconv.AppendInt(dst, int64(g.Count), 10)
 		if sum {
@@ -145,54 +145,4 @@ func appendGroups(dst []byte, groups []rappel.StatsGroup, sum bool) []byte {
 		dst = append(dst, '}')
 	}
 	return append(dst, ']')
-}
-
-// appendJSONString appends s as a JSON string: quotes, backslashes and
-// control characters escaped, invalid UTF-8 replaced by U+FFFD, and U+2028
-// and U+2029 escaped as encoding/json does, for JavaScript's sake.
-func appendJSONString(dst []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				dst = append(dst, '\\', c)
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-		case r == '\u2028' || r == '\u2029':
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, '\\', 'u', '2', '0', '2', hex[r&0xF])
-		default:
-			i += size
-			continue
-		}
-		i += size
-		start = i
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
 }

@@ -46,10 +46,11 @@ func (r *Refresher) apply(ctx context.Context, p *plan) (changed bool, err error
 		}
 	}
 	t0 := time.Now()
-	out, affected, full, err := r.normalizeChanged(ctx, p, stored, full)
+	norm, err := r.normalizeChanged(ctx, p, stored, full)
 	if err != nil {
 		return false, err
 	}
+	out, affected := norm.out, norm.affected
 	if !p.st.Feed.Live {
 		// The first live refresh replaces the bundled records entirely:
 		// those no live raw record yields go.
@@ -125,7 +126,7 @@ func (r *Refresher) apply(ctx context.Context, p *plan) (changed bool, err error
 	if out.plugin != "" {
 		p.st.Plugin = out.plugin
 	}
-	r.keepProblems(p, affected, full, append(out.problems, asm.problems...))
+	r.keepProblems(p, affected, norm.full, append(out.problems, asm.problems...))
 	info, err := r.Store.DatasetInfo(ctx)
 	if err != nil {
 		return false, err
@@ -138,33 +139,31 @@ func (r *Refresher) apply(ctx context.Context, p *plan) (changed bool, err error
 	return len(c.PutRecords)+len(c.DeleteRecords) > 0, err
 }
 
+// normalized is what normalizeChanged decided.
+type normalized struct {
+	out *run
+	// affected are the record_ids whose partial records out decides:
+	// those it yields are put, the others removed.
+	affected map[string]bool
+	// full reports that the plugin ran over every raw record, so that
+	// out's problems replace all the source's kept ones.
+	full bool
+}
+
 // normalizeChanged runs the plugin over the raw records that changed, and
 // those sharing a record_id with them, and returns its output and the
 // record_ids it decided. A run that yields record_ids nobody expected (a
 // plugin that maps records differently) is done again over everything, as
 // is a full refresh (the first live one, after a plugin swap or a change of
 // structure).
-func (r *Refresher) normalizeChanged(ctx context.Context, p *plan, stored map[string]string, full bool) (*run, map[string]bool, bool, error) {
-	var structs, recs []rappel.RawRecord
-	affected := map[string]bool{}
+func (r *Refresher) normalizeChanged(ctx context.Context, p *plan, stored map[string]string, full bool) (normalized, error) {
 	if !full {
+		affected := map[string]bool{}
 		keys := r.changedClosure(p, affected)
-		for _, k := range sortedKeys(p.cur) {
-			if structural(k) {
-				structs = append(structs, p.cur[k])
-			} else if keys[k] {
-				recs = append(recs, p.cur[k])
-			}
-		}
-		recs, err := r.fillData(ctx, p, affected, structs, recs)
+		out, err := r.normalizeRaw(ctx, p, affected, func(k string) bool { return keys[k] })
 		if err != nil {
-			return nil, nil, false, err
+			return normalized{}, err
 		}
-		out, err := r.normalize(ctx, p.src, structs, recs)
-		if err != nil {
-			return nil, nil, false, pluginFailure{err}
-		}
-		p.took.normalized += len(recs)
 		unexpected := ""
 		for id := range out.records {
 			if !affected[id] {
@@ -178,34 +177,46 @@ func (r *Refresher) normalizeChanged(ctx context.Context, p *plan, stored map[st
 		case unexpected != "":
 			r.Logger.WarnContext(ctx, "the plugin yielded a record its input was not expected to: normalizing every record", "source", p.src.Name, "record_id", unexpected)
 		default:
-			return out, affected, false, nil
-		}
-		structs, recs = nil, nil
-	}
-	for _, k := range sortedKeys(p.cur) {
-		if structural(k) {
-			structs = append(structs, p.cur[k])
-		} else {
-			recs = append(recs, p.cur[k])
+			return normalized{out: out, affected: affected}, nil
 		}
 	}
-	clear(affected)
+	affected := make(map[string]bool, len(stored))
 	for id := range stored {
 		affected[id] = true
 	}
-	recs, err := r.fillData(ctx, p, affected, structs, recs)
+	out, err := r.normalizeRaw(ctx, p, affected, func(string) bool { return true })
 	if err != nil {
-		return nil, nil, false, err
+		return normalized{}, err
 	}
-	out, err := r.normalize(ctx, p.src, structs, recs)
-	if err != nil {
-		return nil, nil, false, pluginFailure{err}
-	}
-	p.took.normalized += len(recs)
 	for id := range out.records {
 		affected[id] = true
 	}
-	return out, affected, true, nil
+	return normalized{out: out, affected: affected, full: true}, nil
+}
+
+// normalizeRaw runs the plugin over the structural raw records and those
+// whose key want accepts, in key order, after fillData (which may drop
+// record_ids from affected).
+func (r *Refresher) normalizeRaw(ctx context.Context, p *plan, affected map[string]bool, want func(key string) bool) (*run, error) {
+	var structs, recs []rappel.RawRecord
+	for _, k := range sortedKeys(p.cur) {
+		switch {
+		case structural(k):
+			structs = append(structs, p.cur[k])
+		case want(k):
+			recs = append(recs, p.cur[k])
+		}
+	}
+	recs, err := r.fillData(ctx, p, affected, structs, recs)
+	if err != nil {
+		return nil, err
+	}
+	out, err := r.normalize(ctx, p.src, structs, recs)
+	if err != nil {
+		return nil, pluginFailure{err}
+	}
+	p.took.normalized += len(recs)
+	return out, nil
 }
 
 // changedClosure returns the keys of the raw records to normalize again:

@@ -336,8 +336,8 @@ func usageKey(month, id string) []byte {
 
 // LoadUsage returns the request counts of month by key ID.
 func (s *Store) LoadUsage(ctx context.Context, month string) (map[string]int64, error) {
-	if s.db == nil {
-		return nil, errNotOpen
+	if err := s.ready(ctx); err != nil {
+		return nil, err
 	}
 	prefix := usageKey(month, "")
 	it, err := s.db.NewIterWithContext(ctx, prefixOptions(prefix))
@@ -367,44 +367,41 @@ var usageMu sync.Mutex
 // counts. The batch is not synced: a crash losing the last pushes only
 // lets a key make those requests again.
 func (s *Store) AddUsage(ctx context.Context, month string, deltas map[string]int64) (map[string]int64, error) {
-	if err := ctx.Err(); err != nil {
+	if err := s.ready(ctx); err != nil {
 		return nil, err
-	}
-	if s.db == nil {
-		return nil, errNotOpen
 	}
 	if err := checkDeltas(deltas); err != nil {
 		return nil, err
 	}
 	usageMu.Lock()
 	defer usageMu.Unlock()
-	b := s.db.NewBatch()
-	defer b.Close()
-	totals := make(map[string]int64, len(deltas))
-	for id, d := range deltas {
-		n, err := s.usage(month, id)
-		if err != nil {
-			return nil, err
+	return writeBatch(s, func(b *pebble.Batch) (map[string]int64, error) {
+		totals := make(map[string]int64, len(deltas))
+		for id, d := range deltas {
+			n, err := s.usage(month, id)
+			if err != nil {
+				return nil, err
+			}
+			totals[id] = n + d
+			if d == 0 {
+				continue
+			}
+			var v [8]byte
+			binary.BigEndian.PutUint64(v[:], uint64(n+d))
+			if err := b.Set(usageKey(month, id), v[:], nil); err != nil {
+				return nil, fmt.Errorf("adding usage: %w", err)
+			}
 		}
-		totals[id] = n + d
-		if d == 0 {
-			continue
+		if b.Empty() {
+			return totals, nil
 		}
-		var v [8]byte
-		binary.BigEndian.PutUint64(v[:], uint64(n+d))
-		if err := b.Set(usageKey(month, id), v[:], nil); err != nil {
+		// Through the guard, as every write: refused at once while the
+		// storage fails, instead of waiting behind a held log write.
+		if err := s.db.commitCopy(b, pebble.NoSync); err != nil {
 			return nil, fmt.Errorf("adding usage: %w", err)
 		}
-	}
-	if b.Empty() {
 		return totals, nil
-	}
-	// Through the guard, as every write: refused at once while the
-	// storage fails, instead of waiting behind a held log write.
-	if err := s.db.commitCopy(b, pebble.NoSync); err != nil {
-		return nil, fmt.Errorf("adding usage: %w", err)
-	}
-	return totals, nil
+	})
 }
 
 // usage reads one key's count of month; 0 when it has none.

@@ -279,19 +279,19 @@ func (s *Store) trimChanges(upTo uint64) error {
 			return nil
 		}
 	}
-	b := s.db.NewBatch()
-	defer b.Close()
-	if err := b.DeleteRange([]byte(changePrefix), changeKey(upTo+1), nil); err != nil {
-		return fmt.Errorf("trimming change log: %w", err)
-	}
-	if err := b.Set(changesKey, encodeChanges(s.gen, upTo), nil); err != nil {
-		return fmt.Errorf("trimming change log: %w", err)
-	}
-	if err := s.db.commit(b, "trimming change log"); err != nil {
-		return err
-	}
-	s.floor = upTo
-	return nil
+	return s.write(func(b *pebble.Batch) error {
+		if err := b.DeleteRange([]byte(changePrefix), changeKey(upTo+1), nil); err != nil {
+			return fmt.Errorf("trimming change log: %w", err)
+		}
+		if err := b.Set(changesKey, encodeChanges(s.gen, upTo), nil); err != nil {
+			return fmt.Errorf("trimming change log: %w", err)
+		}
+		if err := s.db.commit(b, "trimming change log"); err != nil {
+			return err
+		}
+		s.floor = upTo
+		return nil
+	})
 }
 
 // now reads the store's clock.
@@ -328,11 +328,8 @@ func (s *Store) keptFrom(upTo uint64) (uint64, error) {
 // limit, which must be positive), each with its record as the snapshot
 // holds it. It implements rappel.ChangeReader.
 func (s *Store) ReadChanges(ctx context.Context, gen, after uint64, limit int) (*rappel.ChangePage, error) {
-	if err := ctx.Err(); err != nil {
+	if err := s.ready(ctx); err != nil {
 		return nil, err
-	}
-	if s.db == nil {
-		return nil, errNotOpen
 	}
 	snap := s.db.NewSnapshot()
 	defer snap.Close()
@@ -392,11 +389,8 @@ func snapshotRecord(r pebble.Reader, id string) (*rappel.Record, error) {
 // never missed. seq is 0 when nothing was ever logged. Both come from one
 // snapshot of the store, so that they agree with each other.
 func (s *Store) ChangeSeq(ctx context.Context) (gen, seq uint64, err error) {
-	if err := ctx.Err(); err != nil {
+	if err := s.ready(ctx); err != nil {
 		return 0, 0, err
-	}
-	if s.db == nil {
-		return 0, 0, errNotOpen
 	}
 	snap := s.db.NewSnapshot()
 	defer snap.Close()
@@ -419,11 +413,8 @@ func (s *Store) ChangeSeq(ctx context.Context) (gen, seq uint64, err error) {
 // the generation's first (0 reads all of it); entries that TrimChanges
 // deleted are not passed, and their absence is not an error.
 func (s *Store) Changes(ctx context.Context, gen, after uint64, fn func(seq uint64, id string, deleted bool) error) error {
-	if err := ctx.Err(); err != nil {
+	if err := s.ready(ctx); err != nil {
 		return err
-	}
-	if s.db == nil {
-		return errNotOpen
 	}
 	snap := s.db.NewSnapshot()
 	defer snap.Close()
@@ -471,8 +462,8 @@ func (s *Store) TrimChanges(ctx context.Context, upTo uint64) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.db == nil {
-		return errNotOpen
+	if err := s.ready(ctx); err != nil {
+		return err
 	}
 	return s.trimChanges(upTo)
 }
@@ -482,24 +473,18 @@ func (s *Store) TrimChanges(ctx context.Context, upTo uint64) error {
 // from its files rather than from the records (which segments are live,
 // and the generation and number they cover); the store does not read them.
 func (s *Store) IndexState(ctx context.Context) ([]byte, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	if s.db == nil {
-		return nil, errNotOpen
-	}
-	val, closer, err := s.db.Get(indexStateKey)
-	if errors.Is(err, pebble.ErrNotFound) {
-		return nil, nil
-	}
+	var state []byte
+	_, err := s.get(ctx, indexStateKey, func(val []byte) error {
+		if len(val) == 0 || val[0] != valueVersion {
+			return errors.New("unknown value version")
+		}
+		state = append([]byte{}, val[1:]...)
+		return nil
+	})
 	if err != nil {
 		return nil, fmt.Errorf("reading index state: %w", err)
 	}
-	defer closer.Close()
-	if len(val) == 0 || val[0] != valueVersion {
-		return nil, fmt.Errorf("reading index state: unknown value version")
-	}
-	return append([]byte{}, val[1:]...), nil
+	return state, nil
 }
 
 // PutIndexState stores b as the index state, durably (pebble.Sync), so
@@ -507,11 +492,8 @@ func (s *Store) IndexState(ctx context.Context) ([]byte, error) {
 // after a crash, only files that are whole. A full load leaves it as it
 // is: the index finds the new generation in it and builds again.
 func (s *Store) PutIndexState(ctx context.Context, b []byte) error {
-	if err := ctx.Err(); err != nil {
+	if err := s.ready(ctx); err != nil {
 		return err
-	}
-	if s.db == nil {
-		return errNotOpen
 	}
 	val := append([]byte{valueVersion}, b...)
 	if err := s.db.Set(indexStateKey, val, pebble.Sync); err != nil {

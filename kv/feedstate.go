@@ -30,22 +30,8 @@ func (s *Store) SourceState(ctx context.Context, source string) (rappel.SourceSt
 	if err := checkSource(source); err != nil {
 		return st, err
 	}
-	if err := ctx.Err(); err != nil {
-		return st, err
-	}
-	if s.db == nil {
-		return st, errNotOpen
-	}
-	val, closer, err := s.db.Get(stateKey(source))
-	if errors.Is(err, pebble.ErrNotFound) {
-		return st, nil
-	}
-	if err != nil {
+	if _, err := s.getValue(ctx, stateKey(source), &st); err != nil {
 		return st, fmt.Errorf("reading state of %s: %w", source, err)
-	}
-	defer closer.Close()
-	if err := decodeValue(val, &st); err != nil {
-		return st, fmt.Errorf("decoding state of %s: %w", source, err)
 	}
 	st.Feed.Source = source
 	return st, nil
@@ -110,24 +96,24 @@ func (s *Store) addToQueue(b *pebble.Batch, q queue, v any, setSeq func(uint64))
 	return nil
 }
 
-// queued calls fn with every batch of q not yet acknowledged, oldest
-// first.
-func (s *Store) queued(ctx context.Context, q queue, fn func(val []byte) error) error {
-	return s.scan(ctx, q.prefix, func(key, val []byte) error {
-		if err := fn(val); err != nil {
+// queued returns the batches of q not yet acknowledged, oldest first.
+func queued[T any](ctx context.Context, s *Store, q queue) ([]T, error) {
+	var out []T
+	err := s.scan(ctx, q.prefix, func(key, val []byte) error {
+		var v T
+		if err := decodeValue(val, &v); err != nil {
 			return fmt.Errorf("decoding %s %x: %w", q.what, key[len(q.prefix):], err)
 		}
+		out = append(out, v)
 		return nil
 	})
+	return out, err
 }
 
 // ack deletes the batch of q numbered seq, durably.
 func (s *Store) ack(ctx context.Context, q queue, seq uint64) error {
-	if err := ctx.Err(); err != nil {
+	if err := s.ready(ctx); err != nil {
 		return err
-	}
-	if s.db == nil {
-		return errNotOpen
 	}
 	if err := s.db.Delete(q.key(seq), pebble.Sync); err != nil {
 		return fmt.Errorf("acknowledging %s %d: %w", q.what, seq, err)
@@ -138,16 +124,7 @@ func (s *Store) ack(ctx context.Context, q queue, seq uint64) error {
 // NewRecalls returns the batches of new recalls not yet acknowledged,
 // oldest first.
 func (s *Store) NewRecalls(ctx context.Context) ([]rappel.NewRecalls, error) {
-	var out []rappel.NewRecalls
-	err := s.queued(ctx, newRecallsQueue, func(val []byte) error {
-		var n rappel.NewRecalls
-		if err := decodeValue(val, &n); err != nil {
-			return err
-		}
-		out = append(out, n)
-		return nil
-	})
-	return out, err
+	return queued[rappel.NewRecalls](ctx, s, newRecallsQueue)
 }
 
 // AckNewRecalls deletes the batch of new recalls numbered seq, durably.

@@ -155,8 +155,8 @@ func (s *Store) Ingest(ctx context.Context, paths []string) error {
 	defer span.End()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.db == nil {
-		return errNotOpen
+	if err := s.ready(ctx); err != nil {
+		return err
 	}
 	if empty, err := s.empty(); err != nil {
 		return err

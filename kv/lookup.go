@@ -142,8 +142,8 @@ func (s *Store) RecordIDsByGTIN(ctx context.Context, g rappel.GTIN) ([]string, e
 // terminator sorts before any digit), so each seek moves forward and only
 // matching keys are read.
 func (s *Store) RecordIDsByGTINPrefix(ctx context.Context, g rappel.GTIN) ([]string, error) {
-	if s.db == nil {
-		return nil, errNotOpen
+	if err := s.ready(ctx); err != nil {
+		return nil, err
 	}
 	lo, hi := rappel.MinUPCPrefix+1, min(len(g), rappel.MaxUPCPrefixGTIN)
 	if hi < lo {
@@ -205,8 +205,8 @@ func (s *Store) RecordIDsByIndex(ctx context.Context, field, value string) ([]st
 // after skipping the skip values that follow it, sorted and without
 // duplicates. ctx is checked between keys.
 func (s *Store) scanIDs(ctx context.Context, prefix []byte, skip int) ([]string, error) {
-	if s.db == nil {
-		return nil, errNotOpen
+	if err := s.ready(ctx); err != nil {
+		return nil, err
 	}
 	it, err := s.db.NewIterWithContext(ctx, prefixOptions(prefix))
 	if err != nil {

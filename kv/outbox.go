@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/rappel-ca/rappel"
 )
@@ -91,11 +92,8 @@ func (s *Store) UnmatchedRecords(ctx context.Context, ids []string) ([]string, e
 }
 
 func (s *Store) unmatched(ctx context.Context, o outbox, ids []string) ([]string, error) {
-	if err := ctx.Err(); err != nil {
+	if err := s.ready(ctx); err != nil {
 		return nil, err
-	}
-	if s.db == nil {
-		return nil, errNotOpen
 	}
 	var out []string
 	for _, id := range ids {
@@ -118,56 +116,49 @@ func (s *Store) CommitMatches(ctx context.Context, records []string, rows []*rap
 }
 
 func (s *Store) commitMatches(ctx context.Context, o outbox, op string, records []string, rows []*rappel.AlertRow) (int, error) {
-	_, span := startWrite(ctx, op)
-	defer span.End()
-	if err := ctx.Err(); err != nil {
-		return 0, err
-	}
-	if s.db == nil {
-		return 0, errNotOpen
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	b := s.db.NewBatch()
-	defer b.Close()
-	marked := map[string]bool{}
-	at := []byte(time.Now().UTC().Format(time.RFC3339))
-	for _, id := range records {
-		k := o.matchedKey(id)
-		ok, err := s.has(k)
-		if err != nil {
+	return lockedWrite(ctx, s, op, func(ctx context.Context, span trace.Span, b *pebble.Batch) (int, error) {
+		if err := ctx.Err(); err != nil {
 			return 0, err
 		}
-		if ok || marked[id] {
-			continue
+		marked := map[string]bool{}
+		at := []byte(time.Now().UTC().Format(time.RFC3339))
+		for _, id := range records {
+			k := o.matchedKey(id)
+			ok, err := s.has(k)
+			if err != nil {
+				return 0, err
+			}
+			if ok || marked[id] {
+				continue
+			}
+			marked[id] = true
+			if err := b.Set(k, at, nil); err != nil {
+				return 0, err
+			}
 		}
-		marked[id] = true
-		if err := b.Set(k, at, nil); err != nil {
+		n := 0
+		for _, r := range rows {
+			if !marked[r.Record] {
+				continue
+			}
+			k := o.key(r.Sub, r.Record)
+			ok, err := s.has(k)
+			if err != nil {
+				return 0, err
+			}
+			if ok {
+				continue
+			}
+			if err := setValue(b, k, storedAlert{AlertRow: *r}); err != nil {
+				return 0, fmt.Errorf("encoding %s: %w", o.what, err)
+			}
+			n++
+		}
+		if err := endWrite(span, b, s.db.commit(b, "writing "+o.what+"s")); err != nil {
 			return 0, err
 		}
-	}
-	n := 0
-	for _, r := range rows {
-		if !marked[r.Record] {
-			continue
-		}
-		k := o.key(r.Sub, r.Record)
-		ok, err := s.has(k)
-		if err != nil {
-			return 0, err
-		}
-		if ok {
-			continue
-		}
-		if err := putAlertJSON(b, k, storedAlert{AlertRow: *r}); err != nil {
-			return 0, fmt.Errorf("encoding %s: %w", o.what, err)
-		}
-		n++
-	}
-	if err := endWrite(span, b, s.db.commit(b, "writing "+o.what+"s")); err != nil {
-		return 0, err
-	}
-	return n, nil
+		return n, nil
+	})
 }
 
 func (s *Store) has(key []byte) (bool, error) {
@@ -191,68 +182,61 @@ func (s *Store) ClaimAlerts(ctx context.Context, node string, now time.Time, lea
 }
 
 func (s *Store) claim(ctx context.Context, o outbox, op, node string, now time.Time, lease time.Duration, limit int) ([]*rappel.AlertRow, error) {
-	_, span := startWrite(ctx, op)
-	defer span.End()
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
 	if limit <= 0 {
-		return nil, nil
+		return nil, ctx.Err()
 	}
-	if s.db == nil {
-		return nil, errNotOpen
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var due []*storedAlert
-	errFull := errors.New("full")
-	// A row's state is decoded first, alone: the rows not due (sent,
-	// failed, waiting, claimed) are skipped without copying their payload
-	// and error out of the value.
-	var head claimHead
-	err := s.scanAlerts(ctx, []byte(o.rows), func(_, val []byte) error {
-		head = claimHead{}
-		if err := decodeValue(val, &head); err != nil {
-			return fmt.Errorf("decoding %s: %w", o.what, err)
+	return lockedWrite(ctx, s, op, func(ctx context.Context, span trace.Span, b *pebble.Batch) ([]*rappel.AlertRow, error) {
+		if err := ctx.Err(); err != nil {
+			return nil, err
 		}
-		if !head.due(now) {
+		var due []*storedAlert
+		errFull := errors.New("full")
+		// A row's state is decoded first, alone: the rows not due (sent,
+		// failed, waiting, claimed) are skipped without copying their payload
+		// and error out of the value.
+		var head claimHead
+		err := s.scan(ctx, []byte(o.rows), func(_, val []byte) error {
+			head = claimHead{}
+			if err := decodeValue(val, &head); err != nil {
+				return fmt.Errorf("decoding %s: %w", o.what, err)
+			}
+			if !head.due(now) {
+				return nil
+			}
+			r := new(storedAlert)
+			if err := decodeValue(val, r); err != nil {
+				return fmt.Errorf("decoding %s: %w", o.what, err)
+			}
+			// Rows of one subscription are contiguous: once past limit, finish
+			// the subscription, so that its batches are whole.
+			if len(due) > limit && due[len(due)-1].Sub != r.Sub {
+				return errFull
+			}
+			due = append(due, r)
 			return nil
+		})
+		if err != nil && !errors.Is(err, errFull) {
+			return nil, err
 		}
-		r := new(storedAlert)
-		if err := decodeValue(val, r); err != nil {
-			return fmt.Errorf("decoding %s: %w", o.what, err)
+		slices.SortFunc(due, func(x, y *storedAlert) int {
+			return cmp.Or(strings.Compare(x.Sub, y.Sub), cmp.Compare(x.Seq, y.Seq), strings.Compare(x.Record, y.Record))
+		})
+		due = trimClaim(due, limit)
+		until := now.Add(lease).Truncate(time.Microsecond)
+		out := make([]*rappel.AlertRow, len(due))
+		for i, r := range due {
+			r.ClaimedBy, r.ClaimedUntil, r.Epoch = node, until, claimEpoch
+			if err := setValue(b, o.key(r.Sub, r.Record), r); err != nil {
+				return nil, fmt.Errorf("encoding %s: %w", o.what, err)
+			}
+			row := r.AlertRow
+			out[i] = &row
 		}
-		// Rows of one subscription are contiguous: once past limit, finish
-		// the subscription, so that its batches are whole.
-		if len(due) > limit && due[len(due)-1].Sub != r.Sub {
-			return errFull
+		if err := endWrite(span, b, s.db.commit(b, "claiming "+o.what+"s")); err != nil {
+			return nil, err
 		}
-		due = append(due, r)
-		return nil
+		return out, nil
 	})
-	if err != nil && !errors.Is(err, errFull) {
-		return nil, err
-	}
-	slices.SortFunc(due, func(a, b *storedAlert) int {
-		return cmp.Or(strings.Compare(a.Sub, b.Sub), cmp.Compare(a.Seq, b.Seq), strings.Compare(a.Record, b.Record))
-	})
-	due = trimClaim(due, limit)
-	b := s.db.NewBatch()
-	defer b.Close()
-	until := now.Add(lease).Truncate(time.Microsecond)
-	out := make([]*rappel.AlertRow, len(due))
-	for i, r := range due {
-		r.ClaimedBy, r.ClaimedUntil, r.Epoch = node, until, claimEpoch
-		if err := putAlertJSON(b, o.key(r.Sub, r.Record), r); err != nil {
-			return nil, fmt.Errorf("encoding %s: %w", o.what, err)
-		}
-		row := r.AlertRow
-		out[i] = &row
-	}
-	if err := endWrite(span, b, s.db.commit(b, "claiming "+o.what+"s")); err != nil {
-		return nil, err
-	}
-	return out, nil
 }
 
 // trimClaim cuts rows, sorted by subscription and batch, to limit without
@@ -285,40 +269,33 @@ func (s *Store) UpdateAlerts(ctx context.Context, node string, rows []*rappel.Al
 }
 
 func (s *Store) update(ctx context.Context, o outbox, op, node string, rows []*rappel.AlertRow) (int, error) {
-	_, span := startWrite(ctx, op)
-	defer span.End()
-	if err := ctx.Err(); err != nil {
-		return 0, err
-	}
-	if s.db == nil {
-		return 0, errNotOpen
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	b := s.db.NewBatch()
-	defer b.Close()
-	n := 0
-	for _, r := range rows {
-		k := o.key(r.Sub, r.Record)
-		cur := new(storedAlert)
-		found, err := s.getAlertJSON(ctx, k, cur)
-		if err != nil {
-			return 0, fmt.Errorf("reading %s: %w", o.what, err)
+	return lockedWrite(ctx, s, op, func(ctx context.Context, span trace.Span, b *pebble.Batch) (int, error) {
+		if err := ctx.Err(); err != nil {
+			return 0, err
 		}
-		if !found || node == "" || cur.ClaimedBy != node || cur.Epoch != claimEpoch || !cur.ClaimedUntil.Equal(r.ClaimedUntil) {
-			continue
+		n := 0
+		for _, r := range rows {
+			k := o.key(r.Sub, r.Record)
+			cur := new(storedAlert)
+			found, err := s.getValue(ctx, k, cur)
+			if err != nil {
+				return 0, fmt.Errorf("reading %s: %w", o.what, err)
+			}
+			if !found || node == "" || cur.ClaimedBy != node || cur.Epoch != claimEpoch || !cur.ClaimedUntil.Equal(r.ClaimedUntil) {
+				continue
+			}
+			next := storedAlert{AlertRow: *r}
+			next.ClaimedBy, next.ClaimedUntil = "", time.Time{}
+			if err := setValue(b, k, next); err != nil {
+				return 0, fmt.Errorf("encoding %s: %w", o.what, err)
+			}
+			n++
 		}
-		next := storedAlert{AlertRow: *r}
-		next.ClaimedBy, next.ClaimedUntil = "", time.Time{}
-		if err := putAlertJSON(b, k, next); err != nil {
-			return 0, fmt.Errorf("encoding %s: %w", o.what, err)
+		if err := endWrite(span, b, s.db.commit(b, "updating "+o.what+"s")); err != nil {
+			return 0, err
 		}
-		n++
-	}
-	if err := endWrite(span, b, s.db.commit(b, "updating "+o.what+"s")); err != nil {
-		return 0, err
-	}
-	return n, nil
+		return n, nil
+	})
 }
 
 // PendingAlerts counts the outbox rows still to be sent (pending, retries
@@ -334,7 +311,7 @@ func (s *Store) pending(ctx context.Context, o outbox) (int, error) {
 	var row struct {
 		Status string `json:"status"`
 	}
-	err := s.scanAlerts(ctx, []byte(o.rows), func(_, val []byte) error {
+	err := s.scan(ctx, []byte(o.rows), func(_, val []byte) error {
 		row.Status = ""
 		if err := decodeValue(val, &row); err != nil {
 			return fmt.Errorf("decoding %s: %w", o.what, err)
@@ -357,55 +334,49 @@ func (s *Store) PruneAlerts(ctx context.Context, before time.Time) (int, int, er
 }
 
 func (s *Store) prune(ctx context.Context, o outbox, op string, before time.Time) (int, int, error) {
-	_, span := startWrite(ctx, op)
-	defer span.End()
-	if err := ctx.Err(); err != nil {
-		return 0, 0, err
-	}
-	if s.db == nil {
-		return 0, 0, errNotOpen
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	b := s.db.NewBatch()
-	defer b.Close()
 	rows, marks := 0, 0
-	// Only the status and creation time are decoded, not the payload.
-	var row struct {
-		Status    string    `json:"status"`
-		CreatedAt time.Time `json:"created_at"`
-	}
-	err := s.scanAlerts(ctx, []byte(o.rows), func(key, val []byte) error {
-		row.Status, row.CreatedAt = "", time.Time{}
-		if err := decodeValue(val, &row); err != nil {
-			return fmt.Errorf("decoding %s: %w", o.what, err)
+	err := s.writeLocked(ctx, op, func(ctx context.Context, span trace.Span, b *pebble.Batch) error {
+		if err := ctx.Err(); err != nil {
+			return err
 		}
-		if row.Status == rappel.AlertPending || row.Status == "" || !row.CreatedAt.Before(before) {
-			return nil
+		// Only the status and creation time are decoded, not the payload.
+		var row struct {
+			Status    string    `json:"status"`
+			CreatedAt time.Time `json:"created_at"`
 		}
-		rows++
-		return b.Delete(key, nil)
-	})
-	if err != nil {
-		return 0, 0, err
-	}
-	if o.matched != "" {
-		err = s.scanAlerts(ctx, []byte(o.matched), func(key, val []byte) error {
-			at, err := time.Parse(time.RFC3339, string(val))
-			if err != nil || !at.Before(before) {
-				return nil // an unreadable mark is kept: keeping it is safe
+		err := s.scan(ctx, []byte(o.rows), func(key, val []byte) error {
+			row.Status, row.CreatedAt = "", time.Time{}
+			if err := decodeValue(val, &row); err != nil {
+				return fmt.Errorf("decoding %s: %w", o.what, err)
 			}
-			marks++
+			if row.Status == rappel.AlertPending || row.Status == "" || !row.CreatedAt.Before(before) {
+				return nil
+			}
+			rows++
 			return b.Delete(key, nil)
 		})
 		if err != nil {
-			return 0, 0, err
+			return err
 		}
-	}
-	if rows+marks == 0 {
-		return 0, 0, nil
-	}
-	if err := endWrite(span, b, s.db.commit(b, "pruning "+o.what+"s")); err != nil {
+		if o.matched != "" {
+			err = s.scan(ctx, []byte(o.matched), func(key, val []byte) error {
+				at, err := time.Parse(time.RFC3339, string(val))
+				if err != nil || !at.Before(before) {
+					return nil // an unreadable mark is kept: keeping it is safe
+				}
+				marks++
+				return b.Delete(key, nil)
+			})
+			if err != nil {
+				return err
+			}
+		}
+		if rows+marks == 0 {
+			return nil
+		}
+		return endWrite(span, b, s.db.commit(b, "pruning "+o.what+"s"))
+	})
+	if err != nil {
 		return 0, 0, err
 	}
 	return rows, marks, nil

@@ -20,10 +20,11 @@ func BenchmarkStore_ClaimDeliveriesFinal(b *testing.B) {
 	payload := rappel.RawJSON(`{"type":"recall.created","data":{"title":"` + strings.Repeat("x", 2048) + `"}}`)
 	const n = 5000
 	keys := make([]string, n)
-	rows := make([]*rappel.AlertRow, n)
+	rows := make([]*rappel.Delivery, n)
 	for i := range n {
 		keys[i] = fmt.Sprintf("recall.created:hc-%d:h", i)
-		rows[i] = &rappel.AlertRow{Sub: "wh_1", Record: keys[i], Seq: 1, Status: rappel.AlertSent, CreatedAt: t0, NextAt: t0, SentAt: t0, Payload: payload}
+		rows[i] = &rappel.Delivery{Webhook: "wh_1", Event: keys[i], Payload: payload,
+			OutboxState: rappel.OutboxState{Seq: 1, Status: rappel.AlertSent, CreatedAt: t0, NextAt: t0, SentAt: t0}}
 	}
 	if _, err := s.CommitEvents(ctx, keys, rows); err != nil {
 		b.Fatal(err)

@@ -58,7 +58,7 @@ func TestStore_CreatePendingDiskFull(t *testing.T) {
 	t0 := time.Date(2026, 11, 22, 5, 0, 0, 0, time.UTC)
 	pending := func(id string) (bool, error) {
 		sub := &rappel.Subscription{ID: id, Email: "ana@example.ca", Status: rappel.SubPending, CreatedAt: t0}
-		r := &rappel.AlertRow{Sub: id, Record: rappel.ConfirmRecord, Status: rappel.AlertPending, NextAt: t0, CreatedAt: t0}
+		r := &rappel.AlertRow{Sub: id, Record: rappel.ConfirmRecord, OutboxState: rappel.OutboxState{Status: rappel.AlertPending, NextAt: t0, CreatedAt: t0}}
 		return s.CreatePending(ctx, sub, map[string][32]byte{rappel.TokenConfirm: {1, byte(len(id))}}, r,
 			&rappel.Allowance{Name: "confirm/ana", Limit: 1, Now: t0, End: t0.Add(24 * time.Hour)})
 	}

@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/cockroachdb/pebble/v2"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/rappel-ca/rappel"
 	"github.com/rappel-ca/rappel/internal/jsonx"
@@ -35,33 +36,26 @@ func (s *Store) PutRecords(ctx context.Context, recs []*rappel.Record) error {
 		}
 		last[r.RecordID] = i
 	}
-	ctx, span := startWrite(ctx, "PutRecords")
-	defer span.End()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.db == nil {
-		return errNotOpen
-	}
-	b := s.db.NewBatch()
-	defer b.Close()
-	var ch changed
-	var val []byte
-	for i, r := range recs {
-		if err := ctx.Err(); err != nil {
-			return err
+	return s.writeLocked(ctx, "PutRecords", func(ctx context.Context, span trace.Span, b *pebble.Batch) error {
+		var ch changed
+		var val []byte
+		for i, r := range recs {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if last[r.RecordID] != i {
+				continue
+			}
+			var err error
+			if val, err = encodeValue(val[:0], r); err != nil {
+				return fmt.Errorf("encoding record %q: %w", r.RecordID, err)
+			}
+			if err := s.putRecord(b, &ch, r, val); err != nil {
+				return fmt.Errorf("putting record %q: %w", r.RecordID, err)
+			}
 		}
-		if last[r.RecordID] != i {
-			continue
-		}
-		var err error
-		if val, err = encodeValue(val[:0], r); err != nil {
-			return fmt.Errorf("encoding record %q: %w", r.RecordID, err)
-		}
-		if err := s.putRecord(b, &ch, r, val); err != nil {
-			return fmt.Errorf("putting record %q: %w", r.RecordID, err)
-		}
-	}
-	return endWrite(span, b, s.commitLogged(b, &ch, "putting records"))
+		return endWrite(span, b, s.commitLogged(b, &ch, "putting records"))
+	})
 }
 
 // putRecord adds to b the writes that replace r's stored version by r,
@@ -141,25 +135,18 @@ func applyIndexDiff(b writer, oldKeys, newKeys [][]byte) error {
 // batch committed with pebble.Sync. Ids with no record are ignored. ctx is
 // checked between records; when it is done nothing is deleted.
 func (s *Store) DeleteRecords(ctx context.Context, ids []string) error {
-	ctx, span := startWrite(ctx, "DeleteRecords")
-	defer span.End()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.db == nil {
-		return errNotOpen
-	}
-	b := s.db.NewBatch()
-	defer b.Close()
-	var ch changed
-	for _, id := range ids {
-		if err := ctx.Err(); err != nil {
-			return err
+	return s.writeLocked(ctx, "DeleteRecords", func(ctx context.Context, span trace.Span, b *pebble.Batch) error {
+		var ch changed
+		for _, id := range ids {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if err := s.deleteRecord(b, &ch, id); err != nil {
+				return err
+			}
 		}
-		if err := s.deleteRecord(b, &ch, id); err != nil {
-			return err
-		}
-	}
-	return endWrite(span, b, s.commitLogged(b, &ch, "deleting records"))
+		return endWrite(span, b, s.commitLogged(b, &ch, "deleting records"))
+	})
 }
 
 // commit commits b, a batch of d, with pebble.Sync unless it is empty,
@@ -177,11 +164,8 @@ func (d *guardedDB) commit(b *pebble.Batch, doing string) error {
 // Record returns the record with id, or an *rappel.Error with code
 // ENOTFOUND.
 func (s *Store) Record(ctx context.Context, id string) (*rappel.Record, error) {
-	if err := ctx.Err(); err != nil {
+	if err := s.ready(ctx); err != nil {
 		return nil, err
-	}
-	if s.db == nil {
-		return nil, errNotOpen
 	}
 	r, err := snapshotRecord(s.db, id)
 	if err == nil && r == nil {
@@ -194,34 +178,13 @@ func (s *Store) Record(ctx context.Context, id string) (*rappel.Record, error) {
 // moment it starts (writes made meanwhile are not seen), and stops at the
 // first error fn returns, returning it. ctx is checked between records.
 func (s *Store) ForEachRecord(ctx context.Context, fn func(*rappel.Record) error) error {
-	if s.db == nil {
-		return errNotOpen
-	}
-	it, err := s.db.NewIterWithContext(ctx, prefixOptions([]byte(recordPrefix)))
-	if err != nil {
-		return fmt.Errorf("opening iterator: %w", err)
-	}
-	defer it.Close()
-	for it.First(); it.Valid(); it.Next() {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		val, err := it.ValueAndErr()
-		if err != nil {
-			return fmt.Errorf("reading record %q: %w", recordKeyID(it.Key()), err)
-		}
+	return s.scan(ctx, []byte(recordPrefix), func(key, val []byte) error {
 		r := &rappel.Record{}
 		if err := decodeValue(val, r); err != nil {
-			return fmt.Errorf("decoding record %q: %w", recordKeyID(it.Key()), err)
+			return fmt.Errorf("decoding record %q: %w", recordKeyID(key), err)
 		}
-		if err := fn(r); err != nil {
-			return err
-		}
-	}
-	if err := it.Error(); err != nil {
-		return fmt.Errorf("scanning records: %w", err)
-	}
-	return nil
+		return fn(r)
+	})
 }
 
 // encodeValue appends to dst the version byte and v's JSON, the bytes

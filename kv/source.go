@@ -9,6 +9,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/rappel-ca/rappel"
 	"github.com/rappel-ca/rappel/internal/jsonx"
@@ -127,8 +128,8 @@ func (s *Store) Partials(ctx context.Context, source string, ids []string) (map[
 		err := s.scan(ctx, p, func(key, val []byte) error { return decode(string(key[len(p):]), val) })
 		return out, err
 	}
-	if s.db == nil {
-		return nil, errNotOpen
+	if err := s.ready(ctx); err != nil {
+		return nil, err
 	}
 	for _, id := range ids {
 		if err := ctx.Err(); err != nil {
@@ -172,8 +173,8 @@ func (s *Store) RawData(ctx context.Context, source string, fn func(rappel.RawRe
 	if err := checkSource(source); err != nil {
 		return err
 	}
-	if s.db == nil {
-		return errNotOpen
+	if err := s.ready(ctx); err != nil {
+		return err
 	}
 	// One snapshot for both scans, so that index and data match.
 	snap := s.db.NewSnapshot()
@@ -213,10 +214,22 @@ func (s *Store) RawData(ctx context.Context, source string, fn func(rappel.RawRe
 
 // scan calls fn with every key and value under prefix, in key order.
 func (s *Store) scan(ctx context.Context, prefix []byte, fn func(key, val []byte) error) error {
-	if s.db == nil {
-		return errNotOpen
+	if err := s.ready(ctx); err != nil {
+		return err
 	}
 	return scanReader(ctx, s.db, prefix, fn)
+}
+
+// scanValues calls fn with every value under prefix, decoded into a new T,
+// in key order; what names the values in errors.
+func scanValues[T any](ctx context.Context, s *Store, prefix []byte, what string, fn func(*T) error) error {
+	return s.scan(ctx, prefix, func(_, val []byte) error {
+		v := new(T)
+		if err := decodeValue(val, v); err != nil {
+			return fmt.Errorf("decoding %s: %w", what, err)
+		}
+		return fn(v)
+	})
 }
 
 func scanReader(ctx context.Context, r pebble.Reader, prefix []byte, fn func(key, val []byte) error) error {
@@ -268,21 +281,14 @@ func (s *Store) applyChange(ctx context.Context, op, doing string, c *rappel.Sou
 	if err := checkRecords(c.PutRecords); err != nil {
 		return err
 	}
-	ctx, span := startWrite(ctx, op)
-	defer span.End()
-	span.SetAttributes(attribute.String("rappel.feed.source", source))
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.db == nil {
-		return errNotOpen
-	}
-	b := s.db.NewBatch()
-	defer b.Close()
-	var ch changed
-	if err := s.addChange(ctx, b, &ch, c); err != nil {
-		return endWrite(span, nil, fmt.Errorf("%s: %w", doing, err))
-	}
-	return endWrite(span, b, commit(b, &ch, doing))
+	return s.writeLocked(ctx, op, func(ctx context.Context, span trace.Span, b *pebble.Batch) error {
+		span.SetAttributes(attribute.String("rappel.feed.source", source))
+		var ch changed
+		if err := s.addChange(ctx, b, &ch, c); err != nil {
+			return endWrite(span, nil, fmt.Errorf("%s: %w", doing, err))
+		}
+		return endWrite(span, b, commit(b, &ch, doing))
+	})
 }
 
 // checkRecords refuses records that PutRecords would refuse.
@@ -459,43 +465,36 @@ func (s *Store) load(ctx context.Context, replace bool, recs []*rappel.Record, p
 	if replace {
 		name = "Replace"
 	}
-	ctx, span := startWrite(ctx, name)
-	defer span.End()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.db == nil {
-		return errNotOpen
-	}
-	b := s.db.NewBatch()
-	defer b.Close()
-	if replace {
-		// Within a batch, a write after a range deletion survives it: the
-		// deletions clear what was there, the writes below fill it again.
-		for _, p := range dataPrefixes {
-			if err := b.DeleteRange(p, prefixEnd(p), nil); err != nil {
-				return fmt.Errorf("replacing records: %w", err)
+	return s.writeLocked(ctx, name, func(ctx context.Context, span trace.Span, b *pebble.Batch) error {
+		if replace {
+			// Within a batch, a write after a range deletion survives it: the
+			// deletions clear what was there, the writes below fill it again.
+			for _, p := range dataPrefixes {
+				if err := b.DeleteRange(p, prefixEnd(p), nil); err != nil {
+					return fmt.Errorf("replacing records: %w", err)
+				}
 			}
+		} else if empty, err := s.empty(); err != nil {
+			return err
+		} else if !empty {
+			return errors.New("loading records: the store already holds records")
 		}
-	} else if empty, err := s.empty(); err != nil {
-		return err
-	} else if !empty {
-		return errors.New("loading records: the store already holds records")
-	}
-	if err := loadWrites(ctx, b, recs, partials, raw, states, info); err != nil {
-		return err
-	}
-	// A load logs no entries: it starts a new generation, in the same
-	// batch.
-	gen, err := s.restartChanges(b)
-	if err != nil {
-		return err
-	}
-	err = s.db.commit(b, "loading records")
-	s.gen = gen
-	if err == nil {
-		s.floor = s.seq
-	}
-	return endWrite(span, b, err)
+		if err := loadWrites(ctx, b, recs, partials, raw, states, info); err != nil {
+			return err
+		}
+		// A load logs no entries: it starts a new generation, in the same
+		// batch.
+		gen, err := s.restartChanges(b)
+		if err != nil {
+			return err
+		}
+		err = s.db.commit(b, "loading records")
+		s.gen = gen
+		if err == nil {
+			s.floor = s.seq
+		}
+		return endWrite(span, b, err)
+	})
 }
 
 // checkLoad refuses what Load and WriteTables would refuse to write.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/rappel-ca/rappel"
 )
@@ -35,6 +36,105 @@ const (
 
 // errNotOpen is returned by every method of a Store that is not open.
 var errNotOpen = errors.New("kv: store is not open")
+
+// ready is the check every method of a Store makes before reading or
+// writing: ctx's error when it is done, errNotOpen when the store is not
+// open.
+func (s *Store) ready(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if s.db == nil {
+		return errNotOpen
+	}
+	return nil
+}
+
+// get calls fn with the value at key, which is valid only during the
+// call; found is false when there is none.
+func (s *Store) get(ctx context.Context, key []byte, fn func(val []byte) error) (found bool, err error) {
+	if err := s.ready(ctx); err != nil {
+		return false, err
+	}
+	val, closer, err := s.db.Get(key)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	defer closer.Close()
+	return true, fn(val)
+}
+
+// getValue decodes the value at key into v; found is false when there is
+// none.
+func (s *Store) getValue(ctx context.Context, key []byte, v any) (found bool, err error) {
+	return s.get(ctx, key, func(val []byte) error { return decodeValue(val, v) })
+}
+
+// putValue stores v at key, synced, outside any batch; what names v in
+// errors. The caller checks that the store is open.
+func (s *Store) putValue(key []byte, v any, what string) error {
+	val, err := encodeValue(nil, v)
+	if err != nil {
+		return fmt.Errorf("encoding %s: %w", what, err)
+	}
+	if err := s.db.Set(key, val, pebble.Sync); err != nil {
+		return fmt.Errorf("storing %s: %w", what, err)
+	}
+	return nil
+}
+
+// setValue adds to b the write of v at key.
+func setValue(b *pebble.Batch, key []byte, v any) error {
+	val, err := encodeValue(nil, v)
+	if err != nil {
+		return err
+	}
+	return b.Set(key, val, nil)
+}
+
+// write calls fill with a new batch of the open store and closes the batch
+// when fill returns; errNotOpen when the store is not open. fill adds the
+// writes and commits the batch itself, since writers commit differently
+// (through the guard, with the change log's entries, synced or not), and
+// the caller holds whatever lock its write needs.
+func (s *Store) write(fill func(b *pebble.Batch) error) error {
+	_, err := writeBatch(s, func(b *pebble.Batch) (struct{}, error) { return struct{}{}, fill(b) })
+	return err
+}
+
+// writeLocked is write for the writes that hold mu until their batch has
+// committed, traced: it starts the span op, which fill ends with endWrite,
+// and gives fill the span's ctx.
+func (s *Store) writeLocked(ctx context.Context, op string, fill func(ctx context.Context, span trace.Span, b *pebble.Batch) error) error {
+	_, err := lockedWrite(ctx, s, op, func(ctx context.Context, span trace.Span, b *pebble.Batch) (struct{}, error) {
+		return struct{}{}, fill(ctx, span, b)
+	})
+	return err
+}
+
+// lockedWrite is writeLocked for a fill that returns a value with its
+// error.
+func lockedWrite[T any](ctx context.Context, s *Store, op string, fill func(ctx context.Context, span trace.Span, b *pebble.Batch) (T, error)) (T, error) {
+	ctx, span := startWrite(ctx, op)
+	defer span.End()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return writeBatch(s, func(b *pebble.Batch) (T, error) { return fill(ctx, span, b) })
+}
+
+// writeBatch is write for a fill that returns a value with its error.
+func writeBatch[T any](s *Store, fill func(b *pebble.Batch) (T, error)) (T, error) {
+	if s.db == nil {
+		var none T
+		return none, errNotOpen
+	}
+	b := s.db.NewBatch()
+	defer b.Close()
+	return fill(b)
+}
 
 // Store is a rappel.RecordStore kept in a Pebble database. Configure its
 // exported fields, then Open it; Close it when done. Methods are safe for
@@ -224,39 +324,39 @@ func (s *Store) storedSchema() (int, error) {
 // indexSchema, starts the change log when older than changesSchema, and
 // records the current version, so that a crash leaves the store as it was.
 func (s *Store) upgrade(ctx context.Context, from int) error {
-	b := s.db.NewBatch()
-	defer b.Close()
-	n := -1
-	if from < indexSchema {
-		var err error
-		if n, err = s.rebuildIndex(ctx, b); err != nil {
-			return fmt.Errorf("rebuilding index: %w", err)
+	return s.write(func(b *pebble.Batch) error {
+		n := -1
+		if from < indexSchema {
+			var err error
+			if n, err = s.rebuildIndex(ctx, b); err != nil {
+				return fmt.Errorf("rebuilding index: %w", err)
+			}
 		}
-	}
-	var gen uint64
-	if from < changesSchema {
-		var err error
-		if gen, _, err = readChanges(s.db); err != nil {
+		var gen uint64
+		if from < changesSchema {
+			var err error
+			if gen, _, err = readChanges(s.db); err != nil {
+				return err
+			}
+			gen++
+			if err := b.Set(changesKey, encodeChanges(gen, 0), nil); err != nil {
+				return fmt.Errorf("starting change log: %w", err)
+			}
+		}
+		if err := b.Set(schemaKey, []byte{schemaVersion}, nil); err != nil {
+			return fmt.Errorf("upgrading schema: %w", err)
+		}
+		if err := s.db.commit(b, "upgrading schema"); err != nil {
 			return err
 		}
-		gen++
-		if err := b.Set(changesKey, encodeChanges(gen, 0), nil); err != nil {
-			return fmt.Errorf("starting change log: %w", err)
+		if n >= 0 {
+			s.Logger.Info("rebuilt record index", "path", s.Path, "from_schema", from, "to_schema", schemaVersion, "records", n)
 		}
-	}
-	if err := b.Set(schemaKey, []byte{schemaVersion}, nil); err != nil {
-		return fmt.Errorf("upgrading schema: %w", err)
-	}
-	if err := s.db.commit(b, "upgrading schema"); err != nil {
-		return err
-	}
-	if n >= 0 {
-		s.Logger.Info("rebuilt record index", "path", s.Path, "from_schema", from, "to_schema", schemaVersion, "records", n)
-	}
-	if gen > 0 {
-		s.Logger.Info("started change log", "path", s.Path, "from_schema", from, "to_schema", schemaVersion, "generation", gen)
-	}
-	return nil
+		if gen > 0 {
+			s.Logger.Info("started change log", "path", s.Path, "from_schema", from, "to_schema", schemaVersion, "generation", gen)
+		}
+		return nil
+	})
 }
 
 // rebuildIndex adds to b the deletion of every index key and the keys
@@ -282,52 +382,25 @@ func (s *Store) rebuildIndex(ctx context.Context, b *pebble.Batch) (int, error) 
 // DatasetInfo when there was none.
 func (s *Store) DatasetInfo(ctx context.Context) (rappel.DatasetInfo, error) {
 	var info rappel.DatasetInfo
-	if err := ctx.Err(); err != nil {
-		return info, err
-	}
-	if s.db == nil {
-		return info, errNotOpen
-	}
-	val, closer, err := s.db.Get(datasetKey)
-	if errors.Is(err, pebble.ErrNotFound) {
-		return info, nil
-	}
-	if err != nil {
+	if _, err := s.getValue(ctx, datasetKey, &info); err != nil {
 		return info, fmt.Errorf("reading dataset info: %w", err)
-	}
-	defer closer.Close()
-	if err := decodeValue(val, &info); err != nil {
-		return info, fmt.Errorf("decoding dataset info: %w", err)
 	}
 	return info, nil
 }
 
 // SetDatasetInfo stores info durably (pebble.Sync).
 func (s *Store) SetDatasetInfo(ctx context.Context, info rappel.DatasetInfo) error {
-	if err := ctx.Err(); err != nil {
+	if err := s.ready(ctx); err != nil {
 		return err
 	}
-	if s.db == nil {
-		return errNotOpen
-	}
-	val, err := encodeValue(nil, info)
-	if err != nil {
-		return fmt.Errorf("encoding dataset info: %w", err)
-	}
-	if err := s.db.Set(datasetKey, val, pebble.Sync); err != nil {
-		return fmt.Errorf("writing dataset info: %w", err)
-	}
-	return nil
+	return s.putValue(datasetKey, info, "dataset info")
 }
 
 // Empty reports whether the store holds no records. Meta data such as the
 // dataset info does not count: a store is empty until records are put.
 func (s *Store) Empty(ctx context.Context) (bool, error) {
-	if err := ctx.Err(); err != nil {
+	if err := s.ready(ctx); err != nil {
 		return false, err
-	}
-	if s.db == nil {
-		return false, errNotOpen
 	}
 	return s.empty()
 }

@@ -2,7 +2,6 @@ package kv
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -44,27 +43,24 @@ func tokenKey(h [32]byte) []byte { return append([]byte(tokenPrefix), h[:]...) }
 
 // CreateSubscription stores sub and its token hashes in one synced batch.
 func (s *Store) CreateSubscription(ctx context.Context, sub *rappel.Subscription, tokenHashes map[string][32]byte) error {
-	if err := ctx.Err(); err != nil {
+	if err := s.ready(ctx); err != nil {
 		return err
 	}
-	if s.db == nil {
-		return errNotOpen
-	}
-	b := s.db.NewBatch()
-	defer b.Close()
-	if err := putSubscription(b, sub, tokenHashes); err != nil {
-		return err
-	}
-	return s.db.commit(b, "storing subscription")
+	return s.write(func(b *pebble.Batch) error {
+		if err := putSubscription(b, sub, tokenHashes); err != nil {
+			return err
+		}
+		return s.db.commit(b, "storing subscription")
+	})
 }
 
 // putSubscription adds sub and its token hashes to b.
 func putSubscription(b *pebble.Batch, sub *rappel.Subscription, tokenHashes map[string][32]byte) error {
-	if err := putAlertJSON(b, subKey(sub.ID), sub); err != nil {
+	if err := setValue(b, subKey(sub.ID), sub); err != nil {
 		return fmt.Errorf("storing subscription: %w", err)
 	}
 	for kind, h := range tokenHashes {
-		if err := putAlertJSON(b, tokenKey(h), tokenRef{Sub: sub.ID, Kind: kind}); err != nil {
+		if err := setValue(b, tokenKey(h), tokenRef{Sub: sub.ID, Kind: kind}); err != nil {
 			return fmt.Errorf("storing subscription token: %w", err)
 		}
 	}
@@ -76,48 +72,45 @@ func putSubscription(b *pebble.Batch, sub *rappel.Subscription, tokenHashes map[
 // rappel.SubscriptionStore. allowanceMu keeps TakeAllowance and other
 // CreatePendings from counting between the read and the commit.
 func (s *Store) CreatePending(ctx context.Context, sub *rappel.Subscription, tokenHashes map[string][32]byte, row *rappel.AlertRow, a *rappel.Allowance) (bool, error) {
-	if err := ctx.Err(); err != nil {
+	if err := s.ready(ctx); err != nil {
 		return false, err
 	}
-	if s.db == nil {
-		return false, errNotOpen
-	}
-	b := s.db.NewBatch()
-	defer b.Close()
-	if err := putSubscription(b, sub, tokenHashes); err != nil {
-		return false, err
-	}
-	queued := true
-	if a != nil {
-		allowanceMu.Lock()
-		defer allowanceMu.Unlock()
-		next, ok, err := s.countAllowance(ctx, a)
-		if err != nil {
+	return writeBatch(s, func(b *pebble.Batch) (bool, error) {
+		if err := putSubscription(b, sub, tokenHashes); err != nil {
 			return false, err
 		}
-		if ok {
-			if err := putAlertJSON(b, allowanceKey(a.Name), next); err != nil {
-				return false, fmt.Errorf("storing allowance: %w", err)
+		queued := true
+		if a != nil {
+			allowanceMu.Lock()
+			defer allowanceMu.Unlock()
+			next, ok, err := s.countAllowance(ctx, a)
+			if err != nil {
+				return false, err
+			}
+			if ok {
+				if err := setValue(b, allowanceKey(a.Name), next); err != nil {
+					return false, fmt.Errorf("storing allowance: %w", err)
+				}
+			}
+			queued = ok
+		}
+		if queued {
+			if err := setValue(b, confirmOutbox.key(row.Sub, row.Record), storedAlert{AlertRow: *row}); err != nil {
+				return false, fmt.Errorf("encoding %s: %w", confirmOutbox.what, err)
 			}
 		}
-		queued = ok
-	}
-	if queued {
-		if err := putAlertJSON(b, confirmOutbox.key(row.Sub, row.Record), storedAlert{AlertRow: *row}); err != nil {
-			return false, fmt.Errorf("encoding %s: %w", confirmOutbox.what, err)
+		if err := s.db.commit(b, "storing subscription"); err != nil {
+			return false, err
 		}
-	}
-	if err := s.db.commit(b, "storing subscription"); err != nil {
-		return false, err
-	}
-	return queued, nil
+		return queued, nil
+	})
 }
 
 // SubscriptionByToken returns the subscription of the token whose SHA-256
 // is h and the token's kind, or an ENOTFOUND *rappel.Error.
 func (s *Store) SubscriptionByToken(ctx context.Context, h [32]byte) (*rappel.Subscription, string, error) {
 	var ref tokenRef
-	found, err := s.getAlertJSON(ctx, tokenKey(h), &ref)
+	found, err := s.getValue(ctx, tokenKey(h), &ref)
 	if err != nil {
 		return nil, "", fmt.Errorf("reading token: %w", err)
 	}
@@ -125,7 +118,7 @@ func (s *Store) SubscriptionByToken(ctx context.Context, h [32]byte) (*rappel.Su
 		return nil, "", rappel.Errorf(rappel.ENOTFOUND, "No subscription has this token; check that the link was copied whole.")
 	}
 	sub := new(rappel.Subscription)
-	found, err = s.getAlertJSON(ctx, subKey(ref.Sub), sub)
+	found, err = s.getValue(ctx, subKey(ref.Sub), sub)
 	if err != nil {
 		return nil, "", fmt.Errorf("reading subscription %s: %w", ref.Sub, err)
 	}
@@ -137,88 +130,21 @@ func (s *Store) SubscriptionByToken(ctx context.Context, h [32]byte) (*rappel.Su
 
 // PutSubscription replaces sub durably.
 func (s *Store) PutSubscription(ctx context.Context, sub *rappel.Subscription) error {
-	if err := ctx.Err(); err != nil {
+	if err := s.ready(ctx); err != nil {
 		return err
 	}
-	if s.db == nil {
-		return errNotOpen
-	}
-	val, err := encodeValue(nil, sub)
-	if err != nil {
-		return fmt.Errorf("encoding subscription: %w", err)
-	}
-	if err := s.db.Set(subKey(sub.ID), val, pebble.Sync); err != nil {
-		return fmt.Errorf("storing subscription: %w", err)
-	}
-	return nil
+	return s.putValue(subKey(sub.ID), sub, "subscription")
 }
 
 // ForEachSubscription calls fn for every subscription in id order.
 func (s *Store) ForEachSubscription(ctx context.Context, fn func(*rappel.Subscription) error) error {
-	return s.scanAlerts(ctx, []byte(subPrefix), func(_, val []byte) error {
-		sub := new(rappel.Subscription)
-		if err := decodeValue(val, sub); err != nil {
-			return fmt.Errorf("decoding subscription: %w", err)
-		}
-		return fn(sub)
-	})
-}
-
-func putAlertJSON(b *pebble.Batch, key []byte, v any) error {
-	val, err := encodeValue(nil, v)
-	if err != nil {
-		return err
-	}
-	return b.Set(key, val, nil)
-}
-
-// getAlertJSON decodes the value at key into v; found is false when there
-// is none.
-func (s *Store) getAlertJSON(ctx context.Context, key []byte, v any) (found bool, err error) {
-	if err := ctx.Err(); err != nil {
-		return false, err
-	}
-	if s.db == nil {
-		return false, errNotOpen
-	}
-	val, closer, err := s.db.Get(key)
-	if errors.Is(err, pebble.ErrNotFound) {
-		return false, nil
-	}
-	if err != nil {
-		return false, err
-	}
-	defer closer.Close()
-	return true, decodeValue(val, v)
-}
-
-// scanAlerts calls fn with every key and value under prefix, in key order.
-func (s *Store) scanAlerts(ctx context.Context, prefix []byte, fn func(key, val []byte) error) error {
-	if s.db == nil {
-		return errNotOpen
-	}
-	it, err := s.db.NewIterWithContext(ctx, prefixOptions(prefix))
-	if err != nil {
-		return fmt.Errorf("opening iterator: %w", err)
-	}
-	for it.First(); it.Valid(); it.Next() {
-		if err := ctx.Err(); err != nil {
-			return errors.Join(err, it.Close())
-		}
-		if err := fn(it.Key(), it.Value()); err != nil {
-			return errors.Join(err, it.Close())
-		}
-	}
-	if err := errors.Join(it.Error(), it.Close()); err != nil {
-		return fmt.Errorf("scanning %q: %w", prefix, err)
-	}
-	return nil
+	return scanValues(ctx, s, []byte(subPrefix), "subscription", fn)
 }
 
 // Subscription returns the subscription with id, or ENOTFOUND.
 func (s *Store) Subscription(ctx context.Context, id string) (*rappel.Subscription, error) {
 	sub := new(rappel.Subscription)
-	found, err := s.getAlertJSON(ctx, subKey(id), sub)
+	found, err := s.getValue(ctx, subKey(id), sub)
 	if err != nil {
 		return nil, fmt.Errorf("reading subscription %s: %w", id, err)
 	}
@@ -230,20 +156,10 @@ func (s *Store) Subscription(ctx context.Context, id string) (*rappel.Subscripti
 
 // AddToken stores one more token for subscription id, synced.
 func (s *Store) AddToken(ctx context.Context, id, kind string, h [32]byte) error {
-	if err := ctx.Err(); err != nil {
+	if err := s.ready(ctx); err != nil {
 		return err
 	}
-	if s.db == nil {
-		return errNotOpen
-	}
-	val, err := encodeValue(nil, tokenRef{Sub: id, Kind: kind})
-	if err != nil {
-		return err
-	}
-	if err := s.db.Set(tokenKey(h), val, pebble.Sync); err != nil {
-		return fmt.Errorf("storing token: %w", err)
-	}
-	return nil
+	return s.putValue(tokenKey(h), tokenRef{Sub: id, Kind: kind}, "token")
 }
 
 // DeletePendingBefore deletes the pending subscriptions created before t
@@ -262,30 +178,30 @@ func (s *Store) DeletePendingBefore(ctx context.Context, t time.Time) (int, erro
 	if err != nil || len(doomed) == 0 {
 		return 0, err
 	}
-	b := s.db.NewBatch()
-	defer b.Close()
-	for id := range doomed {
-		if err := b.Delete(subKey(id), nil); err != nil {
+	return writeBatch(s, func(b *pebble.Batch) (int, error) {
+		for id := range doomed {
+			if err := b.Delete(subKey(id), nil); err != nil {
+				return 0, err
+			}
+		}
+		err = s.scan(ctx, []byte(tokenPrefix), func(key, val []byte) error {
+			var ref tokenRef
+			if err := decodeValue(val, &ref); err != nil {
+				return fmt.Errorf("decoding token: %w", err)
+			}
+			if doomed[ref.Sub] {
+				return b.Delete(key, nil)
+			}
+			return nil
+		})
+		if err != nil {
 			return 0, err
 		}
-	}
-	err = s.scanAlerts(ctx, []byte(tokenPrefix), func(key, val []byte) error {
-		var ref tokenRef
-		if err := decodeValue(val, &ref); err != nil {
-			return fmt.Errorf("decoding token: %w", err)
+		if err := s.db.commit(b, "deleting expired subscriptions"); err != nil {
+			return 0, err
 		}
-		if doomed[ref.Sub] {
-			return b.Delete(key, nil)
-		}
-		return nil
+		return len(doomed), nil
 	})
-	if err != nil {
-		return 0, err
-	}
-	if err := s.db.commit(b, "deleting expired subscriptions"); err != nil {
-		return 0, err
-	}
-	return len(doomed), nil
 }
 
 // allowance is the value of an allowance key: the uses counted in the
@@ -313,12 +229,8 @@ func (s *Store) TakeAllowance(ctx context.Context, name string, limit int, now, 
 	if err != nil || !ok {
 		return false, a.Until, err
 	}
-	val, err := encodeValue(nil, a)
-	if err != nil {
+	if err := s.putValue(allowanceKey(name), a, "allowance"); err != nil {
 		return false, time.Time{}, err
-	}
-	if err := s.db.Set(allowanceKey(name), val, pebble.Sync); err != nil {
-		return false, time.Time{}, fmt.Errorf("storing allowance: %w", err)
 	}
 	return true, a.Until, nil
 }
@@ -327,7 +239,7 @@ func (s *Store) TakeAllowance(ctx context.Context, name string, limit int, now, 
 // and ok, or as stored and not ok when its window is used up. The caller
 // holds allowanceMu and writes it.
 func (s *Store) countAllowance(ctx context.Context, u *rappel.Allowance) (a allowance, ok bool, err error) {
-	found, err := s.getAlertJSON(ctx, allowanceKey(u.Name), &a)
+	found, err := s.getValue(ctx, allowanceKey(u.Name), &a)
 	if err != nil {
 		return allowance{}, false, fmt.Errorf("reading allowance: %w", err)
 	}
@@ -346,28 +258,25 @@ func (s *Store) countAllowance(ctx context.Context, u *rappel.Allowance) (a allo
 func (s *Store) DeleteAllowancesEnded(ctx context.Context, now time.Time) (int, error) {
 	allowanceMu.Lock()
 	defer allowanceMu.Unlock()
-	if s.db == nil {
-		return 0, errNotOpen
-	}
-	b := s.db.NewBatch()
-	defer b.Close()
-	n := 0
-	err := s.scanAlerts(ctx, []byte(allowancePrefix), func(key, val []byte) error {
-		var a allowance
-		if err := decodeValue(val, &a); err != nil {
-			return fmt.Errorf("decoding allowance: %w", err)
+	return writeBatch(s, func(b *pebble.Batch) (int, error) {
+		n := 0
+		err := s.scan(ctx, []byte(allowancePrefix), func(key, val []byte) error {
+			var a allowance
+			if err := decodeValue(val, &a); err != nil {
+				return fmt.Errorf("decoding allowance: %w", err)
+			}
+			if a.Until.After(now) {
+				return nil
+			}
+			n++
+			return b.Delete(key, nil)
+		})
+		if err != nil {
+			return 0, err
 		}
-		if a.Until.After(now) {
-			return nil
+		if err := s.db.commit(b, "deleting ended allowances"); err != nil {
+			return 0, err
 		}
-		n++
-		return b.Delete(key, nil)
+		return n, nil
 	})
-	if err != nil {
-		return 0, err
-	}
-	if err := s.db.commit(b, "deleting ended allowances"); err != nil {
-		return 0, err
-	}
-	return n, nil
 }

@@ -49,20 +49,13 @@ func (s *Store) CreateWebhook(ctx context.Context, w *rappel.Webhook, max int) e
 }
 
 func (s *Store) putWebhook(w *rappel.Webhook) error {
-	val, err := encodeValue(nil, w)
-	if err != nil {
-		return fmt.Errorf("encoding webhook: %w", err)
-	}
-	if err := s.db.Set(hookKey(w.ID), val, pebble.Sync); err != nil {
-		return fmt.Errorf("storing webhook: %w", err)
-	}
-	return nil
+	return s.putValue(hookKey(w.ID), w, "webhook")
 }
 
 // Webhook returns the endpoint with id, or ENOTFOUND.
 func (s *Store) Webhook(ctx context.Context, id string) (*rappel.Webhook, error) {
 	w := new(rappel.Webhook)
-	found, err := s.getAlertJSON(ctx, hookKey(id), w)
+	found, err := s.getValue(ctx, hookKey(id), w)
 	if err != nil {
 		return nil, fmt.Errorf("reading webhook %s: %w", id, err)
 	}
@@ -88,13 +81,7 @@ func (s *Store) Webhooks(ctx context.Context, key string) ([]*rappel.Webhook, er
 
 // ForEachWebhook calls fn for every endpoint in id order.
 func (s *Store) ForEachWebhook(ctx context.Context, fn func(*rappel.Webhook) error) error {
-	return s.scanAlerts(ctx, []byte(hookPrefix), func(_, val []byte) error {
-		w := new(rappel.Webhook)
-		if err := decodeValue(val, w); err != nil {
-			return fmt.Errorf("decoding webhook: %w", err)
-		}
-		return fn(w)
-	})
+	return scanValues(ctx, s, []byte(hookPrefix), "webhook", fn)
 }
 
 // PutWebhook replaces w durably; ENOTFOUND when it was deleted meanwhile,
@@ -132,11 +119,8 @@ func (s *Store) withHook(ctx context.Context, id string, fn func() error) error 
 
 // locked runs fn under s.mu, the lock of every writer, on an open store.
 func (s *Store) locked(ctx context.Context, fn func() error) error {
-	if err := ctx.Err(); err != nil {
+	if err := s.ready(ctx); err != nil {
 		return err
-	}
-	if s.db == nil {
-		return errNotOpen
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -150,19 +134,20 @@ func (s *Store) UnmatchedEvents(ctx context.Context, keys []string) ([]string, e
 
 // CommitEvents marks event keys as matched and writes their deliveries,
 // as CommitMatches does for alerts.
-func (s *Store) CommitEvents(ctx context.Context, keys []string, rows []*rappel.AlertRow) (int, error) {
-	return s.commitMatches(ctx, webhookOutbox, "CommitEvents", keys, rows)
+func (s *Store) CommitEvents(ctx context.Context, keys []string, ds []*rappel.Delivery) (int, error) {
+	return s.commitMatches(ctx, webhookOutbox, "CommitEvents", keys, rappel.DeliveryRows(ds))
 }
 
 // ClaimDeliveries claims due webhook deliveries, as ClaimAlerts does.
-func (s *Store) ClaimDeliveries(ctx context.Context, node string, now time.Time, lease time.Duration, limit int) ([]*rappel.AlertRow, error) {
-	return s.claim(ctx, webhookOutbox, "ClaimDeliveries", node, now, lease, limit)
+func (s *Store) ClaimDeliveries(ctx context.Context, node string, now time.Time, lease time.Duration, limit int) ([]*rappel.Delivery, error) {
+	rows, err := s.claim(ctx, webhookOutbox, "ClaimDeliveries", node, now, lease, limit)
+	return rappel.Deliveries(rows), err
 }
 
 // UpdateDeliveries records the outcome of claimed deliveries, as
 // UpdateAlerts does.
-func (s *Store) UpdateDeliveries(ctx context.Context, node string, rows []*rappel.AlertRow) (int, error) {
-	return s.update(ctx, webhookOutbox, "UpdateDeliveries", node, rows)
+func (s *Store) UpdateDeliveries(ctx context.Context, node string, ds []*rappel.Delivery) (int, error) {
+	return s.update(ctx, webhookOutbox, "UpdateDeliveries", node, rappel.DeliveryRows(ds))
 }
 
 // PendingDeliveries counts the webhook deliveries still to be made, for
@@ -174,16 +159,7 @@ func (s *Store) PendingDeliveries(ctx context.Context) (int, error) {
 // RecordEvents returns the batches of record events not yet acknowledged,
 // oldest first.
 func (s *Store) RecordEvents(ctx context.Context) ([]rappel.RecordEvents, error) {
-	var out []rappel.RecordEvents
-	err := s.queued(ctx, recordEventsQueue, func(val []byte) error {
-		var e rappel.RecordEvents
-		if err := decodeValue(val, &e); err != nil {
-			return err
-		}
-		out = append(out, e)
-		return nil
-	})
-	return out, err
+	return queued[rappel.RecordEvents](ctx, s, recordEventsQueue)
 }
 
 // AckRecordEvents deletes the batch of record events numbered seq,

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/rappel-ca/rappel"
+	"github.com/rappel-ca/rappel/internal/jsonstr"
 )
 
 // document is a notice's detail document, both languages: the English one
@@ -252,18 +253,18 @@ func (d *document) appendLegacyJSON(b []byte, french bool) []byte {
 		url, title, cats, sum, what = d.urlFR, d.titleFR, d.catFR, d.sumFR, d.whatFR
 	}
 	b = append(b, `{"url":`...)
-	b = appendJSONString(b, url)
+	b = jsonstr.Append(b, url)
 	b = append(b, `,"recallId":`...)
-	b = appendJSONString(b, d.recallID)
+	b = jsonstr.Append(b, d.recallID)
 	b = append(b, `,"title":`...)
-	b = appendJSONString(b, title)
+	b = jsonstr.Append(b, title)
 	b = d.appendDates(b)
 	b = append(b, `,"category":[`...)
 	for i, c := range cats {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendJSONString(b, c)
+		b = jsonstr.Append(b, c)
 	}
 	b = append(b, `],"panels":[`...)
 
@@ -355,11 +356,11 @@ func (d *document) appendDates(b []byte) []byte {
 // appendPanel appends one panel object with text and no data.
 func appendPanel(b []byte, name, title, text string) []byte {
 	b = append(b, `{"panelName":`...)
-	b = appendJSONString(b, name)
+	b = jsonstr.Append(b, name)
 	b = append(b, `,"title":`...)
-	b = appendJSONString(b, title)
+	b = jsonstr.Append(b, title)
 	b = append(b, `,"text":`...)
-	b = appendJSONString(b, text)
+	b = jsonstr.Append(b, text)
 	return append(b, `,"data":null}`...)
 }
 
@@ -380,15 +381,15 @@ func appendImages(b []byte, images []image, api bool) []byte {
 		if api {
 			path := strings.TrimPrefix(im.url, recallsSite)
 			b = append(b, `{"fullUrl":`...)
-			b = appendJSONString(b, path)
+			b = jsonstr.Append(b, path)
 			b = append(b, `,"thumbUrl":`...)
-			b = appendJSONString(b, strings.TrimSuffix(path, ".jpg")+"_thumb.jpg")
+			b = jsonstr.Append(b, strings.TrimSuffix(path, ".jpg")+"_thumb.jpg")
 		} else {
 			b = append(b, `{"url":`...)
-			b = appendJSONString(b, im.url)
+			b = jsonstr.Append(b, im.url)
 		}
 		b = append(b, `,"title":`...)
-		b = appendJSONString(b, im.title)
+		b = jsonstr.Append(b, im.title)
 		b = append(b, '}')
 	}
 	return append(b, "]}"...)

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/rappel-ca/rappel"
+	"github.com/rappel-ca/rappel/internal/jsonstr"
 )
 
 // The detail API's shape of a document (testdata/FORMATS.md): the English
@@ -49,14 +50,14 @@ func (d *document) appendAPIJSON(b []byte, french bool) []byte {
 		w, url, title, sum, what = apiFR, d.urlFR, d.titleFR, d.sumFR, d.whatFR
 	}
 	b = append(b, `{"recallId":`...)
-	b = appendJSONString(b, d.recallID)
+	b = jsonstr.Append(b, d.recallID)
 	b = append(b, `,"title":`...)
-	b = appendJSONString(b, title)
+	b = jsonstr.Append(b, title)
 	b = append(b, `,"url":`...)
-	b = appendJSONString(b, url)
+	b = jsonstr.Append(b, url)
 	b = d.appendDates(b)
 	b = append(b, `,"category":[`...)
-	b = appendJSONString(b, d.code)
+	b = jsonstr.Append(b, d.code)
 	b = append(b, `],"panels":[`...)
 
 	b = appendPanel(b, "summary", w.summary, "<p>"+htmlEscape(title)+"</p>")

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/rappel-ca/rappel/internal/jsonstr"
 )
 
 // field is one value of a dump row: a string, or null.
@@ -50,12 +52,12 @@ func (row *dumpRow) appendJSON(b []byte, keys *[numCols]string) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendJSONString(b, keys[i])
+		b = jsonstr.Append(b, keys[i])
 		b = append(b, ':')
 		if f.null {
 			b = append(b, "null"...)
 		} else {
-			b = appendJSONString(b, f.v)
+			b = jsonstr.Append(b, f.v)
 		}
 	}
 	return append(b, '}')

@@ -7,38 +7,6 @@ import (
 	"unicode/utf8"
 )
 
-// appendJSONString appends s as a JSON string. It escapes only what JSON
-// requires, unlike encoding/json, which would turn every "&" and "<" of the
-// upstream HTML into \u0026 and \u003c: the dumps are meant to look like the
-// real ones, which do not.
-func appendJSONString(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' {
-			continue
-		}
-		b = append(b, s[start:i]...)
-		switch c {
-		case '"', '\\':
-			b = append(b, '\\', c)
-		case '\n':
-			b = append(b, '\\', 'n')
-		case '\r':
-			b = append(b, '\\', 'r')
-		case '\t':
-			b = append(b, '\\', 't')
-		default:
-			const hex = "0123456789abcdef"
-			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-		}
-		start = i + 1
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
-}
-
 // appendCSVField appends s double-quoted, as the Transport Canada export
 // quotes every field whatever it holds.
 func appendCSVField(b []byte, s string) []byte {

@@ -236,7 +236,7 @@ func TestTelemetryConfig_OutboxDepth(t *testing.T) {
 	now := time.Date(2026, 11, 22, 6, 0, 0, 0, time.UTC)
 	var rows []*rappel.AlertRow
 	for _, rec := range []string{"hc-1", "hc-2", "hc-3"} {
-		rows = append(rows, &rappel.AlertRow{Sub: "sub1", Record: rec, Seq: 1, Status: rappel.AlertPending, CreatedAt: now, NextAt: now})
+		rows = append(rows, &rappel.AlertRow{Sub: "sub1", Record: rec, OutboxState: rappel.OutboxState{Seq: 1, Status: rappel.AlertPending, CreatedAt: now, NextAt: now}})
 	}
 	if _, err := st.CommitMatches(ctx, []string{"hc-1", "hc-2", "hc-3"}, rows); err != nil {
 		t.Fatal(err)

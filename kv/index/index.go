@@ -289,7 +289,7 @@ func (s *Snapshot) Categories() []string { return s.categories }
 
 // Catalog holds the current view and swaps it atomically. It implements
 // rappel.Catalog. The zero value holds an empty snapshot; Segments keeps
-// it in step with a store through segment files (segments.go).
+// it in step with a store through segment files (segmentset.go).
 type Catalog struct {
 	// Options tune the snapshots Segments builds and opens.
 	Options Options

@@ -75,7 +75,7 @@ func (p *posting) df() int { return len(p.offs) - 1 }
 
 // textIndex is the inverted index of both streams: built, a map of
 // postings per stream; read from a segment, a term dictionary and the
-// segment's postings (segment.go).
+// segment's postings (snapshotfile.go).
 type textIndex struct {
 	an       *analyzer
 	postings [2]map[string]*posting

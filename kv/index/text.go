@@ -11,6 +11,8 @@ import (
 	"github.com/kljensen/snowball/english"
 	"github.com/kljensen/snowball/french"
 	"golang.org/x/text/unicode/norm"
+
+	"github.com/rappel-ca/rappel"
 )
 
 // Streams of the text index. English text is indexed with English stems,
@@ -96,7 +98,7 @@ func (a *analyzer) forms(stream int, word string) forms {
 	}
 	lw := strings.ToLower(word)
 	switch {
-	case isDigits(lw) || utf8.RuneCountInString(lw) < 3:
+	case rappel.IsDigits(lw) || utf8.RuneCountInString(lw) < 3:
 		f.main = fold(lw)
 	case stream == streamEN:
 		f.main = english.Stem(fold(lw), false)
@@ -122,21 +124,12 @@ var recentSeed = maphash.MakeSeed()
 // forms does, without the cache and the second French form.
 func stem(stream int, w string) string {
 	switch {
-	case isDigits(w) || utf8.RuneCountInString(w) < 3:
+	case rappel.IsDigits(w) || utf8.RuneCountInString(w) < 3:
 		return w
 	case stream == streamEN:
 		return english.Stem(w, false)
 	}
 	return fold(french.Stem(w, false))
-}
-
-func isDigits(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return s != ""
 }
 
 // fold removes diacritics and expands ligatures, so that "élevé" and

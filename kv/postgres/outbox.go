@@ -19,11 +19,7 @@ import (
 // A subscription is kept whole as JSONB (the Subscription's JSON, as the
 // Pebble store keeps it) next to the columns a query needs, so that adding
 // a field to it needs no migration. Tokens are stored by SHA-256 only.
-// Outbox rows are keyed (sub, record) like the Pebble keys, so a recall
-// reaches a subscription once however many nodes match it. The partial
-// index serves the claim's scan of due rows; both PostgreSQL and
-// CockroachDB (20.2 and later) build partial indexes.
-const schemaAlerts = `
+var schemaAlerts = `
 CREATE TABLE IF NOT EXISTS alert_subscriptions (
 	id     TEXT PRIMARY KEY,
 	status TEXT NOT NULL,
@@ -33,8 +29,25 @@ CREATE TABLE IF NOT EXISTS alert_tokens (
 	hash BYTEA PRIMARY KEY,
 	sub  TEXT NOT NULL,
 	kind TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS alert_outbox (
+);` + outboxTables(alertOutbox)
+
+// outboxTables is the SQL that creates o's tables: its rows, its index of
+// due rows and, when o has one, its table of matched keys. The alerts',
+// the confirmations' and the webhooks' outboxes are made from this one
+// definition, as the queries below serve all three: their tables cannot
+// drift apart. Rows are keyed (sub, record) like the Pebble keys, so that
+// a recall (or an event) reaches a subscription (or an endpoint) once
+// however many nodes match it. The partial index serves the claim's scan
+// of due rows; both PostgreSQL and CockroachDB (20.2 and later) build
+// partial indexes. The migrations that create these tables are released:
+// this must go on writing the SQL they ran, byte for byte.
+func outboxTables(o outbox) string {
+	payload := ""
+	if o.payload {
+		payload = "\n\tpayload       BYTEA,"
+	}
+	sql := `
+CREATE TABLE IF NOT EXISTS ` + o.rows + ` (
 	sub           TEXT NOT NULL,
 	record        TEXT NOT NULL,
 	seq           BIGINT NOT NULL,
@@ -45,16 +58,21 @@ CREATE TABLE IF NOT EXISTS alert_outbox (
 	sent_at       TIMESTAMPTZ,
 	error         TEXT NOT NULL DEFAULT '',
 	claimed_by    TEXT NOT NULL DEFAULT '',
-	claimed_until TIMESTAMPTZ,
+	claimed_until TIMESTAMPTZ,` + payload + `
 	PRIMARY KEY (sub, record)
 );
-CREATE INDEX IF NOT EXISTS alert_outbox_due ON alert_outbox (next_at) WHERE status = 'pending';
-CREATE TABLE IF NOT EXISTS alert_matched (
+CREATE INDEX IF NOT EXISTS ` + o.rows + `_due ON ` + o.rows + ` (next_at) WHERE status = 'pending';
+`
+	if o.matched != "" {
+		sql += `CREATE TABLE IF NOT EXISTS ` + o.matched + ` (
 	record     TEXT PRIMARY KEY,
 	node       TEXT NOT NULL,
 	matched_at TIMESTAMPTZ NOT NULL
 );
 `
+	}
+	return sql
+}
 
 var _ rappel.Outbox = (*Store)(nil)
 

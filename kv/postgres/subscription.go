@@ -17,23 +17,7 @@ var _ rappel.SubscriptionStore = (*Store)(nil)
 // schemaConfirmations holds the confirmation e-mails still to send: an
 // outbox as alert_outbox, whose rows CreatePending writes with their
 // subscription, and which nothing matches.
-const schemaConfirmations = `
-CREATE TABLE IF NOT EXISTS alert_confirmations (
-	sub           TEXT NOT NULL,
-	record        TEXT NOT NULL,
-	seq           BIGINT NOT NULL,
-	status        TEXT NOT NULL,
-	attempts      BIGINT NOT NULL DEFAULT 0,
-	next_at       TIMESTAMPTZ NOT NULL,
-	created_at    TIMESTAMPTZ NOT NULL,
-	sent_at       TIMESTAMPTZ,
-	error         TEXT NOT NULL DEFAULT '',
-	claimed_by    TEXT NOT NULL DEFAULT '',
-	claimed_until TIMESTAMPTZ,
-	PRIMARY KEY (sub, record)
-);
-CREATE INDEX IF NOT EXISTS alert_confirmations_due ON alert_confirmations (next_at) WHERE status = 'pending';
-`
+var schemaConfirmations = outboxTables(confirmOutbox)
 
 // schemaAllowances holds the allowances of TakeAllowance, one row per
 // name, and indexes tokens by subscription so that deleting an expired

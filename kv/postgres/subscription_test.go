@@ -43,7 +43,7 @@ func TestStore_PendingAlerts(t *testing.T) {
 	now := time.Date(2026, 11, 22, 6, 0, 0, 0, time.UTC)
 	var rows []*rappel.AlertRow
 	for _, rec := range []string{"hc-1", "hc-2", "hc-3"} {
-		rows = append(rows, &rappel.AlertRow{Sub: "s1", Record: rec, Seq: 1, Status: rappel.AlertPending, CreatedAt: now, NextAt: now})
+		rows = append(rows, &rappel.AlertRow{Sub: "s1", Record: rec, OutboxState: rappel.OutboxState{Seq: 1, Status: rappel.AlertPending, CreatedAt: now, NextAt: now}})
 	}
 	if n, err := a.CommitMatches(ctx, []string{"hc-1", "hc-2", "hc-3"}, rows); n != 3 || err != nil {
 		t.Fatalf("CommitMatches = %d, %v", n, err)

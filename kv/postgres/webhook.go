@@ -20,7 +20,7 @@ import (
 // for listing. webhook_keys has a row per API key that ever registered an
 // endpoint: creating one locks it, so that two nodes creating endpoints of
 // one key at once cannot both pass the cap.
-const schemaWebhooks = `
+var schemaWebhooks = `
 CREATE TABLE IF NOT EXISTS webhooks (
 	id         TEXT PRIMARY KEY,
 	key        TEXT NOT NULL,
@@ -30,29 +30,7 @@ CREATE TABLE IF NOT EXISTS webhooks (
 CREATE INDEX IF NOT EXISTS webhooks_key ON webhooks (key);
 CREATE TABLE IF NOT EXISTS webhook_keys (
 	key TEXT PRIMARY KEY
-);
-CREATE TABLE IF NOT EXISTS webhook_outbox (
-	sub           TEXT NOT NULL,
-	record        TEXT NOT NULL,
-	seq           BIGINT NOT NULL,
-	status        TEXT NOT NULL,
-	attempts      BIGINT NOT NULL DEFAULT 0,
-	next_at       TIMESTAMPTZ NOT NULL,
-	created_at    TIMESTAMPTZ NOT NULL,
-	sent_at       TIMESTAMPTZ,
-	error         TEXT NOT NULL DEFAULT '',
-	claimed_by    TEXT NOT NULL DEFAULT '',
-	claimed_until TIMESTAMPTZ,
-	payload       BYTEA,
-	PRIMARY KEY (sub, record)
-);
-CREATE INDEX IF NOT EXISTS webhook_outbox_due ON webhook_outbox (next_at) WHERE status = 'pending';
-CREATE TABLE IF NOT EXISTS webhook_matched (
-	record     TEXT PRIMARY KEY,
-	node       TEXT NOT NULL,
-	matched_at TIMESTAMPTZ NOT NULL
-);
-`
+);` + outboxTables(webhookOutbox)
 
 var webhookOutbox = outbox{rows: "webhook_outbox", matched: "webhook_matched", payload: true, what: "webhook delivery"}
 
@@ -201,19 +179,20 @@ func (s *Store) UnmatchedEvents(ctx context.Context, keys []string) ([]string, e
 
 // CommitEvents marks event keys and writes the deliveries of those it
 // marked, in one transaction, as CommitMatches does.
-func (s *Store) CommitEvents(ctx context.Context, keys []string, rows []*rappel.AlertRow) (int, error) {
-	return s.commitMatches(ctx, webhookOutbox, keys, rows)
+func (s *Store) CommitEvents(ctx context.Context, keys []string, ds []*rappel.Delivery) (int, error) {
+	return s.commitMatches(ctx, webhookOutbox, keys, rappel.DeliveryRows(ds))
 }
 
 // ClaimDeliveries claims due deliveries for node, as ClaimAlerts does.
-func (s *Store) ClaimDeliveries(ctx context.Context, node string, now time.Time, lease time.Duration, limit int) ([]*rappel.AlertRow, error) {
-	return s.claim(ctx, webhookOutbox, node, now, lease, limit)
+func (s *Store) ClaimDeliveries(ctx context.Context, node string, now time.Time, lease time.Duration, limit int) ([]*rappel.Delivery, error) {
+	rows, err := s.claim(ctx, webhookOutbox, node, now, lease, limit)
+	return rappel.Deliveries(rows), err
 }
 
 // UpdateDeliveries records the outcome of claimed deliveries, as
 // UpdateAlerts does.
-func (s *Store) UpdateDeliveries(ctx context.Context, node string, rows []*rappel.AlertRow) (int, error) {
-	return s.update(ctx, webhookOutbox, node, rows)
+func (s *Store) UpdateDeliveries(ctx context.Context, node string, ds []*rappel.Delivery) (int, error) {
+	return s.update(ctx, webhookOutbox, node, rappel.DeliveryRows(ds))
 }
 
 // PendingDeliveries counts the deliveries still to be made, fleet-wide.

@@ -20,8 +20,16 @@ type Fill func(w *Writer) (Meta, error)
 // WriteFile writes the segment fill makes to path: under a temporary name
 // in the same directory, synced, renamed over path, and the directory
 // synced, so that after a crash path holds either its old content or the
-// whole segment. Hooks, when set, is told of each step (tests stop there).
-func WriteFile(path string, fill Fill) (err error) {
+// whole segment. onStep, when not nil, is told of each step (StepWritten,
+// StepSynced, StepRenamed): crash tests stop the process there. It is a
+// parameter rather than a package variable so that no test can leave it
+// set for another, and production passes nil.
+func WriteFile(path string, fill Fill, onStep func(step string)) (err error) {
+	step := func(name string) {
+		if onStep != nil {
+			onStep(name)
+		}
+	}
 	dir, base := filepath.Split(path)
 	if dir == "" {
 		dir = "."
@@ -70,27 +78,12 @@ func SyncDir(dir string) error {
 	return d.Sync()
 }
 
-// Steps of WriteFile, for Hook.
+// Steps of WriteFile, for its onStep.
 const (
 	StepWritten = "segment-written" // the temporary file holds the segment, not synced
 	StepSynced  = "segment-synced"  // ... synced and closed, not renamed
 	StepRenamed = "segment-renamed" // renamed, the directory not synced
 )
-
-// Hook, when set, is called at each step of writing a segment and of the
-// index's commit of a new set of segments: crash tests kill the process
-// there. It is nil in production.
-var Hook func(step string)
-
-// step calls Hook.
-func step(name string) {
-	if Hook != nil {
-		Hook(name)
-	}
-}
-
-// Step calls Hook, for the steps of users of this package.
-func Step(name string) { step(name) }
 
 // Encode returns the segment fill makes, in memory.
 func Encode(fill Fill) ([]byte, error) {

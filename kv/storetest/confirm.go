@@ -122,7 +122,7 @@ func mustCreatePending(tb testing.TB, st rappel.SubscriptionStore, id string, no
 	tb.Helper()
 	sub := &rappel.Subscription{ID: id, Email: "ana@example.ca", Status: rappel.SubPending, CreatedAt: now}
 	hashes := map[string][32]byte{rappel.TokenConfirm: tokenHash("confirm-" + id), rappel.TokenUnsubscribe: tokenHash("unsub-" + id)}
-	r := &rappel.AlertRow{Sub: id, Record: rappel.ConfirmRecord, Status: rappel.AlertPending, NextAt: now, CreatedAt: now}
+	r := &rappel.AlertRow{Sub: id, Record: rappel.ConfirmRecord, OutboxState: rappel.OutboxState{Status: rappel.AlertPending, NextAt: now, CreatedAt: now}}
 	queued, err := st.CreatePending(context.Background(), sub, hashes, r, allowance)
 	if err != nil || queued != wantQueued {
 		tb.Fatalf("CreatePending(%s) = %v, %v; want queued %v", id, queued, err, wantQueued)

@@ -309,7 +309,7 @@ func Outbox(t *testing.T, newStores func(t *testing.T) (a, b rappel.Outbox)) {
 
 // row is a pending row due at t.
 func row(sub, record string, seq uint64, t time.Time) *rappel.AlertRow {
-	return &rappel.AlertRow{Sub: sub, Record: record, Seq: seq, Status: rappel.AlertPending, CreatedAt: t, NextAt: t}
+	return &rappel.AlertRow{Sub: sub, Record: record, OutboxState: rappel.OutboxState{Seq: seq, Status: rappel.AlertPending, CreatedAt: t, NextAt: t}}
 }
 
 // commit writes rows, marking their records.

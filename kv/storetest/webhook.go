@@ -109,13 +109,13 @@ func WebhookOutbox(t *testing.T, newStores func(t *testing.T) (a, b rappel.Webho
 		ctx := context.Background()
 		a, b := newStores(t)
 		t0 := time.Date(2026, 11, 22, 5, 0, 0, 0, time.UTC)
-		r := row("w1", "recall.created:hc-1:abc", 1, t0)
-		r.Payload = json.RawMessage(`{"type":"recall.created","data":{"record":{"record_id":"hc-1"}}}`)
-		if n, err := a.CommitEvents(ctx, []string{r.Record}, []*rappel.AlertRow{r}); n != 1 || err != nil {
+		d := rappel.DeliveryOf(row("w1", "recall.created:hc-1:abc", 1, t0))
+		d.Payload = json.RawMessage(`{"type":"recall.created","data":{"record":{"record_id":"hc-1"}}}`)
+		if n, err := a.CommitEvents(ctx, []string{d.Event}, []*rappel.Delivery{d}); n != 1 || err != nil {
 			t.Fatalf("CommitEvents = %d, %v", n, err)
 		}
 		got, err := b.ClaimDeliveries(ctx, "n1", t0, time.Minute, 10)
-		if err != nil || len(got) != 1 || string(got[0].Payload) != string(r.Payload) {
+		if err != nil || len(got) != 1 || string(got[0].Payload) != string(d.Payload) {
 			t.Fatalf("ClaimDeliveries = %v, %v; want the row with its payload", got, err)
 		}
 	})
@@ -130,15 +130,16 @@ func (w webhookRows) UnmatchedRecords(ctx context.Context, ids []string) ([]stri
 }
 
 func (w webhookRows) CommitMatches(ctx context.Context, records []string, rows []*rappel.AlertRow) (int, error) {
-	return w.CommitEvents(ctx, records, rows)
+	return w.CommitEvents(ctx, records, rappel.Deliveries(rows))
 }
 
 func (w webhookRows) ClaimAlerts(ctx context.Context, node string, now time.Time, lease time.Duration, limit int) ([]*rappel.AlertRow, error) {
-	return w.ClaimDeliveries(ctx, node, now, lease, limit)
+	ds, err := w.ClaimDeliveries(ctx, node, now, lease, limit)
+	return rappel.DeliveryRows(ds), err
 }
 
 func (w webhookRows) UpdateAlerts(ctx context.Context, node string, rows []*rappel.AlertRow) (int, error) {
-	return w.UpdateDeliveries(ctx, node, rows)
+	return w.UpdateDeliveries(ctx, node, rappel.Deliveries(rows))
 }
 
 func (w webhookRows) PruneAlerts(ctx context.Context, before time.Time) (int, int, error) {

@@ -75,7 +75,7 @@ func (n *notice) categories(d *document, file string) ([]string, string) {
 			// A section of several types, or two sections, say no type.
 			mixed = mixed || s.recallType == "" || typ != "" && typ != s.recallType
 			typ = s.recallType
-		case isDigits(c):
+		case rappel.IsDigits(c):
 			n.problem("The category code %q of %s is none of %s; it was left out.", truncate(c), file, codeList)
 		default:
 			names = appendNew(names, c)

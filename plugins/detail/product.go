@@ -191,7 +191,7 @@ func appendNew(list []string, s string) []string {
 func (n *notice) productCode(prod *rappel.Product, upc string, panel int, file string) {
 	if rest, ok := cutPrefixWords(upc); ok {
 		digits := rappel.StripBarcode(rest)
-		if digits != "" && len(digits) < 14 && isDigits(digits) {
+		if digits != "" && len(digits) < 14 && rappel.IsDigits(digits) {
 			prod.UPCPrefix = digits
 			return
 		}
@@ -204,7 +204,7 @@ func (n *notice) productCode(prod *rappel.Product, upc string, panel int, file s
 		prod.UPC = "0" + digits
 	case err == nil:
 		prod.UPC = upc
-	case isDigits(digits) && len(digits) <= 20:
+	case rappel.IsDigits(digits) && len(digits) <= 20:
 		if !slices.Contains(prod.LotCodes, upc) {
 			prod.LotCodes = append(prod.LotCodes, upc)
 		}
@@ -230,11 +230,6 @@ func cutPrefixWords(s string) (string, bool) {
 		}
 	}
 	return "", false
-}
-
-// isDigits reports whether s is ASCII digits only, and not empty.
-func isDigits(s string) bool {
-	return s != "" && strings.Trim(s, "0123456789") == ""
 }
 
 // isNone reports whether a value says there is none.

@@ -308,7 +308,7 @@ func TestSegments_CrashChild(t *testing.T) {
 	// In a merge, the steps count from the merge's start: the refresh
 	// before it writes a delta through the same steps.
 	armed := os.Getenv(crashMergeEnv) == ""
-	segment.Hook = func(s string) {
+	seg.onStep = func(s string) {
 		if s == StepMerge {
 			armed = true
 		}

@@ -10,14 +10,12 @@ func TestWriteFile_Open(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "a.seg")
 	var steps []string
-	Hook = func(s string) { steps = append(steps, s) }
-	defer func() { Hook = nil }()
 	if err := WriteFile(path, func(w *Writer) (Meta, error) {
 		fill(w, 100)
 		m := Meta{Content: 3}
 		m.Info.Records = 100
 		return m, nil
-	}); err != nil {
+	}, func(s string) { steps = append(steps, s) }); err != nil {
 		t.Fatal(err)
 	}
 	if len(steps) != 3 || steps[0] != StepWritten || steps[2] != StepRenamed {
@@ -66,7 +64,7 @@ func TestWriteFile_Failed(t *testing.T) {
 	err := WriteFile(path, func(w *Writer) (Meta, error) {
 		w.Section("a-name-longer-than-the-directory-holds", nil)
 		return Meta{}, nil
-	})
+	}, nil)
 	if err == nil {
 		t.Fatal("a section name too long was written")
 	}

@@ -44,7 +44,7 @@ type ChangeLog interface {
 // BundleBase names the base segment embedded in the binary in the state.
 const BundleBase = "bundle"
 
-// Steps of a commit of a new set of segments, for segment.Hook.
+// Steps of a commit of a new set of segments, for Segments.onStep.
 const (
 	StepStateWrite = "state-write" // the new segment file is in place, the state not written
 	StepStateSaved = "state-saved" // the state names the new set, the old files not removed
@@ -80,6 +80,12 @@ type Segments struct {
 	// base records is folded into a new base; nil is DefaultMergeAt.
 	MergeAt func(base, delta int) bool
 	Log     *slog.Logger
+
+	// onStep, when not nil, is told of each step of writing a segment
+	// (segment.StepWritten…) and of committing a set (StepStateWrite…):
+	// crash tests stop the process there. Tests set it; it is nil in
+	// production.
+	onStep func(step string)
 
 	mu      sync.Mutex
 	state   segmentState
@@ -348,7 +354,7 @@ func (m *Segments) catchUpAfter(ctx context.Context, rebuilt bool) error {
 		return err
 	}
 	name := fmt.Sprintf("delta-%d-%d.seg", gen, last)
-	if err := delta.WriteSegment(filepath.Join(m.Dir, name)); err != nil {
+	if err := m.writeSegment(delta, name); err != nil {
 		return err
 	}
 	mapped, err := m.openFile(name)
@@ -387,7 +393,7 @@ func (m *Segments) startMerge() {
 		if m.ctx.Err() != nil {
 			return
 		}
-		segment.Step(StepMerge)
+		m.step(StepMerge)
 		m.log().Info("merging the read index's delta into a new base", "delta_records", m.Catalog.Current().delta.Len())
 		if err := m.rebuild(m.ctx); err != nil {
 			m.log().Error("merging the read index failed; serving the base and its delta", "err", err)
@@ -472,7 +478,19 @@ func (m *Segments) writeBase(recs []*rappel.Record, info rappel.DatasetInfo, nam
 	if err != nil {
 		return err
 	}
-	return snap.WriteSegment(filepath.Join(m.Dir, name))
+	return m.writeSegment(snap, name)
+}
+
+// writeSegment writes snap as the segment file name in Dir.
+func (m *Segments) writeSegment(snap *Snapshot, name string) error {
+	return segment.WriteFile(filepath.Join(m.Dir, name), snap.fill, m.onStep)
+}
+
+// step tells onStep of a step, when set.
+func (m *Segments) step(name string) {
+	if m.onStep != nil {
+		m.onStep(name)
+	}
 }
 
 // commit makes st the store's index state, durably, and m's.
@@ -481,11 +499,11 @@ func (m *Segments) commit(ctx context.Context, st segmentState) error {
 	if err != nil {
 		return err
 	}
-	segment.Step(StepStateWrite)
+	m.step(StepStateWrite)
 	if err := m.Store.PutIndexState(ctx, b); err != nil {
 		return fmt.Errorf("committing the read index's segments: %w", err)
 	}
-	segment.Step(StepStateSaved)
+	m.step(StepStateSaved)
 	m.state = st
 	return nil
 }

@@ -75,7 +75,7 @@ type segmentMeta struct {
 
 // WriteSegment writes the snapshot as a segment file at path, under a
 // temporary name first (segment.WriteFile).
-func (s *Snapshot) WriteSegment(path string) error { return segment.WriteFile(path, s.fill) }
+func (s *Snapshot) WriteSegment(path string) error { return segment.WriteFile(path, s.fill, nil) }
 
 // EncodeSegment returns the snapshot's segment, in memory.
 func (s *Snapshot) EncodeSegment() ([]byte, error) { return segment.Encode(s.fill) }
