@@ -206,9 +206,12 @@ func TestSearch_QueryText(t *testing.T) {
 		}
 	})
 	t.Run("Ligature", func(t *testing.T) {
+		// The plural reaches the synonym list's "egg" too (the list is
+		// matched on stems), so a record may be about eggs in English.
 		for id := range sameSets(t, "oeufs", "œufs", "ŒUFS", "OEUFS") {
-			if !strings.Contains(frText(e.byID[id]), "oeuf") {
-				t.Errorf("%s matches oeufs without French text about eggs: %q", id, frText(e.byID[id]))
+			r := e.byID[id]
+			if !strings.Contains(frText(r), "oeuf") && (r.Translations.EN == nil || !strings.Contains(strings.ToLower(r.Translations.EN.Title+" "+r.Translations.EN.ProductDescription+" "+r.Translations.EN.HazardDescription+" "+r.Translations.EN.Category), "egg")) {
+				t.Errorf("%s matches oeufs without text about eggs in French or English: %q", id, frText(r))
 			}
 		}
 	})
