@@ -161,7 +161,7 @@ func TestLoad_IngestDamaged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	name := filepath.Join(dir, filepath.FromSlash(m.Tables[0].Name))
+	name := filepath.Join(dir, filepath.FromSlash(m.Tables[0].Packed))
 	b, err := os.ReadFile(name)
 	if err != nil {
 		t.Fatal(err)

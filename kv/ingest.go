@@ -9,7 +9,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
+	"sync"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/objstorage/objstorageprovider"
@@ -95,7 +97,7 @@ func WriteTables(ctx context.Context, dir string, recs []*rappel.Record, partial
 			end++
 		}
 		path := filepath.Join(dir, fmt.Sprintf("%06d.sst", len(paths)+1))
-		if err := writeTable(vfs.Default, path, kvs[start:end]); err != nil {
+		if err := writeTable(vfs.Default, path, kvs[start:end], sstable.NoCompression); err != nil {
 			return nil, err
 		}
 		paths = append(paths, path)
@@ -112,17 +114,23 @@ func keyspace(key []byte) string {
 	return string(key)
 }
 
-// writeTable writes kvs, in key order, as the sstable path on fs, synced.
-func writeTable(fs vfs.FS, path string, kvs pairs) error {
+// writeTable writes kvs, in key order, as the sstable path on fs, synced,
+// its blocks compressed as compression says.
+//
+// The tables of a bundle (WriteTables) have their blocks uncompressed: the
+// bundle compresses each table whole, which takes a third of the room of
+// Snappy blocks compressed again, and a store reads an uncompressed block
+// with no decoding (RATIONALE.md, the embedded bundle). The store's
+// own defaults otherwise (blocks of 4 KiB).
+func writeTable(fs vfs.FS, path string, kvs pairs, compression *sstable.CompressionProfile) error {
 	f, err := fs.Create(path, vfs.WriteCategoryUnspecified)
 	if err != nil {
 		return fmt.Errorf("writing table: %w", err)
 	}
-	// The store's own defaults otherwise (Snappy blocks of 4 KiB), so that
-	// the ingested tables read as fast as those it writes itself.
 	w := sstable.NewWriter(objstorageprovider.NewFileWritable(f), sstable.WriterOptions{
 		TableFormat: tableFormat,
 		Comparer:    pebble.DefaultComparer,
+		Compression: compression,
 	})
 	for _, kv := range kvs {
 		if err := w.Set(kv.key, kv.val); err != nil {
@@ -187,7 +195,7 @@ func (s *Store) Ingest(ctx context.Context, paths []string) error {
 func (s *Store) writeGenerationTable() (string, uint64, error) {
 	gen := s.gen + 1
 	path := s.Path + ".changes.sst"
-	if err := writeTable(s.fs(), path, pairs{{changesKey, encodeChanges(gen, s.seq)}}); err != nil {
+	if err := writeTable(s.fs(), path, pairs{{changesKey, encodeChanges(gen, s.seq)}}, sstable.SnappyCompression); err != nil {
 		return "", 0, err
 	}
 	return path, gen, nil
@@ -216,12 +224,26 @@ func (s *Store) IngestFS(ctx context.Context, fsys fs.FS, names []string) error 
 		return fmt.Errorf("ingesting tables: %w", err)
 	}
 	defer vfsys.RemoveAll(dir)
+	// The tables are copied side by side, as many at once as there are
+	// cores: a bundle's are unpacked as they are read, which takes a core
+	// each, and the memory of a decoder.
 	paths := make([]string, len(names))
+	errs := make([]error, len(names))
+	var wg sync.WaitGroup
+	slots := make(chan struct{}, runtime.GOMAXPROCS(0))
 	for i, name := range names {
 		paths[i] = vfsys.PathJoin(dir, fmt.Sprintf("%06d.sst", i+1))
-		if err := copyFile(vfsys, paths[i], fsys, name); err != nil {
-			return fmt.Errorf("ingesting tables: copying %s: %w", name, err)
-		}
+		wg.Go(func() {
+			slots <- struct{}{}
+			defer func() { <-slots }()
+			if err := copyFile(vfsys, paths[i], fsys, name); err != nil {
+				errs[i] = fmt.Errorf("ingesting tables: copying %s: %w", name, err)
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
 	}
 	return s.Ingest(ctx, paths)
 }
