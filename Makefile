@@ -155,4 +155,4 @@ bench: prereqs bundle docs
 	cd cmd/rappel-bench && $(GO) run . run -go-bench ../../build/bench/go-bench.txt $(BENCH_FLAGS)
 
 clean:
-	rm -rf bin build edge/docs/node_modules tools/redocly/node_modules $(DOCS) bundle/data/records.ndjson.zst bundle/data/manifest.json bundle/data/plugins bundle/data/partials bundle/data/raw bundle/data/sst bundle/data/index.seg bundle/data/index.seg.zst
+	rm -rf bin build edge/docs/node_modules tools/redocly/node_modules $(DOCS) bundle/data/records.ndjson.zst bundle/data/manifest.json bundle/data/plugins bundle/data/_partials bundle/data/_raw bundle/data/sst bundle/data/index.seg bundle/data/index.seg.zst

@@ -29,7 +29,11 @@ import (
 	"github.com/rappel-ca/rappel/internal/jsonx"
 )
 
-//go:embed all:data
+// The partial and raw records (_partials, _raw) are left out: the
+// bundle's sstables hold them, which a node loads instead; the build
+// reads them from the bundle dir (README, "The embedded bundle").
+//
+//go:embed data
 var data embed.FS
 
 // File names inside data/.
@@ -40,12 +44,12 @@ const (
 	// partialsDir holds <source>.ndjson.zst: the records each source's
 	// plugin emitted, before merging, so that a node knows which records
 	// each source gave and a source's first live refresh can replace them.
-	partialsDir = "partials"
+	partialsDir = "_partials"
 	// rawDir holds <source>.ndjson.zst: the raw records (keys, hashes, the
 	// record_ids they yield; not their bytes) the partial records were
 	// normalized from, so that a node's first live refresh normalizes only
 	// the upstream records that differ.
-	rawDir = "raw"
+	rawDir = "_raw"
 	// tablesDir holds the sstables a node with an empty store ingests:
 	// the keys and values loading the bundle writes, prebuilt by
 	// WriteTables and listed in the manifest's Tables.

@@ -248,6 +248,42 @@ func (s *Store) IngestFS(ctx context.Context, fsys fs.FS, names []string) error 
 	return s.Ingest(ctx, paths)
 }
 
+// ReplaceFS makes the store hold the data of the sstables names in fsys
+// (a newer bundle's) and none of the data it held, as Replace does with
+// the records those tables were written from: the data (records, their
+// index keys, partial and raw records, source states) is deleted in one
+// synced batch, then the tables are ingested as IngestFS does, which
+// starts a new generation of the change log. What is not data stays.
+//
+// Unlike Replace, this is two steps: a crash between them leaves the
+// store without records, which the next start fills from the bundle as
+// any empty store (bundle.Load). The node serves neither state: it loads
+// the bundle before it serves.
+func (s *Store) ReplaceFS(ctx context.Context, fsys fs.FS, names []string) error {
+	if err := s.clearData(ctx); err != nil {
+		return err
+	}
+	return s.IngestFS(ctx, fsys, names)
+}
+
+// clearData deletes the store's data, as Replace does before writing
+// the new, in one synced batch.
+func (s *Store) clearData(ctx context.Context) error {
+	_, span := startWrite(ctx, "ClearData")
+	defer span.End()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.db == nil {
+		return errNotOpen
+	}
+	b := s.db.NewBatch()
+	defer b.Close()
+	if err := deleteData(b); err != nil {
+		return fmt.Errorf("clearing records: %w", err)
+	}
+	return endWrite(span, b, s.db.commit(b, "clearing records"))
+}
+
 // copyFile copies name in fsys to path in vfsys, synced.
 func copyFile(vfsys vfs.FS, path string, fsys fs.FS, name string) error {
 	src, err := fsys.Open(name)

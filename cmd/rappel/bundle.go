@@ -55,7 +55,7 @@ func (c *BundleCommand) flagSet() *flag.FlagSet {
 	fs := flag.NewFlagSet("rappel bundle", flag.ContinueOnError)
 	fs.StringVar(&c.Corpus, "corpus", c.Corpus, "`directory` holding the corpus (hc/, tc/, detail/)")
 	fs.StringVar(&c.PluginsDir, "plugins", c.PluginsDir, "`directory` holding <source>.wasm for every source")
-	fs.StringVar(&c.Out, "out", c.Out, "`directory` to write records.ndjson.zst, partials/, raw/, sst/ and manifest.json to")
+	fs.StringVar(&c.Out, "out", c.Out, "`directory` to write records.ndjson.zst, _partials/, _raw/, sst/, index.seg.zst, plugins/ and manifest.json to")
 	fs.StringVar(&c.CacheDir, "cache-dir", c.CacheDir, "`directory` for compiled plugins")
 	fs.StringVar(&c.BuiltAt, "built-at", c.BuiltAt, "RFC 3339 `time` to stamp as fetched_at (default SOURCE_DATE_EPOCH, or the corpus's reference date)")
 	fs.Var(levelFlag{&c.LogLevel}, "log-level", "least `level` the plugin host logs: debug, info, warn or error")
