@@ -73,6 +73,12 @@ func (p pairs) sorted() pairs {
 // into sstables named 000001.sst, 000002.sst…, and returns their paths.
 // Ingest fills an empty store with them.
 func WriteTables(ctx context.Context, dir string, recs []*rappel.Record, partials map[string][]*rappel.Record, raw map[string][]rappel.RawRecord, states []rappel.SourceState, info rappel.DatasetInfo) ([]string, error) {
+	return writeTables(ctx, dir, sstable.NoCompression, recs, partials, raw, states, info)
+}
+
+// writeTables is WriteTables with the tables' blocks compressed as
+// compression says.
+func writeTables(ctx context.Context, dir string, compression *sstable.CompressionProfile, recs []*rappel.Record, partials map[string][]*rappel.Record, raw map[string][]rappel.RawRecord, states []rappel.SourceState, info rappel.DatasetInfo) ([]string, error) {
 	if err := checkLoad(recs, states); err != nil {
 		return nil, err
 	}
@@ -97,7 +103,7 @@ func WriteTables(ctx context.Context, dir string, recs []*rappel.Record, partial
 			end++
 		}
 		path := filepath.Join(dir, fmt.Sprintf("%06d.sst", len(paths)+1))
-		if err := writeTable(vfs.Default, path, kvs[start:end], sstable.NoCompression); err != nil {
+		if err := writeTable(vfs.Default, path, kvs[start:end], compression); err != nil {
 			return nil, err
 		}
 		paths = append(paths, path)
