@@ -63,8 +63,15 @@ prereqs:
 
 build: prereqs bin/rappel
 
+# Without cgo, as the container image is built: no C compiler is needed,
+# the binary runs on a system without a C library, and nothing on its
+# paths uses C (the bundle is unpacked by a Go zstd decoder; the store's
+# blocks are Snappy, the bundle's uncompressed). The bundle step is built
+# alike, so that the two share the build cache.
+NOCGO := CGO_ENABLED=0
+
 bin/rappel: bundle/data/manifest.json $(DOCS) $(EMBEDDED) $(ALLSRC) go.mod go.sum
-	$(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $@ ./cmd/rappel
+	$(NOCGO) $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $@ ./cmd/rappel
 
 plugins: $(WASM)
 
@@ -102,12 +109,12 @@ edge/docs/assets/%: $(DOCS_NPM)/package.json
 # The bundle is normalized through the Wasm plugins by the rappel binary
 # itself, via wazero: the same path the live feeds take. Its sstables
 # (bundle/data/sst) hold keys laid out by kv, so kv's sources count too.
-# It is compiled with -trimpath, as bin/rappel is, so that the two share
-# the build cache: the packages compile once. Its times come from the
-# corpus's reference date (DATE), or SOURCE_DATE_EPOCH when set, so that
-# the same DATE and sources give the same bytes.
-bundle/data/manifest.json: $(WASM) $(CORPUS)/manifest.json $(DOMAIN) bundle/bundle.go bundle/load.go cmd/rappel/bundle.go $(wildcard feeds/*.go) $(filter-out %_test.go,$(wildcard kv/*.go kv/index/*.go kv/segment/*.go))
-	$(GO) run -trimpath ./cmd/rappel bundle -corpus $(CORPUS) -plugins build/plugins -out bundle/data -cache-dir build/wazero-cache
+# It is compiled with -trimpath and without cgo, as bin/rappel is, so
+# that the two share the build cache: the packages compile once. Its
+# times come from the corpus's reference date (DATE), or SOURCE_DATE_EPOCH
+# when set, so that the same DATE and sources give the same bytes.
+bundle/data/manifest.json: $(WASM) $(CORPUS)/manifest.json $(DOMAIN) bundle/bundle.go bundle/load.go bundle/index.go bundle/pack.go cmd/rappel/bundle.go $(wildcard feeds/*.go) $(filter-out %_test.go,$(wildcard kv/*.go kv/index/*.go kv/segment/*.go))
+	$(NOCGO) $(GO) run -trimpath ./cmd/rappel bundle -corpus $(CORPUS) -plugins build/plugins -out bundle/data -cache-dir build/wazero-cache
 
 # The server logs "serving" once it answers; e-mails land in $(MAIL_DIR).
 run: build
