@@ -19,7 +19,8 @@ MAIL_DIR ?= build/mail
 GO_MIN   := 1.26.8
 
 PLUGINS  := hcdump vrdb detail
-WASM     := $(PLUGINS:%=bundle/data/plugins/%.wasm)
+# The plugins are built here; the bundle carries them packed.
+WASM     := $(PLUGINS:%=build/plugins/%.wasm)
 CORPUS   := build/corpus-$(SEED)-$(DATE)
 DOMAIN   := $(wildcard *.go)
 PLUGSRC  := $(shell find plugins -name '*.go' -not -name '*_test.go')
@@ -42,7 +43,10 @@ VERSION    ?= $(shell git describe --tags --always --dirty 2>/dev/null || cat VE
 COMMIT     ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 BUILD_DATE ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 BUILDINFO  := github.com/rappel-ca/rappel/internal/buildinfo
-LDFLAGS     = -X '$(BUILDINFO).version=$(VERSION)' -X '$(BUILDINFO).commit=$(COMMIT)' -X '$(BUILDINFO).date=$(BUILD_DATE)'
+# -s -w leave out the symbol table and DWARF, a fifth of the binary: stack
+# traces and profiles name functions from the runtime's own tables, which
+# stay.
+LDFLAGS     = -s -w -X '$(BUILDINFO).version=$(VERSION)' -X '$(BUILDINFO).commit=$(COMMIT)' -X '$(BUILDINFO).date=$(BUILD_DATE)'
 
 .PHONY: all build bundle plugins corpus docs run test fuzz bench clean prereqs
 
@@ -59,8 +63,15 @@ prereqs:
 
 build: prereqs bin/rappel
 
+# Without cgo, as the container image is built: no C compiler is needed,
+# the binary runs on a system without a C library, and nothing on its
+# paths uses C (the bundle is unpacked by a Go zstd decoder; the store's
+# blocks are Snappy, the bundle's uncompressed). The bundle step is built
+# alike, so that the two share the build cache.
+NOCGO := CGO_ENABLED=0
+
 bin/rappel: bundle/data/manifest.json $(DOCS) $(EMBEDDED) $(ALLSRC) go.mod go.sum
-	$(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $@ ./cmd/rappel
+	$(NOCGO) $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $@ ./cmd/rappel
 
 plugins: $(WASM)
 
@@ -68,7 +79,7 @@ plugins: $(WASM)
 # each record, and a new SHA means normalizing everything again), so the
 # build must not stamp the commit into it: -buildvcs=false. plugintest.Build
 # uses the same flags.
-bundle/data/plugins/%.wasm: $(DOMAIN) $(PLUGSRC)
+build/plugins/%.wasm: $(DOMAIN) $(PLUGSRC)
 	@mkdir -p $(@D)
 	GOOS=wasip1 GOARCH=wasm CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=false -o $@ ./plugins/$*/wasm
 
@@ -98,8 +109,12 @@ edge/docs/assets/%: $(DOCS_NPM)/package.json
 # The bundle is normalized through the Wasm plugins by the rappel binary
 # itself, via wazero: the same path the live feeds take. Its sstables
 # (bundle/data/sst) hold keys laid out by kv, so kv's sources count too.
-bundle/data/manifest.json: $(WASM) $(CORPUS)/manifest.json $(DOMAIN) bundle/bundle.go bundle/load.go cmd/rappel/bundle.go $(wildcard feeds/*.go) $(filter-out %_test.go,$(wildcard kv/*.go kv/index/*.go kv/segment/*.go))
-	$(GO) run ./cmd/rappel bundle -corpus $(CORPUS) -plugins bundle/data/plugins -out bundle/data -cache-dir build/wazero-cache
+# It is compiled with -trimpath and without cgo, as bin/rappel is, so
+# that the two share the build cache: the packages compile once. Its
+# times come from the corpus's reference date (DATE), or SOURCE_DATE_EPOCH
+# when set, so that the same DATE and sources give the same bytes.
+bundle/data/manifest.json: $(WASM) $(CORPUS)/manifest.json $(DOMAIN) bundle/bundle.go bundle/load.go bundle/index.go bundle/pack.go cmd/rappel/bundle.go $(wildcard feeds/*.go) $(filter-out %_test.go,$(wildcard kv/*.go kv/index/*.go kv/segment/*.go))
+	$(NOCGO) $(GO) run -trimpath ./cmd/rappel bundle -corpus $(CORPUS) -plugins build/plugins -out bundle/data -cache-dir build/wazero-cache
 
 # The server logs "serving" once it answers; e-mails land in $(MAIL_DIR).
 run: build
@@ -147,4 +162,4 @@ bench: prereqs bundle docs
 	cd cmd/rappel-bench && $(GO) run . run -go-bench ../../build/bench/go-bench.txt $(BENCH_FLAGS)
 
 clean:
-	rm -rf bin build edge/docs/node_modules tools/redocly/node_modules $(DOCS) bundle/data/records.ndjson.zst bundle/data/manifest.json bundle/data/plugins bundle/data/partials bundle/data/raw bundle/data/sst bundle/data/index.seg
+	rm -rf bin build edge/docs/node_modules tools/redocly/node_modules $(DOCS) bundle/data/records.ndjson.zst bundle/data/manifest.json bundle/data/plugins bundle/data/_partials bundle/data/_raw bundle/data/sst bundle/data/index.seg bundle/data/index.seg.zst

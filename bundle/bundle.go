@@ -29,7 +29,11 @@ import (
 	"github.com/rappel-ca/rappel/internal/jsonx"
 )
 
-//go:embed all:data
+// The partial and raw records (_partials, _raw) are left out: the
+// bundle's sstables hold them, which a node loads instead; the build
+// reads them from the bundle dir (README, "The embedded bundle").
+//
+//go:embed data
 var data embed.FS
 
 // File names inside data/.
@@ -40,12 +44,12 @@ const (
 	// partialsDir holds <source>.ndjson.zst: the records each source's
 	// plugin emitted, before merging, so that a node knows which records
 	// each source gave and a source's first live refresh can replace them.
-	partialsDir = "partials"
+	partialsDir = "_partials"
 	// rawDir holds <source>.ndjson.zst: the raw records (keys, hashes, the
 	// record_ids they yield; not their bytes) the partial records were
 	// normalized from, so that a node's first live refresh normalizes only
 	// the upstream records that differ.
-	rawDir = "raw"
+	rawDir = "_raw"
 	// tablesDir holds the sstables a node with an empty store ingests:
 	// the keys and values loading the bundle writes, prebuilt by
 	// WriteTables and listed in the manifest's Tables.
@@ -91,9 +95,13 @@ type Index struct {
 // Table is one sstable of a bundle, as WriteTables wrote it.
 type Table struct {
 	// Name is its path inside the bundle, as sst/000001.sst.
+	// Size and SHA256 are those of the table itself, unpacked.
 	Name   string `json:"name"`
 	Size   int64  `json:"size"`
 	SHA256 string `json:"sha256"`
+	// Packed, when set, is the name of the zstd-compressed file the
+	// bundle holds instead of Name (pack).
+	Packed string `json:"packed,omitempty"`
 }
 
 // ErrEmpty is returned when the binary was built without a bundle.
@@ -102,8 +110,12 @@ var ErrEmpty = errors.New("the binary holds no data bundle; build it with `make 
 // Embedded returns the bundle compiled into the binary.
 func Embedded() fs.FS {
 	sub, _ := fs.Sub(data, "data")
-	return sub
+	return embeddedFS{sub}
 }
+
+// embeddedFS is the embedded bundle, which IndexDir.Open tells from
+// others to read its unpacked index in place.
+type embeddedFS struct{ fs.FS }
 
 // ReadManifest reads the manifest of the bundle in fsys.
 func ReadManifest(fsys fs.FS) (Manifest, error) {
@@ -199,22 +211,63 @@ func readLines(fsys fs.FS, name, what string, fn func([]byte) error) error {
 }
 
 // Plugins returns the default plugin modules in the bundle in fsys, by
-// source name.
+// source name: plugins/<source>.wasm, or packed as
+// plugins/<source>.wasm.zst (WritePlugins).
 func Plugins(fsys fs.FS) (map[string][]byte, error) {
 	names, err := fs.Glob(fsys, pluginsDir+"/*.wasm")
 	if err != nil {
 		return nil, err
 	}
-	out := make(map[string][]byte, len(names))
-	for _, n := range names {
+	packed, err := fs.Glob(fsys, pluginsDir+"/*.wasm"+packedExt)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string][]byte, len(names)+len(packed))
+	for _, n := range append(names, packed...) {
 		b, err := fs.ReadFile(fsys, n)
+		if err == nil && strings.HasSuffix(n, packedExt) {
+			b, err = unpackBytes(b)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("reading bundled plugin %s: %w", n, err)
 		}
-		base := filepath.Base(n)
-		out[base[:len(base)-len(".wasm")]] = b
+		base := strings.TrimSuffix(path.Base(n), packedExt)
+		out[strings.TrimSuffix(base, ".wasm")] = b
 	}
 	return out, nil
+}
+
+// WritePlugins writes each source's plugin module into dir's plugins/,
+// packed, replacing what was there.
+func WritePlugins(dir string, mods map[string][]byte) error {
+	pdir := filepath.Join(dir, pluginsDir)
+	if err := os.RemoveAll(pdir); err != nil {
+		return fmt.Errorf("writing bundled plugins: %w", err)
+	}
+	if err := os.MkdirAll(pdir, 0o755); err != nil {
+		return fmt.Errorf("writing bundled plugins: %w", err)
+	}
+	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedBestCompression), zstd.WithEncoderCRC(true))
+	if err != nil {
+		return err
+	}
+	defer enc.Close()
+	for source, b := range mods {
+		if err := writeFileAtomic(filepath.Join(pdir, source+".wasm"+packedExt), enc.EncodeAll(b, nil)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// unpackBytes decompresses a packed file read whole.
+func unpackBytes(b []byte) ([]byte, error) {
+	dec, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1))
+	if err != nil {
+		return nil, err
+	}
+	defer dec.Close()
+	return dec.DecodeAll(b, nil)
 }
 
 // Write writes records and their manifest into dir as a bundle, replacing
@@ -285,6 +338,9 @@ func WriteTables(dir string, write func(dir string, c Contents) ([]string, error
 		}
 		t := Table{Name: filepath.ToSlash(rel)}
 		if t.Size, t.SHA256, err = fileDigest(src, t.Name); err != nil {
+			return fmt.Errorf("writing bundle tables: %w", err)
+		}
+		if t.Packed, err = pack(dir, t.Name); err != nil {
 			return fmt.Errorf("writing bundle tables: %w", err)
 		}
 		m.Tables = append(m.Tables, t)

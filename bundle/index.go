@@ -1,8 +1,10 @@
 package bundle
 
 import (
+	"bytes"
 	"embed"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -27,18 +29,25 @@ func WriteIndex(dir string, write func(path string, c Contents) error) error {
 	if ix.Size, ix.SHA256, err = fileDigest(src, indexFile); err != nil {
 		return fmt.Errorf("writing the bundle's index: %w", err)
 	}
+	if ix.Packed, err = pack(dir, indexFile); err != nil {
+		return fmt.Errorf("writing the bundle's index: %w", err)
+	}
 	m.Index = ix
 	return writeManifest(dir, m)
 }
 
 // IndexSegment returns the bytes of the embedded bundle's read index and
 // the version of the bundle it indexes, or nil when the binary holds no
-// index. The bytes are the binary's own, read-only and not copied: a
-// node serves the index from where it lies in the executable's mapping.
+// index. An index the binary holds unpacked is given in place, read-only
+// and not copied; a packed one is unpacked into memory, for tests and
+// tools: a node unpacks it into its data dir instead (IndexDir).
 func IndexSegment() ([]byte, string, error) {
 	m, err := ReadManifest(Embedded())
 	if err != nil || m.Index == nil {
 		return nil, "", nil
+	}
+	if m.Index.Packed != "" {
+		return ReadIndex(Embedded())
 	}
 	b, err := embeddedBytes(&data, "data/"+indexFile)
 	if err != nil {
@@ -91,19 +100,31 @@ func embeddedBytes(fsys *embed.FS, name string) ([]byte, error) {
 	return fs.ReadFile(fsys, name)
 }
 
-// ReadIndex reads the read index of the bundle in fsys (not the embedded
-// one: see IndexSegment) and the version of the bundle it indexes, or nil
-// when the bundle has none.
+// ReadIndex reads the read index of the bundle in fsys into memory,
+// unpacked and checked against its manifest, and the version of the
+// bundle it indexes, or nil when the bundle has none.
 func ReadIndex(fsys fs.FS) ([]byte, string, error) {
 	m, err := ReadManifest(fsys)
 	if err != nil || m.Index == nil {
 		return nil, "", nil
 	}
-	b, err := fs.ReadFile(fsys, m.Index.Name)
+	r, err := openTable(fsys, m.Index.Table)
 	if err != nil {
 		return nil, "", fmt.Errorf("reading the bundle's index: %w", err)
 	}
+	defer r.Close()
+	b := make([]byte, 0, m.Index.Size)
+	if b, err = readFull(r, b); err != nil {
+		return nil, "", fmt.Errorf("reading the bundle's index: %w", err)
+	}
 	return b, m.Index.Bundle, nil
+}
+
+// readFull appends all of r to b.
+func readFull(r io.Reader, b []byte) ([]byte, error) {
+	buf := bytes.NewBuffer(b)
+	_, err := buf.ReadFrom(r)
+	return buf.Bytes(), err
 }
 
 // readBack reads the bundle in src as a node reads it: its manifest, its

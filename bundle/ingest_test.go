@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -103,7 +104,15 @@ func mustSameStores(tb testing.TB, a, b string) int {
 // same keys and values, and logs how long each took.
 func mustIngestSameAsBatch(t *testing.T, src fs.FS) {
 	t.Helper()
-	batchPath, batchTook, batchLog := loadTimed(t, src, true)
+	mustIngestSameAsBatchOf(t, src, src)
+}
+
+// mustIngestSameAsBatchOf is mustIngestSameAsBatch with the batch loaded
+// from the bundle dir the embedded bundle src was built from, which
+// holds the partial and raw records src leaves out.
+func mustIngestSameAsBatchOf(t *testing.T, src, dir fs.FS) {
+	t.Helper()
+	batchPath, batchTook, batchLog := loadTimed(t, dir, true)
 	ingestPath, ingestTook, ingestLog := loadTimed(t, src, false)
 	if !strings.Contains(batchLog, "by=batch") || !strings.Contains(ingestLog, "by=ingest") {
 		t.Fatalf("logs:\n%s%s", batchLog, ingestLog)
@@ -151,7 +160,9 @@ func TestLoad_IngestEmbedded(t *testing.T) {
 		}
 		t.Fatalf("the embedded bundle has no tables (%v): rebuild it with `make bundle`", err)
 	}
-	mustIngestSameAsBatch(t, src)
+	// The package's data/ is the bundle dir the embedded bundle was built
+	// from (the test runs in the package's directory).
+	mustIngestSameAsBatchOf(t, src, os.DirFS("data"))
 }
 
 func TestLoad_IngestDamaged(t *testing.T) {
@@ -161,7 +172,7 @@ func TestLoad_IngestDamaged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	name := filepath.Join(dir, filepath.FromSlash(m.Tables[0].Name))
+	name := filepath.Join(dir, filepath.FromSlash(m.Tables[0].Packed))
 	b, err := os.ReadFile(name)
 	if err != nil {
 		t.Fatal(err)
@@ -177,5 +188,30 @@ func TestLoad_IngestDamaged(t *testing.T) {
 	}
 	if empty, err := s.Empty(context.Background()); err != nil || !empty {
 		t.Fatalf("after a refused load the store is empty = %v (%v), want empty", empty, err)
+	}
+}
+
+// TestLoad_ReplaceByIngest checks that a store holding an older bundle,
+// never refreshed live, takes a newer bundle's tables in place of its
+// data: it then holds what a store filled with the newer bundle holds,
+// and nothing of the older one's.
+func TestLoad_ReplaceByIngest(t *testing.T) {
+	ctx := context.Background()
+	older := mustAddTables(t, mustWriteBundleDir(t, time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), "a", "hc-1", "hc-2", "hc-3"))
+	newer := mustAddTables(t, mustWriteBundleDir(t, time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC), "b", "hc-2", "hc-4"))
+	s := MustOpenStore(t)
+	if err := bundle.Load(ctx, older, s, slog.New(slog.DiscardHandler)); err != nil {
+		t.Fatal(err)
+	}
+	var log strings.Builder
+	if err := bundle.Load(ctx, newer, s, slog.New(slog.NewTextHandler(&log, nil))); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(log.String(), "replaced the data dir's older bundle") {
+		t.Fatalf("log: %s", log.String())
+	}
+	got, want := mustHeld(t, s), loaded(t, newer)
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("after replacing the older bundle the store holds\n%+v\nwant what the newer bundle alone gives\n%+v", got, want)
 	}
 }

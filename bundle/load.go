@@ -36,6 +36,9 @@ type Ingester interface {
 	// IngestFS fills the empty store with the sstables names in fsys, in
 	// one atomic step, and refuses a store that holds records.
 	IngestFS(ctx context.Context, fsys fs.FS, names []string) error
+	// ReplaceFS makes the store hold the data of the sstables names in
+	// fsys, as Replace does with the records they were written from.
+	ReplaceFS(ctx context.Context, fsys fs.FS, names []string) error
 }
 
 // Load puts the bundle in src into store when the store should hold it,
@@ -85,13 +88,15 @@ func Load(ctx context.Context, src fs.FS, store Store, log *slog.Logger) error {
 			"data_updated_at", info.UpdatedAt, "bundle_built_at", m.BuiltAt)
 		return nil
 	}
-	// An empty store that can ingest takes the bundle's tables, which carry
-	// the version already (WriteTables checks it): hashing the bundle's files
-	// to compute it again would only slow the first start.
+	// The version is the one the manifest records with the read index
+	// (WriteIndex): the embedded bundle does not hold the partial and raw
+	// records the version is a digest of (README, "The embedded bundle"),
+	// and hashing the bundle's files would only slow the start. A store
+	// that can ingest takes the bundle's tables, which carry it too.
 	ing, canIngest := store.(Ingester)
-	byIngest := canIngest && empty && len(m.Tables) > 0
-	var version string
-	if !byIngest {
+	byIngest := canIngest && len(m.Tables) > 0
+	version := m.recordedVersion()
+	if version == "" {
 		if version, err = Version(src); err != nil {
 			return err
 		}
@@ -111,7 +116,7 @@ func Load(ctx context.Context, src fs.FS, store Store, log *slog.Logger) error {
 	how := "batch"
 	if byIngest {
 		how = "ingest"
-		if n, err = ingest(ctx, src, m, ing); err == nil {
+		if n, err = ingest(ctx, src, m, ing, !empty); err == nil {
 			var loaded rappel.DatasetInfo
 			loaded, err = store.DatasetInfo(ctx)
 			version = loaded.Bundle
@@ -129,6 +134,15 @@ func Load(ctx context.Context, src fs.FS, store Store, log *slog.Logger) error {
 		log.Info("replaced the data dir's older bundle with the binary's", "data_dir_bundle", info.Bundle, "bundle", version, "records", n, "took", took)
 	}
 	return nil
+}
+
+// recordedVersion is the bundle's version as its manifest records it,
+// with its read index; "" when it has none.
+func (m Manifest) recordedVersion() string {
+	if m.Index == nil {
+		return ""
+	}
+	return m.Index.Bundle
 }
 
 // sourceName names where a store's data came from, for the log.
@@ -207,21 +221,21 @@ func replace(ctx context.Context, src fs.FS, m Manifest, version string, store S
 	return len(c.Records), nil
 }
 
-// ingest checks the bundle's sstables against its manifest and fills the
-// empty store with them. It returns the number of records.
-func ingest(ctx context.Context, src fs.FS, m Manifest, store Ingester) (int, error) {
+// ingest fills the empty store with the bundle's sstables, or replaces
+// the data of a store that holds an older bundle with them (replace),
+// unpacked and checked against its manifest as the store copies them in:
+// a damaged table fails the copy before anything is ingested. It returns
+// the number of records.
+func ingest(ctx context.Context, src fs.FS, m Manifest, store Ingester, replace bool) (int, error) {
 	names := make([]string, len(m.Tables))
 	for i, t := range m.Tables {
-		size, sum, err := fileDigest(src, t.Name)
-		if err != nil {
-			return 0, fmt.Errorf("loading bundle into store: reading table %s: %w", t.Name, err)
-		}
-		if size != t.Size || sum != t.SHA256 {
-			return 0, fmt.Errorf("loading bundle into store: the binary's bundle is damaged: table %s has %d bytes and SHA-256 %s, its manifest says %d bytes and %s; rebuild the binary (make build) or start it on a data dir that holds data", t.Name, size, sum, t.Size, t.SHA256)
-		}
 		names[i] = t.Name
 	}
-	if err := store.IngestFS(ctx, src, names); err != nil {
+	fill := store.IngestFS
+	if replace {
+		fill = store.ReplaceFS
+	}
+	if err := fill(ctx, newTablesFS(src, m.Tables), names); err != nil {
 		return 0, fmt.Errorf("loading bundle into store: %w", err)
 	}
 	return m.Records, nil

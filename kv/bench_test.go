@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/cockroachdb/pebble/v2/sstable"
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/rappel-ca/rappel"
@@ -182,5 +183,39 @@ func benchWrites(b *testing.B, fill func(*testing.B, *Store), write func(*Store,
 				b.ReportMetric(float64(written)/float64(b.N), "table-B/op")
 			})
 		}
+	}
+}
+
+// BenchmarkStore_RecordFromTables measures Record on a store filled by
+// ingesting the tables of the corpus, their blocks uncompressed (as a
+// bundle's are, WriteTables) and Snappy-compressed (the store's default):
+// reading an uncompressed block must not be slower. The block cache is
+// Pebble's default, far smaller than the tables, so reads decode blocks.
+func BenchmarkStore_RecordFromTables(b *testing.B) {
+	ctx := context.Background()
+	recs := makeRecords(benchRecords)
+	info := rappel.DatasetInfo{Source: "bundle", Records: len(recs)}
+	for _, tc := range []struct {
+		name        string
+		compression *sstable.CompressionProfile
+	}{{"None", sstable.NoCompression}, {"Snappy", sstable.SnappyCompression}} {
+		b.Run(tc.name, func(b *testing.B) {
+			dir := b.TempDir()
+			s := MustOpenStoreAt(b, filepath.Join(dir, "db"), nil)
+			paths, err := writeTables(ctx, filepath.Join(dir, "sst"), tc.compression, recs, nil, nil, nil, info)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := s.Ingest(ctx, paths); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if _, err := s.Record(ctx, recs[(i*7919)%len(recs)].RecordID); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

@@ -9,7 +9,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
+	"sync"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/objstorage/objstorageprovider"
@@ -71,6 +73,12 @@ func (p pairs) sorted() pairs {
 // into sstables named 000001.sst, 000002.sst…, and returns their paths.
 // Ingest fills an empty store with them.
 func WriteTables(ctx context.Context, dir string, recs []*rappel.Record, partials map[string][]*rappel.Record, raw map[string][]rappel.RawRecord, states []rappel.SourceState, info rappel.DatasetInfo) ([]string, error) {
+	return writeTables(ctx, dir, sstable.NoCompression, recs, partials, raw, states, info)
+}
+
+// writeTables is WriteTables with the tables' blocks compressed as
+// compression says.
+func writeTables(ctx context.Context, dir string, compression *sstable.CompressionProfile, recs []*rappel.Record, partials map[string][]*rappel.Record, raw map[string][]rappel.RawRecord, states []rappel.SourceState, info rappel.DatasetInfo) ([]string, error) {
 	if err := checkLoad(recs, states); err != nil {
 		return nil, err
 	}
@@ -95,7 +103,7 @@ func WriteTables(ctx context.Context, dir string, recs []*rappel.Record, partial
 			end++
 		}
 		path := filepath.Join(dir, fmt.Sprintf("%06d.sst", len(paths)+1))
-		if err := writeTable(vfs.Default, path, kvs[start:end]); err != nil {
+		if err := writeTable(vfs.Default, path, kvs[start:end], compression); err != nil {
 			return nil, err
 		}
 		paths = append(paths, path)
@@ -112,17 +120,23 @@ func keyspace(key []byte) string {
 	return string(key)
 }
 
-// writeTable writes kvs, in key order, as the sstable path on fs, synced.
-func writeTable(fs vfs.FS, path string, kvs pairs) error {
+// writeTable writes kvs, in key order, as the sstable path on fs, synced,
+// its blocks compressed as compression says.
+//
+// The tables of a bundle (WriteTables) have their blocks uncompressed: the
+// bundle compresses each table whole, which takes a third of the room of
+// Snappy blocks compressed again, and a store reads an uncompressed block
+// with no decoding (RATIONALE.md, the embedded bundle). The store's
+// own defaults otherwise (blocks of 4 KiB).
+func writeTable(fs vfs.FS, path string, kvs pairs, compression *sstable.CompressionProfile) error {
 	f, err := fs.Create(path, vfs.WriteCategoryUnspecified)
 	if err != nil {
 		return fmt.Errorf("writing table: %w", err)
 	}
-	// The store's own defaults otherwise (Snappy blocks of 4 KiB), so that
-	// the ingested tables read as fast as those it writes itself.
 	w := sstable.NewWriter(objstorageprovider.NewFileWritable(f), sstable.WriterOptions{
 		TableFormat: tableFormat,
 		Comparer:    pebble.DefaultComparer,
+		Compression: compression,
 	})
 	for _, kv := range kvs {
 		if err := w.Set(kv.key, kv.val); err != nil {
@@ -187,7 +201,7 @@ func (s *Store) Ingest(ctx context.Context, paths []string) error {
 func (s *Store) writeGenerationTable() (string, uint64, error) {
 	gen := s.gen + 1
 	path := s.Path + ".changes.sst"
-	if err := writeTable(s.fs(), path, pairs{{changesKey, encodeChanges(gen, s.seq)}}); err != nil {
+	if err := writeTable(s.fs(), path, pairs{{changesKey, encodeChanges(gen, s.seq)}}, sstable.SnappyCompression); err != nil {
 		return "", 0, err
 	}
 	return path, gen, nil
@@ -216,14 +230,64 @@ func (s *Store) IngestFS(ctx context.Context, fsys fs.FS, names []string) error 
 		return fmt.Errorf("ingesting tables: %w", err)
 	}
 	defer vfsys.RemoveAll(dir)
+	// The tables are copied side by side, as many at once as there are
+	// cores: a bundle's are unpacked as they are read, which takes a core
+	// each, and the memory of a decoder.
 	paths := make([]string, len(names))
+	errs := make([]error, len(names))
+	var wg sync.WaitGroup
+	slots := make(chan struct{}, runtime.GOMAXPROCS(0))
 	for i, name := range names {
 		paths[i] = vfsys.PathJoin(dir, fmt.Sprintf("%06d.sst", i+1))
-		if err := copyFile(vfsys, paths[i], fsys, name); err != nil {
-			return fmt.Errorf("ingesting tables: copying %s: %w", name, err)
-		}
+		wg.Go(func() {
+			slots <- struct{}{}
+			defer func() { <-slots }()
+			if err := copyFile(vfsys, paths[i], fsys, name); err != nil {
+				errs[i] = fmt.Errorf("ingesting tables: copying %s: %w", name, err)
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
 	}
 	return s.Ingest(ctx, paths)
+}
+
+// ReplaceFS makes the store hold the data of the sstables names in fsys
+// (a newer bundle's) and none of the data it held, as Replace does with
+// the records those tables were written from: the data (records, their
+// index keys, partial and raw records, source states) is deleted in one
+// synced batch, then the tables are ingested as IngestFS does, which
+// starts a new generation of the change log. What is not data stays.
+//
+// Unlike Replace, this is two steps: a crash between them leaves the
+// store without records, which the next start fills from the bundle as
+// any empty store (bundle.Load). The node serves neither state: it loads
+// the bundle before it serves.
+func (s *Store) ReplaceFS(ctx context.Context, fsys fs.FS, names []string) error {
+	if err := s.clearData(ctx); err != nil {
+		return err
+	}
+	return s.IngestFS(ctx, fsys, names)
+}
+
+// clearData deletes the store's data, as Replace does before writing
+// the new, in one synced batch.
+func (s *Store) clearData(ctx context.Context) error {
+	_, span := startWrite(ctx, "ClearData")
+	defer span.End()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.db == nil {
+		return errNotOpen
+	}
+	b := s.db.NewBatch()
+	defer b.Close()
+	if err := deleteData(b); err != nil {
+		return fmt.Errorf("clearing records: %w", err)
+	}
+	return endWrite(span, b, s.db.commit(b, "clearing records"))
 }
 
 // copyFile copies name in fsys to path in vfsys, synced.

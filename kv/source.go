@@ -443,6 +443,17 @@ func setJSON(b writer, key []byte, v any) error {
 // feeds' states and raw records.
 var dataPrefixes = [][]byte{[]byte(recordPrefix), []byte(indexPrefix), []byte(partialPrefix), []byte(feedPrefix)}
 
+// deleteData adds to b the deletion of all the store's data
+// (dataPrefixes).
+func deleteData(b *pebble.Batch) error {
+	for _, p := range dataPrefixes {
+		if err := b.DeleteRange(p, prefixEnd(p), nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Replace makes the store hold the data given and nothing else of its
 // kind, as Load would write it into an empty store, in one batch committed
 // with pebble.Sync: every assembled record and its index keys, every
@@ -469,10 +480,8 @@ func (s *Store) load(ctx context.Context, replace bool, recs []*rappel.Record, p
 		if replace {
 			// Within a batch, a write after a range deletion survives it: the
 			// deletions clear what was there, the writes below fill it again.
-			for _, p := range dataPrefixes {
-				if err := b.DeleteRange(p, prefixEnd(p), nil); err != nil {
-					return fmt.Errorf("replacing records: %w", err)
-				}
+			if err := deleteData(b); err != nil {
+				return fmt.Errorf("replacing records: %w", err)
 			}
 		} else if empty, err := s.empty(); err != nil {
 			return err

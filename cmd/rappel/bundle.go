@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"time"
 
@@ -38,7 +39,7 @@ type BundleCommand struct {
 func NewBundleCommand() *BundleCommand {
 	return &BundleCommand{
 		Corpus:     "build/corpus",
-		PluginsDir: "bundle/data/plugins",
+		PluginsDir: "build/plugins",
 		Out:        "bundle/data",
 		CacheDir:   "build/wazero-cache",
 	}
@@ -54,9 +55,9 @@ func (c *BundleCommand) flagSet() *flag.FlagSet {
 	fs := flag.NewFlagSet("rappel bundle", flag.ContinueOnError)
 	fs.StringVar(&c.Corpus, "corpus", c.Corpus, "`directory` holding the corpus (hc/, tc/, detail/)")
 	fs.StringVar(&c.PluginsDir, "plugins", c.PluginsDir, "`directory` holding <source>.wasm for every source")
-	fs.StringVar(&c.Out, "out", c.Out, "`directory` to write records.ndjson.zst, partials/, raw/, sst/ and manifest.json to")
+	fs.StringVar(&c.Out, "out", c.Out, "`directory` to write records.ndjson.zst, _partials/, _raw/, sst/, index.seg.zst, plugins/ and manifest.json to")
 	fs.StringVar(&c.CacheDir, "cache-dir", c.CacheDir, "`directory` for compiled plugins")
-	fs.StringVar(&c.BuiltAt, "built-at", c.BuiltAt, "RFC 3339 `time` to stamp as fetched_at (default now)")
+	fs.StringVar(&c.BuiltAt, "built-at", c.BuiltAt, "RFC 3339 `time` to stamp as fetched_at (default SOURCE_DATE_EPOCH, or the corpus's reference date)")
 	fs.Var(levelFlag{&c.LogLevel}, "log-level", "least `level` the plugin host logs: debug, info, warn or error")
 	return fs
 }
@@ -67,13 +68,9 @@ var sourceDirs = map[string]string{"hcdump": "hc", "vrdb": "tc", "detail": "deta
 
 // Run builds the bundle.
 func (c *BundleCommand) Run(ctx context.Context) error {
-	builtAt := time.Now().UTC().Truncate(time.Second)
-	if c.BuiltAt != "" {
-		t, err := time.Parse(time.RFC3339, c.BuiltAt)
-		if err != nil {
-			return fmt.Errorf("--built-at %q is not an RFC 3339 time", c.BuiltAt)
-		}
-		builtAt = t.UTC()
+	builtAt, err := c.builtAt()
+	if err != nil {
+		return err
 	}
 	host := plugins.NewHost()
 	host.CacheDir = c.CacheDir
@@ -87,8 +84,11 @@ func (c *BundleCommand) Run(ctx context.Context) error {
 	}
 	defer host.Close(context.WithoutCancel(ctx))
 
-	results, shas, err := c.runSources(ctx, host)
+	results, shas, mods, err := c.runSources(ctx, host)
 	if err != nil {
+		return err
+	}
+	if err := bundle.WritePlugins(c.Out, mods); err != nil {
 		return err
 	}
 	parts := make([][]*rappel.Record, 0, len(rappel.SourcePrecedence))
@@ -151,24 +151,56 @@ func (c *BundleCommand) Run(ctx context.Context) error {
 	return nil
 }
 
+// builtAt is the bundle's build time, which its records carry as
+// fetched_at and a node serving it as its dataset time: --built-at, or
+// SOURCE_DATE_EPOCH (the reproducible-builds convention), or the corpus's
+// reference date at midnight UTC; the clock only for a corpus without
+// one. Never the clock otherwise, so that the same corpus and sources
+// give the same bundle, byte for byte.
+func (c *BundleCommand) builtAt() (time.Time, error) {
+	if c.BuiltAt != "" {
+		t, err := time.Parse(time.RFC3339, c.BuiltAt)
+		if err != nil {
+			return t, fmt.Errorf("--built-at %q is not an RFC 3339 time", c.BuiltAt)
+		}
+		return t.UTC(), nil
+	}
+	if epoch := os.Getenv("SOURCE_DATE_EPOCH"); epoch != "" {
+		secs, err := strconv.ParseInt(epoch, 10, 64)
+		if err != nil {
+			return time.Time{}, fmt.Errorf("SOURCE_DATE_EPOCH %q is not a number of seconds since 1970", epoch)
+		}
+		return time.Unix(secs, 0).UTC(), nil
+	}
+	if ref, err := os.ReadFile(filepath.Join(c.Corpus, "manifest.json")); err == nil {
+		if day, err := time.Parse(time.DateOnly, referenceDate(ref)); err == nil {
+			return day.UTC(), nil
+		}
+	}
+	return time.Now().UTC().Truncate(time.Second), nil
+}
+
 // runSources runs every source's plugin on its corpus directory, in
-// parallel, and returns the results and each module's digest.
-func (c *BundleCommand) runSources(ctx context.Context, host *plugins.Host) (map[string]*plugins.Result, map[string]string, error) {
+// parallel, and returns the results, each module's digest and the
+// modules.
+func (c *BundleCommand) runSources(ctx context.Context, host *plugins.Host) (map[string]*plugins.Result, map[string]string, map[string][]byte, error) {
 	var (
 		mu      sync.Mutex
 		wg      sync.WaitGroup
 		results = map[string]*plugins.Result{}
 		shas    = map[string]string{}
+		mods    = map[string][]byte{}
 		errs    []error
 	)
 	for name, dir := range sourceDirs {
 		wasm, err := os.ReadFile(filepath.Join(c.PluginsDir, name+".wasm"))
 		if err != nil {
-			return nil, nil, fmt.Errorf("reading plugin: %w", err)
+			return nil, nil, nil, fmt.Errorf("reading plugin: %w", err)
 		}
+		mods[name] = wasm
 		p, err := host.Load(ctx, name, wasm)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		wg.Add(1)
 		go func() {
@@ -183,7 +215,7 @@ func (c *BundleCommand) runSources(ctx context.Context, host *plugins.Host) (map
 		}()
 	}
 	wg.Wait()
-	return results, shas, errors.Join(errs...)
+	return results, shas, mods, errors.Join(errs...)
 }
 
 // referenceDate reads the generator's reference date from its manifest.

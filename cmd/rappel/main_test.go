@@ -24,6 +24,13 @@ import (
 // the real .wasm plugins with the bundle command and returns the bundle dir.
 func MustBuildBundle(tb testing.TB) string {
 	tb.Helper()
+	return mustBuildBundleAt(tb, "2026-11-01T12:00:00Z")
+}
+
+// mustBuildBundleAt is MustBuildBundle with --built-at builtAt, none when
+// empty.
+func mustBuildBundleAt(tb testing.TB, builtAt string) string {
+	tb.Helper()
 	root := plugintest.ModuleRoot(tb)
 	out := tb.TempDir()
 	// The plugins go into the bundle, as `make bundle` puts them.
@@ -42,7 +49,7 @@ func MustBuildBundle(tb testing.TB) string {
 	c.PluginsDir = pluginsDir
 	c.Out = out
 	c.CacheDir = filepath.Join(tb.TempDir(), "cache")
-	c.BuiltAt = "2026-11-01T12:00:00Z"
+	c.BuiltAt = builtAt
 	if err := c.Run(context.Background()); err != nil {
 		tb.Fatal(err)
 	}

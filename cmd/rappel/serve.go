@@ -13,6 +13,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
@@ -221,10 +222,15 @@ func (c *ServeCommand) Run(ctx context.Context) (err error) {
 			log.Error("closing store", "error", err)
 		}
 	}()
+	// The bundle's read index is unpacked, on a first start, while the
+	// store ingests the bundle's tables; it is released after the read
+	// index closes (deferred here, it runs after segments.Close).
+	bundleIndex := c.openBundleIndex(log)
+	defer bundleIndex.release(log)
 	if err := bundle.Load(ctx, c.bundleFS(), store, log); err != nil {
 		return c.storeFailed(err)
 	}
-	catalog, segments, err := c.readIndex(ctx, store, log)
+	catalog, segments, err := c.readIndex(ctx, store, bundleIndex, log)
 	if err != nil {
 		return c.storeFailed(err)
 	}
@@ -350,7 +356,7 @@ func (c *ServeCommand) checkFreeSpace() error {
 	need, why := uint64(c.MinFreeMiB)<<20, ""
 	if tables := c.bundleTables(); tables > 0 {
 		need += tables
-		why = fmt.Sprintf(" (--min-free-mib %d and the bundle's tables, %s, which a first start copies in)", c.MinFreeMiB, mebibytes(tables, true))
+		why = fmt.Sprintf(" (--min-free-mib %d and the bundle's tables and index, %s, which a first start unpacks)", c.MinFreeMiB, mebibytes(tables, true))
 	}
 	if avail < need {
 		return &stopError{fmt.Sprintf("the data directory %s has %s free; it needs at least %s to start%s: free space or pass a --data-dir on a larger filesystem",
@@ -359,20 +365,25 @@ func (c *ServeCommand) checkFreeSpace() error {
 	return nil
 }
 
-// bundleTables returns the size of the bundle's sstables when the data dir
-// holds no store yet, which a first start copies in, and 0 otherwise. A
+// bundleTables returns the size of what a first start unpacks into the
+// data dir: the bundle's sstables when it holds no store yet, and its
+// read index when it is packed and not unpacked yet; 0 when neither. A
 // bundle it cannot read counts 0: loading it says what is wrong.
 func (c *ServeCommand) bundleTables() uint64 {
-	if _, err := os.Stat(filepath.Join(c.DataDir, "pebble")); !errors.Is(err, os.ErrNotExist) {
-		return 0
-	}
 	m, err := bundle.ReadManifest(c.bundleFS())
 	if err != nil {
 		return 0
 	}
 	var n uint64
-	for _, t := range m.Tables {
-		n += uint64(max(t.Size, 0))
+	if _, err := os.Stat(filepath.Join(c.DataDir, "pebble")); errors.Is(err, os.ErrNotExist) {
+		for _, t := range m.Tables {
+			n += uint64(max(t.Size, 0))
+		}
+	}
+	if m.Index != nil && m.Index.Packed != "" {
+		if _, err := os.Stat(filepath.Join(c.DataDir, "bundle", "index.json")); errors.Is(err, os.ErrNotExist) {
+			n += uint64(max(m.Index.Size, 0))
+		}
 	}
 	return n
 }
@@ -401,30 +412,65 @@ func (c *ServeCommand) storeFailed(err error) error {
 }
 
 // readIndex opens the read index: the segment files of the data dir's
-// index/ that the store names, or the bundle's segment embedded in the
-// binary, with the changes since as a delta; its cursors are signed with
-// the node's cursor key.
-func (c *ServeCommand) readIndex(ctx context.Context, store *kv.Store, log *slog.Logger) (*index.Catalog, *index.Segments, error) {
+// index/ that the store names, or the bundle's segment, with the changes
+// since as a delta; its cursors are signed with the node's cursor key.
+func (c *ServeCommand) readIndex(ctx context.Context, store *kv.Store, bundleIndex *bundleIndex, log *slog.Logger) (*index.Catalog, *index.Segments, error) {
 	key, err := c.cursorKey()
 	if err != nil {
 		return nil, nil, err
 	}
 	catalog := &index.Catalog{Options: index.Options{CursorKey: key}}
 	segments := &index.Segments{Dir: filepath.Join(c.DataDir, "index"), Store: store, Catalog: catalog, Log: log}
-	if c.Bundle == nil {
-		segments.Bundle, segments.BundleVersion, err = bundle.IndexSegment()
-	} else {
-		segments.Bundle, segments.BundleVersion, err = bundle.ReadIndex(c.Bundle)
+	if segments.Bundle, segments.BundleVersion, err = bundleIndex.wait(); err != nil {
+		return nil, nil, c.storeFailed(err)
 	}
-	if err != nil {
-		return nil, nil, err
-	}
+	// The decoders of a first start's unpacking held tens of megabytes,
+	// garbage now: they are given back to the system rather than kept as
+	// the heap's high-water mark. On a warm start the heap is small and
+	// this is a millisecond.
+	debug.FreeOSMemory()
 	if err := segments.Open(ctx); err != nil {
 		return nil, nil, err
 	}
 	v := catalog.Current()
 	log.Info("dataset ready", "records", v.Len(), "updated_at", v.Info().UpdatedAt, "source", v.Info().Source, "bundle", v.Info().Bundle)
 	return catalog, segments, nil
+}
+
+// bundleIndex is the bundle's read index as it opens, in the background
+// (bundle.IndexDir): unpacked into the data dir's bundle/ on a first
+// start, then mapped from there.
+type bundleIndex struct {
+	done    chan struct{}
+	seg     []byte
+	version string
+	unmap   func() error
+	err     error
+}
+
+// openBundleIndex starts opening the bundle's read index.
+func (c *ServeCommand) openBundleIndex(log *slog.Logger) *bundleIndex {
+	b := &bundleIndex{done: make(chan struct{}), unmap: func() error { return nil }}
+	dir := bundle.IndexDir{Dir: filepath.Join(c.DataDir, "bundle"), Log: log}
+	go func() {
+		defer close(b.done)
+		b.seg, b.version, b.unmap, b.err = dir.Open(c.bundleFS())
+	}()
+	return b
+}
+
+// wait returns the index once it is open.
+func (b *bundleIndex) wait() ([]byte, string, error) {
+	<-b.done
+	return b.seg, b.version, b.err
+}
+
+// release waits for the index to open, then releases it.
+func (b *bundleIndex) release(log *slog.Logger) {
+	<-b.done
+	if err := b.unmap(); err != nil {
+		log.Error("releasing the bundle's read index", "error", err)
+	}
 }
 
 // server returns the API server over the catalog, with the store for

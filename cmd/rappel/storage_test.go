@@ -30,7 +30,7 @@ func TestServe_DiskFullAtStart(t *testing.T) {
 		need   string
 	}{
 		{"Tiny", tinyBundleDir, 2 << 20, "64 MiB to start"},
-		{"Tables", tablesBundleDir, 64 << 20, "65 MiB to start (--min-free-mib 64 and the bundle's tables, 1 MiB, which a first start copies in)"},
+		{"Tables", tablesBundleDir, 64 << 20, "65 MiB to start (--min-free-mib 64 and the bundle's tables and index, 1 MiB, which a first start unpacks)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := NewServeCommand()

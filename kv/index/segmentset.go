@@ -70,7 +70,8 @@ type Segments struct {
 	Dir     string    // where the segment files live
 	Store   ChangeLog // the records and their change log
 	Catalog *Catalog  // swapped after each change
-	// Bundle is the base segment embedded in the binary, or nil, and
+	// Bundle is the bundle's base segment (bundle.IndexDir: unpacked from
+	// the binary into the data dir and mapped), or nil, and
 	// BundleVersion the version of the bundle whose records it indexes:
 	// a store loaded from that bundle, with no segments of its own yet,
 	// is served from it with the changes since the load as a delta.

@@ -213,3 +213,9 @@ func SectionSpan(b []byte, name string) (off, n int) {
 	}
 	return 0, 0
 }
+
+// MapFile maps the file at path read-only, as Open does, without checking
+// it as a segment: the caller checks what it holds. unmap releases it.
+func MapFile(path string) (data []byte, unmap func() error, err error) {
+	return mapFile(path)
+}
