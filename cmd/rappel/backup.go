@@ -27,11 +27,13 @@ import (
 
 // backupSkip reports whether the data dir's entry name stays out of a
 // backup: the store and the key database, archived from checkpoints;
-// wazero's cache of compiled plugins, rebuilt at start; and dot-names,
+// wazero's cache of compiled plugins, rebuilt at start; the bundle's
+// read index unpacked from the binary, which the restored node's binary
+// unpacks again (or replaces, if it carries another bundle); and dot-names,
 // which are files being written (temporary names) and the checkpoints
 // of backups in progress.
 func backupSkip(name string) bool {
-	return name == "pebble" || name == "keys" || name == "wazero-cache" || strings.HasPrefix(name, ".")
+	return name == "pebble" || name == "keys" || name == "wazero-cache" || name == "bundle" || strings.HasPrefix(name, ".")
 }
 
 // backupPrefix names the temporary directory a backup checkpoints into,
