@@ -71,6 +71,7 @@ build: prereqs bin/rappel
 NOCGO := CGO_ENABLED=0
 
 bin/rappel: bundle/data/manifest.json $(DOCS) $(EMBEDDED) $(ALLSRC) go.mod go.sum
+	@echo "make: building bin/rappel (on a fresh clone Go downloads and compiles the modules first, minutes without output)"
 	$(NOCGO) $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $@ ./cmd/rappel
 
 plugins: $(WASM)
@@ -81,6 +82,7 @@ plugins: $(WASM)
 # uses the same flags.
 build/plugins/%.wasm: $(DOMAIN) $(PLUGSRC)
 	@mkdir -p $(@D)
+	@echo "make: compiling the $* plugin to WebAssembly"
 	GOOS=wasip1 GOARCH=wasm CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=false -o $@ ./plugins/$*/wasm
 
 corpus: $(CORPUS)/manifest.json
@@ -88,6 +90,7 @@ corpus: $(CORPUS)/manifest.json
 # Corpora of other seeds or dates are removed, so that they don't pile up.
 $(CORPUS)/manifest.json: $(DOMAIN) $(SYNTHSRC)
 	@for d in build/corpus-*; do [ "$$d" = "$(CORPUS)" ] || rm -rf "$$d"; done
+	@echo "make: generating the synthetic corpus into $(CORPUS) (compiling the generator first)"
 	$(GO) run ./cmd/rappel-synth -out $(CORPUS) -seed $(SEED) -date $(DATE)
 
 bundle: prereqs bundle/data/manifest.json
@@ -99,6 +102,7 @@ bundle: prereqs bundle/data/manifest.json
 docs: $(DOCS)
 
 $(DOCS_NPM)/package.json: edge/docs/package.json edge/docs/package-lock.json
+	@echo "make: installing the pinned Swagger UI with npm ci"
 	cd edge/docs && npm ci --ignore-scripts --no-audit --no-fund
 	@touch $@
 
@@ -114,6 +118,7 @@ edge/docs/assets/%: $(DOCS_NPM)/package.json
 # times come from the corpus's reference date (DATE), or SOURCE_DATE_EPOCH
 # when set, so that the same DATE and sources give the same bytes.
 bundle/data/manifest.json: $(WASM) $(CORPUS)/manifest.json $(DOMAIN) bundle/bundle.go bundle/load.go bundle/index.go bundle/pack.go cmd/rappel/bundle.go $(wildcard feeds/*.go) $(filter-out %_test.go,$(wildcard kv/*.go kv/index/*.go kv/segment/*.go))
+	@echo "make: building the data bundle: compiling rappel, then normalizing the corpus through the plugins (a line per source as each ends, about 2 min on 2 cores)"
 	$(NOCGO) $(GO) run -trimpath ./cmd/rappel bundle -corpus $(CORPUS) -plugins build/plugins -out bundle/data -cache-dir build/wazero-cache
 
 # The server logs "serving" once it answers; e-mails land in $(MAIL_DIR).
