@@ -4,9 +4,15 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rappel-ca/rappel"
+	"github.com/rappel-ca/rappel/edge"
+	"github.com/rappel-ca/rappel/kv/index"
 )
 
 // slogLine is the line slog's own handler of newLogger's format writes for r.
@@ -124,6 +130,50 @@ func BenchmarkAccessLine(b *testing.B) {
 			for b.Loop() {
 				_ = h.Handle(context.Background(), r)
 			}
+		})
+	}
+}
+
+// BenchmarkServeRecordLogged serves GET /recall/{record_id} through the
+// whole edge handler with the server's logger (newLogger over a logWriter)
+// and, as "/slog", with slog's own handler in its place: what the access
+// line costs a cheap request. Run with -count to alternate them.
+func BenchmarkServeRecordLogged(b *testing.B) {
+	snap, err := index.Build([]*rappel.Record{numbered(1)}, rappel.DatasetInfo{Records: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	cat := &index.Catalog{}
+	cat.Swap(snap)
+	serve := func(b *testing.B, log *slog.Logger) {
+		s := edge.NewServer()
+		s.Catalog, s.Keys, s.Logger = cat, edge.NewStaticKeys([]string{"bench-key"}), log
+		h := s.Handler()
+		r := httptest.NewRequest(http.MethodGet, "/recall/"+numbered(1).RecordID, nil)
+		r.Header.Set("X-Gateway-Key", "bench-key")
+		b.ReportAllocs()
+		for b.Loop() {
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, r)
+			if w.Code != http.StatusOK {
+				b.Fatalf("status %d", w.Code)
+			}
+		}
+	}
+	for _, format := range []string{"text", "json"} {
+		b.Run(format, func(b *testing.B) {
+			out := newLogWriter(discardLines{})
+			defer out.Close()
+			serve(b, newLogger(out, format, slog.LevelInfo))
+		})
+		b.Run(format+"/slog", func(b *testing.B) {
+			out := newLogWriter(discardLines{})
+			defer out.Close()
+			var h slog.Handler = slog.NewTextHandler(out, nil)
+			if format == "json" {
+				h = slog.NewJSONHandler(out, &slog.HandlerOptions{ReplaceAttr: durationSeconds})
+			}
+			serve(b, slog.New(traceHandler{h}))
 		})
 	}
 }
