@@ -2,6 +2,7 @@ package edge
 
 import (
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -16,6 +17,13 @@ func BenchmarkMiddlewareHTTP(b *testing.B) {
 	b.Run("Chain", func(b *testing.B) {
 		s, _ := MustServer(b, cat)
 		s.Logger = discardLogger()
+		benchmarkRecordHTTP(b, s.Handler())
+	})
+	// ChainLogged writes the access log, in JSON, as a server does: Chain
+	// drops it at the level check.
+	b.Run("ChainLogged", func(b *testing.B) {
+		s, _ := MustServer(b, cat)
+		s.Logger = slog.New(slog.NewJSONHandler(discard{}, nil))
 		benchmarkRecordHTTP(b, s.Handler())
 	})
 	b.Run("Bare", func(b *testing.B) {

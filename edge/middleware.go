@@ -8,6 +8,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"sync/atomic"
+	"time"
 
 	"github.com/rappel-ca/rappel"
 )
@@ -87,6 +88,11 @@ func newRequestID() string {
 // caused (a page over its budget, the shutdown, a failure) is a warning.
 // A probe's line (probeRoutes) is at debug: an orchestrator asks every
 // few seconds, and at info those lines would bury the others.
+//
+// The line goes to the logger's handler as a record made here, rather than
+// through Logger.LogAttrs, which would read the clock again for the
+// record's time and walk the stack for a source position no handler of
+// the server prints; the line is the same. See accessRecord.
 func (s *Server) accessLog(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := s.Now()
@@ -95,31 +101,47 @@ func (s *Server) accessLog(next http.Handler) http.Handler {
 		if probeRoutes[r.Pattern] {
 			level = slog.LevelDebug
 		}
-		if !s.Logger.Enabled(r.Context(), level) {
+		ctx := r.Context()
+		if !s.Logger.Enabled(ctx, level) {
 			return
 		}
 		x := exchangeOf(w)
 		status, cut := s.outcome(x, r)
-		attrs := []slog.Attr{
-			slog.String("method", rappel.Clip(r.Method)),
-			// The ServeMux set r.Pattern on this same *http.Request.
-			slog.String("route", r.Pattern),
-			slog.Int("status", status),
-			slog.Duration("duration", s.Now().Sub(start)),
-			slog.Int64("bytes", x.sent),
-			slog.String("request_id", x.id),
+		if cut != "" && cut != cutClientClosed && cut != cutClientStalled {
+			level = slog.LevelWarn
 		}
-		if x.key != nil {
-			attrs = append(attrs, slog.String("key_id", x.key.ID))
-		}
-		if cut != "" {
-			attrs = append(attrs, slog.String("cut", cut))
-			if cut != cutClientClosed && cut != cutClientStalled {
-				level = slog.LevelWarn
-			}
-		}
-		s.Logger.LogAttrs(r.Context(), level, "request", attrs...)
+		end := s.Now()
+		rec := accessRecord(end, level, r, x, status, end.Sub(start), cut)
+		// A handler's error has no one to go to: the request is answered.
+		_ = s.Logger.Handler().Handle(ctx, rec)
 	})
+}
+
+// accessRecord is the access log's record of a request answered at end:
+// "request" with method, route, status, duration, bytes and request_id,
+// then key_id when a key was checked and cut when the response was cut.
+func accessRecord(end time.Time, level slog.Level, r *http.Request, x *exchange, status int, took time.Duration, cut string) slog.Record {
+	// One AddAttrs call: the record keeps five attributes inline and
+	// allocates the rest once.
+	var buf [8]slog.Attr
+	attrs := append(buf[:0],
+		slog.String("method", rappel.Clip(r.Method)),
+		// The ServeMux set r.Pattern on this same *http.Request.
+		slog.String("route", r.Pattern),
+		slog.Int("status", status),
+		slog.Duration("duration", took),
+		slog.Int64("bytes", x.sent),
+		slog.String("request_id", x.id),
+	)
+	if x.key != nil {
+		attrs = append(attrs, slog.String("key_id", x.key.ID))
+	}
+	if cut != "" {
+		attrs = append(attrs, slog.String("cut", cut))
+	}
+	rec := slog.NewRecord(end, level, "request", 0)
+	rec.AddAttrs(attrs...)
+	return rec
 }
 
 // probeRoutes are the routes that health probes call.

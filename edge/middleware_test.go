@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rappel-ca/rappel"
 )
@@ -134,6 +135,35 @@ func TestServer_AccessLog(t *testing.T) {
 	fetch(t, base+"/nope?lang=xx", nil)
 	if out := logs.String(); strings.Contains(out, testKey) || strings.Contains(out, "rk_guess_0000") {
 		t.Fatalf("a key was logged:\n%s", out)
+	}
+}
+
+// TestServer_AccessLog_RecordTime checks that the access line is stamped
+// with the server's clock as the request ended, the reading its duration
+// ends with, rather than a second reading of the wall clock; and that every
+// request gets its line, one per request id.
+func TestServer_AccessLog_RecordTime(t *testing.T) {
+	s, logs := MustServer(t, MustCatalog(t, testRecords()))
+	base := MustHTTP(t, s.Handler()).URL
+	for _, path := range []string{"/recall/hc-73841", "/recall/hc-73841?lang=fr", "/nope", "/recall/hc-73841?lang=xx"} {
+		resp, _ := fetch(t, base+path, nil)
+		line := logLine(t, logs.String(), "request", resp.Header.Get("X-Request-Id"))
+		at, err := time.Parse(time.RFC3339Nano, line["time"].(string))
+		if err != nil {
+			t.Fatalf("GET %s: access line's time %v: %v", path, line["time"], err)
+		}
+		// The step clock reads datasetTime plus a whole number of
+		// milliseconds, one more at each reading.
+		since := at.Sub(datasetTime)
+		if since <= 0 || since > time.Hour || since%time.Millisecond != 0 {
+			t.Errorf("GET %s: access line at %s, not a reading of the server's clock (from %s)", path, at, datasetTime)
+		}
+		if line["status"] != float64(resp.StatusCode) {
+			t.Errorf("GET %s: access line status %v, response %d", path, line["status"], resp.StatusCode)
+		}
+	}
+	if n := strings.Count(logs.String(), `"msg":"request"`); n != 4 {
+		t.Errorf("%d access lines for 4 requests:\n%s", n, logs)
 	}
 }
 

@@ -24,13 +24,23 @@ import (
 //
 // A line logged with a context that holds a valid span (a request's, a
 // refresh's) carries its trace_id and span_id (traceHandler).
+//
+// A line whose parts are all plain, as an access-log line is, is written
+// by plainHandler when out is a *logWriter (the server's log), the others
+// by slog's handler; the bytes are the same.
 func newLogger(out io.Writer, format string, level slog.Level) *slog.Logger {
 	opts := &slog.HandlerOptions{Level: level}
+	var h slog.Handler
 	if format == "json" {
 		opts.ReplaceAttr = durationSeconds
-		return slog.New(traceHandler{slog.NewJSONHandler(out, opts)})
+		h = slog.NewJSONHandler(out, opts)
+	} else {
+		h = slog.NewTextHandler(out, opts)
 	}
-	return slog.New(traceHandler{slog.NewTextHandler(out, opts)})
+	if lw, ok := out.(*logWriter); ok {
+		h = plainHandler{h, lw, format == "json"}
+	}
+	return slog.New(traceHandler{h})
 }
 
 // durationSeconds is the JSON handler's ReplaceAttr: a time.Duration
