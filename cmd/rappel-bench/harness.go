@@ -243,6 +243,9 @@ func (h *Harness) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if fi, err := os.Stat(rappelBin); err == nil {
+		res.BinaryKB = fi.Size() / 1024
+	}
 	self, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("finding own executable: %w", err)
@@ -357,15 +360,18 @@ func (h *Harness) pin(res *Results) error {
 	return nil
 }
 
-// buildRappel builds the rappel binary into the work dir.
+// buildRappel builds the rappel binary into the work dir with the flags of
+// `make build` (no cgo, -trimpath, -s -w), so that its size is the one
+// every node pulls.
 func (h *Harness) buildRappel(ctx context.Context) (string, error) {
 	bin, err := filepath.Abs(filepath.Join(h.WorkDir, "rappel"))
 	if err != nil {
 		return "", err
 	}
 	h.logf("building rappel")
-	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-o", bin, "./cmd/rappel")
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags", "-s -w", "-o", bin, "./cmd/rappel")
 	cmd.Dir = h.Repo
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	cmd.Stdout, cmd.Stderr = h.Stderr, h.Stderr
 	if err := cmd.Run(); err != nil {
 		return "", fmt.Errorf("building rappel: %w", err)

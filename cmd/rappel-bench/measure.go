@@ -28,6 +28,9 @@ type Results struct {
 	// (the embedded bundle loaded into the store); WarmStart on the data
 	// dir a first start left once idle.
 	FirstStart, WarmStart []Start
+	// BinaryKB is the size of the rappel binary, built as `make build`
+	// builds it, in KiB.
+	BinaryKB int64
 	// ColdMem is rappel's memory after its last first start and the
 	// mixed load (its peak over both), WarmMem after its last warm start
 	// and the mixed load; MixedDur is the mixed load's duration.

@@ -34,6 +34,7 @@ const (
 	goalWarmStart  = 100 * time.Millisecond // exec to first 200, warm data dir
 	goalPeakMB     = 400                    // VmHWM over a first start and the mixed load
 	goalPrivateMB  = 100                    // RssAnon after them
+	goalBinaryMB   = 100                    // the binary, bundle inside, as make build builds it
 
 	goalLargeRecords = 1_000_000
 	goalLargeStart   = 2 * time.Second // warm start at a million records
@@ -459,12 +460,12 @@ func renderCounts(b *strings.Builder, res *Results) {
 func renderStartup(b *strings.Builder, res *Results) {
 	fmt.Fprintf(b, "### Start-up and memory\n\n"+
 		"A start is timed from exec to the first 200 of `GET /recall` (the first page of every record, which needs the read index), polled every 2 ms; each figure is the median of the starts. "+
-		"First starts run on an empty data dir, which the embedded bundle fills (its store tables ingested, its index segment served from the binary's bytes); "+
+		"First starts run on an empty data dir, which the embedded bundle fills (its store tables unpacked and ingested, its index segment unpacked into the data dir and mapped from there); "+
 		"warm starts on the data dir the last first start left, once it had used no CPU for a second. "+
 		"The steps of a start are read from the times of rappel's log lines (millisecond precision): \"starting rappel\" (the runtime up), the bundle line, its first line after it not from Pebble (the store open, the bundle loaded into it or found there), \"dataset ready\" (the read index open) and \"serving\". "+
 		"The mixed load is wrk sending every class's request in turn for %s (`-c%d`); memory is read from `/proc/PID/status` after it. "+
 		"Peak is VmHWM, the highest resident set since exec, the start included; private is RssAnon, the memory the process allocated; "+
-		"file-backed is RssFile, the pages of mapped files (the binary, its embedded index, index segments) resident at that moment, which the kernel can drop and read again and which processes mapping the same file share.\n\n",
+		"file-backed is RssFile, the pages of mapped files (the binary, the bundle's index segment, index segments) resident at that moment, which the kernel can drop and read again and which processes mapping the same file share.\n\n",
 		res.MixedDur, res.Conns)
 	header(b, "what", "first start (empty data dir)", "warm start", "goal")
 	row(b, "exec to first 200 of GET /recall", startCell(res.FirstStart), startCell(res.WarmStart),
@@ -476,6 +477,8 @@ func renderStartup(b *strings.Builder, res *Results) {
 	row(b, "private resident (RssAnon) after the mixed load", fmtMB(res.ColdMem.AnonKB), fmtMB(res.WarmMem.AnonKB),
 		fmt.Sprintf("≤ %d MB after a first start: %s", goalPrivateMB, mbVerdict(res.ColdMem.AnonKB, goalPrivateMB)))
 	row(b, "file-backed resident (RssFile) after the mixed load", fmtMB(res.ColdMem.FileKB), fmtMB(res.WarmMem.FileKB), "(for information)")
+	row(b, "the binary (`make build`, the bundle inside)", fmtMB(res.BinaryKB), "",
+		fmt.Sprintf("≤ %d MB: %s", goalBinaryMB, mbVerdict(res.BinaryKB, goalBinaryMB)))
 	row(b, "mixed load's throughput", fmtRPS(res.ColdMem.MixedRPS)+" req/s"+failed(res.ColdMem.MixedErrors),
 		fmtRPS(res.WarmMem.MixedRPS)+" req/s"+failed(res.WarmMem.MixedErrors), "")
 	b.WriteString("\n")
@@ -720,6 +723,7 @@ func goalsMissed(res *Results) (missed, unjudged []string) {
 	dur("exec to first 200 of GET /recall on a warm data dir", medianTook(res.WarmStart), goalWarmStart)
 	mem("peak resident memory over a first start and the mixed load at "+records+" records", res.ColdMem.PeakKB, goalPeakMB)
 	mem("private resident memory after a first start and the mixed load at "+records+" records", res.ColdMem.AnonKB, goalPrivateMB)
+	mem("the binary (the bundle inside)", res.BinaryKB, goalBinaryMB)
 	large := largeScale(res)
 	if large == nil || large.Skipped != "" {
 		unjudged = append(unjudged, "the goals at a million records (warm start, private resident memory, every class's p99)")
