@@ -12,7 +12,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 
-	"github.com/rappel-ca/rappel/kv/segment"
+	"github.com/rappel-ca/rappel/internal/mmap"
 )
 
 // IndexDir is where a node keeps the bundle's read index unpacked: a
@@ -66,7 +66,7 @@ func (d IndexDir) Open(src fs.FS) ([]byte, string, func() error, error) {
 			return nil, "", none, fmt.Errorf("unpacking the bundle's read index into %s: %w", d.Dir, err)
 		}
 	}
-	b, unmap, err := segment.MapFile(d.fs().PathJoin(d.Dir, unpackedIndex))
+	b, unmap, err := mmap.File(d.fs().PathJoin(d.Dir, unpackedIndex))
 	if err != nil {
 		return nil, "", none, fmt.Errorf("opening the bundle's read index: %w", err)
 	}

@@ -38,13 +38,13 @@ func TestBundle_SonicAgrees(t *testing.T) {
 		t.Skip("sonic's native code does not run in this build: nothing to compare")
 	}
 	records := []string{"records.ndjson.zst"}
-	parts, _ := filepath.Glob(filepath.Join(bundleDir, "partials", "*.ndjson.zst"))
-	raws, _ := filepath.Glob(filepath.Join(bundleDir, "raw", "*.ndjson.zst"))
+	parts, _ := filepath.Glob(filepath.Join(bundleDir, "_partials", "*.ndjson.zst"))
+	raws, _ := filepath.Glob(filepath.Join(bundleDir, "_raw", "*.ndjson.zst"))
 	if len(parts) == 0 || len(raws) == 0 {
 		t.Fatalf("the bundle has %d partial and %d raw record files, want some of each", len(parts), len(raws))
 	}
 	for _, p := range parts {
-		records = append(records, filepath.Join("partials", filepath.Base(p)))
+		records = append(records, filepath.Join("_partials", filepath.Base(p)))
 	}
 	for _, name := range records {
 		t.Run(name, func(t *testing.T) {
@@ -53,7 +53,7 @@ func TestBundle_SonicAgrees(t *testing.T) {
 		})
 	}
 	for _, p := range raws {
-		name := filepath.Join("raw", filepath.Base(p))
+		name := filepath.Join("_raw", filepath.Base(p))
 		t.Run(name, func(t *testing.T) {
 			n := compareLines[rappel.RawRecord](t, name, false)
 			t.Logf("%d raw records agree", n)

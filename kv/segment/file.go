@@ -18,6 +18,7 @@ import (
 	"fmt"
 
 	"github.com/rappel-ca/rappel"
+	"github.com/rappel-ca/rappel/internal/mmap"
 )
 
 // Meta is what a segment's header says of it.
@@ -46,7 +47,7 @@ type File struct {
 // Open maps the segment file at path read-only and checks it. Close
 // unmaps it.
 func Open(path string) (*File, error) {
-	data, unmap, err := mapFile(path)
+	data, unmap, err := mmap.File(path)
 	if err != nil {
 		return nil, fmt.Errorf("opening segment: %w", err)
 	}
@@ -212,10 +213,4 @@ func SectionSpan(b []byte, name string) (off, n int) {
 		}
 	}
 	return 0, 0
-}
-
-// MapFile maps the file at path read-only, as Open does, without checking
-// it as a segment: the caller checks what it holds. unmap releases it.
-func MapFile(path string) (data []byte, unmap func() error, err error) {
-	return mapFile(path)
 }

@@ -1,6 +1,8 @@
 //go:build unix
 
-package segment
+// Package mmap maps files read-only: the read index's segment files and the
+// bundle's unpacked index, which readers share through the page cache.
+package mmap
 
 import (
 	"fmt"
@@ -9,11 +11,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// mapFile maps the file at path read-only, and returns its bytes and the
+// File maps the file at path read-only, and returns its bytes and the
 // function that unmaps them. The pages are the page cache's, shared with
 // every process mapping the file; a write to them faults, so nothing in
-// the process can change a segment under its readers.
-func mapFile(path string) ([]byte, func() error, error) {
+// the process can change the file's bytes under their readers.
+func File(path string) ([]byte, func() error, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, nil, err
@@ -25,7 +27,7 @@ func mapFile(path string) ([]byte, func() error, error) {
 	}
 	size := fi.Size()
 	if size == 0 {
-		// Nothing to map; the header check reports the empty file.
+		// Nothing to map; the caller reports an empty file.
 		return []byte{}, func() error { return nil }, nil
 	}
 	if size != int64(int(size)) {
