@@ -1,14 +1,15 @@
 package index
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
+	"math"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/blevesearch/vellum"
-	"math"
-	"sort"
-	"strings"
 
 	"github.com/RoaringBitmap/roaring/v2"
 
@@ -38,9 +39,11 @@ func (p *posting) span(doc int32) []byte {
 	if !p.docs.Contains(uint32(doc)) {
 		return nil
 	}
-	i := p.docs.Rank(uint32(doc)) - 1
-	return p.pos[p.offs[i]:p.offs[i+1]]
+	return p.spanAt(int(p.docs.Rank(uint32(doc)) - 1))
 }
+
+// spanAt returns the encoded positions of the rank-th document of p.
+func (p *posting) spanAt(rank int) []byte { return p.pos[p.offs[rank]:p.offs[rank+1]] }
 
 // tf is how many times doc holds the term: the number of uvarints in its
 // span, each ending on a byte below 0x80.
@@ -54,9 +57,10 @@ func (p *posting) tf(doc int32) int {
 	return n
 }
 
-// positions appends doc's positions of the term to buf.
-func (p *posting) positions(buf []uint32, doc int32) []uint32 {
-	b := p.span(doc)
+// positionsAt appends the positions of the term in the rank-th document of
+// p to buf.
+func (p *posting) positionsAt(buf []uint32, rank int) []uint32 {
+	b := p.spanAt(rank)
 	var at uint32
 	for len(b) > 0 {
 		d, n := binary.Uvarint(b)
@@ -68,6 +72,25 @@ func (p *posting) positions(buf []uint32, doc int32) []uint32 {
 		b = b[n:]
 	}
 	return buf
+}
+
+// rankWalk finds the rank of each of a series of ascending documents in a
+// bitmap, counting only the documents between one and the next: a rank
+// from the start (Bitmap.Rank) costs, in a run container, a walk of every
+// run before it, which a phrase over a common word paid for each
+// candidate, so that its cost grew with the square of the records.
+type rankWalk struct {
+	docs *roaring.Bitmap
+	from uint64 // the document after the last one ranked
+	rank int    // the rank of the last one
+}
+
+// rankOf returns doc's rank in w.docs, which must hold it, doc coming after
+// the document ranked before it.
+func (w *rankWalk) rankOf(doc uint32) int {
+	w.rank += int(w.docs.CardinalityInRange(w.from, uint64(doc)+1))
+	w.from = uint64(doc) + 1
+	return w.rank - 1
 }
 
 // df is the number of documents holding the term.
@@ -375,10 +398,39 @@ func isGTINLike(s string) bool {
 
 // phraseDocs returns the documents of stream holding words consecutively,
 // matching each word by its main form, or by its alternative form (where it
-// has one) when alt is set.
+// has one) when alt is set. The candidates are the documents holding every
+// word, intersected rarest first; positions are read for them alone, each
+// posting walked once in document order.
 func (ix *textIndex) phraseDocs(ctx context.Context, s int, words []string, alt bool) (*roaring.Bitmap, error) {
+	ps, err := ix.phrasePostings(s, words, alt)
+	if err != nil || ps == nil {
+		return roaring.New(), err
+	}
+	cand := phraseCandidates(ps)
+	out := roaring.New()
+	walks := make([]rankWalk, len(ps))
+	for i, p := range ps {
+		walks[i].docs = p.docs
+	}
+	lists := make([][]uint32, len(ps))
+	it := cand.Iterator()
+	for i := 0; it.HasNext(); i++ {
+		if i%ctxCheckEvery == 0 && ctx.Err() != nil {
+			return nil, timeoutError()
+		}
+		doc := it.Next()
+		if phraseAt(ps, walks, lists, doc) {
+			out.Add(doc)
+		}
+	}
+	return out, nil
+}
+
+// phrasePostings returns the postings of words in stream s, by their main
+// forms or, when alt is set, their alternative forms where they have one;
+// nil when the index lacks one of them.
+func (ix *textIndex) phrasePostings(s int, words []string, alt bool) ([]*posting, error) {
 	ps := make([]*posting, len(words))
-	var cand *roaring.Bitmap
 	for i, w := range words {
 		f := ix.an.forms(s, w)
 		t := f.main
@@ -386,46 +438,41 @@ func (ix *textIndex) phraseDocs(ctx context.Context, s int, words []string, alt 
 			t = f.alt
 		}
 		p, err := ix.post(s, t)
-		if err != nil {
+		if err != nil || p == nil {
 			return nil, err
 		}
-		if p == nil {
-			return roaring.New(), nil
-		}
 		ps[i] = p
-		if cand == nil {
-			cand = p.docs.Clone()
-		} else {
+	}
+	return ps, nil
+}
+
+// phraseCandidates returns the documents holding every posting of ps,
+// starting from the rarest, so that each intersection is no larger than
+// the smallest posting.
+func phraseCandidates(ps []*posting) *roaring.Bitmap {
+	rarest := slices.MinFunc(ps, func(a, b *posting) int { return cmp.Compare(a.df(), b.df()) })
+	cand := rarest.docs.Clone()
+	for _, p := range ps {
+		if p != rarest {
 			cand.And(p.docs)
 		}
 	}
-	out := roaring.New()
-	lists := make([][]uint32, len(ps))
-	it := cand.Iterator()
-	for i := 0; it.HasNext(); i++ {
-		if i%ctxCheckEvery == 0 && ctx.Err() != nil {
-			return nil, timeoutError()
-		}
-		doc := int32(it.Next())
-		if phraseAt(ps, lists, doc) {
-			out.Add(uint32(doc))
-		}
-	}
-	return out, nil
+	return cand
 }
 
 // phraseAt reports whether the postings occur at consecutive positions in
-// doc. lists is scratch space, one slot per posting.
-func phraseAt(ps []*posting, lists [][]uint32, doc int32) bool {
+// doc, which each of them holds; documents come in ascending order, walks
+// ranking doc in each posting. lists is scratch space, one slot per
+// posting.
+func phraseAt(ps []*posting, walks []rankWalk, lists [][]uint32, doc uint32) bool {
 	for i, p := range ps {
-		lists[i] = p.positions(lists[i][:0], doc)
+		lists[i] = p.positionsAt(lists[i][:0], walks[i].rankOf(doc))
 	}
 	for _, start := range lists[0] {
 		ok := true
 		for i := 1; i < len(lists) && ok; i++ {
 			want := start + uint32(i)
-			j := sort.Search(len(lists[i]), func(k int) bool { return lists[i][k] >= want })
-			ok = j < len(lists[i]) && lists[i][j] == want
+			_, ok = slices.BinarySearch(lists[i], want)
 		}
 		if ok {
 			return true
