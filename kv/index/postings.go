@@ -75,22 +75,62 @@ func (p *posting) positionsAt(buf []uint32, rank int) []uint32 {
 }
 
 // rankWalk finds the rank of each of a series of ascending documents in a
-// bitmap, counting only the documents between one and the next: a rank
-// from the start (Bitmap.Rank) costs, in a run container, a walk of every
-// run before it, which a phrase over a common word paid for each
-// candidate, so that its cost grew with the square of the records.
+// bitmap. A rank from the start (Bitmap.Rank) costs, in a run container, a
+// walk of every run before it, which a phrase over a common word paid for
+// each candidate, so that its cost grew with the square of the records. A
+// walk over a bitmap not many times larger than the series steps through
+// its documents in batches; over a larger one it counts the documents
+// between one of the series and the next.
 type rankWalk struct {
 	docs *roaring.Bitmap
-	from uint64 // the document after the last one ranked
-	rank int    // the rank of the last one
+	rank int // the rank of the document after the last one ranked
+	// Counting: the document after the last one ranked.
+	from uint64
+	// Stepping: the bitmap's documents from the next one on, in batches.
+	many roaring.ManyIntIterable
+	buf  []uint32
+}
+
+// stepRatio is how many times more documents than it ranks a bitmap may
+// hold for a walk to step through them rather than count: stepping costs
+// a nanosecond or two a document, counting a search or two in a container
+// each.
+const stepRatio = 16
+
+// newRankWalk returns a walk ranking about n documents in docs, which
+// holds df.
+func newRankWalk(docs *roaring.Bitmap, df, n int) rankWalk {
+	w := rankWalk{docs: docs}
+	if df <= stepRatio*n {
+		w.many = docs.ManyIterator()
+	}
+	return w
 }
 
 // rankOf returns doc's rank in w.docs, which must hold it, doc coming after
 // the document ranked before it.
 func (w *rankWalk) rankOf(doc uint32) int {
-	w.rank += int(w.docs.CardinalityInRange(w.from, uint64(doc)+1))
-	w.from = uint64(doc) + 1
-	return w.rank - 1
+	if w.many == nil {
+		w.rank += int(w.docs.CardinalityInRange(w.from, uint64(doc)+1))
+		w.from = uint64(doc) + 1
+		return w.rank - 1
+	}
+	for {
+		if len(w.buf) == 0 {
+			if cap(w.buf) == 0 {
+				w.buf = make([]uint32, 256)
+			}
+			w.buf = w.buf[:w.many.NextMany(w.buf[:cap(w.buf)])]
+			if len(w.buf) == 0 {
+				return -1 // not held: cannot happen
+			}
+		}
+		d := w.buf[0]
+		w.buf, w.rank = w.buf[1:], w.rank+1
+		if d >= doc {
+			return w.rank - 1
+		}
+	}
 }
 
 // df is the number of documents holding the term.
@@ -407,22 +447,29 @@ func (ix *textIndex) phraseDocs(ctx context.Context, s int, words []string, alt 
 		return roaring.New(), err
 	}
 	cand := phraseCandidates(ps)
-	out := roaring.New()
+	n := int(cand.GetCardinality())
 	walks := make([]rankWalk, len(ps))
 	for i, p := range ps {
-		walks[i].docs = p.docs
+		walks[i] = newRankWalk(p.docs, p.df(), n)
 	}
 	lists := make([][]uint32, len(ps))
+	out := roaring.New()
+	found := make([]uint32, 0, min(n, 1024)) // added in ascending batches
 	it := cand.Iterator()
 	for i := 0; it.HasNext(); i++ {
 		if i%ctxCheckEvery == 0 && ctx.Err() != nil {
 			return nil, timeoutError()
 		}
 		doc := it.Next()
-		if phraseAt(ps, walks, lists, doc) {
-			out.Add(doc)
+		if !phraseAt(ps, walks, lists, doc) {
+			continue
+		}
+		if found = append(found, doc); len(found) == cap(found) {
+			out.AddMany(found)
+			found = found[:0]
 		}
 	}
+	out.AddMany(found)
 	return out, nil
 }
 

@@ -49,10 +49,12 @@ func TestRankWalk_SameAsRank(t *testing.T) {
 	bm, _ := mixedBitmap(t, rng)
 	all := bm.ToArray()
 	for _, every := range []int{1, 3, 1000, 40000} {
-		w := rankWalk{docs: bm}
-		for i := rng.IntN(every); i < len(all); i += 1 + rng.IntN(every) {
-			if got, want := w.rankOf(all[i]), int(bm.Rank(all[i]))-1; got != want {
-				t.Fatalf("every %d: rank of %d is %d, want %d", every, all[i], got, want)
+		for _, ranked := range []int{len(all), 1} { // stepping, counting
+			w := newRankWalk(bm, len(all), ranked)
+			for i := rng.IntN(every); i < len(all); i += 1 + rng.IntN(every) {
+				if got, want := w.rankOf(all[i]), int(bm.Rank(all[i]))-1; got != want {
+					t.Fatalf("every %d, stepping %v: rank of %d is %d, want %d", every, w.many != nil, all[i], got, want)
+				}
 			}
 		}
 	}
