@@ -57,23 +57,6 @@ func (p *posting) tf(doc int32) int {
 	return n
 }
 
-// positionsAt appends the positions of the term in the rank-th document of
-// p to buf.
-func (p *posting) positionsAt(buf []uint32, rank int) []uint32 {
-	b := p.spanAt(rank)
-	var at uint32
-	for len(b) > 0 {
-		d, n := binary.Uvarint(b)
-		if n <= 0 {
-			break // checked when the posting was read; cannot happen
-		}
-		at += uint32(d)
-		buf = append(buf, at)
-		b = b[n:]
-	}
-	return buf
-}
-
 // rankWalk finds the rank of each of a series of ascending documents in a
 // bitmap. A rank from the start (Bitmap.Rank) costs, in a run container, a
 // walk of every run before it, which a phrase over a common word paid for
@@ -452,7 +435,7 @@ func (ix *textIndex) phraseDocs(ctx context.Context, s int, words []string, alt 
 	for i, p := range ps {
 		walks[i] = newRankWalk(p.docs, p.df(), n)
 	}
-	lists := make([][]uint32, len(ps))
+	spans := make([]posReader, len(ps))
 	out := roaring.New()
 	found := make([]uint32, 0, min(n, 1024)) // added in ascending batches
 	it := cand.Iterator()
@@ -461,7 +444,7 @@ func (ix *textIndex) phraseDocs(ctx context.Context, s int, words []string, alt 
 			return nil, timeoutError()
 		}
 		doc := it.Next()
-		if !phraseAt(ps, walks, lists, doc) {
+		if !phraseAt(ps, walks, spans, doc) {
 			continue
 		}
 		if found = append(found, doc); len(found) == cap(found) {
@@ -509,23 +492,70 @@ func phraseCandidates(ps []*posting) *roaring.Bitmap {
 
 // phraseAt reports whether the postings occur at consecutive positions in
 // doc, which each of them holds; documents come in ascending order, walks
-// ranking doc in each posting. lists is scratch space, one slot per
-// posting.
-func phraseAt(ps []*posting, walks []rankWalk, lists [][]uint32, doc uint32) bool {
+// ranking doc in each posting. The word with the fewest bytes of
+// positions anchors the phrase: its positions are read whole, the others'
+// only as far as the first place the phrase is found, so that a common
+// word's many positions in a long document are mostly left unread.
+// spans is scratch space, one slot per posting.
+func phraseAt(ps []*posting, walks []rankWalk, spans []posReader, doc uint32) bool {
+	anchor := 0
 	for i, p := range ps {
-		lists[i] = p.positionsAt(lists[i][:0], walks[i].rankOf(doc))
+		spans[i] = posReader{b: p.spanAt(walks[i].rankOf(doc))}
+		if len(spans[i].b) < len(spans[anchor].b) {
+			anchor = i
+		}
 	}
-	for _, start := range lists[0] {
+	a := &spans[anchor]
+	for a.next() {
+		if a.at < uint32(anchor) {
+			continue // the phrase would start before the document
+		}
+		start := a.at - uint32(anchor)
 		ok := true
-		for i := 1; i < len(lists) && ok; i++ {
-			want := start + uint32(i)
-			_, ok = slices.BinarySearch(lists[i], want)
+		for i := range spans {
+			if i != anchor && ok {
+				ok = spans[i].seek(start + uint32(i))
+			}
 		}
 		if ok {
 			return true
 		}
 	}
 	return false
+}
+
+// posReader reads one document's encoded positions of a term in order.
+type posReader struct {
+	b  []byte
+	at uint32 // the position last read
+	// started is set once a position was read: until then at is none.
+	started bool
+}
+
+// next reads the next position into r.at, reporting false at the end.
+func (r *posReader) next() bool {
+	if len(r.b) == 0 {
+		return false
+	}
+	d, n := binary.Uvarint(r.b)
+	if n <= 0 {
+		r.b = nil // checked when the posting was read; cannot happen
+		return false
+	}
+	r.at += uint32(d)
+	r.b, r.started = r.b[n:], true
+	return true
+}
+
+// seek reads on to the first position at or after want and reports
+// whether it is want. Positions sought must not decrease.
+func (r *posReader) seek(want uint32) bool {
+	for !r.started || r.at < want {
+		if !r.next() {
+			return false
+		}
+	}
+	return r.at == want
 }
 
 // BM25 parameters, the usual ones.

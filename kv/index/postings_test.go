@@ -104,7 +104,9 @@ func (ix *textIndex) refPhraseDocs(t *testing.T, s int, words []string, alt bool
 	cand.Iterate(func(doc uint32) bool {
 		lists := make([][]uint32, len(ps))
 		for i, p := range ps {
-			lists[i] = p.positionsAt(nil, int(p.docs.Rank(doc))-1)
+			for r := (posReader{b: p.span(int32(doc))}); r.next(); {
+				lists[i] = append(lists[i], r.at)
+			}
 		}
 		for _, start := range lists[0] {
 			ok := true
