@@ -1,14 +1,15 @@
 package index
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
+	"math"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/blevesearch/vellum"
-	"math"
-	"sort"
-	"strings"
 
 	"github.com/RoaringBitmap/roaring/v2"
 
@@ -38,9 +39,11 @@ func (p *posting) span(doc int32) []byte {
 	if !p.docs.Contains(uint32(doc)) {
 		return nil
 	}
-	i := p.docs.Rank(uint32(doc)) - 1
-	return p.pos[p.offs[i]:p.offs[i+1]]
+	return p.spanAt(int(p.docs.Rank(uint32(doc)) - 1))
 }
+
+// spanAt returns the encoded positions of the rank-th document of p.
+func (p *posting) spanAt(rank int) []byte { return p.pos[p.offs[rank]:p.offs[rank+1]] }
 
 // tf is how many times doc holds the term: the number of uvarints in its
 // span, each ending on a byte below 0x80.
@@ -54,20 +57,63 @@ func (p *posting) tf(doc int32) int {
 	return n
 }
 
-// positions appends doc's positions of the term to buf.
-func (p *posting) positions(buf []uint32, doc int32) []uint32 {
-	b := p.span(doc)
-	var at uint32
-	for len(b) > 0 {
-		d, n := binary.Uvarint(b)
-		if n <= 0 {
-			break // checked when the posting was read; cannot happen
-		}
-		at += uint32(d)
-		buf = append(buf, at)
-		b = b[n:]
+// rankWalk finds the rank of each of a series of ascending documents in a
+// bitmap. A rank from the start (Bitmap.Rank) costs, in a run container, a
+// walk of every run before it, which a phrase over a common word paid for
+// each candidate, so that its cost grew with the square of the records. A
+// walk over a bitmap not many times larger than the series steps through
+// its documents in batches; over a larger one it counts the documents
+// between one of the series and the next.
+type rankWalk struct {
+	docs *roaring.Bitmap
+	rank int // the rank of the document after the last one ranked
+	// Counting: the document after the last one ranked.
+	from uint64
+	// Stepping: the bitmap's documents from the next one on, in batches.
+	many roaring.ManyIntIterable
+	buf  []uint32
+}
+
+// stepRatio is how many times more documents than it ranks a bitmap may
+// hold for a walk to step through them rather than count: stepping costs
+// a nanosecond or two a document, counting a search or two in a container
+// each.
+const stepRatio = 16
+
+// newRankWalk returns a walk ranking about n documents in docs, which
+// holds df.
+func newRankWalk(docs *roaring.Bitmap, df, n int) rankWalk {
+	w := rankWalk{docs: docs}
+	if df <= stepRatio*n {
+		w.many = docs.ManyIterator()
 	}
-	return buf
+	return w
+}
+
+// rankOf returns doc's rank in w.docs, which must hold it, doc coming after
+// the document ranked before it.
+func (w *rankWalk) rankOf(doc uint32) int {
+	if w.many == nil {
+		w.rank += int(w.docs.CardinalityInRange(w.from, uint64(doc)+1))
+		w.from = uint64(doc) + 1
+		return w.rank - 1
+	}
+	for {
+		if len(w.buf) == 0 {
+			if cap(w.buf) == 0 {
+				w.buf = make([]uint32, 256)
+			}
+			w.buf = w.buf[:w.many.NextMany(w.buf[:cap(w.buf)])]
+			if len(w.buf) == 0 {
+				return -1 // not held: cannot happen
+			}
+		}
+		d := w.buf[0]
+		w.buf, w.rank = w.buf[1:], w.rank+1
+		if d >= doc {
+			return w.rank - 1
+		}
+	}
 }
 
 // df is the number of documents holding the term.
@@ -375,10 +421,46 @@ func isGTINLike(s string) bool {
 
 // phraseDocs returns the documents of stream holding words consecutively,
 // matching each word by its main form, or by its alternative form (where it
-// has one) when alt is set.
+// has one) when alt is set. The candidates are the documents holding every
+// word, intersected rarest first; positions are read for them alone, each
+// posting walked once in document order.
 func (ix *textIndex) phraseDocs(ctx context.Context, s int, words []string, alt bool) (*roaring.Bitmap, error) {
+	ps, err := ix.phrasePostings(s, words, alt)
+	if err != nil || ps == nil {
+		return roaring.New(), err
+	}
+	cand := phraseCandidates(ps)
+	n := int(cand.GetCardinality())
+	walks := make([]rankWalk, len(ps))
+	for i, p := range ps {
+		walks[i] = newRankWalk(p.docs, p.df(), n)
+	}
+	spans := make([]posReader, len(ps))
+	out := roaring.New()
+	found := make([]uint32, 0, min(n, 1024)) // added in ascending batches
+	it := cand.Iterator()
+	for i := 0; it.HasNext(); i++ {
+		if i%ctxCheckEvery == 0 && ctx.Err() != nil {
+			return nil, timeoutError()
+		}
+		doc := it.Next()
+		if !phraseAt(ps, walks, spans, doc) {
+			continue
+		}
+		if found = append(found, doc); len(found) == cap(found) {
+			out.AddMany(found)
+			found = found[:0]
+		}
+	}
+	out.AddMany(found)
+	return out, nil
+}
+
+// phrasePostings returns the postings of words in stream s, by their main
+// forms or, when alt is set, their alternative forms where they have one;
+// nil when the index lacks one of them.
+func (ix *textIndex) phrasePostings(s int, words []string, alt bool) ([]*posting, error) {
 	ps := make([]*posting, len(words))
-	var cand *roaring.Bitmap
 	for i, w := range words {
 		f := ix.an.forms(s, w)
 		t := f.main
@@ -386,52 +468,94 @@ func (ix *textIndex) phraseDocs(ctx context.Context, s int, words []string, alt 
 			t = f.alt
 		}
 		p, err := ix.post(s, t)
-		if err != nil {
+		if err != nil || p == nil {
 			return nil, err
 		}
-		if p == nil {
-			return roaring.New(), nil
-		}
 		ps[i] = p
-		if cand == nil {
-			cand = p.docs.Clone()
-		} else {
+	}
+	return ps, nil
+}
+
+// phraseCandidates returns the documents holding every posting of ps,
+// starting from the rarest, so that each intersection is no larger than
+// the smallest posting.
+func phraseCandidates(ps []*posting) *roaring.Bitmap {
+	rarest := slices.MinFunc(ps, func(a, b *posting) int { return cmp.Compare(a.df(), b.df()) })
+	cand := rarest.docs.Clone()
+	for _, p := range ps {
+		if p != rarest {
 			cand.And(p.docs)
 		}
 	}
-	out := roaring.New()
-	lists := make([][]uint32, len(ps))
-	it := cand.Iterator()
-	for i := 0; it.HasNext(); i++ {
-		if i%ctxCheckEvery == 0 && ctx.Err() != nil {
-			return nil, timeoutError()
-		}
-		doc := int32(it.Next())
-		if phraseAt(ps, lists, doc) {
-			out.Add(uint32(doc))
-		}
-	}
-	return out, nil
+	return cand
 }
 
 // phraseAt reports whether the postings occur at consecutive positions in
-// doc. lists is scratch space, one slot per posting.
-func phraseAt(ps []*posting, lists [][]uint32, doc int32) bool {
+// doc, which each of them holds; documents come in ascending order, walks
+// ranking doc in each posting. The word with the fewest bytes of
+// positions anchors the phrase: its positions are read whole, the others'
+// only as far as the first place the phrase is found, so that a common
+// word's many positions in a long document are mostly left unread.
+// spans is scratch space, one slot per posting.
+func phraseAt(ps []*posting, walks []rankWalk, spans []posReader, doc uint32) bool {
+	anchor := 0
 	for i, p := range ps {
-		lists[i] = p.positions(lists[i][:0], doc)
+		spans[i] = posReader{b: p.spanAt(walks[i].rankOf(doc))}
+		if len(spans[i].b) < len(spans[anchor].b) {
+			anchor = i
+		}
 	}
-	for _, start := range lists[0] {
+	a := &spans[anchor]
+	for a.next() {
+		if a.at < uint32(anchor) {
+			continue // the phrase would start before the document
+		}
+		start := a.at - uint32(anchor)
 		ok := true
-		for i := 1; i < len(lists) && ok; i++ {
-			want := start + uint32(i)
-			j := sort.Search(len(lists[i]), func(k int) bool { return lists[i][k] >= want })
-			ok = j < len(lists[i]) && lists[i][j] == want
+		for i := range spans {
+			if i != anchor && ok {
+				ok = spans[i].seek(start + uint32(i))
+			}
 		}
 		if ok {
 			return true
 		}
 	}
 	return false
+}
+
+// posReader reads one document's encoded positions of a term in order.
+type posReader struct {
+	b  []byte
+	at uint32 // the position last read
+	// started is set once a position was read: until then at is none.
+	started bool
+}
+
+// next reads the next position into r.at, reporting false at the end.
+func (r *posReader) next() bool {
+	if len(r.b) == 0 {
+		return false
+	}
+	d, n := binary.Uvarint(r.b)
+	if n <= 0 {
+		r.b = nil // checked when the posting was read; cannot happen
+		return false
+	}
+	r.at += uint32(d)
+	r.b, r.started = r.b[n:], true
+	return true
+}
+
+// seek reads on to the first position at or after want and reports
+// whether it is want. Positions sought must not decrease.
+func (r *posReader) seek(want uint32) bool {
+	for !r.started || r.at < want {
+		if !r.next() {
+			return false
+		}
+	}
+	return r.at == want
 }
 
 // BM25 parameters, the usual ones.

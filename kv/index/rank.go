@@ -54,7 +54,7 @@ type postCursor struct {
 }
 
 // farJump is the distance in documents past which a cursor skips rather
-// than steps, and then counts its rank afresh.
+// than steps, and then counts the documents it skipped.
 const farJump = 256
 
 // tf returns how many times doc holds the cursor's term. Documents must
@@ -70,7 +70,9 @@ func (c *postCursor) tf(doc uint32) int {
 			if !it.HasNext() {
 				return 0
 			}
-			c.rank = int(c.p.docs.Rank(it.PeekNext())) - 1
+			// The documents skipped, counted between the two: a rank from
+			// the start walks every run before it (rankWalk).
+			c.rank += int(c.p.docs.CardinalityInRange(uint64(next), uint64(it.PeekNext())))
 		} else {
 			for it.HasNext() && it.PeekNext() < doc {
 				it.Next()

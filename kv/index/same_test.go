@@ -122,7 +122,7 @@ func sameAnswers(t *testing.T, want, got rappel.Snapshot, recs []*rappel.Record,
 		a, okA := want.RecordJSON(r.RecordID, lang)
 		b, okB := got.RecordJSON(r.RecordID, lang)
 		compare("record "+r.RecordID, string(a), string(b), fmt.Errorf("%v", okA), fmt.Errorf("%v", okB))
-		ids := []string{r.RecordID, pick(nil).RecordID, "no-such-record"}
+		ids := []string{r.RecordID, pick(nil).RecordID, "no-such-record", r.RecordID}
 		compare(fmt.Sprint("summaries ", ids), want.Summaries(ids), got.Summaries(ids), nil, nil)
 		ra, okA := want.NewestByRecallID(r.RecallID)
 		rb, okB := got.NewestByRecallID(r.RecallID)

@@ -214,18 +214,25 @@ func (v *View) NewestByRecallID(recallID string) (*rappel.Record, bool) {
 // Summaries returns the summaries of the visible records with ids, in
 // document order, each once.
 func (v *View) Summaries(ids []string) []rappel.RecordSummary {
-	var hits []hit
+	hits := make([]hit, 0, len(ids))
 	for _, id := range ids {
-		if h, ok := v.find(id); ok && !slices.Contains(hits, h) {
+		if h, ok := v.find(id); ok {
 			hits = append(hits, h)
 		}
 	}
+	// Sorted, a record named twice is side by side with itself: dropping
+	// it there costs nothing, where looking each hit up in those kept cost
+	// the square of a vehicle's hundreds of recalls.
 	slices.SortFunc(hits, func(a, b hit) int {
-		if a.before(b) {
+		switch {
+		case a == b:
+			return 0
+		case a.before(b):
 			return -1
 		}
 		return 1
 	})
+	hits = slices.Compact(hits)
 	out := make([]rappel.RecordSummary, len(hits))
 	for i, h := range hits {
 		out[i] = h.s.summary(h.doc)
