@@ -59,6 +59,12 @@ type Snapshot interface {
 	// was built, with translations limited to lang when lang is "en" or
 	// "fr". ok is false when no record has that id.
 	RecordJSON(id, lang string) (b []byte, ok bool)
+	// AppendRecordJSON is RecordJSON appending to dst, so that a caller
+	// serving many records can reuse one buffer instead of allocating the
+	// record's size per request. digest is the 64-bit xxhash of the bytes
+	// appended, worked out once per snapshot and record variant, so that a
+	// record's ETag costs no hashing per request.
+	AppendRecordJSON(dst []byte, id, lang string) (b []byte, digest uint64, ok bool)
 	// Record returns a decoded copy of the record with id; ok is false
 	// when no record has that id.
 	Record(id string) (r *Record, ok bool)

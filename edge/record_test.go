@@ -4,6 +4,8 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
+	"strings"
 	"testing"
 )
 
@@ -51,3 +53,33 @@ func benchmarkRecord(b *testing.B, h http.Handler) {
 type discard struct{}
 
 func (discard) Write(p []byte) (int, error) { return len(p), nil }
+
+// TestGetRecord_BodyNotAllocatedPerRequest checks that GET
+// /recall/{record_id} does not allocate the record's bytes per request: the
+// body is spliced into a pooled buffer, so a record of 64 KB served many
+// times allocates far less than 64 KB a request (garbage the collector
+// would otherwise spend its time on).
+func TestGetRecord_BodyNotAllocatedPerRequest(t *testing.T) {
+	recs := testRecords()
+	recs[0].Translations.EN.HazardDescription = strings.Repeat("Listeria. ", 6400)
+	s, _ := MustServer(t, MustCatalog(t, recs))
+	s.Logger = discardLogger()
+	h := s.Handler()
+	r := httptest.NewRequest(http.MethodGet, "/recall/hc-73841", nil)
+	r.Header.Set("X-Gateway-Key", testKey)
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r) // also fills the pools
+	if w.Code != http.StatusOK || w.Body.Len() < 64000 {
+		t.Fatalf("GET = %d with %d bytes, want 200 with the 64 KB record", w.Code, w.Body.Len())
+	}
+	const requests = 50
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range requests {
+		h.ServeHTTP(&headerSink{h: http.Header{}}, r)
+	}
+	runtime.ReadMemStats(&after)
+	if per := (after.TotalAlloc - before.TotalAlloc) / requests; per > 16000 {
+		t.Errorf("a request allocated %d bytes, want far less than the record's %d", per, w.Body.Len())
+	}
+}

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/RoaringBitmap/roaring/v2"
+	"github.com/cespare/xxhash/v2"
 
 	"github.com/rappel-ca/rappel"
 	"github.com/rappel-ca/rappel/internal/jsonx"
@@ -69,6 +70,9 @@ type Snapshot struct {
 	byRecall  []int32
 
 	cursorKey []byte
+	// digests holds the xxhash of each record variant's JSON, three per
+	// document (see appendDoc), 0 until first asked for.
+	digests []atomic.Uint64
 	// file is the segment the snapshot is read from, nil for a built one.
 	file *segment.File
 }
@@ -105,6 +109,7 @@ func BuildOptions(recs []*rappel.Record, info rappel.DatasetInfo, opts Options) 
 	s := &Snapshot{
 		info:      info,
 		n:         n,
+		digests:   make([]atomic.Uint64, 3*n),
 		ids:       newTable(n, 16*n),
 		all:       roaring.New(),
 		filters:   map[string]map[string]*roaring.Bitmap{},
@@ -259,11 +264,49 @@ func (s *Snapshot) Info() rappel.DatasetInfo { return s.info }
 // RecordJSON returns the JSON of the record with id, spliced from the bytes
 // encoded when the snapshot was built.
 func (s *Snapshot) RecordJSON(id, lang string) ([]byte, bool) {
+	b, _, ok := s.AppendRecordJSON(nil, id, lang)
+	return b, ok
+}
+
+// AppendRecordJSON appends the JSON of the record with id in the variant
+// for lang to dst, and the xxhash of what it appended.
+func (s *Snapshot) AppendRecordJSON(dst []byte, id, lang string) ([]byte, uint64, bool) {
 	doc, ok := s.doc(id)
 	if !ok {
-		return nil, false
+		return dst, 0, false
 	}
-	return s.enc.appendDoc(make([]byte, 0, s.enc.size(doc)), doc, lang), true
+	b, digest := s.appendDoc(dst, doc, lang)
+	return b, digest, true
+}
+
+// appendDoc appends doc's JSON in the variant for lang to dst, growing dst
+// once to the record's size rather than append by append, and returns the
+// xxhash of the bytes appended. The hash is worked out the first time a
+// variant is asked for and kept in s.digests: the bytes of a snapshot never
+// change, so neither does it. A digest that happens to be 0 is recomputed
+// each time, which is only slower.
+func (s *Snapshot) appendDoc(dst []byte, doc int32, lang string) ([]byte, uint64) {
+	start := len(dst)
+	dst = s.enc.appendDoc(slices.Grow(dst, s.enc.size(doc)), doc, lang)
+	slot := &s.digests[3*int(doc)+variantSlot(lang)]
+	digest := slot.Load()
+	if digest == 0 {
+		digest = xxhash.Sum64(dst[start:])
+		slot.Store(digest)
+	}
+	return dst, digest
+}
+
+// variantSlot numbers the variants of a record appendDoc makes: both
+// languages (any lang but "en" and "fr"), English alone, French alone.
+func variantSlot(lang string) int {
+	switch lang {
+	case rappel.LangEN:
+		return 1
+	case rappel.LangFR:
+		return 2
+	}
+	return 0
 }
 
 // Record returns a decoded copy of the record with id.

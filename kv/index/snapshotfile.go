@@ -287,6 +287,9 @@ func fromFile(f *segment.File, opts Options) (*Snapshot, error) {
 		return nil, r.Err()
 	}
 	s.oldest = sm.Oldest
+	// Only now that the columns have shown n to be true: a damaged header
+	// must not size an allocation.
+	s.digests = make([]atomic.Uint64, 3*n)
 	s.all = roaring.New()
 	if n > 0 {
 		s.all.AddRange(0, uint64(n))

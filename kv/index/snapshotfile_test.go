@@ -75,6 +75,7 @@ func TestSegment_Bundle(t *testing.T) {
 			if !ok || string(a) != string(b) {
 				t.Fatalf("record %s in %q differs", id, lang)
 			}
+			checkAppendRecordJSON(t, opened.View(), id, lang, a)
 		}
 	}
 	st, _ := os.Stat(path)

@@ -169,11 +169,21 @@ func (v *View) find(id string) (hit, bool) {
 // RecordJSON returns the JSON of the record with id in the variant for
 // lang.
 func (v *View) RecordJSON(id, lang string) ([]byte, bool) {
+	b, _, ok := v.AppendRecordJSON(nil, id, lang)
+	return b, ok
+}
+
+// AppendRecordJSON appends the JSON of the record with id in the variant
+// for lang to dst, and the xxhash of what it appended. The bytes are
+// copied out of the segment, so that what the caller holds never outlives
+// the segment's mapping.
+func (v *View) AppendRecordJSON(dst []byte, id, lang string) ([]byte, uint64, bool) {
 	h, ok := v.find(id)
 	if !ok {
-		return nil, false
+		return dst, 0, false
 	}
-	return h.s.enc.appendDoc(make([]byte, 0, h.s.enc.size(h.doc)), h.doc, lang), true
+	b, digest := h.s.appendDoc(dst, h.doc, lang)
+	return b, digest, true
 }
 
 // Record returns a decoded copy of the record with id.
