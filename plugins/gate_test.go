@@ -32,7 +32,7 @@ func TestRegistry_HoldsRewritingCandidate(t *testing.T) {
 	bundled := mustPrime(t, r, hcInput(t))
 	norisk := plugintest.Build(t, guests+"norisk")
 	sha := plugins.SHA256(norisk)
-	writePlugin(t, dir, "hcdump", norisk)
+	plugintest.Install(t, dir, "hcdump", norisk)
 	r.Scan(context.Background())
 
 	if got := r.Active("hcdump"); got != bundled.Plugin {
@@ -85,7 +85,7 @@ func TestRegistry_OrdinaryCandidateGoesLive(t *testing.T) {
 	r := MustOpenRegistry(t, MustOpenHost(t), dir)
 	mustPrime(t, r, hcInput(t))
 	chatty := plugintest.Build(t, guests+"chatty")
-	writePlugin(t, dir, "hcdump", chatty)
+	plugintest.Install(t, dir, "hcdump", chatty)
 	r.Scan(context.Background())
 	if got := r.Active("hcdump"); got != plugins.SHA256(chatty) || heldForApproval(t, r, "hcdump") != nil {
 		t.Fatalf("active = %s, candidates %+v, want chatty live", got, report(t, r, "hcdump").Candidates)

@@ -65,7 +65,7 @@ func TestRegistry_NewSource(t *testing.T) {
 	r := signedRegistry(t, dir, active, pub, onSource)
 
 	wasm, _ := openfdaModule(t, "openfda", "fda-")
-	writePlugin(t, dir, "openfda", wasm)
+	plugintest.Install(t, dir, "openfda", wasm)
 	r.Scan(context.Background())
 	if st := status(t, r, "openfda"); st.Active != "" || !strings.Contains(st.RejectedReason, "no signature") {
 		t.Fatalf("without its signature: %+v", st)
@@ -104,11 +104,11 @@ func TestRegistry_NewSource(t *testing.T) {
 	} {
 		w, _ := openfdaModule(t, tc.source, tc.prefix)
 		os.WriteFile(filepath.Join(dir, tc.source+".wasm.minisig"), plugins.Sign(priv, tc.source+".wasm", tc.source, w, time.Now()), 0o644)
-		writePlugin(t, dir, tc.source, w)
+		plugintest.Install(t, dir, tc.source, w)
 	}
 	misnamed, _ := openfdaModule(t, "fdaother", "other-")
 	os.WriteFile(filepath.Join(dir, "fdaother.wasm.minisig"), plugins.Sign(priv, "fdaother.wasm", "fdaother", misnamed, time.Now()), 0o644)
-	writePlugin(t, dir, "fdaother", misnamed)
+	plugintest.Install(t, dir, "fdaother", misnamed)
 	r.Scan(context.Background())
 	for src, want := range map[string]string{"openfda2": "the source openfda's", "openfda3": "a bundled source's"} {
 		if st := status(t, r, src); st.Active != "" || !strings.Contains(st.RejectedReason, want) {

@@ -42,23 +42,10 @@ func MustOpenRegistry(tb testing.TB, h *plugins.Host, dir string, configure ...f
 	return r
 }
 
-// writePlugin puts wasm into dir as name.wasm the way an operator should:
-// written aside, then renamed into place.
 // ungated lets a candidate change any share of the records' content: the
 // tests using it swap in the upper guest, which changes every title, to
 // see a swap's effect, not the content gate's (see gate_test.go).
 func ungated(r *plugins.Registry) { r.MaxChange = 1 }
-
-func writePlugin(tb testing.TB, dir, name string, wasm []byte) {
-	tb.Helper()
-	tmp := filepath.Join(dir, "."+name+".tmp")
-	if err := os.WriteFile(tmp, wasm, 0o644); err != nil {
-		tb.Fatal(err)
-	}
-	if err := os.Rename(tmp, filepath.Join(dir, name+".wasm")); err != nil {
-		tb.Fatal(err)
-	}
-}
 
 func status(tb testing.TB, r *plugins.Registry, source string) plugins.PluginStatus {
 	tb.Helper()
@@ -167,7 +154,7 @@ func TestRegistry_HotSwap(t *testing.T) {
 	}
 
 	upper := plugintest.Build(t, guests+"upper")
-	writePlugin(t, dir, "hcdump", upper)
+	plugintest.Install(t, dir, "hcdump", upper)
 	st := waitStatus(t, r, "hcdump", func(s plugins.PluginStatus) bool { return s.Active == plugins.SHA256(upper) })
 	if st.Origin != filepath.Join(dir, "hcdump.wasm") || st.Rejected != "" {
 		t.Fatalf("status after the swap = %+v", st)
@@ -212,7 +199,7 @@ func TestRegistry_RejectsCandidate(t *testing.T) {
 			if tt.guest != "" {
 				wasm = plugintest.Build(t, tt.guest)
 			}
-			writePlugin(t, dir, "hcdump", wasm)
+			plugintest.Install(t, dir, "hcdump", wasm)
 			r.Scan(context.Background())
 			st := status(t, r, "hcdump")
 			if st.Rejected != plugins.SHA256(wasm) || !strings.Contains(st.RejectedReason, tt.reason) || st.RejectedAt.IsZero() {
@@ -234,7 +221,7 @@ func TestRegistry_RejectsCandidate(t *testing.T) {
 func TestRegistry_CandidateWaitsForPayload(t *testing.T) {
 	dir := t.TempDir()
 	upper := plugintest.Build(t, guests+"upper")
-	writePlugin(t, dir, "hcdump", upper)
+	plugintest.Install(t, dir, "hcdump", upper)
 	r := MustOpenRegistry(t, MustOpenHost(t), dir, ungated)
 	// Found at Open, but there is nothing to try it on yet.
 	st := status(t, r, "hcdump")
@@ -259,7 +246,7 @@ func TestRegistry_CandidateWaitsForPayload(t *testing.T) {
 
 func TestRegistry_UnknownSource(t *testing.T) {
 	dir := t.TempDir()
-	writePlugin(t, dir, "nosuch", plugintest.Build(t, guests+"probe"))
+	plugintest.Install(t, dir, "nosuch", plugintest.Build(t, guests+"probe"))
 	r := MustOpenRegistry(t, MustOpenHost(t), dir)
 	st := status(t, r, "nosuch")
 	if st.Active != "" || !strings.Contains(st.RejectedReason, `no source named "nosuch"`) || !strings.Contains(st.RejectedReason, "hcdump") {

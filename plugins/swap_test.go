@@ -55,7 +55,7 @@ func TestRegistry_CandidateOnCurrentPayload(t *testing.T) {
 		t.Fatal("the shipped plugin read the moved files")
 	}
 	fixed := plugintest.Build(t, guests+"hcmoved")
-	writePlugin(t, dir, "hcdump", fixed)
+	plugintest.Install(t, dir, "hcdump", fixed)
 	r.Scan(context.Background())
 	st := status(t, r, "hcdump")
 	if st.Active != plugins.SHA256(fixed) || !strings.Contains(st.Why, "current payload") || st.Rejected != "" {
@@ -98,7 +98,7 @@ func TestRegistry_Report(t *testing.T) {
 	h := MustOpenHost(t, func(h *plugins.Host) { h.Timeout = 3 * time.Second })
 	r := MustOpenRegistry(t, h, dir)
 	upper := plugintest.Build(t, guests+"upper")
-	writePlugin(t, dir, "hcdump", upper)
+	plugintest.Install(t, dir, "hcdump", upper)
 	r.Scan(context.Background())
 	c := report(t, r, "hcdump").Candidates
 	if len(c) != 1 || c[0].State != "held" || c[0].Reason != "awaiting_payload" || c[0].SHA256 != plugins.SHA256(upper) || c[0].Since.IsZero() || !strings.HasSuffix(c[0].Why, ".") {
@@ -106,7 +106,7 @@ func TestRegistry_Report(t *testing.T) {
 	}
 
 	loop := plugintest.Build(t, guests+"loop")
-	writePlugin(t, dir, "hcdump", loop)
+	plugintest.Install(t, dir, "hcdump", loop)
 	mustPrime(t, r, hcInput(t))
 	done := make(chan struct{})
 	go func() { defer close(done); r.Scan(context.Background()) }()

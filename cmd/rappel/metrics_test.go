@@ -184,13 +184,7 @@ func TestServe_MetricsExplainARefresh(t *testing.T) {
 		unusable := map[string]string{"source": "hcdump", "reason": "unusable"}
 		waitFor(t, "the broken hcdump candidate refused", func() bool { return scrapeNode(t, url).value(t, "rappel_plugin_refusals_total", unusable) == 1 })
 		fixed := plugintest.Build(t, "./plugins/testdata/guests/vrdbrenamed")
-		tmp := filepath.Join(pluginsDir, ".vrdb.tmp")
-		if err := os.WriteFile(tmp, fixed, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Rename(tmp, filepath.Join(pluginsDir, "vrdb.wasm")); err != nil {
-			t.Fatal(err)
-		}
+		plugintest.Install(t, pluginsDir, "vrdb", fixed)
 		waitFor(t, "the fixed vrdb plugin activated", func() bool {
 			return scrapeNode(t, url).value(t, "rappel_plugin_activations_total", source("vrdb")) == 1
 		})

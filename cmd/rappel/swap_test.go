@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -89,13 +88,7 @@ func TestServe_PluginSwapPersists(t *testing.T) {
 	}
 
 	fixed := plugintest.Build(t, "./plugins/testdata/guests/vrdbrenamed")
-	tmp := filepath.Join(pluginsDir, ".vrdb.tmp")
-	if err := os.WriteFile(tmp, fixed, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(tmp, filepath.Join(pluginsDir, "vrdb.wasm")); err != nil {
-		t.Fatal(err)
-	}
+	plugintest.Install(t, pluginsDir, "vrdb", fixed)
 	served := func() bool {
 		f := feed(t, base, "vrdb")
 		return f.Live && f.LastError == "" && f.Plugin == plugins.SHA256(fixed) && f.Records > 0

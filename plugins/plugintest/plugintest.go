@@ -60,6 +60,20 @@ func Build(tb testing.TB, pkg string) []byte {
 	return b
 }
 
+// Install puts wasm into dir as name.wasm the way an operator should:
+// written aside under a dot-name, which a registry watching dir ignores,
+// then renamed into place, so the registry never reads half a module.
+func Install(tb testing.TB, dir, name string, wasm []byte) {
+	tb.Helper()
+	tmp := filepath.Join(dir, "."+name+".tmp")
+	if err := os.WriteFile(tmp, wasm, 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	if err := os.Rename(tmp, filepath.Join(dir, name+".wasm")); err != nil {
+		tb.Fatal(err)
+	}
+}
+
 // ModuleRoot returns the directory holding go.mod.
 func ModuleRoot(tb testing.TB) string {
 	tb.Helper()
