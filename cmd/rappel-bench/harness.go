@@ -38,6 +38,7 @@ type Harness struct {
 	Startups  int
 	MixedDur  time.Duration // the mixed load run before rappel's memory is read
 	Rebuild   bool          // measure the scale curve's one-time index builds again
+	Builds    bool          // time make build, fresh and after a one-line change
 	WorkDir   string        // by default build/bench in Repo
 	Out       string        // the Markdown file to rewrite between the markers; by default Repo's BENCHMARKS.md
 	GoBench   string        // file holding `go test -bench` output to include
@@ -60,7 +61,7 @@ func NewHarness() *Harness {
 	return &Harness{
 		Rounds: 5, WrkDur: 2 * time.Second, LatDur: 2 * time.Second, Conns: 16, MaxRate: 1000, MinSample: 30,
 		ServerCPU: "0", LoadCPU: "1", Systems: AllSystems, Scales: []float64{1, 200000.0 / 41000, 1000000.0 / 41000},
-		Startups: 5, MixedDur: 10 * time.Second, Stdout: os.Stdout, Stderr: os.Stderr,
+		Startups: 5, MixedDur: 10 * time.Second, Builds: true, Stdout: os.Stdout, Stderr: os.Stderr,
 	}
 }
 
@@ -82,6 +83,7 @@ func (h *Harness) ParseFlags(args []string) error {
 	fs.IntVar(&h.Startups, "startups", h.Startups, "start-up measurements of each kind")
 	fs.DurationVar(&h.MixedDur, "mixed-duration", h.MixedDur, "`time` of the mixed load (every class in turn) after which rappel's memory is read")
 	fs.BoolVar(&h.Rebuild, "rebuild", false, "start the scale curve's sizes from their loaded stores, so that their one-time index builds are measured again rather than reported from the run that measured them")
+	fs.BoolVar(&h.Builds, "builds", h.Builds, "time `make build` on a fresh clone with empty caches, then after a one-line change (minutes; false in -quick)")
 	fs.StringVar(&h.WorkDir, "work", h.WorkDir, "`directory` for binaries, data dirs and logs (default build/bench in -repo)")
 	fs.StringVar(&h.Out, "out", h.Out, "Markdown `file` whose section between <!-- bench:begin --> and <!-- bench:end --> is rewritten; empty to print it (default BENCHMARKS.md in -repo)")
 	fs.StringVar(&h.GoBench, "go-bench", h.GoBench, "`file` of `go test -bench` output to include")
@@ -117,6 +119,7 @@ func (h *Harness) ParseFlags(args []string) error {
 			"startups":         func() { h.Startups = 1 },
 			"mixed-duration":   func() { h.MixedDur = 2 * time.Second },
 			"scales":           func() { h.Scales = []float64{1} },
+			"builds":           func() { h.Builds = false },
 		} {
 			if !given[name] {
 				set()
@@ -229,12 +232,16 @@ func (h *Harness) Run(ctx context.Context) error {
 		return err
 	}
 	res := &Results{Command: strings.TrimSpace("cd cmd/rappel-bench && go run . run " + strings.Join(h.args, " ")), Started: time.Now().UTC(), Quick: h.Quick, Rounds: h.Rounds, WrkDur: h.WrkDur, LatDur: h.LatDur, Conns: h.Conns}
-	if err := h.pin(res); err != nil {
-		return err
-	}
 	os.RemoveAll(filepath.Join(h.WorkDir, "logs")) // the last run's; rappel's access log alone is hundreds of MB
 	if err := os.MkdirAll(filepath.Join(h.WorkDir, "logs"), 0o755); err != nil {
 		return fmt.Errorf("creating work dir: %w", err)
+	}
+	if h.Builds {
+		// Before pinning: a build uses every core, as a developer's does.
+		res.Build = h.measureBuilds(ctx)
+	}
+	if err := h.pin(res); err != nil {
+		return err
 	}
 	res.Env = readEnv(h.Repo)
 	h.commit = res.Env.Commit

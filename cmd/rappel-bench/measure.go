@@ -31,6 +31,8 @@ type Results struct {
 	// BinaryKB is the size of the rappel binary, built as `make build`
 	// builds it, in KiB.
 	BinaryKB int64
+	// Build is how long `make build` takes, fresh and after a change.
+	Build BuildTimes
 	// ColdMem is rappel's memory after its last first start and the
 	// mixed load (its peak over both), WarmMem after its last warm start
 	// and the mixed load; MixedDur is the mixed load's duration.

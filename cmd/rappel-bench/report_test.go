@@ -115,7 +115,9 @@ func TestRender(t *testing.T) {
 		"- p99 of common word at 999,990 records is 7.00 ms (goal ≤ 5.00 ms)",
 		"| exec to first 200 of GET /recall | 900.0 ms (median of 3) | 150.0 ms (median of 1) | ≤ 1.00 s empty: met; ≤ 100.0 ms warm: **missed: 1.50×, 50% over** |",
 		"| common word: req/s, p99 | 5,000, 6.00 ms | not run | 900, 7.00 ms (overloaded: 1,000/s sent) (3 failed) | p99 ≤ 5.00 ms: **missed: 1.40×, 40% over** |",
-		"| one-time index build: exec to first 200 | (the bundle's index is embedded) | not run | 8 min 00 s |  |",
+		"| one-time index build: exec to first 200 | (the bundle's index is embedded) | not run | 8 min 00 s | ≤ 1 min 30 s: **missed: 5.33×, 433% over** |",
+		"| one-time index build: peak resident (VmHWM) | — | not run | 17,180 MB | ≤ 2,000 MB: **missed: 8.59×, 759% over** |",
+		"- the one-time index build at 999,990 records is 8 min 00 s (goal ≤ 1 min 30 s)",
 		"measured by the run of 2026-11-25 19:23 UTC (commit abc)",
 		"4.88× (200,000 records) was not measured: it did not fit.",
 		"| of which exec to the log's \"starting rappel\" / bundle line / \"dataset ready\" / \"serving\" | 0 µs / 0 µs / 0 µs / 0 µs | 5.00 ms / 60.0 ms / 120.0 ms / 121.0 ms |",
@@ -161,5 +163,60 @@ func TestParsePerfReport(t *testing.T) {
 	want := []string{" 66.67% [k] exc_page_fault", " 23.33% [.] runtime.rtsigprocmask.abi0"}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("parsePerfReport = %q, want %q", got, want)
+	}
+}
+
+func TestGoBenchGoals(t *testing.T) {
+	out := strings.Join([]string{
+		"pkg: github.com/rappel-ca/rappel/kv/index",
+		"BenchmarkSegment_Search/typo/segment-2         	    2000	    460000 ns/op	   12 B/op	 1 allocs/op",
+		"BenchmarkSegment_Search/typo2/segment-2        	     200	   6700000 ns/op	   12 B/op	 1 allocs/op",
+		"BenchmarkSegment_Search/typo2/segmentx-2       	     200	   1 ns/op",
+		"BenchmarkSegments_SearchDuringRefresh-2            	       1	2561526781 ns/op	         1.269 p99-ratio	      5361 p99-refreshing-µs",
+	}, "\n")
+	goals := goBenchGoals(out)
+	want := []struct {
+		value float64
+		met   bool
+	}{{1.269, false}, {0.46, true}, {6.7, false}}
+	for i, w := range want {
+		g := goals[i]
+		if !g.found || math.Abs(g.value-w.value) > 1e-9 || g.met() != w.met {
+			t.Errorf("%s: got %v (found %v, met %v), want %v (met %v)", g.bench, g.value, g.found, g.met(), w.value, w.met)
+		}
+	}
+	res := &Results{GoBench: out}
+	missed, unjudged := benchGoalsMissed(res, nil, nil)
+	if len(unjudged) != 0 || len(missed) != 2 {
+		t.Fatalf("missed %q, unjudged %q; want the refresh ratio and contaminaton missed", missed, unjudged)
+	}
+	var b strings.Builder
+	renderBenchGoals(&b, res)
+	reportHas(t, b.String(), []string{
+		"| search p99 during back-to-back refreshes ÷ at rest | `BenchmarkSegments_SearchDuringRefresh` (p99-ratio) | 1.27× | ≤ 1.2×: **missed: 1.06×, 6% over** |",
+		"| typo class `lysteria` (one edit, by the automaton), per search | `BenchmarkSegment_Search/typo/segment` (ns/op) | 460 µs | ≤ 2.00 ms: met |",
+		"6.70 ms | ≤ 2.00 ms: **missed: 3.35×, 235% over** |",
+	})
+	if _, unjudged := benchGoalsMissed(&Results{GoBench: "pkg: x\n"}, nil, nil); len(unjudged) != 3 {
+		t.Errorf("with no benchmark lines, unjudged = %q, want all three goals", unjudged)
+	}
+}
+
+func TestRenderBuilds(t *testing.T) {
+	res := &Results{Build: BuildTimes{Fresh: 4 * time.Minute, Edge: 12 * time.Second, Domain: 45 * time.Second}}
+	var b strings.Builder
+	renderBuilds(&b, res)
+	reportHas(t, b.String(), []string{
+		"| fresh clone, every cache empty | 4 min 00 s | ≤ 3 min 00 s: **missed: 1.33×, 33% over** |",
+		"| after a one-line change to edge/server.go | 12.00 s | ≤ 30.00 s: met |",
+		"| after a one-line change to rappel.go | 45.00 s | ≤ 30.00 s: **missed: 1.50×, 50% over** |",
+	})
+	missed, _ := goalsMissed(res)
+	reportHas(t, strings.Join(missed, "\n"), []string{
+		"make build on a fresh clone with every cache empty is 4 min 00 s (goal ≤ 3 min 00 s)",
+		"make build after a one-line change to rappel.go is 45.00 s (goal ≤ 30.00 s)",
+	})
+	if strings.Contains(strings.Join(missed, "\n"), "edge/server.go") {
+		t.Errorf("the edge rebuild, within its goal, is listed as missed: %q", missed)
 	}
 }
