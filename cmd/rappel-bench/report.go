@@ -247,6 +247,7 @@ func render(res *Results) string {
 	renderLatency(&b, res, has)
 	renderCounts(&b, res)
 	renderScale(&b, res)
+	renderScaleProfiles(&b, res)
 	renderProfiles(&b, res)
 	if len(res.Notes) > 0 {
 		p("### What could not run\n\n")
@@ -570,13 +571,19 @@ func mbVerdict(kb int64, goal float64) string {
 	return verdict(mb(kb)/goal, 1, false)
 }
 
+// isLarge says whether a size of n records is one the million-record
+// goals are judged on: within a tenth of a million.
+func isLarge(n int) bool {
+	return math.Abs(float64(n-goalLargeRecords)) <= goalLargeRecords/10
+}
+
 // largeScale is the size of the scale curve the million-record goals are
 // judged on: the largest within a tenth of a million records, nil when
 // the curve has none.
 func largeScale(res *Results) *ScaleResult {
 	var best *ScaleResult
 	for _, s := range res.Scale {
-		if math.Abs(float64(s.Records-goalLargeRecords)) <= goalLargeRecords/10 && (best == nil || s.Records > best.Records) {
+		if isLarge(s.Records) && (best == nil || s.Records > best.Records) {
 			best = s
 		}
 	}
@@ -767,6 +774,30 @@ func goalsMissed(res *Results) (missed, unjudged []string) {
 		missed, unjudged = benchGoalsMissed(res, missed, unjudged)
 	}
 	return missed, unjudged
+}
+
+// renderScaleProfiles writes the profiles taken at the million-record
+// size during the constant-rate runs of the classes that missed.
+func renderScaleProfiles(b *strings.Builder, res *Results) {
+	large := largeScale(res)
+	if large == nil || len(large.Profiles)+len(large.ProfileNotes) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "### Where a %s-record node's time goes in the classes that miss\n\n"+
+		"`perf record -F 999 -p <rappel>` during a second constant-rate run of each class whose p99 missed %s, at the same rate (its p99 given again: the two runs differ by the machine's noise); the symbols above 1.5%% of samples. "+
+		"`runtime.gcBgMarkWorker`, `runtime.scanobject` and the like are the collector; kernel symbols are the network stack, or page faults (`*fault*`, `filemap_*`) reading pages of the mapped segment in.\n\n",
+		groupThousands(int64(large.Records)), fmtDur(goalLargeP99))
+	for _, p := range large.Profiles {
+		label := p.Class
+		if cr := classResult(res, p.Class); cr != nil {
+			label = cr.Class.Label
+		}
+		fmt.Fprintf(b, "<details><summary>%s (p99 %s in this run)</summary>\n\n```\n%s\n```\n\n</details>\n\n", label, fmtDur(p.P99), strings.Join(p.Top, "\n"))
+	}
+	for _, n := range large.ProfileNotes {
+		fmt.Fprintf(b, "- %s\n", n)
+	}
+	b.WriteString("\n")
 }
 
 func renderProfiles(b *strings.Builder, res *Results) {

@@ -98,7 +98,8 @@ func TestRender(t *testing.T) {
 				BuildWhen: time.Date(2026, 11, 25, 19, 23, 0, 0, time.UTC), BuildCommit: "abc"},
 			Errors: map[string]int{"common_word": 3},
 			RPS:    map[string]float64{"record": 40000, "common_word": 900}, Rate: map[string]float64{"record": 1000, "common_word": 1000},
-			P99: map[string]time.Duration{"record": ms, "common_word": 7 * ms}},
+			P99:      map[string]time.Duration{"record": ms, "common_word": 7 * ms},
+			Profiles: []Profile{{Class: "common_word", Top: []string{" 12.00% [.] runtime.scanobject"}, P99: 8 * ms}}},
 	}
 	out := render(res)
 	reportHas(t, out, []string{
@@ -120,6 +121,8 @@ func TestRender(t *testing.T) {
 		"- the one-time index build at 999,990 records is 8 min 00 s (goal ≤ 1 min 30 s)",
 		"measured by the run of 2026-11-25 19:23 UTC (commit abc)",
 		"4.88× (200,000 records) was not measured: it did not fit.",
+		"### Where a 999,990-record node's time goes in the classes that miss",
+		"<details><summary>common word (p99 8.00 ms in this run)</summary>\n\n```\n 12.00% [.] runtime.scanobject\n```",
 		"| of which exec to the log's \"starting rappel\" / bundle line / \"dataset ready\" / \"serving\" | 0 µs / 0 µs / 0 µs / 0 µs | 5.00 ms / 60.0 ms / 120.0 ms / 121.0 ms |",
 	})
 	for _, met := range []string{"on an empty data dir is", "peak resident memory over a first start", "the warm start at", "p99 of GET /recall/{record_id} at", "Not judged", "the binary (the bundle inside)"} {

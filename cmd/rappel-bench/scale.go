@@ -52,6 +52,11 @@ type ScaleResult struct {
 	P50, P99 map[string]time.Duration
 	Rate     map[string]float64
 	Errors   map[string]int // failed requests of each class's runs
+	// Profiles are perf's, during a second constant-rate run of each
+	// class that missed its p99 goal at a size of the million-record
+	// goals; ProfileNotes say why one could not be taken.
+	Profiles     []Profile `json:",omitempty"`
+	ProfileNotes []string  `json:",omitempty"`
 }
 
 // ScaleBuild is the one-time first start on the loaded store, which holds
@@ -203,6 +208,9 @@ func (h *Harness) scaleOne(ctx context.Context, bin string, scale float64, res *
 		sr.RPS[c.Name], sr.P50[c.Name], sr.P99[c.Name], sr.Rate[c.Name] = w.RPS, l.P50, l.P99, rate
 		sr.Errors[c.Name] = w.Errors + l.Errors
 		h.logf("  %-16s %.0f/s p99 %s", c.Name, w.RPS, l.P99.Round(time.Microsecond))
+	}
+	if isLarge(sr.Records) {
+		h.profileLargeMisses(ctx, s, sr, classes)
 	}
 	return sr, nil
 }
