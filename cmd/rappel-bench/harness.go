@@ -236,6 +236,9 @@ func (h *Harness) Run(ctx context.Context) error {
 	if err := os.MkdirAll(filepath.Join(h.WorkDir, "logs"), 0o755); err != nil {
 		return fmt.Errorf("creating work dir: %w", err)
 	}
+	if h.Out != "" {
+		res.Previous = readPreviousRun(h.Out)
+	}
 	if h.Builds {
 		// Before pinning: a build uses every core, as a developer's does.
 		res.Build = h.measureBuilds(ctx)

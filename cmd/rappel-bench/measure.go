@@ -33,6 +33,8 @@ type Results struct {
 	BinaryKB int64
 	// Build is how long `make build` takes, fresh and after a change.
 	Build BuildTimes
+	// Previous is the throughput of the report this run replaces.
+	Previous *PreviousRun `json:",omitempty"`
 	// ColdMem is rappel's memory after its last first start and the
 	// mixed load (its peak over both), WarmMem after its last warm start
 	// and the mixed load; MixedDur is the mixed load's duration.

@@ -244,6 +244,7 @@ func render(res *Results) string {
 	renderBuilds(&b, res)
 	renderBenchGoals(&b, res)
 	renderThroughput(&b, res, has)
+	renderPrevious(&b, res)
 	renderLatency(&b, res, has)
 	renderCounts(&b, res)
 	renderScale(&b, res)
@@ -773,6 +774,7 @@ func goalsMissed(res *Results) (missed, unjudged []string) {
 	if res.GoBench != "" {
 		missed, unjudged = benchGoalsMissed(res, missed, unjudged)
 	}
+	missed = append(missed, previousMissed(res)...)
 	return missed, unjudged
 }
 

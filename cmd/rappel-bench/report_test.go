@@ -2,6 +2,7 @@ package main
 
 import (
 	"math"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -221,5 +222,41 @@ func TestRenderBuilds(t *testing.T) {
 	})
 	if strings.Contains(strings.Join(missed, "\n"), "edge/server.go") {
 		t.Errorf("the edge rebuild, within its goal, is listed as missed: %q", missed)
+	}
+}
+
+// TestPreviousRun reads the throughput table of the repository's own
+// BENCHMARKS.md, as a run about to replace it does, and judges a run
+// against it.
+func TestPreviousRun(t *testing.T) {
+	doc := beginMarker + "\nWritten by `x` on 2026-11-25 19:58 UTC, commit 6fc8113163a0.\n\n" +
+		"### Throughput (requests/s, wrk)\n\n" +
+		"| class | request | rappel | bare | postgres | ÷ bare |\n|---|---|---|---|---|---|\n" +
+		"| GET /recall/{record_id} | `/recall/hc-55933` | 17,462 | 27,264 | 6,472 | 0.64× |\n" +
+		"| common word | `/recall?q=recalled` | 4,303 | 5,378 | 11.8 | 0.80× |\n\n" +
+		"### Latency at a constant rate (p50 / p99)\n\n| class | rate/s |\n|---|---|\n| phrase | 29.0 |\n" + endMarker + "\n"
+	p := parsePreviousRun(doc)
+	if p == nil || p.Commit != "6fc8113163a0" || p.Rappel["GET /recall/{record_id}"] != 17462 || p.Bare["common word"] != 5378 || len(p.Rappel) != 2 {
+		t.Fatalf("parsed %+v", p)
+	}
+	rec := newClassResult(Class{Name: "record", Label: "GET /recall/{record_id}"})
+	rec.RPS = map[string][]float64{"rappel": {18000}, "bare": {27264}}
+	word := newClassResult(Class{Name: "common_word", Label: "common word"})
+	word.RPS = map[string][]float64{"rappel": {3900}, "bare": {5378}}
+	res := &Results{Classes: []*ClassResult{rec, word}, Previous: p}
+	var b strings.Builder
+	renderPrevious(&b, res)
+	reportHas(t, b.String(), []string{
+		"| GET /recall/{record_id} | 0.66× | 0.64× | +3% | met |",
+		"| common word | 0.73× | 0.80× | -9% | **missed: 9% slower** |",
+	})
+	missed, _ := goalsMissed(res)
+	reportHas(t, strings.Join(missed, "\n"), []string{"common word throughput (÷ bare) is 9% below the previous run's"})
+
+	// The repository's own report parses: the format the harness writes.
+	if _, err := os.Stat("../../BENCHMARKS.md"); err == nil {
+		if p := readPreviousRun("../../BENCHMARKS.md"); p == nil || len(p.Rappel) < 10 {
+			t.Errorf("BENCHMARKS.md's throughput table did not parse: %+v", p)
+		}
 	}
 }
