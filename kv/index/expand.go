@@ -215,6 +215,62 @@ type lexicon struct {
 	// priced and not taken (SearchCost).
 	allowance int
 	over      bool
+	// automata and edits memoize what a misspelled word costs to look
+	// up and does not depend on the stream: its typo automata (the
+	// word folded is the same in English and French, and an automaton
+	// costs more to build than the walk it guides) and its single edits.
+	automata map[autKey]vellum.Automaton
+	edits    map[string][]edit
+}
+
+type autKey struct {
+	q      string
+	budget int
+}
+
+// edit is a string one edit away from a typed word, and its distance to
+// it as typoDistance counts (a transposition counts 1).
+type edit struct {
+	s    string
+	dist int
+}
+
+// automaton returns typoAutomaton(q, budget), built once per search.
+func (lx *lexicon) automaton(q string, budget int) vellum.Automaton {
+	k := autKey{q, budget}
+	if a, ok := lx.automata[k]; ok {
+		return a
+	}
+	a := typoAutomaton(q, budget)
+	if lx.automata == nil {
+		lx.automata = map[autKey]vellum.Automaton{}
+	}
+	lx.automata[k] = a
+	return a
+}
+
+// singleEdits returns the distinct strings one edit away from typed
+// within budget, computed once per search.
+func (lx *lexicon) singleEdits(typed string, budget int) []edit {
+	if es, ok := lx.edits[typed]; ok {
+		return es
+	}
+	seen := map[string]bool{}
+	var es []edit
+	edits(typed, func(cand string) {
+		if seen[cand] {
+			return
+		}
+		seen[cand] = true
+		if d := oneEditDistance(typed, cand); d <= budget {
+			es = append(es, edit{cand, d})
+		}
+	})
+	if lx.edits == nil {
+		lx.edits = map[string][]edit{}
+	}
+	lx.edits[typed] = es
+	return es
 }
 
 // charge prices a step of the expansion at w and reports whether to take
@@ -493,7 +549,7 @@ func (lx *lexicon) nearest(stream int, word string) []expTerm {
 		if !lx.charge(typoWalkWork(utf8.RuneCountInString(q), budget)) {
 			continue
 		}
-		aut := typoAutomaton(q, budget)
+		aut := lx.automaton(q, budget)
 		if aut == nil {
 			continue
 		}
@@ -518,26 +574,20 @@ func (lx *lexicon) nearest(stream int, word string) []expTerm {
 		// ("contamination" is indexed as "contamin"), too far for the
 		// automaton from the misspelled word it was typed as: the words
 		// one edit away are stemmed and looked up instead.
-		typed := fold(word)
-		tried := map[string]bool{}
-		edits(typed, func(cand string) {
-			if tried[cand] || len(tried)%checkEvery == 0 && lx.expired() {
-				return
+		for i, e := range lx.singleEdits(fold(word), budget) {
+			if i%checkEvery == 0 && lx.expired() {
+				break
 			}
-			tried[cand] = true
-			d := oneEditDistance(typed, cand)
-			if d > budget {
-				return
+			term := stem(stream, e.s)
+			n := lx.visible(stream, term)
+			if n == 0 {
+				continue
 			}
-			term := stem(stream, cand)
-			if lx.visible(stream, term) == 0 {
-				return
+			if old, ok := dist[term]; !ok || e.dist < old {
+				dist[term] = e.dist
 			}
-			if old, ok := dist[term]; !ok || d < old {
-				dist[term] = d
-			}
-			seen[term] = lx.visible(stream, term)
-		})
+			seen[term] = n
+		}
 	}
 	return top(seen, maxTypoTerms, func(t string) int { return dist[t] })
 }
