@@ -77,7 +77,7 @@ build: prereqs bin/rappel
 NOCGO := CGO_ENABLED=0
 
 bin/rappel: bundle/data/manifest.json $(DOCS) $(EMBEDDED) $(ALLSRC) go.mod go.sum
-	@echo "make: building bin/rappel (on a fresh clone Go downloads and compiles the modules first, minutes without output)"
+	@echo "make: building bin/rappel (the modules were compiled for the bundle step; this compiles what embeds the bundle, and links)"
 	$(NOCGO) $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $@ ./cmd/rappel
 
 plugins: $(WASM)
@@ -138,7 +138,7 @@ edge/docs/assets/%: $(DOCS_NPM)/package.json
 # rappel, by the same plugin host the live feeds use: the Wasm modules are
 # built from that code and bundled, and the manifest names them as the
 # records' makers, but running them through wazero took 88 s of CPU where
-# the native code takes a few (README, "Building"; a test compares the two
+# the native code takes a few (README, "Two commands"; a test compares the two
 # on a corpus). The bundle step's rappel is compiled as a step of its own,
 # while the plugins and the corpus are made, and only when a source the
 # bundle depends on changed: the domain, the plugins, bundle, feeds, kv and

@@ -30,7 +30,7 @@ import (
 // shipped plugins' code, through the plugin host as the live feeds do, and
 // writes the data bundle that the next build embeds. The code runs
 // natively, compiled into rappel, not as the Wasm modules: the same Go
-// code, several times faster (README, "Building"); the modules are still
+// code, several times faster (README, "Two commands"); the modules are still
 // read, to be bundled and to name the records' maker.
 type BundleCommand struct {
 	Corpus     string
