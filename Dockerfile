@@ -8,7 +8,7 @@
 # Deployment).
 
 # The builder runs `make build`: the binary embeds the data bundle (the
-# synthetic corpus normalized through the Wasm plugins) and the docs page's
+# synthetic corpus normalized with the plugins' code) and the docs page's
 # Swagger UI files, which npm installs from the pinned package-lock.
 FROM golang:1.26 AS build
 RUN apt-get update \

@@ -50,6 +50,12 @@ LDFLAGS     = -s -w -X '$(BUILDINFO).version=$(VERSION)' -X '$(BUILDINFO).commit
 
 .PHONY: all build bundle plugins corpus docs run test fuzz bench clean prereqs
 
+# The steps of a build that need not wait for each other run side by side,
+# one per core: the plugins, the corpus, the bundle step's compile and npm.
+# On a fresh clone, the modules one step downloads are compiled while
+# another waits on the network. `make -j1` runs them one after the other.
+MAKEFLAGS += --jobs=$(shell nproc 2>/dev/null || echo 2)
+
 all: build
 
 # prereqs fails at once, with a sentence, when a tool the build needs is
@@ -71,7 +77,7 @@ build: prereqs bin/rappel
 NOCGO := CGO_ENABLED=0
 
 bin/rappel: bundle/data/manifest.json $(DOCS) $(EMBEDDED) $(ALLSRC) go.mod go.sum
-	@echo "make: building bin/rappel (on a fresh clone Go downloads and compiles the modules first, minutes without output)"
+	@echo "make: building bin/rappel (the modules were compiled for the bundle step; this compiles what embeds the bundle, and links)"
 	$(NOCGO) $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $@ ./cmd/rappel
 
 plugins: $(WASM)
@@ -80,18 +86,36 @@ plugins: $(WASM)
 # each record, and a new SHA means normalizing everything again), so the
 # build must not stamp the commit into it: -buildvcs=false. plugintest.Build
 # uses the same flags.
-build/plugins/%.wasm: $(DOMAIN) $(PLUGSRC)
+build/plugins/%.wasm: $(DOMAIN) $(PLUGSRC) | prereqs
 	@mkdir -p $(@D)
 	@echo "make: compiling the $* plugin to WebAssembly"
 	GOOS=wasip1 GOARCH=wasm CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=false -o $@ ./plugins/$*/wasm
 
 corpus: $(CORPUS)/manifest.json
 
+# The corpus is a function of the generator's code, SEED and DATE, so it is
+# keyed by the generator's binary, not by its sources' times: the binary
+# is linked without a build ID (which hashes every source, used or not)
+# and replaced only when it differs, so a change to the domain that the
+# generator does not link leaves the corpus as it is. Writing its 100,000
+# files again takes up to half a minute on a busy disk.
+SYNTH := build/rappel-synth
+
+$(SYNTH).stamp: $(DOMAIN) $(SYNTHSRC) go.mod go.sum | prereqs
+	@mkdir -p $(@D)
+	$(GO) build -trimpath -buildvcs=false -ldflags=-buildid= -o $(SYNTH).new ./cmd/rappel-synth
+	@if cmp -s $(SYNTH).new $(SYNTH); then rm $(SYNTH).new; else mv $(SYNTH).new $(SYNTH); fi
+	@touch $@
+
+# Made by the stamp's recipe; make looks at its time again afterwards.
+$(SYNTH): $(SYNTH).stamp
+	@:
+
 # Corpora of other seeds or dates are removed, so that they don't pile up.
-$(CORPUS)/manifest.json: $(DOMAIN) $(SYNTHSRC)
+$(CORPUS)/manifest.json: $(SYNTH)
 	@for d in build/corpus-*; do [ "$$d" = "$(CORPUS)" ] || rm -rf "$$d"; done
-	@echo "make: generating the synthetic corpus into $(CORPUS) (compiling the generator first)"
-	$(GO) run ./cmd/rappel-synth -out $(CORPUS) -seed $(SEED) -date $(DATE)
+	@echo "make: generating the synthetic corpus into $(CORPUS)"
+	$(SYNTH) -out $(CORPUS) -seed $(SEED) -date $(DATE)
 
 bundle: prereqs bundle/data/manifest.json
 
@@ -101,7 +125,7 @@ bundle: prereqs bundle/data/manifest.json
 # uses are copied into edge/docs/assets, which go:embed picks up.
 docs: $(DOCS)
 
-$(DOCS_NPM)/package.json: edge/docs/package.json edge/docs/package-lock.json
+$(DOCS_NPM)/package.json: edge/docs/package.json edge/docs/package-lock.json | prereqs
 	@echo "make: installing the pinned Swagger UI with npm ci"
 	cd edge/docs && npm ci --ignore-scripts --no-audit --no-fund
 	@touch $@
@@ -110,16 +134,30 @@ edge/docs/assets/%: $(DOCS_NPM)/package.json
 	@mkdir -p $(@D)
 	cp $(DOCS_NPM)/$* $@
 
-# The bundle is normalized through the Wasm plugins by the rappel binary
-# itself, via wazero: the same path the live feeds take. Its sstables
-# (bundle/data/sst) hold keys laid out by kv, so kv's sources count too.
-# It is compiled with -trimpath and without cgo, as bin/rappel is, so
-# that the two share the build cache: the packages compile once. Its
-# times come from the corpus's reference date (DATE), or SOURCE_DATE_EPOCH
-# when set, so that the same DATE and sources give the same bytes.
-bundle/data/manifest.json: $(WASM) $(CORPUS)/manifest.json $(DOMAIN) bundle/bundle.go bundle/load.go bundle/index.go bundle/pack.go cmd/rappel/bundle.go $(wildcard feeds/*.go) $(filter-out %_test.go,$(wildcard kv/*.go kv/index/*.go kv/segment/*.go))
-	@echo "make: building the data bundle: compiling rappel, then normalizing the corpus through the plugins (a line per source as each ends, about 2 min on 2 cores)"
-	$(NOCGO) $(GO) run -trimpath ./cmd/rappel bundle -corpus $(CORPUS) -plugins build/plugins -out bundle/data -cache-dir build/wazero-cache
+# The bundle is normalized with the plugins' own Go code, compiled into
+# rappel, by the same plugin host the live feeds use: the Wasm modules are
+# built from that code and bundled, and the manifest names them as the
+# records' makers, but running them through wazero took 88 s of CPU where
+# the native code takes a few (README, "Two commands"; a test compares the two
+# on a corpus). The bundle step's rappel is compiled as a step of its own,
+# while the plugins and the corpus are made, and only when a source the
+# bundle depends on changed: the domain, the plugins, bundle, feeds, kv and
+# the command. It is compiled with -trimpath and without cgo, as bin/rappel
+# is, so that the two share the build cache: the packages compile once.
+# The bundle's sstables (bundle/data/sst) hold keys laid out by kv, so kv's
+# sources count too. Its times come from the corpus's reference date
+# (DATE), or SOURCE_DATE_EPOCH when set, so that the same DATE and sources
+# give the same bytes.
+BUNDLER   := build/rappel-bundle
+BUNDLESRC := $(DOMAIN) $(PLUGSRC) bundle/bundle.go bundle/load.go bundle/index.go bundle/pack.go cmd/rappel/bundle.go $(wildcard feeds/*.go) $(filter-out %_test.go,$(wildcard kv/*.go kv/index/*.go kv/segment/*.go))
+
+$(BUNDLER): $(BUNDLESRC) go.mod go.sum | prereqs
+	@echo "make: compiling rappel for the bundle step (on a fresh clone Go downloads and compiles the modules first, a few minutes without output)"
+	$(NOCGO) $(GO) build -trimpath -o $@ ./cmd/rappel
+
+bundle/data/manifest.json: $(BUNDLER) $(WASM) $(CORPUS)/manifest.json
+	@echo "make: building the data bundle from the corpus (a line per source as each ends)"
+	$(BUNDLER) bundle -corpus $(CORPUS) -plugins build/plugins -out bundle/data
 
 # The server logs "serving" once it answers; e-mails land in $(MAIL_DIR).
 run: build

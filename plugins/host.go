@@ -11,6 +11,8 @@ import (
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+
+	"github.com/rappel-ca/rappel/plugins/guest"
 )
 
 // ABIVersion is the version of the plugin contract (ABI.md) this host
@@ -189,6 +191,7 @@ type Plugin struct {
 	host     *Host
 	compiled wazero.CompiledModule // nil when runs happen in children
 	wasm     []byte                // the module, sent to each child
+	native   guest.Normalizer      // set by LoadNative: the module's code, compiled in
 }
 
 // Load compiles a module for the source name. It fails when the bytes are

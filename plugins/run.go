@@ -49,7 +49,7 @@ func (p *Plugin) Run(ctx context.Context, input fs.FS) (res *Result, err error) 
 	ctx, span := tracer.Start(ctx, "plugins.Run", trace.WithAttributes(
 		attribute.String("rappel.plugin.name", p.Name),
 		attribute.String("rappel.plugin.version", p.SHA256),
-		attribute.Bool("rappel.plugin.child_process", p.compiled == nil),
+		attribute.Bool("rappel.plugin.child_process", p.compiled == nil && p.native == nil),
 	))
 	defer func() { endRun(span, res, err) }()
 	return p.run(ctx, input)
@@ -69,9 +69,12 @@ func (p *Plugin) run(ctx context.Context, input fs.FS) (*Result, error) {
 	stderr := &capped{max: h.MaxOutput, maxLine: maxLogReadBytes, line: log.line}
 	start := time.Now()
 	var end guestEnd
-	if p.compiled == nil {
+	switch {
+	case p.native != nil:
+		end = p.runNative(input, stdout, stderr)
+	case p.compiled == nil:
 		end = p.runChild(ctx, input, stdout, stderr)
-	} else {
+	default:
 		end = p.instantiate(ctx, input, stdout, stderr)
 	}
 	stdout.flush()

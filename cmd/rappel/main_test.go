@@ -48,7 +48,6 @@ func mustBuildBundleAt(tb testing.TB, builtAt string) string {
 	c.Corpus = filepath.Join(root, "testdata")
 	c.PluginsDir = pluginsDir
 	c.Out = out
-	c.CacheDir = filepath.Join(tb.TempDir(), "cache")
 	c.BuiltAt = builtAt
 	if err := c.Run(context.Background()); err != nil {
 		tb.Fatal(err)

@@ -36,15 +36,17 @@ type Normalizer func(fsys fs.FS, emit func(*rappel.Record) error, report func(ra
 // version other than ABIVersion, since it would misread the host or be
 // misread. Run by hand without arguments, it assumes ABIVersion.
 func Main(normalize func(fs.FS, func(*rappel.Record) error, func(rappel.Problem)) error) {
-	os.Exit(run(os.Args, os.DirFS("/in"), os.Stdout, os.Stderr, normalize))
+	os.Exit(Run(os.Args, os.DirFS("/in"), os.Stdout, os.Stderr, normalize))
 }
 
 // ABIVersion is the version of plugins/ABI.md this package implements.
 const ABIVersion = "rappel-plugin/1"
 
-// run is Main without the process: it takes the arguments and returns the
-// exit code, so the protocol can be tested natively.
-func run(args []string, fsys fs.FS, stdout, stderr io.Writer, normalize Normalizer) int {
+// Run is Main without the process: it takes the arguments and returns the
+// exit code, so the protocol can be tested natively, and so that a host can
+// run a shipped normalizer compiled into itself through the same protocol
+// as its module (plugins.Host.LoadNative).
+func Run(args []string, fsys fs.FS, stdout, stderr io.Writer, normalize Normalizer) int {
 	if len(args) > 1 && args[1] != ABIVersion {
 		normalize = func(fs.FS, func(*rappel.Record) error, func(rappel.Problem)) error {
 			return fmt.Errorf("the host speaks plugin ABI %q but this plugin speaks %q", args[1], ABIVersion)

@@ -34,7 +34,7 @@ func TestRun(t *testing.T) {
 	in := fstest.MapFS{"in.txt": {Data: []byte("x")}}
 	t.Run("OK", func(t *testing.T) {
 		var out, errw bytes.Buffer
-		if code := run([]string{"hcdump", ABIVersion}, in, &out, &errw, twoRecords); code != 0 {
+		if code := Run([]string{"hcdump", ABIVersion}, in, &out, &errw, twoRecords); code != 0 {
 			t.Fatalf("exit code %d; stderr %s", code, errw.String())
 		}
 		got := lines(out.Bytes())
@@ -48,20 +48,20 @@ func TestRun(t *testing.T) {
 	})
 	t.Run("NoArgs", func(t *testing.T) {
 		var out, errw bytes.Buffer
-		if code := run(nil, in, &out, &errw, twoRecords); code != 0 {
+		if code := Run(nil, in, &out, &errw, twoRecords); code != 0 {
 			t.Fatalf("exit code %d", code)
 		}
 	})
 	t.Run("Fatal", func(t *testing.T) {
 		var out, errw bytes.Buffer
-		if code := run(nil, fstest.MapFS{}, &out, &errw, twoRecords); code != 1 {
+		if code := Run(nil, fstest.MapFS{}, &out, &errw, twoRecords); code != 1 {
 			t.Fatalf("exit code %d, want 1", code)
 		}
 		wantFatal(t, errw.Bytes(), "Open in.txt: file does not exist.")
 	})
 	t.Run("Panic", func(t *testing.T) {
 		var out, errw bytes.Buffer
-		code := run(nil, in, &out, &errw, func(fs.FS, func(*rappel.Record) error, func(rappel.Problem)) error {
+		code := Run(nil, in, &out, &errw, func(fs.FS, func(*rappel.Record) error, func(rappel.Problem)) error {
 			var m map[string]int
 			m["boom"]++
 			return nil
@@ -73,7 +73,7 @@ func TestRun(t *testing.T) {
 	})
 	t.Run("WrongABI", func(t *testing.T) {
 		var out, errw bytes.Buffer
-		if code := run([]string{"hcdump", "rappel-plugin/9"}, in, &out, &errw, twoRecords); code != 1 {
+		if code := Run([]string{"hcdump", "rappel-plugin/9"}, in, &out, &errw, twoRecords); code != 1 {
 			t.Fatalf("exit code %d, want 1", code)
 		}
 		if out.Len() != 0 {
@@ -83,7 +83,7 @@ func TestRun(t *testing.T) {
 	})
 	t.Run("BrokenStdout", func(t *testing.T) {
 		var errw bytes.Buffer
-		if code := run(nil, in, failWriter{}, &errw, twoRecords); code != 1 {
+		if code := Run(nil, in, failWriter{}, &errw, twoRecords); code != 1 {
 			t.Fatalf("exit code %d, want 1", code)
 		}
 		wantFatal(t, errw.Bytes(), "Writing records: disk on fire.")
