@@ -196,9 +196,15 @@ func (s *Snapshot) writeTerms(w *segment.Writer) error {
 	w.End()
 	w.Bitmaps(secPostDocs, offs(secPostDocs), len(ps), func(i int) *roaring.Bitmap { return ps[i].docs })
 	var buf []byte
+	var offsBuf []uint32
 	w.Strings(secPostOffs, offs(secPostOffs), len(ps), func(i int) []byte {
 		buf = buf[:0]
-		for _, o := range ps[i].offs {
+		o := ps[i].offs
+		if o == nil { // a streamed build's posting: lengths (posting.lens)
+			offsBuf = ps[i].appendOffsets(offsBuf[:0])
+			o = offsBuf
+		}
+		for _, o := range o {
 			buf = append(buf, byte(o), byte(o>>8), byte(o>>16), byte(o>>24))
 		}
 		return buf

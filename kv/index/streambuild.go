@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"slices"
+	"sync"
 	"syscall"
 
 	"github.com/rappel-ca/rappel"
@@ -27,8 +28,10 @@ import (
 //     segment's JSON section, in order), and decoded to be indexed.
 //
 // What stays in memory is what the segment holds apart from the JSON: the
-// postings, columns and bitmaps, a fraction of the records. The segment
-// is the one BuildOptions makes of the same records, byte for byte.
+// postings, columns and bitmaps, a fraction of the records, with each
+// posting's offsets kept as a byte of length per document until the
+// writer expands them. The segment is the one BuildOptions makes of the
+// same records, byte for byte.
 
 // spillChunk is how much JSON a build keeps before writing it out.
 const spillChunk = 1 << 20
@@ -112,6 +115,7 @@ func (b *streamBuild) index(info rappel.DatasetInfo, opts Options) (*Snapshot, e
 		return nil, err
 	}
 	s, tb, sb := newBuild(len(b.keys), info, opts)
+	tb.lensOnly = true
 	s.enc.offs = make([]uint32, 0, 5*len(b.keys)+1)
 	text := indexTextBeside(tb)
 	defer text.wait()
@@ -148,13 +152,14 @@ func (b *streamBuild) index(info rappel.DatasetInfo, opts Options) (*Snapshot, e
 	return s, nil
 }
 
-// textBeside indexes the text of records, given in document order, on a
-// goroutine of its own: it is half a build's work, and the rest (decoding,
-// filters, statistics) needs none of it.
+// textBeside indexes the text of records, given in document order, on
+// goroutines of their own, one per stream: it is half a build's work, the
+// streams share nothing but the analyzer, and the rest of the build
+// (decoding, filters, statistics) needs none of it.
 type textBeside struct {
 	batch  []*rappel.Record
-	next   chan []*rappel.Record
-	done   chan struct{}
+	next   [2]chan []*rappel.Record
+	done   sync.WaitGroup
 	closed bool
 }
 
@@ -162,17 +167,22 @@ type textBeside struct {
 const textBatch = 256
 
 func indexTextBeside(tb *textBuilder) *textBeside {
-	t := &textBeside{next: make(chan []*rappel.Record, 8), done: make(chan struct{})}
-	go func() {
-		defer close(t.done)
-		doc := int32(0)
-		for batch := range t.next {
-			for _, r := range batch {
-				indexText(tb, doc, r)
-				doc++
+	t := &textBeside{}
+	for stream := range t.next {
+		next := make(chan []*rappel.Record, 8)
+		t.next[stream] = next
+		one := &textBuilder{ix: tb.ix}
+		one.skip[1-stream] = true
+		t.done.Go(func() {
+			doc := int32(0)
+			for batch := range next {
+				for _, r := range batch {
+					indexText(one, doc, r)
+					doc++
+				}
 			}
-		}
-	}()
+		})
+	}
 	return t
 }
 
@@ -180,9 +190,16 @@ func indexTextBeside(tb *textBuilder) *textBeside {
 func (t *textBeside) add(r *rappel.Record) {
 	t.batch = append(t.batch, r)
 	if len(t.batch) == textBatch {
-		t.next <- t.batch
-		t.batch = make([]*rappel.Record, 0, textBatch)
+		t.send()
 	}
+}
+
+// send hands the batch over to both streams.
+func (t *textBeside) send() {
+	for _, next := range t.next {
+		next <- t.batch
+	}
+	t.batch = make([]*rappel.Record, 0, textBatch)
 }
 
 // wait hands the last records over and waits for every record's text to
@@ -190,12 +207,14 @@ func (t *textBeside) add(r *rappel.Record) {
 func (t *textBeside) wait() {
 	if !t.closed {
 		if len(t.batch) > 0 {
-			t.next <- t.batch
+			t.send()
 		}
-		t.batch, t.closed = nil, true
-		close(t.next)
+		t.closed = true
+		for _, next := range t.next {
+			close(next)
+		}
 	}
-	<-t.done
+	t.done.Wait()
 }
 
 // copyJSON appends the JSON of the rec-th record of the store to e, read
