@@ -79,7 +79,7 @@ func (m *Segments) buildBase(ctx context.Context, info rappel.DatasetInfo, path 
 	if err := b.spill(&b.byStore, b.storeOut, 0); err != nil {
 		return err
 	}
-	s, err := b.index(info, m.Catalog.Options)
+	s, err := b.index(ctx, info, m.Catalog.Options)
 	if err != nil {
 		return err
 	}
@@ -100,7 +100,7 @@ func (b *streamBuild) add(r *rappel.Record) error {
 
 // index is the second pass: the records in document order, their JSON
 // copied out to the segment's JSON file, the rest indexed.
-func (b *streamBuild) index(info rappel.DatasetInfo, opts Options) (*Snapshot, error) {
+func (b *streamBuild) index(ctx context.Context, info rappel.DatasetInfo, opts Options) (*Snapshot, error) {
 	slices.SortFunc(b.keys, func(x, y docKey) int {
 		if docBefore(x.date, x.id, y.date, y.id) {
 			return -1
@@ -123,6 +123,9 @@ func (b *streamBuild) index(info rappel.DatasetInfo, opts Options) (*Snapshot, e
 	var js []byte
 	for doc, k := range b.keys {
 		b.keys[doc] = docKey{} // the strings are garbage from here on
+		if doc%4096 == 0 && ctx.Err() != nil {
+			return nil, ctx.Err() // a merge asked to stop: the node closes
+		}
 		if err := b.copyJSON(&s.enc, k.rec); err != nil {
 			return nil, err
 		}
