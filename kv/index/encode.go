@@ -18,7 +18,13 @@ type encoded struct {
 	// offs[5*doc : 5*doc+5] are the starts of prefix, en, fr, suffix, and
 	// the end.
 	offs []uint32
+	// spilled is how many bytes before arena a streamed build wrote out
+	// (streambuild.go): offs count them, arena holds what follows.
+	spilled int64
 }
+
+// end is the offset of the end of the arena.
+func (e *encoded) end() uint32 { return uint32(e.spilled + int64(len(e.arena))) }
 
 var translationsKey = []byte(`"translations":{}`)
 
@@ -37,10 +43,10 @@ func (e *encoded) add(r *rappel.Record) error {
 		return fmt.Errorf("encoding record %q: no translations key", r.RecordID)
 	}
 	cut := i + len(`"translations":`)
-	e.offs = append(e.offs, uint32(len(e.arena)))
+	e.offs = append(e.offs, e.end())
 	e.arena = append(e.arena, b[:cut]...)
 	for _, tr := range []*rappel.Translation{r.Translations.EN, r.Translations.FR} {
-		e.offs = append(e.offs, uint32(len(e.arena)))
+		e.offs = append(e.offs, e.end())
 		if tr != nil {
 			tb, err := json.Marshal(tr)
 			if err != nil {
@@ -49,9 +55,9 @@ func (e *encoded) add(r *rappel.Record) error {
 			e.arena = append(e.arena, tb...)
 		}
 	}
-	e.offs = append(e.offs, uint32(len(e.arena)))
+	e.offs = append(e.offs, e.end())
 	e.arena = append(e.arena, b[cut+2:]...)
-	e.offs = append(e.offs, uint32(len(e.arena)))
+	e.offs = append(e.offs, e.end())
 	return nil
 }
 

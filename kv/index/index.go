@@ -75,6 +75,10 @@ type Snapshot struct {
 	digests []atomic.Uint64
 	// file is the segment the snapshot is read from, nil for a built one.
 	file *segment.File
+	// streamed is, for a snapshot built from the store to be written as a
+	// segment (streambuild.go), where its JSON is: enc holds only its
+	// offsets.
+	streamed *streamedJSON
 }
 
 // Options tune a snapshot.
@@ -100,12 +104,36 @@ func Build(recs []*rappel.Record, info rappel.DatasetInfo) (*Snapshot, error) {
 // Records with the same record_id are an error.
 func BuildOptions(recs []*rappel.Record, info rappel.DatasetInfo, opts Options) (*Snapshot, error) {
 	sort.Slice(recs, func(i, j int) bool {
-		if recs[i].EventDate != recs[j].EventDate {
-			return recs[i].EventDate > recs[j].EventDate
-		}
-		return recs[i].RecordID < recs[j].RecordID
+		return docBefore(recs[i].EventDate, recs[i].RecordID, recs[j].EventDate, recs[j].RecordID)
 	})
-	n := len(recs)
+	s, tb, sb := newBuild(len(recs), info, opts)
+	for i, r := range recs {
+		if err := s.enc.add(r); err != nil {
+			return nil, err
+		}
+		s.addDoc(int32(i), r, sb)
+		indexText(tb, int32(i), r)
+	}
+	if err := s.finishBuild(tb, sb); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// docBefore reports whether the record dated date1 with id1 comes before
+// the one dated date2 with id2 in the document order: event_date newest
+// first, then record_id.
+func docBefore(date1, id1, date2, id2 string) bool {
+	if date1 != date2 {
+		return date1 > date2
+	}
+	return id1 < id2
+}
+
+// newBuild starts the snapshot of n records, and the builders of its text
+// index and statistics, for addDoc to add the records to in document
+// order.
+func newBuild(n int, info rappel.DatasetInfo, opts Options) (*Snapshot, *textBuilder, *statsBuilder) {
 	s := &Snapshot{
 		info:      info,
 		n:         n,
@@ -127,30 +155,39 @@ func BuildOptions(recs []*rappel.Record, info rappel.DatasetInfo, opts Options) 
 	if n > 0 {
 		s.all.AddRange(0, uint64(n))
 	}
-	tb := newTextBuilder(newAnalyzer(), n)
-	sb := newStatsBuilder(n)
-	for i, r := range recs {
-		doc := int32(i)
-		s.ids.add(r.RecordID)
-		if err := s.enc.add(r); err != nil {
-			return nil, err
-		}
-		s.eventDay[i] = dayOf(r.EventDate)
-		s.recallDay[i] = dayOf(r.RecallDate)
-		s.units[i] = noUnits
-		if r.UnitsAffected != nil {
-			s.units[i] = int64(*r.UnitsAffected)
-		}
-		s.addFilters(doc, r)
-		sb.add(doc, r)
-		s.addLookups(r)
-		tb.startDoc(doc)
-		indexRecord(tb, r)
+	return s, newTextBuilder(newAnalyzer(), n), newStatsBuilder(n)
+}
+
+// addDoc indexes r as document doc, every part but its JSON, which the
+// caller encodes (into memory, or out to a file as it comes), and its
+// text (indexText), which a streamed build indexes beside.
+func (s *Snapshot) addDoc(doc int32, r *rappel.Record, sb *statsBuilder) {
+	s.ids.add(r.RecordID)
+	s.eventDay[doc] = dayOf(r.EventDate)
+	s.recallDay[doc] = dayOf(r.RecallDate)
+	s.units[doc] = noUnits
+	if r.UnitsAffected != nil {
+		s.units[doc] = int64(*r.UnitsAffected)
 	}
+	s.addFilters(doc, r)
+	sb.add(doc, r)
+	s.addLookups(r)
+}
+
+// indexText adds the text of r, document doc, to tb.
+func indexText(tb *textBuilder, doc int32, r *rappel.Record) {
+	tb.startDoc(doc)
+	indexRecord(tb, r)
+}
+
+// finishBuild makes what is worked out from every document: the orders,
+// the text index, the statistics.
+func (s *Snapshot) finishBuild(tb *textBuilder, sb *statsBuilder) error {
+	n := s.n
 	s.idOrder = s.sortedDocs(func(a, b int32) int { return strings.Compare(s.ids.view(int(a)), s.ids.view(int(b))) })
 	for i := 1; i < n; i++ {
 		if a, b := s.idOrder[i-1], s.idOrder[i]; s.ids.view(int(a)) == s.ids.view(int(b)) {
-			return nil, fmt.Errorf("building snapshot: record_id %q appears twice", s.ids.view(int(a)))
+			return fmt.Errorf("building snapshot: record_id %q appears twice", s.ids.view(int(a)))
 		}
 	}
 	s.byRecall = s.sortedDocs(func(a, b int32) int {
@@ -165,7 +202,7 @@ func BuildOptions(recs []*rappel.Record, info rappel.DatasetInfo, opts Options) 
 	s.listCategories()
 	s.buildOrders()
 	s.finishStats(sb)
-	return s, nil
+	return nil
 }
 
 // sortedDocs returns every document, sorted by cmp.

@@ -29,9 +29,27 @@ type posting struct {
 	offs []uint32
 	pos  []byte
 
-	// While building: the document being added and its last position.
-	doc  int32
-	last uint32
+	// While building: the document being added, its last position and
+	// where its positions start, and the length of each document's
+	// positions, a uvarint each (most take a byte where an offset takes
+	// four): finish makes offs of them, or leaves them for the segment
+	// writer (appendOffsets) in a build that only writes the index.
+	doc   int32
+	last  uint32
+	start uint32
+	lens  []byte
+}
+
+// appendOffsets appends to dst the offsets of p's documents' positions,
+// and the end, from the lengths a build kept.
+func (p *posting) appendOffsets(dst []uint32) []uint32 {
+	at, lens := uint32(0), p.lens
+	for len(lens) > 0 {
+		dst = append(dst, at)
+		n, w := binary.Uvarint(lens)
+		at, lens = at+uint32(n), lens[w:]
+	}
+	return append(dst, at)
 }
 
 // span returns doc's encoded positions, or nil when doc lacks the term.
@@ -149,6 +167,12 @@ type textBuilder struct {
 	ix  *textIndex
 	doc int32
 	pos [2]uint32
+	// lensOnly has finish leave the postings' offsets as lengths, for
+	// the segment writer to expand one posting at a time.
+	lensOnly bool
+	// skip leaves out a stream: a streamed build indexes each stream
+	// on a goroutine of its own, each with a builder of the same index.
+	skip [2]bool
 }
 
 func newTextBuilder(an *analyzer, docs int) *textBuilder {
@@ -168,7 +192,7 @@ func (b *textBuilder) startDoc(doc int32) {
 
 // add indexes text as one field of the current document in stream.
 func (b *textBuilder) add(stream int, text string) {
-	if text == "" {
+	if text == "" || b.skip[stream] {
 		return
 	}
 	ix := b.ix
@@ -194,12 +218,19 @@ func (b *textBuilder) addTerm(stream int, t string) {
 	}
 	at := b.pos[stream]
 	if p.doc != b.doc {
-		p.doc, p.last = b.doc, 0
+		p.endDoc()
+		p.doc, p.last, p.start = b.doc, 0, uint32(len(p.pos))
 		p.docs.Add(uint32(b.doc))
-		p.offs = append(p.offs, uint32(len(p.pos)))
 	}
 	p.pos = binary.AppendUvarint(p.pos, uint64(at-p.last))
 	p.last = at
+}
+
+// endDoc keeps the length of the current document's positions, if any.
+func (p *posting) endDoc() {
+	if p.doc >= 0 {
+		p.lens = binary.AppendUvarint(p.lens, uint64(uint32(len(p.pos))-p.start))
+	}
 }
 
 // addBoth indexes language-neutral text in both streams.
@@ -216,7 +247,12 @@ func (b *textBuilder) finish() *textIndex {
 		ix.total[s] = sumLen(ix.docLen[s])
 		ix.avgLen[s] = avgLen(ix.docLen[s], ix.docs)
 		for _, p := range ix.postings[s] {
-			p.offs = append(p.offs, uint32(len(p.pos)))
+			p.endDoc()
+			p.doc = -1
+			if !b.lensOnly {
+				p.offs = p.appendOffsets(make([]uint32, 0, p.docs.GetCardinality()+1))
+				p.lens = nil
+			}
 			p.docs.RunOptimize()
 		}
 	}

@@ -222,3 +222,39 @@ func BenchmarkScale_Stats(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkScale_FirstBuild is a node's first start on the scaled store:
+// no segments yet, so the read index is built from the store and written
+// as a segment ("write"), which Segments.Open then maps and checks whole
+// ("open": the mapped file's pages count in the resident size too). Run
+// one of them once (-benchtime=1x) under /usr/bin/time -v for its peak
+// resident size; the store is filled on first use, which a second run
+// skips.
+func BenchmarkScale_FirstBuild(b *testing.B) {
+	store := scaledStore(b)
+	ctx := context.Background()
+	b.Run("write", func(b *testing.B) {
+		for b.Loop() {
+			m := &Segments{Dir: b.TempDir(), Store: store, Catalog: &Catalog{}}
+			info, err := store.DatasetInfo(ctx)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := m.buildBase(ctx, info, filepath.Join(m.Dir, "base.seg")); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("open", func(b *testing.B) {
+		for b.Loop() {
+			m := &Segments{Dir: b.TempDir(), Store: store, Catalog: &Catalog{}}
+			if err := m.Open(ctx); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportMetric(float64(m.Catalog.Current().Len()), "records")
+			if err := m.Close(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

@@ -87,6 +87,9 @@ type Segments struct {
 	// crash tests stop the process there. Tests set it; it is nil in
 	// production.
 	onStep func(step string)
+	// spillLimit, when not 0, makes a base build's temporary files fail
+	// as on a full disk past that many bytes. Tests set it.
+	spillLimit int64
 
 	mu      sync.Mutex
 	state   segmentState
@@ -438,21 +441,12 @@ func (m *Segments) rebuild(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	var recs []*rappel.Record
-	if err := m.Store.ForEachRecord(ctx, func(r *rappel.Record) error {
-		recs = append(recs, r)
-		return nil
-	}); err != nil {
-		return fmt.Errorf("rebuilding the read index: reading records: %w", err)
-	}
 	name := fmt.Sprintf("base-%d-%d.seg", gen, seq)
-	if err := m.writeBase(recs, info, name); err != nil {
+	if err := m.buildBase(ctx, info, filepath.Join(m.Dir, name)); err != nil {
 		return fmt.Errorf("rebuilding the read index: %w", err)
 	}
-	recs = nil
-	// The build allocated several times the segment (about a gigabyte
-	// for 41,000 records), all garbage now: hand it back at once rather
-	// than keep the node's resident size at its peak for minutes.
+	// What the build allocated is garbage now: hand it back at once rather
+	// than keep the node's resident size at its peak.
 	debug.FreeOSMemory()
 	base, err := m.openFile(name)
 	if err != nil {
@@ -471,15 +465,6 @@ func (m *Segments) rebuild(ctx context.Context) error {
 	m.log().Info("read index rebuilt", "records", base.n, "took", time.Since(start).Round(time.Millisecond))
 	// Changes made while the base was built come after seq.
 	return m.catchUpAfter(ctx, true)
-}
-
-// writeBase builds the snapshot of recs and writes it as segment name.
-func (m *Segments) writeBase(recs []*rappel.Record, info rappel.DatasetInfo, name string) error {
-	snap, err := BuildOptions(recs, info, m.Catalog.Options)
-	if err != nil {
-		return err
-	}
-	return m.writeSegment(snap, name)
 }
 
 // writeSegment writes snap as the segment file name in Dir.

@@ -86,6 +86,9 @@ func (s *Snapshot) Digest() [32]byte {
 	if s.file != nil {
 		return s.file.Meta().Digest
 	}
+	if s.streamed != nil {
+		return s.streamed.digest
+	}
 	sum := sha256.New()
 	var buf []byte
 	for d := range int32(s.n) {
@@ -102,7 +105,9 @@ func (s *Snapshot) fill(w *segment.Writer) (segment.Meta, error) {
 	n := s.n
 	w.Strings(secIDs, offs(secIDs), s.ids.len(), s.ids.at)
 	segment.WriteColumn(w, secIDOrder, s.idOrder)
-	w.Section(secJSON, s.enc.arena)
+	if err := s.writeJSON(w); err != nil {
+		return segment.Meta{}, err
+	}
 	segment.WriteColumn(w, secJSONOffs, s.enc.offs)
 	segment.WriteColumn(w, secEventDay, s.eventDay)
 	segment.WriteColumn(w, secRecallDay, s.recallDay)
@@ -191,9 +196,15 @@ func (s *Snapshot) writeTerms(w *segment.Writer) error {
 	w.End()
 	w.Bitmaps(secPostDocs, offs(secPostDocs), len(ps), func(i int) *roaring.Bitmap { return ps[i].docs })
 	var buf []byte
+	var offsBuf []uint32
 	w.Strings(secPostOffs, offs(secPostOffs), len(ps), func(i int) []byte {
 		buf = buf[:0]
-		for _, o := range ps[i].offs {
+		o := ps[i].offs
+		if o == nil { // a streamed build's posting: lengths (posting.lens)
+			offsBuf = ps[i].appendOffsets(offsBuf[:0])
+			o = offsBuf
+		}
+		for _, o := range o {
 			buf = append(buf, byte(o), byte(o>>8), byte(o>>16), byte(o>>24))
 		}
 		return buf
