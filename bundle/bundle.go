@@ -18,9 +18,11 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/klauspost/compress/zstd"
@@ -330,20 +332,25 @@ func WriteTables(dir string, write func(dir string, c Contents) ([]string, error
 	if err != nil {
 		return fmt.Errorf("writing bundle tables: %w", err)
 	}
-	m.Tables = nil
-	for _, p := range paths {
-		rel, err := filepath.Rel(dir, p)
-		if err != nil || !strings.HasPrefix(filepath.ToSlash(rel), tablesDir+"/") {
-			return fmt.Errorf("writing bundle tables: table %s is not in %s", p, tdir)
-		}
-		t := Table{Name: filepath.ToSlash(rel)}
-		if t.Size, t.SHA256, err = fileDigest(src, t.Name); err != nil {
-			return fmt.Errorf("writing bundle tables: %w", err)
-		}
-		if t.Packed, err = pack(dir, t.Name); err != nil {
-			return fmt.Errorf("writing bundle tables: %w", err)
-		}
-		m.Tables = append(m.Tables, t)
+	m.Tables = make([]Table, len(paths))
+	// Each table is hashed and packed on a core of its own: packing at
+	// zstd's best compression is most of this step's time, and a table's
+	// packed bytes do not depend on the others', so the bundle is the
+	// same whatever the order.
+	errs := make([]error, len(paths))
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for i, p := range paths {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			m.Tables[i], errs[i] = packTable(src, dir, tdir, p)
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("writing bundle tables: %w", err)
 	}
 	if err := writeManifest(dir, m); err != nil {
 		return err
@@ -354,6 +361,22 @@ func WriteTables(dir string, write func(dir string, c Contents) ([]string, error
 		return fmt.Errorf("writing bundle tables: listing them changed the bundle's version from %q to %q, which the tables hold", version, v)
 	}
 	return nil
+}
+
+// packTable digests and packs the table file at p, in tdir under dir.
+func packTable(src fs.FS, dir, tdir, p string) (Table, error) {
+	rel, err := filepath.Rel(dir, p)
+	if err != nil || !strings.HasPrefix(filepath.ToSlash(rel), tablesDir+"/") {
+		return Table{}, fmt.Errorf("table %s is not in %s", p, tdir)
+	}
+	t := Table{Name: filepath.ToSlash(rel)}
+	if t.Size, t.SHA256, err = fileDigest(src, t.Name); err != nil {
+		return Table{}, err
+	}
+	if t.Packed, err = pack(dir, t.Name); err != nil {
+		return Table{}, err
+	}
+	return t, nil
 }
 
 // WritePartials writes each source's partial records (what its plugin
