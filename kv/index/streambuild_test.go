@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/debug"
+	"runtime/metrics"
 	"strings"
 	"testing"
 
@@ -168,4 +170,31 @@ func (quietPebble) Infof(string, ...any)  {}
 func (quietPebble) Errorf(string, ...any) {}
 func (quietPebble) Fatalf(format string, args ...any) {
 	panic(fmt.Sprintf(format, args...))
+}
+
+// TestStreamBuild_CollectorTarget checks that a base is built with the
+// collector's target lowered (its peak heap nearer what it keeps) and
+// that the process's own target is back once it is written.
+func TestStreamBuild_CollectorTarget(t *testing.T) {
+	gogc := func() uint64 {
+		s := []metrics.Sample{{Name: "/gc/gogc:percent"}}
+		metrics.Read(s)
+		return s[0].Value.Uint64()
+	}
+	defer debug.SetGCPercent(debug.SetGCPercent(180))
+	dir := t.TempDir()
+	store := seedStore(t, dir)
+	defer store.Close()
+	m := segmentsAt(store, dir)
+	var during []uint64
+	m.onStep = func(string) { during = append(during, gogc()) }
+	if err := m.Open(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if len(during) == 0 || during[0] != buildGCPercent {
+		t.Errorf("GOGC while the base was written: %v, want %d", during, buildGCPercent)
+	}
+	if got := gogc(); got != 180 {
+		t.Errorf("GOGC after the build: %d, want the process's 180 back", got)
+	}
 }
