@@ -84,7 +84,7 @@ func Load(ctx context.Context, src fs.FS, store Store, log *slog.Logger) error {
 		return err
 	}
 	if !empty && info.Source != "bundle" {
-		log.Info("keeping the data dir's "+sourceName(info)+" data; the binary's bundle is "+relative(m.BuiltAt, info.UpdatedAt)+" than it and is not loaded",
+		log.Info("keeping the data dir's "+sourceName(info)+" data; the binary's bundle is "+relative(m.BuiltAt, info.UpdatedAt)+" and is not loaded",
 			"data_updated_at", info.UpdatedAt, "bundle_built_at", m.BuiltAt)
 		return nil
 	}
@@ -158,11 +158,11 @@ func sourceName(info rappel.DatasetInfo) string {
 func relative(built, updated time.Time) string {
 	switch {
 	case built.Before(updated):
-		return "older"
+		return "older than it"
 	case built.After(updated):
-		return "newer"
+		return "newer than it"
 	}
-	return "as old"
+	return "as old as it"
 }
 
 // Contents is what a bundle puts into a store, as Store.Replace takes it.

@@ -597,7 +597,7 @@ func renderScale(b *strings.Builder, res *Results) {
 	}
 	fmt.Fprintf(b, "### Scale curve (rappel only, one round per size)\n\n"+
 		"The generator (`bundle/synth`, `rappel-synth -scale`) at larger sizes, normalized by the shipped plugins' code (natively: see RATIONALE.md) and loaded into a store, which holds records and no index segments. "+
-		"The first start on it builds the read index from the store and writes it as a segment: a one-time cost, shown apart (run with GOMEMLIMIT at three quarters of the memory then available, the records and the index under construction being in the heap). "+
+		"The first start on it builds the read index from the store and writes it as a segment: a one-time cost, shown apart, measured as a node takes it: on every core, not pinned, with GOMEMLIMIT at three quarters of the memory then available. "+
 		"Then %d warm starts on the data dir it left (their median shown), the mixed load, memory as above, and one wrk run and one constant-rate run of each class. "+
 		"The %s-record column is the main run's: its warm starts, its memory after a warm start and the mixed load, and its medians of %d round(s). "+
 		"Latency p99 is at the main run's rate of each class; where a size's throughput is below that rate the server is overloaded and its p99 is queueing, which the cell says. "+

@@ -42,6 +42,12 @@ func (st *Start) readSteps() {
 // environment and watch, when not nil, running on the process from its
 // exec, and returns the process and the start.
 func (h *Harness) startRappel(ctx context.Context, bin, dataDir string, env []string, timeout time.Duration, watch func(*proc)) (*proc, Start, error) {
+	return h.startRappelOn(ctx, h.ServerCPU, 1, bin, dataDir, env, timeout, watch)
+}
+
+// startRappelOn is startRappel on the cpus given (taskset's list, empty
+// for no pinning) with GOMAXPROCS=procs.
+func (h *Harness) startRappelOn(ctx context.Context, cpu string, procs int, bin, dataDir string, env []string, timeout time.Duration, watch func(*proc)) (*proc, Start, error) {
 	addr, err := freeAddr()
 	if err != nil {
 		return nil, Start{}, err
@@ -52,7 +58,7 @@ func (h *Harness) startRappel(ctx context.Context, bin, dataDir string, env []st
 		offset = info.Size()
 	}
 	start := time.Now()
-	p, err := startProc("rappel", addr, h.ServerCPU, 1, h.logFile("rappel"), env,
+	p, err := startProc("rappel", addr, cpu, procs, h.logFile("rappel"), env,
 		bin, "serve", "--addr", addr, "--data-dir", dataDir, "--api-keys", benchKey, "--feeds", "off")
 	if err != nil {
 		return nil, Start{}, err
