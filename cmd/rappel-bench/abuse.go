@@ -202,7 +202,7 @@ func runAbuse(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := os.MkdirAll(filepath.Join(h.WorkDir, "logs"), 0o755); err != nil {
 		return err
 	}
-	bin, err := h.buildRappel(ctx)
+	bin, _, err := h.buildRappel(ctx)
 	if err != nil {
 		return err
 	}

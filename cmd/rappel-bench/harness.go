@@ -249,13 +249,11 @@ func (h *Harness) Run(ctx context.Context) error {
 	res.Env = readEnv(h.Repo)
 	h.commit = res.Env.Commit
 	defer h.cleanup.Wait()
-	rappelBin, err := h.buildRappel(ctx)
+	rappelBin, size, err := h.buildRappel(ctx)
 	if err != nil {
 		return err
 	}
-	if fi, err := os.Stat(rappelBin); err == nil {
-		res.BinaryKB = fi.Size() / 1024
-	}
+	res.BinaryKB = size / 1024
 	self, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("finding own executable: %w", err)
@@ -371,22 +369,40 @@ func (h *Harness) pin(res *Results) error {
 }
 
 // buildRappel builds the rappel binary into the work dir with the flags of
-// `make build` (no cgo, -trimpath, -s -w), so that its size is the one
-// every node pulls.
-func (h *Harness) buildRappel(ctx context.Context) (string, error) {
+// `make build` (no cgo, -trimpath), and returns its path and the size of
+// the binary `make build` makes: the same linked without its symbol table
+// and DWARF (-s -w), as every node pulls it. The binary run keeps its
+// symbol table, which the code does not read, so that perf names the
+// functions of its profiles.
+func (h *Harness) buildRappel(ctx context.Context) (string, int64, error) {
 	bin, err := filepath.Abs(filepath.Join(h.WorkDir, "rappel"))
 	if err != nil {
-		return "", err
+		return "", 0, err
 	}
 	h.logf("building rappel")
-	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags", "-s -w", "-o", bin, "./cmd/rappel")
-	cmd.Dir = h.Repo
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	cmd.Stdout, cmd.Stderr = h.Stderr, h.Stderr
-	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("building rappel: %w", err)
+	link := func(out, ldflags string) error {
+		cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags", ldflags, "-o", out, "./cmd/rappel")
+		cmd.Dir = h.Repo
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		cmd.Stdout, cmd.Stderr = h.Stderr, h.Stderr
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("building rappel: %w", err)
+		}
+		return nil
 	}
-	return bin, nil
+	stripped := bin + "-stripped"
+	if err := link(stripped, "-s -w"); err != nil {
+		return "", 0, err
+	}
+	fi, err := os.Stat(stripped)
+	if err != nil {
+		return "", 0, err
+	}
+	os.Remove(stripped)
+	if err := link(bin, ""); err != nil {
+		return "", 0, err
+	}
+	return bin, fi.Size(), nil
 }
 
 // logFile opens the work dir's log of name.
