@@ -226,6 +226,11 @@ func (h *Harness) Run(ctx context.Context) error {
 			return fmt.Errorf("decoding results: %w", err)
 		}
 		h.readGoBench(&res)
+		// The report in -out may be an older run's than the one
+		// results.json holds: that is the previous run then.
+		if p := readPreviousRun(h.Out); p != nil && h.Out != "" && !strings.HasPrefix(res.Env.Commit, p.Commit) {
+			res.Previous = p
+		}
 		return h.render(&res)
 	}
 	if err := h.checkTools(); err != nil {

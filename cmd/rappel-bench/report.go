@@ -774,7 +774,8 @@ func goalsMissed(res *Results) (missed, unjudged []string) {
 	if res.GoBench != "" {
 		missed, unjudged = benchGoalsMissed(res, missed, unjudged)
 	}
-	missed = append(missed, previousMissed(res)...)
+	pm, pu := previousMissed(res)
+	missed, unjudged = append(missed, pm...), append(unjudged, pu...)
 	return missed, unjudged
 }
 

@@ -230,28 +230,41 @@ func TestRenderBuilds(t *testing.T) {
 // against it.
 func TestPreviousRun(t *testing.T) {
 	doc := beginMarker + "\nWritten by `x` on 2026-11-25 19:58 UTC, commit 6fc8113163a0.\n\n" +
+		"Machine: AMD EPYC, 2 CPUs, 24105 MiB, Linux 6.18.44-fc-v595; go1.26.8; postgres 15.\n\n" +
 		"### Throughput (requests/s, wrk)\n\n" +
 		"| class | request | rappel | bare | postgres | ÷ bare |\n|---|---|---|---|---|---|\n" +
 		"| GET /recall/{record_id} | `/recall/hc-55933` | 17,462 | 27,264 | 6,472 | 0.64× |\n" +
 		"| common word | `/recall?q=recalled` | 4,303 | 5,378 | 11.8 | 0.80× |\n\n" +
 		"### Latency at a constant rate (p50 / p99)\n\n| class | rate/s |\n|---|---|\n| phrase | 29.0 |\n" + endMarker + "\n"
 	p := parsePreviousRun(doc)
-	if p == nil || p.Commit != "6fc8113163a0" || p.Rappel["GET /recall/{record_id}"] != 17462 || p.Bare["common word"] != 5378 || len(p.Rappel) != 2 {
+	if p == nil || p.Commit != "6fc8113163a0" || p.Machine != "AMD EPYC, 2 CPUs, 24105 MiB, Linux 6.18.44-fc-v595" || p.Rappel["GET /recall/{record_id}"] != 17462 || p.Bare["common word"] != 5378 || len(p.Rappel) != 2 {
 		t.Fatalf("parsed %+v", p)
 	}
 	rec := newClassResult(Class{Name: "record", Label: "GET /recall/{record_id}"})
 	rec.RPS = map[string][]float64{"rappel": {18000}, "bare": {27264}}
 	word := newClassResult(Class{Name: "common_word", Label: "common word"})
 	word.RPS = map[string][]float64{"rappel": {3900}, "bare": {5378}}
-	res := &Results{Classes: []*ClassResult{rec, word}, Previous: p}
+	same := Env{CPU: "AMD EPYC", CPUs: 2, MemMiB: 24105, Kernel: "6.18.44-fc-v595"}
+	res := &Results{Classes: []*ClassResult{rec, word}, Previous: p, Env: same}
 	var b strings.Builder
 	renderPrevious(&b, res)
 	reportHas(t, b.String(), []string{
-		"| GET /recall/{record_id} | 0.66× | 0.64× | +3% | met |",
-		"| common word | 0.73× | 0.80× | -9% | **missed: 9% slower** |",
+		"Both runs were on the same machine.",
+		"| GET /recall/{record_id} | 18,000 / 17,462 | 27,264 / 27,264 | 0.66× / 0.64× | +3% | met |",
+		"| common word | 3,900 / 4,303 | 5,378 / 5,378 | 0.73× / 0.80× | -9% | **missed: 9% slower** |",
 	})
 	missed, _ := goalsMissed(res)
 	reportHas(t, strings.Join(missed, "\n"), []string{"common word throughput (÷ bare) is 9% below the previous run's"})
+
+	// On another machine the change is shown, not judged.
+	res.Env.Kernel = "6.18.44-fc-v669"
+	b.Reset()
+	renderPrevious(&b, res)
+	reportHas(t, b.String(), []string{"**Not judged**: the previous run was on another machine", "-9% | (not judged: another machine) |"})
+	missed, unjudged := goalsMissed(res)
+	if strings.Contains(strings.Join(missed, "\n"), "previous run") || !strings.Contains(strings.Join(unjudged, "\n"), "another machine") {
+		t.Errorf("across machines: missed %q, unjudged %q; want the goal unjudged", missed, unjudged)
+	}
 
 	// The repository's own report parses: the format the harness writes.
 	if _, err := os.Stat("../../BENCHMARKS.md"); err == nil {
