@@ -23,9 +23,7 @@ import (
 	"github.com/rappel-ca/rappel/bundle"
 	"github.com/rappel-ca/rappel/bundle/synth"
 	"github.com/rappel-ca/rappel/kv"
-	"github.com/rappel-ca/rappel/plugins/detail"
-	"github.com/rappel-ca/rappel/plugins/hcdump"
-	"github.com/rappel-ca/rappel/plugins/vrdb"
+	"github.com/rappel-ca/rappel/plugins/shipped"
 )
 
 // ScaleResult is rappel on one size of the synthetic data set: its
@@ -106,7 +104,7 @@ func (h *Harness) scaleDir(scale float64) string {
 
 // scaleSources are the packages whose code makes a data set: the
 // generator and the normalizers, compiled into this harness.
-var scaleSources = []string{"bundle/synth", "plugins/hcdump", "plugins/vrdb", "plugins/detail"}
+var scaleSources = []string{"bundle/synth", "plugins/shipped", "plugins/hcdump", "plugins/vrdb", "plugins/detail"}
 
 // scaleKey is what the generated data sets depend on beside their size:
 // the reference date, and the code of scaleSources (their Go files in the
@@ -351,21 +349,17 @@ func (h *Harness) makeBundle(ctx context.Context, scale float64, dir, bdir strin
 	if _, err := synth.Generate(corpus, synth.Config{Seed: 1, ReferenceDate: ref, Scale: scale}); err != nil {
 		return fmt.Errorf("generating the %.2f× corpus: %w", scale, err)
 	}
-	normalizers := map[string]func(fs.FS, func(*rappel.Record) error, func(rappel.Problem)) error{
-		"hcdump": hcdump.Normalize, "vrdb": vrdb.Normalize, "detail": detail.Normalize,
-	}
-	dirs := map[string]string{"hcdump": "hc", "vrdb": "tc", "detail": "detail"}
 	var parts [][]*rappel.Record
 	m := bundle.Manifest{BuiltAt: em.BuiltAt, ReferenceDate: em.ReferenceDate}
 	for _, source := range rappel.SourcePrecedence {
-		norm, ok := normalizers[source]
+		src, ok := shipped.Sources[source]
 		if !ok {
 			return fmt.Errorf("normalizing the %.2f× corpus: no normalizer for source %q", scale, source)
 		}
 		h.logf("  normalizing %s", source)
 		var recs []*rappel.Record
 		var problems []rappel.Problem
-		err := norm(os.DirFS(filepath.Join(corpus, dirs[source])),
+		err := src.Normalize(os.DirFS(filepath.Join(corpus, src.CorpusDir)),
 			func(r *rappel.Record) error {
 				recs = append(recs, r)
 				if len(recs)%16384 == 0 {

@@ -20,10 +20,7 @@ import (
 	"github.com/rappel-ca/rappel/kv"
 	"github.com/rappel-ca/rappel/kv/index"
 	"github.com/rappel-ca/rappel/plugins"
-	"github.com/rappel-ca/rappel/plugins/detail"
-	"github.com/rappel-ca/rappel/plugins/guest"
-	"github.com/rappel-ca/rappel/plugins/hcdump"
-	"github.com/rappel-ca/rappel/plugins/vrdb"
+	"github.com/rappel-ca/rappel/plugins/shipped"
 )
 
 // BundleCommand normalizes a corpus in the upstream formats with the
@@ -64,17 +61,6 @@ func (c *BundleCommand) flagSet() *flag.FlagSet {
 	fs.StringVar(&c.BuiltAt, "built-at", c.BuiltAt, "RFC 3339 `time` to stamp as fetched_at (default SOURCE_DATE_EPOCH, or the corpus's reference date)")
 	fs.Var(levelFlag{&c.LogLevel}, "log-level", "least `level` the plugin host logs: debug, info, warn or error")
 	return fs
-}
-
-// sourceDirs maps each shipped source to its corpus sub-directory, which
-// its plugin sees as /in.
-var sourceDirs = map[string]string{"hcdump": "hc", "vrdb": "tc", "detail": "detail"}
-
-// shippedNormalizers maps each shipped source to the Go code its module in
-// build/plugins is compiled from (plugins/<source>/wasm), which bundle runs
-// natively.
-var shippedNormalizers = map[string]guest.Normalizer{
-	"hcdump": hcdump.Normalize, "vrdb": vrdb.Normalize, "detail": detail.Normalize,
 }
 
 // bundleHost is the plugin host the bundle's sources run in.
@@ -120,7 +106,8 @@ func (c *BundleCommand) Run(ctx context.Context) error {
 	// And the raw records they came from, as the feeds cut them, so that
 	// a node's first live refresh normalizes only what differs upstream.
 	corpus := map[string]iofs.FS{}
-	for name, dir := range sourceDirs {
+	for name, src := range shipped.Sources {
+		dir := src.CorpusDir
 		corpus[name] = os.DirFS(filepath.Join(c.Corpus, dir))
 	}
 	raw, err := feeds.BundleRaw(corpus)
@@ -202,13 +189,14 @@ func (c *BundleCommand) runSources(ctx context.Context, host *plugins.Host) (map
 		mods    = map[string][]byte{}
 		errs    []error
 	)
-	for name, dir := range sourceDirs {
+	for name, src := range shipped.Sources {
+		dir := src.CorpusDir
 		wasm, err := os.ReadFile(filepath.Join(c.PluginsDir, name+".wasm"))
 		if err != nil {
 			return nil, nil, nil, fmt.Errorf("reading plugin: %w", err)
 		}
 		mods[name] = wasm
-		p := host.LoadNative(name, wasm, shippedNormalizers[name])
+		p := host.LoadNative(name, wasm, src.Normalize)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

@@ -12,6 +12,7 @@ import (
 
 	"github.com/rappel-ca/rappel/bundle/synth"
 	"github.com/rappel-ca/rappel/plugins/plugintest"
+	"github.com/rappel-ca/rappel/plugins/shipped"
 )
 
 // TestBundle_NativeMatchesWasm runs each shipped plugin twice on the same
@@ -37,13 +38,14 @@ func TestBundle_NativeMatchesWasm(t *testing.T) {
 	}
 	defer wasmHost.Close(ctx)
 	nativeHost := bundleHost(slog.LevelError)
-	for name, dir := range sourceDirs {
+	for name, src := range shipped.Sources {
+		dir := src.CorpusDir
 		wasm := plugintest.Build(t, "./plugins/"+name+"/wasm")
 		compiled, err := wasmHost.Load(ctx, name, wasm)
 		if err != nil {
 			t.Fatal(err)
 		}
-		native := nativeHost.LoadNative(name, wasm, shippedNormalizers[name])
+		native := nativeHost.LoadNative(name, wasm, src.Normalize)
 		if native.SHA256 != compiled.SHA256 {
 			t.Errorf("%s: the native plugin is named %s, its module %s", name, native.SHA256, compiled.SHA256)
 		}

@@ -18,6 +18,7 @@ import (
 	"github.com/rappel-ca/rappel"
 	"github.com/rappel-ca/rappel/bundle"
 	"github.com/rappel-ca/rappel/plugins/plugintest"
+	"github.com/rappel-ca/rappel/plugins/shipped"
 )
 
 // MustBuildBundle normalizes the hand-checked samples in testdata/ through
@@ -38,7 +39,7 @@ func mustBuildBundleAt(tb testing.TB, builtAt string) string {
 	if err := os.MkdirAll(pluginsDir, 0o755); err != nil {
 		tb.Fatal(err)
 	}
-	for name := range sourceDirs {
+	for name := range shipped.Sources {
 		wasm := plugintest.Build(tb, "./plugins/"+name+"/wasm")
 		if err := os.WriteFile(filepath.Join(pluginsDir, name+".wasm"), wasm, 0o644); err != nil {
 			tb.Fatal(err)
