@@ -34,6 +34,10 @@ type DatasetInfo struct {
 	UpdatedAt time.Time `json:"updated_at"`
 	// Source says where the data came from: "bundle" or "feeds".
 	Source string `json:"source"`
+	// Kind says what the data is: DatasetSynthetic (generated, a demo)
+	// or DatasetAgencies (fetched from the agencies); see Synthetic for
+	// stores written before it was kept.
+	Kind string `json:"kind,omitempty"`
 	// Records is the number of records stored.
 	Records int `json:"records"`
 	// Bundle names the data bundle the store was loaded from (its build

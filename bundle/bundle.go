@@ -67,6 +67,10 @@ type Manifest struct {
 	BuiltAt time.Time `json:"built_at"`
 	// ReferenceDate is the generator's newest possible event date.
 	ReferenceDate string `json:"reference_date,omitempty"`
+	// Provenance says what the data is: generated (seed, reference day)
+	// or fetched from the agencies (which addresses, when). A bundle
+	// without it was generated.
+	Provenance *rappel.Provenance `json:"provenance,omitempty"`
 	Records       int    `json:"records"`
 	// ByType counts records per recall_type.
 	ByType map[string]int `json:"by_type"`
@@ -465,4 +469,13 @@ func (m *Manifest) AddProblems(ps []rappel.Problem) {
 			m.Examples = append(m.Examples, p)
 		}
 	}
+}
+
+// Kind is the kind of the bundle's data (rappel.DatasetSynthetic or
+// rappel.DatasetAgencies): a bundle that does not say was generated.
+func (m Manifest) Kind() string {
+	if m.Provenance != nil && m.Provenance.Kind == rappel.DatasetAgencies {
+		return rappel.DatasetAgencies
+	}
+	return rappel.DatasetSynthetic
 }

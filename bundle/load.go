@@ -204,7 +204,7 @@ func readContents(src fs.FS, m Manifest, version string) (Contents, error) {
 		st.Feed.Plugin = st.Plugin
 		c.States = append(c.States, st)
 	}
-	c.Info = rappel.DatasetInfo{UpdatedAt: m.BuiltAt, Source: "bundle", Records: len(c.Records), Bundle: version}
+	c.Info = rappel.DatasetInfo{UpdatedAt: m.BuiltAt, Source: "bundle", Kind: m.Kind(), Records: len(c.Records), Bundle: version}
 	return c, nil
 }
 

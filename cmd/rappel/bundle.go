@@ -122,6 +122,7 @@ func (c *BundleCommand) Run(ctx context.Context) error {
 	if ref, err := os.ReadFile(filepath.Join(c.Corpus, "manifest.json")); err == nil {
 		m.ReferenceDate = referenceDate(ref)
 	}
+	m.Provenance = &rappel.Provenance{Kind: rappel.DatasetSynthetic, Seed: corpusSeed(filepath.Join(c.Corpus, "manifest.json")), ReferenceDate: m.ReferenceDate}
 	if err := bundle.Write(c.Out, recs, m); err != nil {
 		return err
 	}
@@ -211,6 +212,22 @@ func (c *BundleCommand) runSources(ctx context.Context, host *plugins.Host) (map
 	}
 	wg.Wait()
 	return results, shas, mods, errors.Join(errs...)
+}
+
+// corpusSeed reads the generator's seed from its manifest at path; 0 when
+// it says none.
+func corpusSeed(path string) uint64 {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0
+	}
+	var m struct {
+		Seed uint64 `json:"seed"`
+	}
+	if json.Unmarshal(b, &m) != nil {
+		return 0
+	}
+	return m.Seed
 }
 
 // referenceDate reads the generator's reference date from its manifest.
