@@ -40,6 +40,14 @@ type FeedStore interface {
 	// nil all of c survives a crash, and a crash before leaves none of it.
 	ApplySource(ctx context.Context, c *SourceChange) error
 
+	// Replace makes the store hold the data given and nothing else of its
+	// kind (records, every source's partial records, raw records and
+	// state, the dataset info), in one durable write: a crash leaves the
+	// old data or the new, never a mix. The change log starts a new
+	// generation, so that a change feed cursor of the old data is gone.
+	// Subscriptions, webhooks and their queues stay.
+	Replace(ctx context.Context, recs []*Record, partials map[string][]*Record, raw map[string][]RawRecord, states []SourceState, info DatasetInfo) error
+
 	// NewRecalls returns the batches of new recalls not yet acknowledged,
 	// oldest first; AckNewRecalls deletes one, durably. Ids of batches that
 	// do not exist are ignored.

@@ -24,6 +24,13 @@ func (r *Refresher) apply(ctx context.Context, p *plan) (changed bool, err error
 	if p.unchanged {
 		return false, r.write(ctx, p, &rappel.SourceChange{}, nil, now)
 	}
+	// Over synthetic data, the first live refresh replaces all of it
+	// (switch.go).
+	if synth, err := r.synthetic(ctx); err != nil {
+		return false, err
+	} else if synth {
+		return r.switchDataset(ctx, p, now)
+	}
 	stored := map[string]string{} // the source's partial records: record_id → hash
 	if err := r.Store.PartialHashes(ctx, p.src.Name, func(id, h string) error {
 		stored[id] = h
@@ -404,16 +411,7 @@ func (r *Refresher) write(ctx context.Context, p *plan, c *rappel.SourceChange, 
 	}
 	info.UpdatedAt, info.Source = now, "feeds"
 	st := &p.st
-	st.Feed.Live = true
-	st.Feed.LastSuccess = now
-	st.Feed.LastError = ""
-	st.Feed.Removed = ""
-	st.Feed.Plugin = st.Plugin
-	if len(st.Rejected) > maxProblemsKept {
-		st.Rejected = st.Rejected[:maxProblemsKept]
-	}
-	st.Feed.Rejected = len(st.Rejected)
-	st.Feed.Problems = st.Rejected[:min(len(st.Rejected), maxProblemsShown)]
+	r.markSucceeded(st, now)
 	c.State = *st
 	if err := r.Store.ApplySource(ctx, c); err != nil {
 		return err

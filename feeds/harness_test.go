@@ -1,6 +1,7 @@
 package feeds_test
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"io"
@@ -139,6 +140,11 @@ type harness struct {
 	norm  *hostNormalizer
 	r     *feeds.Refresher
 	now   time.Time
+	// kind is the kind of the data loadStore loads: by default the
+	// agencies', as a bundle fetched from the same upstream would be (the
+	// samples the upstream serves); rappel.DatasetSynthetic for a
+	// generated bundle, which the first live refresh replaces whole.
+	kind string
 }
 
 // newHarness serves testdata/hc, tc and detail upstream and opens a
@@ -245,7 +251,7 @@ func (h *harness) loadStore(extra map[string][]*rappel.Record, raw map[string][]
 	if len(problems) > 0 {
 		h.t.Fatalf("assembling the bundle: %+v", problems)
 	}
-	if err := h.store.Load(h.ctx, recs, parts, raw, states, rappel.DatasetInfo{UpdatedAt: built, Source: "bundle", Records: len(recs)}); err != nil {
+	if err := h.store.Load(h.ctx, recs, parts, raw, states, rappel.DatasetInfo{UpdatedAt: built, Source: "bundle", Kind: cmp.Or(h.kind, rappel.DatasetAgencies), Records: len(recs)}); err != nil {
 		h.t.Fatal(err)
 	}
 	h.norm.counts()

@@ -97,7 +97,14 @@ func (r *Refresher) planDocs(ctx context.Context, src *Source, st rappel.SourceS
 	p.st.Files = files
 	// A live source with remembered files has its raw records stored (the
 	// same batch wrote both): nothing more to read when nothing changed.
-	if same && st.Feed.Live && len(st.Files) > 0 && !r.pluginChanged(src, st) {
+	// Over synthetic data nothing counts as unchanged: the refresh must
+	// replace it (switch.go), as it does for a store written before
+	// datasets had a kind, whose sources may have gone live already.
+	synth, err := r.synthetic(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if same && st.Feed.Live && len(st.Files) > 0 && !r.pluginChanged(src, st) && !synth {
 		p.unchanged = true
 		return p, nil
 	}
@@ -221,6 +228,11 @@ func (r *Refresher) planDetail(ctx context.Context, src *Source, st rappel.Sourc
 	}
 	p := &plan{src: src, st: st, attempted: map[string]bool{}}
 	version := docsVersion(follow)
+	if synth, err := r.synthetic(ctx); err != nil {
+		return nil, err
+	} else if synth {
+		return nil, errAwaitingSwitch
+	}
 	if st.Feed.Live && st.Followed == version && !r.pluginChanged(src, st) {
 		// Caught up with the same notices: nothing to fetch.
 		p.unchanged = true
