@@ -38,6 +38,13 @@ type Publication struct {
 	// leader, which a follower registers too: it runs no plugin, and must
 	// still accept their names in filters.
 	Agencies []Agency `json:"agencies,omitempty"`
+	// Replace marks a publication that holds the whole dataset: Put is
+	// every record, and a follower replaces its store's data with it (a
+	// leader whose store was replaced, as by the switch from synthetic
+	// data to the agencies', publishes one). Its Changes are empty: the
+	// change log starts a new generation, Gen, at the number Seq.
+	Replace bool   `json:"replace,omitempty"`
+	Seq     uint64 `json:"seq,omitempty"`
 }
 
 // PublishedChange is one change log entry of a publication.

@@ -9,7 +9,7 @@ var (
 	// read beyond the safelisted ones: the validator to revalidate with,
 	// the rate limit state, a search's cost, the export's count and change
 	// feed cursor, and the id to quote in a support request.
-	headerExposeHeaders = []string{"ETag, RateLimit, RateLimit-Policy, Rappel-Changes-Cursor, Rappel-Count, Retry-After, Search-Cost, X-Request-Id"}
+	headerExposeHeaders = []string{"ETag, RateLimit, RateLimit-Policy, Rappel-Changes-Cursor, Rappel-Count, Rappel-Dataset, Retry-After, Search-Cost, X-Request-Id"}
 	// headerAllowMethods includes POST for subscribing to alerts from a
 	// web page; admin calls stay out of reach of pages because x-admin-key
 	// is not an allowed header.

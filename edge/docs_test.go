@@ -176,13 +176,17 @@ func TestDocs_Chromium(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	for _, want := range []string{"GET /docs", "GET /docs/docs.js", "GET /docs/assets/swagger-ui-bundle.js", "GET /docs/assets/swagger-ui.css", "GET /openapi.json"} {
+	for _, want := range []string{"GET /docs", "GET /docs/docs.js", "GET /docs/assets/swagger-ui-bundle.js", "GET /docs/assets/swagger-ui.css", "GET /openapi.json", "GET /health"} {
 		if !slices.Contains(seen, want) {
 			t.Errorf("the browser did not request %s; it requested %v", want, seen)
 		}
 	}
 	if strings.Contains(logs, "Content Security Policy") || strings.Contains(logs, "Refused to") {
 		t.Errorf("the page broke its Content-Security-Policy:\n%s", policyLines(logs))
+	}
+	// The test catalog's data has no kind: synthetic, which the page says.
+	if !strings.Contains(dom, `id="dataset-notice"`) || !strings.Contains(dom, "generated demo data") {
+		t.Error("the rendered page does not say that the node serves generated data")
 	}
 	if !strings.Contains(dom, html.EscapeString(openAPIInfo.Title)) {
 		t.Errorf("the rendered page does not show the title %q", openAPIInfo.Title)

@@ -15,6 +15,9 @@ type health struct {
 	Records          int    `json:"records"`
 	DatasetUpdatedAt string `json:"dataset_updated_at,omitempty"`
 	DatasetSource    string `json:"dataset_source,omitempty"`
+	// DatasetKind is "synthetic" while the node serves generated demo
+	// data (the bundle's), "agencies" once it serves the agencies' own.
+	DatasetKind string `json:"dataset_kind"`
 	// DatasetVersion is the fleet's version of the data served (the last
 	// publication of its leader applied); absent on a single node.
 	DatasetVersion int64 `json:"dataset_version,omitempty"`
@@ -53,7 +56,7 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) error {
 			"No recall data is loaded yet, so this node cannot answer; retry shortly or use another node.")
 	}
 	info := snap.Info()
-	h := health{Status: "ok", Records: snap.Len(), DatasetSource: info.Source, DatasetVersion: info.Version, Feeds: s.feeds(), Build: s.Build}
+	h := health{Status: "ok", Records: snap.Len(), DatasetSource: info.Source, DatasetKind: datasetKind(info), DatasetVersion: info.Version, Feeds: s.feeds(), Build: s.Build}
 	if s.Fleet != nil {
 		h.Fleet = s.Fleet()
 	}
@@ -72,4 +75,13 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) error {
 	}
 	writeJSON(w, r, http.StatusOK, b)
 	return nil
+}
+
+// datasetKind names the kind of the data described by info, as /health, /
+// and the Rappel-Dataset header say it.
+func datasetKind(info rappel.DatasetInfo) string {
+	if info.Synthetic() {
+		return rappel.DatasetSynthetic
+	}
+	return rappel.DatasetAgencies
 }

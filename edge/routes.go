@@ -129,17 +129,33 @@ func (s *Server) router(routes []route) http.Handler {
 	})
 }
 
+// datasetHeader is set to "synthetic" on every answer of a node serving
+// generated data.
+const datasetHeader = "Rappel-Dataset"
+
 // rootPattern matches the path "/" alone; "/" itself is the catch-all.
 const rootPattern = "/{$}"
 
-// rootBody is the JSON answer of GET /.
-var rootBody = []byte(`{"name":"Canadian Product and Vehicle Recall API","docs":"/docs","openapi":"/openapi.json"}`)
+// rootBody is the JSON answer of GET / on a node serving the agencies'
+// data, and rootSyntheticBody on one serving generated data.
+var (
+	rootBody          = []byte(`{"name":"Canadian Product and Vehicle Recall API","docs":"/docs","openapi":"/openapi.json","dataset":"agencies"}`)
+	rootSyntheticBody = []byte(`{"name":"Canadian Product and Vehicle Recall API","docs":"/docs","openapi":"/openapi.json","dataset":"synthetic",` +
+		`"notice":"` + syntheticNotice + `"}`)
+)
+
+// syntheticNotice is what a node serving generated data says of it.
+const syntheticNotice = "This node serves generated demo data, not real recalls: its titles, products, barcodes and companies are made up. " +
+	"It serves the agencies' recalls once its first live refresh has replaced them."
 
 // rootPage is the answer of GET / to a browser.
 var rootPage = template.Must(template.New("root").Parse(pageHead +
 	`<h1>Canadian Product and Vehicle Recall API</h1>` +
+	`{{if .}}<p><strong>` + syntheticNotice + `</strong></p>{{end}}` +
 	`<p>Read the documentation at <a href="/docs">/docs</a>, or the OpenAPI description at <a href="/openapi.json">/openapi.json</a>.</p>` +
 	`<h1 lang="fr">API des rappels de produits et de véhicules au Canada</h1>` +
+	`{{if .}}<p lang="fr"><strong>Ce nœud sert des données de démonstration générées, pas de vrais rappels : titres, produits, codes-barres et entreprises sont inventés. ` +
+	`Il sert les rappels des organismes dès que sa première actualisation en direct les a remplacées.</strong></p>{{end}}` +
 	`<p lang="fr">Lisez la documentation à <a href="/docs">/docs</a>, ou la description OpenAPI à <a href="/openapi.json">/openapi.json</a>.</p></body></html>`))
 
 // root answers GET / with where the API describes itself: JSON naming
@@ -148,10 +164,15 @@ func (s *Server) root(w http.ResponseWriter, r *http.Request) error {
 	if err := paramsOf(w).err(); err != nil {
 		return err
 	}
+	synthetic := s.Catalog.Snapshot().Info().Synthetic()
 	if wantsHTML(r) {
-		return writeHTMLPage(w, r, rootPage, nil)
+		return writeHTMLPage(w, r, rootPage, synthetic)
 	}
-	writeJSON(w, r, http.StatusOK, rootBody)
+	body := rootBody
+	if synthetic {
+		body = rootSyntheticBody
+	}
+	writeJSON(w, r, http.StatusOK, body)
 	return nil
 }
 
@@ -227,6 +248,11 @@ func (e *endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		e.s.fail(w, r, rappel.Errorf(rappel.EMETHOD,
 			"Method %s is not allowed on %s; use %s.", rappel.Clip(r.Method), e.path, e.allow))
 		return
+	}
+	// Generated data says so on every answer, so that no client takes a
+	// made-up recall for a real one.
+	if e.s.Catalog.Snapshot().Info().Synthetic() {
+		w.Header().Set(datasetHeader, rappel.DatasetSynthetic)
 	}
 	if err := e.s.serve(rt, w, r); err != nil {
 		e.s.fail(w, r, err)

@@ -37,6 +37,10 @@ type Store interface {
 	// ApplyPublished writes a publication as ApplySource writes a
 	// refresh, its change log entries numbered as the leader's.
 	ApplyPublished(ctx context.Context, c *rappel.SourceChange, gen uint64, entries []rappel.PublishedChange) error
+	// ReplacePublished makes the store hold the records of a publication
+	// of the whole dataset and nothing else of its kind, its change log
+	// at the leader's generation gen and number seq.
+	ReplacePublished(ctx context.Context, recs []*rappel.Record, states []rappel.SourceState, info rappel.DatasetInfo, gen, seq uint64) error
 }
 
 // Defaults of a Node.

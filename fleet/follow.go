@@ -86,6 +86,11 @@ func (n *Node) apply(ctx context.Context, p *rappel.Publication) error {
 	st.Followed = strconv.FormatInt(p.Version, 10)
 	info := p.Info
 	info.Version = p.Version
+	if p.Replace {
+		// The whole dataset: nothing of the store's own survives, its
+		// bundle's partial records included.
+		return n.Store.ReplacePublished(ctx, p.Put, []rappel.SourceState{st}, info, p.Gen, p.Seq)
+	}
 	return n.Store.ApplyPublished(ctx, &rappel.SourceChange{State: st, PutRecords: p.Put, DeleteRecords: p.Delete, Info: &info}, p.Gen, p.Changes)
 }
 

@@ -31,6 +31,12 @@ func (p publisher) DataChanged(ctx context.Context, records bool) error {
 		return nil
 	}
 	pub, last, err := n.collect(ctx, gen, after)
+	if errors.Is(err, errReplaced) {
+		// The store was replaced since the last publication (the switch
+		// from synthetic data): the fleet gets the whole dataset.
+		gen, after = 0, 0
+		pub, gen, last, err = n.collectAll(ctx)
+	}
 	if err != nil {
 		return fmt.Errorf("publishing the refresh: %w", err)
 	}
@@ -50,7 +56,9 @@ func (p publisher) DataChanged(ctx context.Context, records bool) error {
 		return fmt.Errorf("recording the dataset version %d: %w", version, err)
 	}
 	n.mu.Lock()
-	if n.baseGen == gen && n.baseSeq == after {
+	if pub.Replace {
+		n.baseGen, n.baseSeq = gen, last
+	} else if n.baseGen == gen && n.baseSeq == after {
 		n.baseSeq = last
 	}
 	n.mu.Unlock()
@@ -73,7 +81,7 @@ func (n *Node) collect(ctx context.Context, gen, after uint64) (pub *rappel.Publ
 			return nil, last, err
 		}
 		if page.Gen != gen {
-			return nil, last, fmt.Errorf("the store's change log is at generation %d, not %d: the dataset was loaded in full since this node became the leader", page.Gen, gen)
+			return nil, last, fmt.Errorf("the store's change log is at generation %d, not %d: %w", page.Gen, gen, errReplaced)
 		}
 		for _, e := range page.Entries {
 			pub.Changes = append(pub.Changes, rappel.PublishedChange{Seq: e.Seq, RecordID: e.RecordID, Kind: e.Kind, At: e.At})
@@ -99,6 +107,32 @@ func (n *Node) collect(ctx context.Context, gen, after uint64) (pub *rappel.Publ
 	}
 	pub.Agencies = registeredAgencies()
 	return pub, last, nil
+}
+
+// errReplaced is collect's error when the store's data was replaced since
+// the node last published.
+var errReplaced = errors.New("the dataset was replaced in full since this node last published")
+
+// collectAll reads the whole dataset into a publication that replaces
+// the followers' (Publication.Replace), and returns the change log's
+// generation and last number it stands at. The store's write lock is not
+// held: a refresh that writes meanwhile is published after, from last.
+func (n *Node) collectAll(ctx context.Context) (pub *rappel.Publication, gen, last uint64, err error) {
+	if gen, last, err = n.Store.ChangeSeq(ctx); err != nil {
+		return nil, 0, 0, err
+	}
+	pub = &rappel.Publication{Gen: gen, Seq: last, Replace: true}
+	if err := n.Store.ForEachRecord(ctx, func(r *rappel.Record) error {
+		pub.Put = append(pub.Put, r)
+		return nil
+	}); err != nil {
+		return nil, 0, 0, err
+	}
+	if pub.Info, err = n.Store.DatasetInfo(ctx); err != nil {
+		return nil, 0, 0, err
+	}
+	pub.Agencies = registeredAgencies()
+	return pub, gen, last, nil
 }
 
 // changesPage is how many change log entries a leader reads at once.

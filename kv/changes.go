@@ -246,20 +246,27 @@ func (s *Store) logChanges(b *pebble.Batch, ch *changed) (uint64, error) {
 
 // restartChanges adds to b, the batch of a full load, the start of a new
 // generation: every entry is deleted and the floor raised to the last
-// number handed out, so that numbers are not reused. It returns the new
+// number handed out, so that numbers are not reused; at, when set, is the
+// generation and number to start at instead. It returns the new
 // generation, which the caller sets in s.gen once the commit was tried,
-// and in s.floor (with s.seq) once it succeeded. s.mu must be held.
-func (s *Store) restartChanges(b *pebble.Batch) (uint64, error) {
+// and the number, which it sets in s.seq and s.floor once it succeeded.
+// s.mu must be held.
+func (s *Store) restartChanges(b *pebble.Batch, at *[2]uint64) (gen, seq uint64, err error) {
 	if s.seq > s.floor {
 		if err := b.DeleteRange([]byte(changePrefix), prefixEnd([]byte(changePrefix)), nil); err != nil {
-			return 0, fmt.Errorf("clearing change log: %w", err)
+			return 0, 0, fmt.Errorf("clearing change log: %w", err)
 		}
 	}
-	gen := s.gen + 1
-	if err := b.Set(changesKey, encodeChanges(gen, s.seq), nil); err != nil {
-		return 0, fmt.Errorf("starting change log generation: %w", err)
+	gen, seq = s.gen+1, s.seq
+	if at != nil {
+		// A follower takes its leader's generation and number
+		// (ReplacePublished).
+		gen, seq = at[0], at[1]
 	}
-	return gen, nil
+	if err := b.Set(changesKey, encodeChanges(gen, seq), nil); err != nil {
+		return 0, 0, fmt.Errorf("starting change log generation: %w", err)
+	}
+	return gen, seq, nil
 }
 
 // trimChanges deletes the entries up to upTo, at most s.seq and none

@@ -140,5 +140,5 @@ func (s *Store) AckNewRecalls(ctx context.Context, seq uint64) error {
 // and values as sstables, which Ingest puts into an empty store at once.
 // Like them, it starts a new generation of the change log.
 func (s *Store) Load(ctx context.Context, recs []*rappel.Record, partials map[string][]*rappel.Record, raw map[string][]rappel.RawRecord, states []rappel.SourceState, info rappel.DatasetInfo) error {
-	return s.load(ctx, false, recs, partials, raw, states, info)
+	return s.load(ctx, false, recs, partials, raw, states, info, nil)
 }

@@ -464,11 +464,19 @@ func deleteData(b *pebble.Batch) error {
 // counts, the index state and the schema version. The change log starts a
 // new generation instead of logging each record (restartChanges).
 func (s *Store) Replace(ctx context.Context, recs []*rappel.Record, partials map[string][]*rappel.Record, raw map[string][]rappel.RawRecord, states []rappel.SourceState, info rappel.DatasetInfo) error {
-	return s.load(ctx, true, recs, partials, raw, states, info)
+	return s.load(ctx, true, recs, partials, raw, states, info, nil)
 }
 
-// load is Load, or Replace when replace is set.
-func (s *Store) load(ctx context.Context, replace bool, recs []*rappel.Record, partials map[string][]*rappel.Record, raw map[string][]rappel.RawRecord, states []rappel.SourceState, info rappel.DatasetInfo) error {
+// ReplacePublished is Replace for a fleet's follower applying a
+// publication of the whole dataset (rappel.Publication.Replace): its
+// change log takes the leader's generation gen and number seq, so that a
+// change feed cursor stays good on every node of the fleet.
+func (s *Store) ReplacePublished(ctx context.Context, recs []*rappel.Record, states []rappel.SourceState, info rappel.DatasetInfo, gen, seq uint64) error {
+	return s.load(ctx, true, recs, nil, nil, states, info, &[2]uint64{gen, seq})
+}
+
+// load is Load, or Replace when replace is set; at is ReplacePublished's.
+func (s *Store) load(ctx context.Context, replace bool, recs []*rappel.Record, partials map[string][]*rappel.Record, raw map[string][]rappel.RawRecord, states []rappel.SourceState, info rappel.DatasetInfo, at *[2]uint64) error {
 	if err := checkLoad(recs, states); err != nil {
 		return err
 	}
@@ -493,14 +501,14 @@ func (s *Store) load(ctx context.Context, replace bool, recs []*rappel.Record, p
 		}
 		// A load logs no entries: it starts a new generation, in the same
 		// batch.
-		gen, err := s.restartChanges(b)
+		gen, seq, err := s.restartChanges(b, at)
 		if err != nil {
 			return err
 		}
 		err = s.db.commit(b, "loading records")
 		s.gen = gen
 		if err == nil {
-			s.floor = s.seq
+			s.seq, s.floor = seq, seq
 		}
 		return endWrite(span, b, err)
 	})

@@ -433,7 +433,14 @@ func (c *ServeCommand) readIndex(ctx context.Context, store *kv.Store, bundleInd
 		return nil, nil, err
 	}
 	v := catalog.Current()
-	log.Info("dataset ready", "records", v.Len(), "updated_at", v.Info().UpdatedAt, "source", v.Info().Source, "bundle", v.Info().Bundle)
+	log.Info("dataset ready", "records", v.Len(), "updated_at", v.Info().UpdatedAt, "source", v.Info().Source, "kind", v.Info().Kind, "bundle", v.Info().Bundle)
+	if v.Info().Synthetic() {
+		if c.Feeds == "on" {
+			log.Warn("serving generated demo data until the first live refresh replaces all of it: every answer says so in its Rappel-Dataset header", "records", v.Len())
+		} else {
+			log.Warn("serving generated demo data, not real recalls (--feeds off): every answer says so in its Rappel-Dataset header", "records", v.Len())
+		}
+	}
 	return catalog, segments, nil
 }
 

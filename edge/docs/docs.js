@@ -19,4 +19,22 @@
     // A ?url= or ?configUrl= must not point the page at another document.
     queryConfigEnabled: false
   });
+  // A node serving generated demo data says so above the description, as
+  // its /health, its / page and the Rappel-Dataset header do: the page is
+  // the same file on every node, so it asks.
+  fetch("/health").then(function (r) { return r.ok ? r.json() : null; }).then(function (h) {
+    if (!h || h.dataset_kind !== "synthetic") {
+      return;
+    }
+    var p = document.createElement("p");
+    p.id = "dataset-notice";
+    p.setAttribute("role", "status");
+    p.textContent = "This node serves generated demo data, not real recalls: its titles, products, barcodes and companies are made up. " +
+      "Ce nœud sert des données de démonstration générées, pas de vrais rappels.";
+    p.style.padding = "0.75em 1em";
+    p.style.margin = "0";
+    p.style.background = "#fff3cd";
+    p.style.fontFamily = "sans-serif";
+    document.body.insertBefore(p, node);
+  }).catch(function () {});
 })();

@@ -61,6 +61,8 @@ type publicationBody struct {
 	Gen      uint64                   `json:"gen,omitempty"`
 	Changes  []rappel.PublishedChange `json:"changes,omitempty"`
 	Agencies []rappel.Agency          `json:"agencies,omitempty"`
+	Replace  bool                     `json:"replace,omitempty"`
+	Seq      uint64                   `json:"seq,omitempty"`
 }
 
 // The lease's times are the database's (now()), never a node's: nodes whose
@@ -157,7 +159,7 @@ func (s *Store) Publish(ctx context.Context, p *rappel.Publication) (int64, erro
 	if s.pool == nil {
 		return 0, errNotOpen
 	}
-	body, err := json.Marshal(publicationBody{Put: p.Put, Delete: p.Delete, Gen: p.Gen, Changes: p.Changes, Agencies: p.Agencies})
+	body, err := json.Marshal(publicationBody{Put: p.Put, Delete: p.Delete, Gen: p.Gen, Changes: p.Changes, Agencies: p.Agencies, Replace: p.Replace, Seq: p.Seq})
 	if err != nil {
 		return 0, fmt.Errorf("publishing refresh: encoding its records: %w", err)
 	}
@@ -265,7 +267,7 @@ func scanPublication(row pgx.CollectableRow) (*rappel.Publication, error) {
 	if err := json.Unmarshal(body, &b); err != nil {
 		return nil, fmt.Errorf("version %d: decoding its records: %w", p.Version, err)
 	}
-	p.Put, p.Delete, p.Gen, p.Changes, p.Agencies = b.Put, b.Delete, b.Gen, b.Changes, b.Agencies
+	p.Put, p.Delete, p.Gen, p.Changes, p.Agencies, p.Replace, p.Seq = b.Put, b.Delete, b.Gen, b.Changes, b.Agencies, b.Replace, b.Seq
 	return p, nil
 }
 
