@@ -15,6 +15,18 @@ DEV_KEY  ?= rappel-dev-key
 # Development e-mails (confirmations and alerts) are written here as .eml
 # files instead of being sent.
 MAIL_DIR ?= build/mail
+# What the bundle is built from: synthetic, the generated corpus (offline,
+# reproducible), or agencies, the agencies' feeds fetched at every make
+# that builds the bundle (docs/feeds.md, "A bundle from the agencies").
+BUNDLE   ?= synthetic
+# With BUNDLE=agencies: the feeds' URLs and the detail documents' time
+# budget and rate; empty, rappel's own defaults, those of rappel serve.
+FEED_HC_EN    ?=
+FEED_HC_FR    ?=
+FEED_TC_VRDB  ?=
+FEED_DETAIL   ?=
+DETAIL_BUDGET ?=
+DETAIL_RATE   ?=
 # What building needs; `make prereqs` checks it first and says what is missing.
 GO_MIN   := 1.26.8
 
@@ -48,7 +60,11 @@ BUILDINFO  := github.com/rappel-ca/rappel/internal/buildinfo
 # stay.
 LDFLAGS     = -s -w -X '$(BUILDINFO).version=$(VERSION)' -X '$(BUILDINFO).commit=$(COMMIT)' -X '$(BUILDINFO).date=$(BUILD_DATE)'
 
-.PHONY: all build bundle plugins corpus docs run test fuzz bench clean prereqs
+.PHONY: all build bundle plugins corpus docs run test fuzz bench clean prereqs FORCE
+
+ifeq ($(filter $(BUNDLE),synthetic agencies),)
+$(error BUNDLE is '$(BUNDLE)': give synthetic (the generated corpus, the default) or agencies (fetched from the agencies' feeds))
+endif
 
 # The steps of a build that need not wait for each other run side by side,
 # one per core: the plugins, the corpus, the bundle step's compile and npm.
@@ -149,15 +165,36 @@ edge/docs/assets/%: $(DOCS_NPM)/package.json
 # (DATE), or SOURCE_DATE_EPOCH when set, so that the same DATE and sources
 # give the same bytes.
 BUNDLER   := build/rappel-bundle
-BUNDLESRC := $(DOMAIN) $(PLUGSRC) bundle/bundle.go bundle/load.go bundle/index.go bundle/pack.go cmd/rappel/bundle.go $(wildcard feeds/*.go) $(filter-out %_test.go,$(wildcard kv/*.go kv/index/*.go kv/segment/*.go))
+BUNDLESRC := $(DOMAIN) $(PLUGSRC) bundle/bundle.go bundle/load.go bundle/index.go bundle/pack.go cmd/rappel/bundle.go cmd/rappel/feeds.go $(wildcard feeds/*.go) $(filter-out %_test.go,$(wildcard kv/*.go kv/index/*.go kv/segment/*.go))
 
 $(BUNDLER): $(BUNDLESRC) go.mod go.sum | prereqs
 	@echo "make: compiling rappel for the bundle step (on a fresh clone Go downloads and compiles the modules first, a few minutes without output)"
 	$(NOCGO) $(GO) build -trimpath -o $@ ./cmd/rappel
 
-bundle/data/manifest.json: $(BUNDLER) $(WASM) $(CORPUS)/manifest.json
+# Which kind of bundle bundle/data holds, rewritten only when BUNDLE
+# changes (make looks at its time again afterwards), so that a plain make
+# after a make BUNDLE=agencies builds the generated bundle again.
+build/bundle-kind: FORCE
+	@mkdir -p $(@D)
+	@[ "$$(cat $@ 2>/dev/null)" = "$(BUNDLE)" ] || echo "$(BUNDLE)" > $@
+
+ifeq ($(BUNDLE),agencies)
+# The feeds are fetched whenever the bundle is asked for: they change
+# daily. The bundle's time is the fetch's. The command is not echoed,
+# since a feed URL may hold a key.
+AGENCIES_CORPUS := build/agencies-corpus
+FETCH_FLAGS = $(if $(FEED_HC_EN),-feed-hc-en '$(FEED_HC_EN)') $(if $(FEED_HC_FR),-feed-hc-fr '$(FEED_HC_FR)') \
+	$(if $(FEED_TC_VRDB),-feed-tc-vrdb '$(FEED_TC_VRDB)') $(if $(FEED_DETAIL),-feed-detail '$(FEED_DETAIL)') \
+	$(if $(DETAIL_BUDGET),-detail-budget $(DETAIL_BUDGET)) $(if $(DETAIL_RATE),-detail-rate $(DETAIL_RATE))
+
+bundle/data/manifest.json: $(BUNDLER) $(WASM) build/bundle-kind FORCE
+	@echo "make: fetching the agencies' feeds into $(AGENCIES_CORPUS), then building the data bundle from them"
+	@$(BUNDLER) bundle -fetch -corpus $(AGENCIES_CORPUS) -plugins build/plugins -out bundle/data $(FETCH_FLAGS)
+else
+bundle/data/manifest.json: $(BUNDLER) $(WASM) $(CORPUS)/manifest.json build/bundle-kind
 	@echo "make: building the data bundle from the corpus (a line per source as each ends)"
 	$(BUNDLER) bundle -corpus $(CORPUS) -plugins build/plugins -out bundle/data
+endif
 
 # The server logs "serving" once it answers; e-mails land in $(MAIL_DIR).
 run: build

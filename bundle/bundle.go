@@ -71,7 +71,7 @@ type Manifest struct {
 	// or fetched from the agencies (which addresses, when). A bundle
 	// without it was generated.
 	Provenance *rappel.Provenance `json:"provenance,omitempty"`
-	Records       int    `json:"records"`
+	Records    int                `json:"records"`
 	// ByType counts records per recall_type.
 	ByType map[string]int `json:"by_type"`
 	// Problems counts reported problems per source; Examples keeps a few.

@@ -13,6 +13,9 @@ import (
 // docs["hcdump"] (recalls-en.json, recalls-fr.json), vrdb from
 // docs["vrdb"] (vrdb.csv) and detail from docs["detail"] (en/<NID>.json,
 // fr/<NID>.json), each detail record versioned by its notice's dump row.
+// A notice that a corpus fetched from the agencies lists as not fetched
+// (FetchCorpus's pending.txt) gets no detail record, so that the node's
+// first refreshes fetch its documents, as for a new notice.
 //
 // A bundle ships them with the records it normalized from that corpus, so
 // that a node remembers the raw records its bundled records came from: a
@@ -24,7 +27,13 @@ func BundleRaw(docs map[string]fs.FS) (map[string][]rappel.RawRecord, error) {
 	if err != nil {
 		return nil, err
 	}
-	versionDetails(out)
+	var pending map[string]bool
+	if d, ok := docs["detail"]; ok {
+		if pending, err = readPending(d); err != nil {
+			return nil, fmt.Errorf("reading the detail corpus: %w", err)
+		}
+	}
+	versionDetails(out, pending)
 	for name, recs := range out {
 		for i := range recs {
 			recs[i].Data = nil
@@ -59,15 +68,15 @@ func splitCorpus(docs map[string]fs.FS) (map[string][]rappel.RawRecord, error) {
 // versionDetails versions the detail records of out as the refresher
 // versions them: by their notice's row, for every notice it would fetch
 // documents for (those without any too, so that they are known to have
-// none).
-func versionDetails(out map[string][]rappel.RawRecord) {
+// none), but those pending, whose documents were not fetched.
+func versionDetails(out map[string][]rappel.RawRecord, pending map[string]bool) {
 	detail, ok := out["detail"]
 	if !ok {
 		return
 	}
 	rows := map[string]string{}
 	for _, r := range out["hcdump"] {
-		if wantsDetail(r) {
+		if wantsDetail(r) && !pending[r.Key] {
 			rows[r.Key] = r.Hash
 		}
 	}

@@ -25,7 +25,7 @@ func ByteHashedRaw(docs map[string]fs.FS, data bool) (map[string][]rappel.RawRec
 	// Before versioning, which takes the rows' hashes, and after, for the
 	// records it adds.
 	byBytes()
-	versionDetails(out)
+	versionDetails(out, nil)
 	byBytes()
 	for _, recs := range out {
 		for i := range recs {

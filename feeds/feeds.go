@@ -34,4 +34,9 @@
 // concurrency and rate, after the other sources' changes are written and
 // the listeners told, within a time budget; notices the budget leaves out
 // are found again by the next refresh.
+//
+// FetchCorpus fetches the same documents, by the same code, into a corpus
+// laid out as the generator's, which `rappel bundle --fetch` builds a
+// release bundle from; BundleRaw cuts a corpus into the raw records the
+// bundle keeps, so that a node's first refresh diffs against them.
 package feeds

@@ -69,22 +69,11 @@ func (r *Refresher) planDocs(ctx context.Context, src *Source, st rappel.SourceS
 		if d.Unconditional {
 			ask.ETag, ask.LastModified = "", ""
 		}
-		limit := r.Fetcher.MaxBody
-		if d.MaxBytes > 0 {
-			limit = d.MaxBytes
-		}
-		resp, err := r.Fetcher.GetLimited(ctx, d.URL, ask, limit)
+		resp, err := r.fetchDoc(ctx, d, ask)
 		if err != nil {
 			return nil, err
 		}
-		if !resp.NotModified && !resp.NotFound {
-			if err := checkFormat(d, resp.Body); err != nil {
-				return nil, err
-			}
-		}
 		switch {
-		case resp.NotFound:
-			return nil, fmt.Errorf("fetching %s: the upstream answered 404 Not Found", d.URL)
 		case resp.NotModified:
 			missing = append(missing, d)
 		default:
@@ -131,6 +120,28 @@ func (r *Refresher) planDocs(ctx context.Context, src *Source, st rappel.SourceS
 		return nil, err
 	}
 	return p, nil
+}
+
+// fetchDoc fetches one of a source's documents, conditionally on ask, under
+// its own size cap, and checks that it is in its format. A 404 is an
+// error: a source fetched whole always has its documents.
+func (r *Refresher) fetchDoc(ctx context.Context, d Doc, ask rappel.FileState) (*Response, error) {
+	limit := r.Fetcher.MaxBody
+	if d.MaxBytes > 0 {
+		limit = d.MaxBytes
+	}
+	resp, err := r.Fetcher.GetLimited(ctx, d.URL, ask, limit)
+	switch {
+	case err != nil:
+		return nil, err
+	case resp.NotFound:
+		return nil, fmt.Errorf("fetching %s: the upstream answered 404 Not Found", d.URL)
+	case !resp.NotModified:
+		if err := checkFormat(d, resp.Body); err != nil {
+			return nil, err
+		}
+	}
+	return resp, nil
 }
 
 // upgradeHashes gives the stored raw records whose hash is of the first

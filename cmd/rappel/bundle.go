@@ -29,22 +29,34 @@ import (
 // natively, compiled into rappel, not as the Wasm modules: the same Go
 // code, several times faster (README, "Two commands"); the modules are still
 // read, to be bundled and to name the records' maker.
+//
+// The corpus is generated (cmd/rappel-synth) or, with Fetch, fetched from
+// the agencies' feeds first, by the fetcher a refresh uses, into the same
+// layout (feeds.Refresher.FetchCorpus): one code path normalizes both, and
+// the manifest's provenance says which it was.
 type BundleCommand struct {
 	Corpus     string
 	PluginsDir string
 	Out        string
 	BuiltAt    string
 	LogLevel   slog.Level
+	// Fetch fetches the corpus from Feeds' URLs into Corpus first, the
+	// detail documents at most Feeds.DetailRate a second for at most
+	// Feeds.DetailBudget.
+	Fetch bool
+	Feeds FeedsConfig
 }
 
 // NewBundleCommand returns a BundleCommand with its defaults, the paths the
-// Makefile uses.
+// Makefile uses and rappel serve's feed URLs and detail rate and budget.
 func NewBundleCommand() *BundleCommand {
-	return &BundleCommand{
+	c := &BundleCommand{
 		Corpus:     "build/corpus",
 		PluginsDir: "build/plugins",
 		Out:        "bundle/data",
 	}
+	c.Feeds.defaults()
+	return c
 }
 
 // ParseFlags reads the command line and environment into c.
@@ -58,9 +70,57 @@ func (c *BundleCommand) flagSet() *flag.FlagSet {
 	fs.StringVar(&c.Corpus, "corpus", c.Corpus, "`directory` holding the corpus (hc/, tc/, detail/)")
 	fs.StringVar(&c.PluginsDir, "plugins", c.PluginsDir, "`directory` holding <source>.wasm for every source")
 	fs.StringVar(&c.Out, "out", c.Out, "`directory` to write records.ndjson.zst, _partials/, _raw/, sst/, index.seg.zst, plugins/ and manifest.json to")
-	fs.StringVar(&c.BuiltAt, "built-at", c.BuiltAt, "RFC 3339 `time` to stamp as fetched_at (default SOURCE_DATE_EPOCH, or the corpus's reference date)")
+	fs.StringVar(&c.BuiltAt, "built-at", c.BuiltAt, "RFC 3339 `time` to stamp as fetched_at (default: when a fetched corpus was fetched; else SOURCE_DATE_EPOCH, or the corpus's reference date)")
 	fs.Var(levelFlag{&c.LogLevel}, "log-level", "least `level` the plugin host logs: debug, info, warn or error")
+	fs.BoolVar(&c.Fetch, "fetch", c.Fetch, "fetch the corpus from the agencies' feeds (--feed-*) into --corpus first, replacing a corpus fetched there before")
+	c.Feeds.registerURLs(fs)
+	fs.Float64Var(&c.Feeds.DetailRate, "detail-rate", c.Feeds.DetailRate, "with --fetch, detail document `requests` a second at most (0 for no limit)")
+	fs.DurationVar(&c.Feeds.DetailBudget, "detail-budget", c.Feeds.DetailBudget, "with --fetch, `time` spent at most fetching detail documents (0 for none); the notices left are fetched by the node's first refreshes")
 	return fs
+}
+
+// validate reports the first setting that cannot work, before a fetch
+// that may take an hour.
+func (c *BundleCommand) validate() error {
+	if c.BuiltAt != "" {
+		if _, err := time.Parse(time.RFC3339, c.BuiltAt); err != nil {
+			return fmt.Errorf("--built-at %q is not an RFC 3339 time", c.BuiltAt)
+		}
+	}
+	switch {
+	case !c.Fetch:
+		return nil
+	case c.Feeds.DetailRate < 0:
+		return fmt.Errorf("--detail-rate is %g; give 0 or more", c.Feeds.DetailRate)
+	case c.Feeds.DetailBudget < 0:
+		return fmt.Errorf("--detail-budget is %s; give 0 or a positive duration such as 30m", c.Feeds.DetailBudget)
+	}
+	for _, s := range c.Feeds.sources() {
+		if err := s.Validate(); err != nil {
+			return fmt.Errorf("feed URLs: %w", err)
+		}
+	}
+	return nil
+}
+
+// fetch fetches the corpus from the feeds into c.Corpus, as a refresh
+// fetches it, each source's documents in its shipped corpus directory.
+func (c *BundleCommand) fetch(ctx context.Context) error {
+	r := feeds.NewRefresher(nil, nil, c.Feeds.sources()...)
+	r.DetailRate, r.DetailBudget = c.Feeds.DetailRate, c.Feeds.DetailBudget
+	r.Logger = newLogger(os.Stderr, "text", c.LogLevel)
+	r.Fetcher.Logger = r.Logger
+	dirs := map[string]string{}
+	for name, src := range shipped.Sources {
+		dirs[name] = src.CorpusDir
+	}
+	m, err := r.FetchCorpus(ctx, c.Corpus, dirs)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "fetched %d documents and the detail documents of %d notices (%d left for the node) -> %s\n",
+		len(m.Provenance.Fetched), m.Provenance.Details, m.Provenance.DetailsLeft, c.Corpus)
+	return nil
 }
 
 // bundleHost is the plugin host the bundle's sources run in.
@@ -75,7 +135,19 @@ func bundleHost(level slog.Level) *plugins.Host {
 
 // Run builds the bundle.
 func (c *BundleCommand) Run(ctx context.Context) error {
-	builtAt, err := c.builtAt()
+	if err := c.validate(); err != nil {
+		return err
+	}
+	if c.Fetch {
+		if err := c.fetch(ctx); err != nil {
+			return err
+		}
+	}
+	fetched, err := feeds.ReadCorpusManifest(c.Corpus)
+	if err != nil {
+		return err
+	}
+	builtAt, err := c.builtAt(fetched)
 	if err != nil {
 		return err
 	}
@@ -119,10 +191,14 @@ func (c *BundleCommand) Run(ctx context.Context) error {
 	}
 	recs, problems := rappel.Assemble(builtAt, parts...)
 	m.AddProblems(problems)
-	if ref, err := os.ReadFile(filepath.Join(c.Corpus, "manifest.json")); err == nil {
-		m.ReferenceDate = referenceDate(ref)
+	if fetched != nil {
+		m.Provenance = fetched.Provenance
+	} else {
+		if ref, err := os.ReadFile(filepath.Join(c.Corpus, "manifest.json")); err == nil {
+			m.ReferenceDate = referenceDate(ref)
+		}
+		m.Provenance = &rappel.Provenance{Kind: rappel.DatasetSynthetic, Seed: corpusSeed(filepath.Join(c.Corpus, "manifest.json")), ReferenceDate: m.ReferenceDate}
 	}
-	m.Provenance = &rappel.Provenance{Kind: rappel.DatasetSynthetic, Seed: corpusSeed(filepath.Join(c.Corpus, "manifest.json")), ReferenceDate: m.ReferenceDate}
 	if err := bundle.Write(c.Out, recs, m); err != nil {
 		return err
 	}
@@ -150,18 +226,22 @@ func (c *BundleCommand) Run(ctx context.Context) error {
 }
 
 // builtAt is the bundle's build time, which its records carry as
-// fetched_at and a node serving it as its dataset time: --built-at, or
-// SOURCE_DATE_EPOCH (the reproducible-builds convention), or the corpus's
-// reference date at midnight UTC; the clock only for a corpus without
-// one. Never the clock otherwise, so that the same corpus and sources
-// give the same bundle, byte for byte.
-func (c *BundleCommand) builtAt() (time.Time, error) {
+// fetched_at and a node serving it as its dataset time: --built-at; for a
+// corpus fetched from the agencies (fetched, nil for any other), when it
+// was fetched, which is how current its data is; or SOURCE_DATE_EPOCH (the reproducible-builds
+// convention), or the corpus's reference date at midnight UTC; the clock
+// only for a corpus without one. Never the clock otherwise, so that the
+// same corpus and sources give the same bundle, byte for byte.
+func (c *BundleCommand) builtAt(fetched *feeds.CorpusManifest) (time.Time, error) {
 	if c.BuiltAt != "" {
 		t, err := time.Parse(time.RFC3339, c.BuiltAt)
 		if err != nil {
 			return t, fmt.Errorf("--built-at %q is not an RFC 3339 time", c.BuiltAt)
 		}
 		return t.UTC(), nil
+	}
+	if fetched != nil {
+		return fetched.FetchedAt.UTC(), nil
 	}
 	if epoch := os.Getenv("SOURCE_DATE_EPOCH"); epoch != "" {
 		secs, err := strconv.ParseInt(epoch, 10, 64)

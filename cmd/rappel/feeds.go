@@ -77,10 +77,7 @@ func (c *FeedsConfig) defaults() {
 
 func (c *FeedsConfig) register(fs *flag.FlagSet) {
 	c.defaults()
-	fs.StringVar(&c.HCDumpEN, "feed-hc-en", c.HCDumpEN, "`URL` of Health Canada's recalls open data in English (JSON)")
-	fs.StringVar(&c.HCDumpFR, "feed-hc-fr", c.HCDumpFR, "`URL` of Health Canada's recalls open data in French (JSON)")
-	fs.StringVar(&c.VRDB, "feed-tc-vrdb", c.VRDB, "`URL` of Transport Canada's vehicle recall database (CSV)")
-	fs.StringVar(&c.Detail, "feed-detail", c.Detail, "`URL template` of a notice's detail document, with {id} and {lang}")
+	c.registerURLs(fs)
 	fs.DurationVar(&c.Interval, "refresh-interval", c.Interval, "`time` between two refreshes of the feeds (for example 15m, or 2s in tests)")
 	fs.Float64Var(&c.MaxRemoval, "max-removal", c.MaxRemoval, "largest `share` of a source's records one refresh may remove; more is refused as suspicious")
 	fs.StringVar(&c.AdminKey, "admin-key", c.AdminKey, "`key` for the admin endpoints (POST /admin/refresh, GET /admin/plugins, POST /admin/plugins/{source}/approve), sent in x-admin-key; empty keeps them closed")
@@ -93,6 +90,16 @@ func (c *FeedsConfig) register(fs *flag.FlagSet) {
 	fs.Int64Var(&c.PluginMemoryMiB, "plugin-memory", c.PluginMemoryMiB, "`MiB` of memory a plugin may use; past it the run fails (its process may use twice that, twice the input and 512 MiB more)")
 	fs.Int64Var(&c.PluginOutputMiB, "plugin-output", c.PluginOutputMiB, "`MiB` a plugin run may write to its output, and to its log; past it the run is stopped and fails")
 	fs.DurationVar(&c.DetailBudget, "feed-detail-budget", c.DetailBudget, "`time` a refresh spends at most fetching detail documents, after the dumps' changes are served; the notices left wait for the next refreshes")
+}
+
+// registerURLs defines the feed URL flags, which rappel bundle --fetch
+// takes too, with c's values (the defaults, once c.defaults ran) as their
+// defaults.
+func (c *FeedsConfig) registerURLs(fs *flag.FlagSet) {
+	fs.StringVar(&c.HCDumpEN, "feed-hc-en", c.HCDumpEN, "`URL` of Health Canada's recalls open data in English (JSON)")
+	fs.StringVar(&c.HCDumpFR, "feed-hc-fr", c.HCDumpFR, "`URL` of Health Canada's recalls open data in French (JSON)")
+	fs.StringVar(&c.VRDB, "feed-tc-vrdb", c.VRDB, "`URL` of Transport Canada's vehicle recall database (CSV)")
+	fs.StringVar(&c.Detail, "feed-detail", c.Detail, "`URL template` of a notice's detail document, with {id} and {lang}")
 }
 
 // validate reports the first setting that cannot work.

@@ -1,7 +1,8 @@
 // Command rappel is the Canadian Product and Vehicle Recall API edge node.
 //
 //	rappel serve   serve the API (from the embedded bundle on first start)
-//	rappel bundle  normalize a corpus through the plugins into a data bundle
+//	rappel bundle  normalize a corpus (generated, or fetched from the feeds
+//	               with --fetch) through the plugins into a data bundle
 //	rappel plugin test  show what the server would make of a plugin
 //	rappel keys    add, list and revoke API keys
 //	rappel backup  save a running node's data dir; rappel restore unpacks it
@@ -89,7 +90,8 @@ const usage = `rappel is the Canadian Product and Vehicle Recall API edge node.
 
 Usage:
 	rappel serve [flags]    serve the API
-	rappel bundle [flags]   build the embedded data bundle from a corpus
+	rappel bundle [flags]   build the embedded data bundle from a corpus,
+	                        or from the agencies' feeds with --fetch
 	rappel plugin test FILE.wasm --input FILE_OR_DIR
 	                        show what the server would make of a plugin
 	rappel plugin new SOURCE
