@@ -176,60 +176,24 @@ func appendNew(list []string, s string) []string {
 	return append(list, s)
 }
 
-// productCode files a product's UPC value. A valid barcode is its upc, as
-// printed (the GTIN is the index's business); 11 digits that are a UPC-A
-// without its leading 0 (rappel.ParseGTIN reads them so when the 12-digit
-// code checks) are its upc as the 12 digits of that UPC-A, the form the
-// package shows. A prefix the codes of an item
-// sold by weight start with ("Starting with 0235278", "Commençant par
-// 0235278") is its upc_prefix, in digits. Digits that are no valid barcode
-// (a code printed without its check digit, or with a wrong one) are still
-// the notice's words for the product, which someone holding the package
-// may search for: they join its lot codes, the panel's "Lot or code", and
-// never its upc, which only a real barcode may be. Anything else is
-// reported and dropped.
+// productCode files a product's UPC value by the barcode rules
+// (guest.ReadPrintedCode): a valid barcode is its upc, a prefix its
+// upc_prefix, digits that are no valid barcode join its lot codes, the
+// panel's "Lot or code". Anything else is reported and dropped.
 func (n *notice) productCode(prod *rappel.Product, upc string, panel int, file string) {
-	if rest, ok := cutPrefixWords(upc); ok {
-		digits := rappel.StripBarcode(rest)
-		if digits != "" && len(digits) < 14 && rappel.IsDigits(digits) {
-			prod.UPCPrefix = digits
-			return
-		}
-		n.problem("The UPC prefix %q of product %q (product_%d) in %s was dropped: a prefix is 1 to 13 digits.", truncate(upc), truncate(prod.Name), panel, file)
-		return
-	}
-	_, err := rappel.ParseGTIN(upc)
-	switch digits := rappel.StripBarcode(upc); {
-	case err == nil && len(digits) == 11:
-		prod.UPC = "0" + digits
-	case err == nil:
-		prod.UPC = upc
-	case rappel.IsDigits(digits) && len(digits) <= 20:
-		if !slices.Contains(prod.LotCodes, upc) {
-			prod.LotCodes = append(prod.LotCodes, upc)
+	c, err := guest.ReadPrintedCode(upc)
+	switch {
+	case err != nil && c.IsPrefix:
+		n.problem("The UPC prefix %q of product %q (product_%d) in %s was dropped: %v.", truncate(upc), truncate(prod.Name), panel, file, err)
+	case err != nil:
+		n.problem("The UPC %q of product %q (product_%d) in %s was dropped: %v.", truncate(upc), truncate(prod.Name), panel, file, err)
+	case c.Lot != "":
+		if !slices.Contains(prod.LotCodes, c.Lot) {
+			prod.LotCodes = append(prod.LotCodes, c.Lot)
 		}
 	default:
-		n.problem("The UPC %q of product %q (product_%d) in %s was dropped: %v.", truncate(upc), truncate(prod.Name), panel, file, err)
+		prod.UPC, prod.UPCPrefix = c.UPC, c.Prefix
 	}
-}
-
-// prefixWords introduce a barcode prefix, lower case and without accents.
-var prefixWords = []string{
-	"starting with", "starts with", "beginning with", "begins with", "all codes starting with",
-	"commencant par", "commence par", "debutant par", "debute par", "tous les codes commencant par",
-}
-
-// cutPrefixWords returns what follows the words that introduce a barcode
-// prefix at the start of s, and whether there are such words.
-func cutPrefixWords(s string) (string, bool) {
-	fields := strings.Fields(s)
-	for _, w := range prefixWords {
-		n := len(strings.Fields(w))
-		if len(fields) > n && strings.TrimSuffix(guest.FoldKey(strings.Join(fields[:n], " ")), ":") == w {
-			return strings.TrimLeft(strings.Join(fields[n:], " "), ": "), true
-		}
-	}
-	return "", false
 }
 
 // isNone reports whether a value says there is none.
