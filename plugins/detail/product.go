@@ -50,18 +50,10 @@ type productValues [numProductFields]string
 // brand and common name ("Maple Grove" "Organic mango purée"), the common
 // name alone when it starts with the brand or the brand is "None".
 func (v *productValues) name() string {
-	brand, common := v[fieldBrand], v[fieldCommon]
-	switch {
-	case v[fieldName] != "":
+	if v[fieldName] != "" {
 		return v[fieldName]
-	case isNone(brand):
-		return common
-	case common == "":
-		return brand
-	case strings.HasPrefix(guest.FoldKey(common), guest.FoldKey(brand)):
-		return common
 	}
-	return brand + " " + common
+	return guest.ProductName(v[fieldBrand], v[fieldCommon])
 }
 
 // productPanel is a product panel and its number, product_<n>.

@@ -73,3 +73,19 @@ func cutPrefixWords(s string) (string, bool) {
 	}
 	return "", false
 }
+
+// ProductName is a product's name from its brand and its own name ("Maple
+// Grove" "Organic mango purée"): the name alone when it starts with the
+// brand or the brand is empty or "None", the brand alone when there is no
+// name.
+func ProductName(brand, name string) string {
+	switch {
+	case brand == "" || strings.EqualFold(brand, "none"):
+		return name
+	case name == "":
+		return brand
+	case strings.HasPrefix(FoldKey(name), FoldKey(brand)):
+		return name
+	}
+	return brand + " " + name
+}
