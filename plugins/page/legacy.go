@@ -14,18 +14,18 @@ import (
 type legacyLabel int
 
 const (
-	legacyKnown     legacyLabel = iota // known, nothing a record keeps
-	legacyStart                        // Starting date: event_date
-	legacyPosting                      // Posting date: recall_date
-	legacyAlertType                    // Type of communication: alert_type
-	legacyCategory                     // Subcategory: categories
-	legacyClass                        // Hazard classification: hazard_class
-	legacySource                       // Source of recall: agency
-	legacyFirm                         // Recalling firm: recalling_firm
-	legacyDistribution                 // Distribution: distribution
-	legacyCFIA                         // CFIA reference number: cfia_id
-	legacyIssue                        // Issue: allergens
-	legacyID                           // Identification number: identification_number
+	legacyKnown        legacyLabel = iota // known, nothing a record keeps
+	legacyStart                           // Starting date: event_date
+	legacyPosting                         // Posting date: recall_date
+	legacyAlertType                       // Type of communication: alert_type
+	legacyCategory                        // Subcategory: categories
+	legacyClass                           // Hazard classification: hazard_class
+	legacySource                          // Source of recall: agency
+	legacyFirm                            // Recalling firm: recalling_firm
+	legacyDistribution                    // Distribution: distribution
+	legacyCFIA                            // CFIA reference number: cfia_id
+	legacyIssue                           // Issue: allergens
+	legacyID                              // Identification number: identification_number
 )
 
 // legacyLabels are the <dt> labels of the legacy layout, folded and
