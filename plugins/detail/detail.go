@@ -1,7 +1,9 @@
 // Package detail normalizes Health Canada's recall detail documents: one JSON
 // document per notice and language, en/<NID>.json and fr/<NID>.json, as the
 // recalls site's detail API (/recall-alert-rappel-avis/api/<NID>/<lang>)
-// answers them, and in the older shape of the project's first corpus. Each
+// answers them, and in the older shape of the project's first corpus; and,
+// through package page, the recall pages en/<NID>.html and fr/<NID>.html
+// that replaced that API in November 2021. Each
 // notice becomes one partial record, hc-<NID>, holding what only the detail
 // gives (dates, products and UPCs, details such as the recalling firm,
 // allergens, images); the dump (package hcdump) gives the rest when the
@@ -11,17 +13,13 @@
 package detail
 
 import (
-	"cmp"
-	"errors"
 	"fmt"
 	"io/fs"
 	"net/url"
-	"path"
-	"slices"
-	"strings"
 
 	"github.com/rappel-ca/rappel"
 	"github.com/rappel-ca/rappel/plugins/guest"
+	"github.com/rappel-ca/rappel/plugins/page"
 )
 
 // Source names this normalizer in problems.
@@ -33,7 +31,8 @@ const Source = "detail"
 // answers from this site.
 const DefaultSite = "https://healthycanadians.gc.ca/"
 
-// Normalize reads every en/<NID>.json and fr/<NID>.json in fsys, calls emit
+// Normalize reads every en/<NID>.json and fr/<NID>.json in fsys, and every
+// recall page en/<NID>.html and fr/<NID>.html (package page), calls emit
 // with one record per NID and report for every problem with a document. It
 // returns an error only when neither en/ nor fr/ exists or a directory cannot
 // be listed, or emit fails. A document that is not a detail document is
@@ -61,64 +60,37 @@ func NormalizeSite(site string) (guest.Normalizer, error) {
 var defaultSite, _ = url.Parse(DefaultSite)
 
 // normalize is Normalize with the site to resolve relative paths against.
+// A notice with recall pages (<NID>.html, package page) is read from them,
+// and from its detail documents where it has both, which fill what the
+// pages lack.
 func normalize(fsys fs.FS, emit func(*rappel.Record) error, report func(rappel.Problem), site *url.URL) error {
-	docs, err := list(fsys, report)
+	docs, err := guest.NoticeFiles(fsys, Source, report, ".json", page.Ext)
 	if err != nil {
 		return err
 	}
-	nids := make([]string, 0, len(docs))
-	for nid := range docs {
-		nids = append(nids, nid)
-	}
-	// NIDs are digits: shorter is smaller, which sorts them as numbers.
-	slices.SortFunc(nids, func(a, b string) int { return cmp.Or(cmp.Compare(len(a), len(b)), cmp.Compare(a, b)) })
-	for _, nid := range nids {
-		n := &notice{nid: nid, report: report, site: site}
-		for _, lang := range rappel.Langs {
-			if name, ok := docs[nid][lang]; ok {
-				n.read(fsys, lang, name)
+	for _, nid := range guest.SortedNIDs(docs) {
+		var rec *rappel.Record
+		if pages := docs[nid][page.Ext]; pages != nil {
+			rec = page.Read(fsys, nid, pages, report)
+		}
+		if files := docs[nid][".json"]; files != nil {
+			n := &notice{nid: nid, report: report, site: site}
+			for _, lang := range rappel.Langs {
+				if name, ok := files[lang]; ok {
+					n.read(fsys, lang, name)
+				}
+			}
+			if old := n.record(); rec == nil {
+				rec = old
+			} else if old != nil {
+				rappel.Merge(rec, old)
 			}
 		}
-		if rec := n.record(); rec != nil {
+		if rec != nil {
 			if err := emit(rec); err != nil {
 				return err
 			}
 		}
 	}
 	return nil
-}
-
-// list returns the document file names by NID and language.
-func list(fsys fs.FS, report func(rappel.Problem)) (map[string]map[string]string, error) {
-	docs := make(map[string]map[string]string)
-	found := 0
-	for _, lang := range rappel.Langs {
-		entries, err := fs.ReadDir(fsys, lang)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		} else if err != nil {
-			return nil, fmt.Errorf("reading %s/: %w", lang, err)
-		}
-		found++
-		for _, e := range entries {
-			name := e.Name()
-			if e.IsDir() || !strings.HasSuffix(name, ".json") {
-				continue // not a document; nothing the contract puts here
-			}
-			nid := strings.TrimSuffix(name, ".json")
-			file := path.Join(lang, name)
-			if !guest.IsNumber(nid) {
-				report(rappel.Problem{Source: Source, Reason: fmt.Sprintf("%s was skipped: a document is named after its notice's NID, a number.", file)})
-				continue
-			}
-			if docs[nid] == nil {
-				docs[nid] = make(map[string]string, 2)
-			}
-			docs[nid][lang] = file
-		}
-	}
-	if found == 0 {
-		return nil, fmt.Errorf("reading documents: neither en/ nor fr/ exists: %w", fs.ErrNotExist)
-	}
-	return docs, nil
 }

@@ -14,11 +14,8 @@ package page
 import (
 	"bytes"
 	"cmp"
-	"errors"
 	"fmt"
 	"io/fs"
-	"path"
-	"slices"
 	"strings"
 
 	"github.com/rappel-ca/rappel"
@@ -41,41 +38,12 @@ const Ext = ".html"
 // only when neither en/ nor fr/ exists or a directory cannot be listed, or
 // emit fails. Records come out in NID order.
 func Normalize(fsys fs.FS, emit func(*rappel.Record) error, report func(rappel.Problem)) error {
-	docs, found := map[string]map[string]string{}, 0
-	for _, lang := range rappel.Langs {
-		entries, err := fs.ReadDir(fsys, lang)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		} else if err != nil {
-			return fmt.Errorf("reading %s/: %w", lang, err)
-		}
-		found++
-		for _, e := range entries {
-			nid, ok := strings.CutSuffix(e.Name(), Ext)
-			if e.IsDir() || !ok {
-				continue
-			}
-			file := path.Join(lang, e.Name())
-			if !guest.IsNumber(nid) {
-				report(rappel.Problem{Source: Source, Reason: fmt.Sprintf("%s was skipped: a page is named after its notice's NID, a number.", file)})
-				continue
-			}
-			if docs[nid] == nil {
-				docs[nid] = map[string]string{}
-			}
-			docs[nid][lang] = file
-		}
+	docs, err := guest.NoticeFiles(fsys, Source, report, Ext)
+	if err != nil {
+		return err
 	}
-	if found == 0 {
-		return fmt.Errorf("reading pages: neither en/ nor fr/ exists: %w", fs.ErrNotExist)
-	}
-	nids := make([]string, 0, len(docs))
-	for nid := range docs {
-		nids = append(nids, nid)
-	}
-	slices.SortFunc(nids, func(a, b string) int { return cmp.Or(cmp.Compare(len(a), len(b)), cmp.Compare(a, b)) })
-	for _, nid := range nids {
-		if rec := Read(fsys, nid, docs[nid], report); rec != nil {
+	for _, nid := range guest.SortedNIDs(docs) {
+		if rec := Read(fsys, nid, docs[nid][Ext], report); rec != nil {
 			if err := emit(rec); err != nil {
 				return err
 			}
