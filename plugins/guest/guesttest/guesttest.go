@@ -159,6 +159,29 @@ func RealSample(tb testing.TB, name string) []byte {
 	return nil
 }
 
+// RealDir returns the path of the directory of real samples called name
+// (RealSample's directory, ../shared/real/<name>), to list: skipped when it
+// is absent, a failure under RAPPEL_CI, as RealSample.
+func RealDir(tb testing.TB, name string) string {
+	tb.Helper()
+	root, err := moduleRoot()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	dir := filepath.Join(root, "..", "shared", "real", name)
+	switch st, err := os.Stat(dir); {
+	case err == nil && st.IsDir():
+		return dir
+	case err == nil:
+		tb.Fatalf("the real samples %s at %s are not a directory", name, dir)
+	case errors.Is(err, fs.ErrNotExist) && os.Getenv("RAPPEL_CI") == "":
+		tb.Skipf("the real samples %s are not at %s; put the real samples there to run this test (RAPPEL_CI makes their absence a failure)", name, dir)
+	default:
+		tb.Fatalf("reading the real samples %s: %v", name, err)
+	}
+	return ""
+}
+
 // moduleRoot returns the nearest directory above the working directory
 // that holds go.mod.
 func moduleRoot() (string, error) {
