@@ -43,13 +43,28 @@ func (p *reader) details(main *node) {
 		}
 	}
 	p.rec.EventDate = p.date(p.field(main, "recall-date"), "Recall date")
-	for _, it := range findAll(main, hasClass("field--item")) {
-		if t := text(it); raNumber.MatchString(t) {
-			p.rec.IdentificationNumber = t
-			break
+	p.rec.IdentificationNumber = p.identification(main)
+	p.rec.CFIAID = strings.Join(items(p.field(main, "cfia-id")), ", ")
+}
+
+// identification returns the notice's identification number: the value
+// labelled "Identification number" (a field--name-node-id block), else the
+// first item that is an RA number, which is the value whatever the
+// page's language.
+func (p *reader) identification(main *node) string {
+	for _, f := range findAll(main, hasClass("field--name-node-id")) {
+		l := find(f, hasClass("field--label"))
+		it := find(f, hasClass("field--item"))
+		if l != nil && it != nil && guest.FoldKey(text(l)) == "identification number" {
+			return text(it)
 		}
 	}
-	p.rec.CFIAID = strings.Join(items(p.field(main, "cfia-id")), ", ")
+	for _, it := range findAll(main, hasClass("field--item")) {
+		if t := text(it); raNumber.MatchString(t) {
+			return t
+		}
+	}
+	return ""
 }
 
 // category files one category path ("Consumer products - Household items
@@ -144,7 +159,9 @@ func (p *reader) companies(field *node) {
 	if field == nil {
 		return
 	}
-	role, expect := roleOther, true
+	// Before any heading every paragraph is a firm; after one, the first
+	// is the firm's name and the others its address.
+	role, expect, headed := roleOther, true, false
 	for _, para := range paragraphs(field) {
 		if para.bold {
 			h := strings.TrimSuffix(strings.TrimSpace(para.text), ":")
@@ -152,7 +169,7 @@ func (p *reader) companies(field *node) {
 			if !ok && p.checkLabels() {
 				p.n.problem("The Companies of %s have a heading %q this normalizer does not know; the firm under it joins companies.", p.file, truncate(h))
 			}
-			role, expect = r, true
+			role, expect, headed = r, true, true
 			continue
 		}
 		if k, v, ok := strings.Cut(para.text, ":"); ok {
@@ -162,7 +179,7 @@ func (p *reader) companies(field *node) {
 				continue
 			}
 		}
-		if expect {
+		if expect || !headed {
 			p.firms.add(role, para.text)
 			expect = false
 		}
