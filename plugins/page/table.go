@@ -136,11 +136,13 @@ func (p *reader) table(t *node) {
 			c.header = header[i]
 			values.add(cols[i], c)
 		}
-		if empty || len(header) == 0 {
+		if empty {
 			continue
 		}
 		p.tableRows++
-		p.products(values)
+		if len(header) > 0 {
+			p.products(values)
+		}
 	}
 }
 
