@@ -173,8 +173,9 @@ func (r *Refresher) fetchCorpusDetails(ctx context.Context, src *Source, followe
 		}
 	}
 	r.Logger.InfoContext(ctx, "fetching detail documents", "source", src.Name, "notices", len(nids), "rate", r.DetailRate, "budget", r.DetailBudget)
+	hints := corpusHints(src, rows)
 	fctx, stop := r.detailContext(ctx)
-	got, problems := r.fetchDetails(fctx, src, detailOrder(nids, nil), versions)
+	got, problems := r.fetchDetails(fctx, src, detailOrder(nids, nil), versions, hints)
 	stop()
 	if err := ctx.Err(); err != nil {
 		return nil, err

@@ -17,19 +17,21 @@ import (
 type detailFormat struct{}
 
 func (detailFormat) split(docs map[string][]byte) ([]rappel.RawRecord, error) {
-	byNID := map[string][2][]byte{}
-	for name, b := range docs {
+	byNID := map[string][2][][]byte{}
+	for _, name := range sortedKeys(docs) {
 		dir, file := path.Split(name)
 		nid, ok := strings.CutSuffix(file, ".json")
 		if !ok {
-			continue
+			if nid, ok = strings.CutSuffix(file, ".html"); !ok {
+				continue
+			}
 		}
 		pair := byNID[nid]
 		switch dir {
 		case "en/":
-			pair[0] = b
+			pair[0] = append(pair[0], docs[name])
 		case "fr/":
-			pair[1] = b
+			pair[1] = append(pair[1], docs[name])
 		default:
 			continue
 		}
@@ -37,7 +39,8 @@ func (detailFormat) split(docs map[string][]byte) ([]rappel.RawRecord, error) {
 	}
 	out := make([]rappel.RawRecord, 0, len(byNID))
 	for nid, pair := range byNID {
-		out = append(out, detailRaw(nid, pair[0], pair[1]))
+		ids := []string{"hc-" + nid}
+		out = append(out, newRaw(detailFormat{}, nid, ids, pair[0], pair[1]))
 	}
 	sortRaw(out)
 	return out, nil
@@ -61,13 +64,22 @@ func (detailFormat) canonical(doc []byte) []byte { return canonicalJSON(doc) }
 func (detailFormat) join(recs []rappel.RawRecord) (map[string][]byte, error) {
 	docs := make(map[string][]byte, 2*len(recs))
 	for _, r := range recs {
-		lists, err := listsOf(r, 2)
-		if err != nil {
-			return nil, err
+		lists, err := unframe(r.Data)
+		if err != nil || len(lists) < 2 || len(lists) > 3 {
+			if _, err := listsOf(r, 2); err != nil {
+				return nil, err
+			}
 		}
+		// A notice's documents in one language: the old API's JSON, its
+		// recall page, or both; the third list, of a fetch of pages, holds
+		// their validators and is no document.
 		for i, lang := range rappel.Langs {
-			if len(lists[i]) == 1 {
-				docs[lang+"/"+r.Key+".json"] = lists[i][0]
+			for _, doc := range lists[i] {
+				ext := ".json"
+				if isPage(doc) {
+					ext = ".html"
+				}
+				docs[lang+"/"+r.Key+ext] = doc
 			}
 		}
 	}
@@ -80,7 +92,7 @@ func (detailFormat) join(recs []rappel.RawRecord) (map[string][]byte, error) {
 // records of the notices whose documents it got (a 404 is a document that
 // does not exist) and a problem for each notice it could not get; notices
 // it had no time for are in neither and stay pending.
-func (r *Refresher) fetchDetails(ctx context.Context, src *Source, nids []string, versions map[string]string) ([]rappel.RawRecord, []rappel.Problem) {
+func (r *Refresher) fetchDetails(ctx context.Context, src *Source, nids []string, versions map[string]string, hints map[string]noticeHint) ([]rappel.RawRecord, []rappel.Problem) {
 	var (
 		mu       sync.Mutex
 		got      []rappel.RawRecord
@@ -95,7 +107,7 @@ func (r *Refresher) fetchDetails(ctx context.Context, src *Source, nids []string
 		go func() {
 			defer wg.Done()
 			for nid := range work {
-				raw, err := r.fetchNotice(ctx, src, nid, tick)
+				raw, err := r.fetchNotice(ctx, src, nid, tick, hints[nid])
 				mu.Lock()
 				if err != nil {
 					if ctx.Err() == nil {
@@ -126,27 +138,49 @@ feed:
 	return got, problems
 }
 
-// fetchNotice fetches a notice's English and French documents.
-func (r *Refresher) fetchNotice(ctx context.Context, src *Source, nid string, tick *limiter) (rappel.RawRecord, error) {
+// fetchNotice fetches a notice's detail: its recall pages first from
+// src.PageFrom on, the old API's documents first before, and the other when
+// the first has no document in either language (pages.go).
+func (r *Refresher) fetchNotice(ctx context.Context, src *Source, nid string, tick *limiter, hint noticeHint) (rappel.RawRecord, error) {
+	if src.Page == "" {
+		raw, _, err := r.fetchAPI(ctx, src, nid, tick)
+		return raw, err
+	}
+	first, second := func() (rappel.RawRecord, bool, error) { return r.fetchAPI(ctx, src, nid, tick) },
+		func() (rappel.RawRecord, bool, error) { return r.fetchPages(ctx, src, nid, tick, hint) }
+	if src.pageFirst(nid) {
+		first, second = second, first
+	}
+	raw, found, err := first()
+	if err != nil || found {
+		return raw, err
+	}
+	raw, _, err = second()
+	return raw, err
+}
+
+// fetchAPI fetches a notice's English and French documents from the old
+// detail API; found is false when neither exists.
+func (r *Refresher) fetchAPI(ctx context.Context, src *Source, nid string, tick *limiter) (rappel.RawRecord, bool, error) {
 	var docs [2][]byte
 	for i, lang := range rappel.Langs {
 		if err := tick.wait(ctx); err != nil {
-			return rappel.RawRecord{}, err
+			return rappel.RawRecord{}, false, err
 		}
 		u := strings.NewReplacer("{id}", nid, "{lang}", lang).Replace(src.Template)
 		resp, err := r.Fetcher.Get(ctx, u, rappel.FileState{})
 		if err != nil {
-			return rappel.RawRecord{}, fmt.Errorf("fetching the %s detail document of notice %s: %w", lang, nid, err)
+			return rappel.RawRecord{}, false, fmt.Errorf("fetching the %s detail document of notice %s: %w", lang, nid, err)
 		}
 		if resp.NotFound {
 			continue
 		}
 		if !json.Valid(resp.Body) {
-			return rappel.RawRecord{}, fmt.Errorf("fetching the %s detail document of notice %s: the document is not JSON: %s", lang, nid, describe(resp.Body))
+			return rappel.RawRecord{}, false, fmt.Errorf("fetching the %s detail document of notice %s: the document is not JSON: %s", lang, nid, describe(resp.Body))
 		}
 		docs[i] = resp.Body
 	}
-	return detailRaw(nid, docs[0], docs[1]), nil
+	return detailRaw(nid, docs[0], docs[1]), docs[0] != nil || docs[1] != nil, nil
 }
 
 // compareNIDDesc orders NIDs, numbers written in digits, largest first.

@@ -50,7 +50,7 @@ func TestRefresher_FetchDetails(t *testing.T) {
 	r.DetailConcurrency, r.DetailRate = 2, 40
 	nids := []string{"1", "2", "3", "4", "10", "11", "12", "13", "14", "15"}
 	start := time.Now()
-	got, problems := r.fetchDetails(context.Background(), r.Sources[0], detailOrder(nids, nil), map[string]string{"3": "v3"})
+	got, problems := r.fetchDetails(context.Background(), r.Sources[0], detailOrder(nids, nil), map[string]string{"3": "v3"}, nil)
 	took := time.Since(start)
 	mu.Lock()
 	first := append([]string(nil), order[:2]...)
@@ -78,7 +78,7 @@ func TestRefresher_FetchDetails(t *testing.T) {
 		r.DetailRate = 20
 		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 		defer cancel()
-		got, problems := r.fetchDetails(ctx, r.Sources[0], nids, nil)
+		got, problems := r.fetchDetails(ctx, r.Sources[0], nids, nil, nil)
 		// Not a timing assertion: 20 requests at 20 a second cannot all
 		// fit in 0.3 s, however fast the machine.
 		if len(got) >= len(nids) || len(problems) != 0 {

@@ -272,8 +272,12 @@ func (r *Refresher) planDetail(ctx context.Context, src *Source, st rappel.Sourc
 		return nil, err
 	}
 	pending := detailOrder(fresh, changed)
+	hints, err := r.pageHints(ctx, src, pending)
+	if err != nil {
+		return nil, err
+	}
 	fctx, stop := r.detailContext(ctx)
-	got, problems := r.fetchDetails(fctx, src, pending, wants)
+	got, problems := r.fetchDetails(fctx, src, pending, wants, hints)
 	stop()
 	if err := ctx.Err(); err != nil {
 		return nil, err

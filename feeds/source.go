@@ -20,6 +20,12 @@ type Source struct {
 	// source whose records say which documents there are.
 	Template string
 	Follows  string
+	// Page, for the detail source, is the URL template of a notice's
+	// recall page, with {id} and {lang}; PageFrom is the first NID whose
+	// page is tried before the documents at Template (pages.go). An empty
+	// Page reads no pages.
+	Page     string
+	PageFrom int
 	// Enriches is set for a source whose records only add to records the
 	// others create: a record left with partials of such sources only is
 	// removed.
@@ -76,9 +82,21 @@ func VRDB(u string) *Source {
 
 // Detail is the recall detail documents of the notices in the dump (every
 // notice but Transport Canada's), fetched from template with {id} the
-// notice's NID and {lang} en or fr.
+// notice's NID and {lang} en or fr. It reads no recall pages: DetailPages
+// does.
 func Detail(template string) *Source {
 	return &Source{Name: "detail", Template: template, Follows: "hcdump", Enriches: true, format: detailFormat{}}
+}
+
+// DetailPages is Detail reading the notices' recall pages too: at the
+// dump's URL when that is on page's site, else at page (a template with
+// {id} and {lang}, such as PageTemplate's), first for the notices from NID
+// from on, and for the older ones whose documents at template are not
+// there (pages.go).
+func DetailPages(template, page string, from int) *Source {
+	s := Detail(template)
+	s.Page, s.PageFrom = page, from
+	return s
 }
 
 // Validate reports the first setting of s that cannot work.
@@ -92,7 +110,16 @@ func (s *Source) Validate() error {
 		if !strings.Contains(s.Template, "{id}") || !strings.Contains(s.Template, "{lang}") {
 			return fmt.Errorf("source %s: the URL template %q must hold {id} and {lang}", s.Name, s.Template)
 		}
-		return checkURL(s.Name, strings.NewReplacer("{id}", "1", "{lang}", "en").Replace(s.Template))
+		if err := checkURL(s.Name, strings.NewReplacer("{id}", "1", "{lang}", "en").Replace(s.Template)); err != nil {
+			return err
+		}
+		if s.Page == "" {
+			return nil
+		}
+		if !strings.Contains(s.Page, "{id}") || !strings.Contains(s.Page, "{lang}") {
+			return fmt.Errorf("source %s: the page URL template %q must hold {id} and {lang}", s.Name, s.Page)
+		}
+		return checkURL(s.Name, strings.NewReplacer("{id}", "1", "{lang}", "en").Replace(s.Page))
 	case len(s.Docs) == 0:
 		return fmt.Errorf("source %s: no documents to fetch", s.Name)
 	}

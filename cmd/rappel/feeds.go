@@ -23,6 +23,10 @@ import (
 // off) is ServeCommand.Feeds.
 type FeedsConfig struct {
 	HCDumpEN, HCDumpFR, VRDB, Detail string
+	// Page is the URL template of a notice's recall page, PageFrom the
+	// first NID read from its page before the old API (-1 for no pages).
+	Page     string
+	PageFrom int
 	// Interval is the time between refreshes; seconds work, for tests.
 	Interval time.Duration
 	// MaxRemoval is the share of a source's records one refresh may remove.
@@ -64,6 +68,7 @@ func (c *FeedsConfig) defaults() {
 	}
 	if c.Interval == 0 {
 		c.Interval, c.MaxRemoval, c.DetailRate = 15*time.Minute, 0.2, 10
+		c.PageFrom = feeds.DefaultPageFrom
 		c.MaxChange = plugins.DefaultMaxChange
 		host := plugins.NewHost()
 		c.PluginTimeout = host.Timeout
@@ -99,7 +104,9 @@ func (c *FeedsConfig) registerURLs(fs *flag.FlagSet) {
 	fs.StringVar(&c.HCDumpEN, "feed-hc-en", c.HCDumpEN, "`URL` of Health Canada's recalls open data in English (JSON)")
 	fs.StringVar(&c.HCDumpFR, "feed-hc-fr", c.HCDumpFR, "`URL` of Health Canada's recalls open data in French (JSON)")
 	fs.StringVar(&c.VRDB, "feed-tc-vrdb", c.VRDB, "`URL` of Transport Canada's vehicle recall database (CSV)")
-	fs.StringVar(&c.Detail, "feed-detail", c.Detail, "`URL template` of a notice's detail document, with {id} and {lang}")
+	fs.StringVar(&c.Detail, "feed-detail", c.Detail, "`URL template` of a notice's detail document, with {id} and {lang}, in the old detail API (frozen since 2021-10-29)")
+	fs.StringVar(&c.Page, "feed-page", c.Page, "`URL template` of a notice's recall page, with {id} and {lang}, where the dump's URL is not on its site (default: /{lang}/node/{id} on the site of --feed-hc-en)")
+	fs.IntVar(&c.PageFrom, "feed-page-from", c.PageFrom, "first `NID` whose recall page is fetched before the old detail API's documents; older notices try the API first, and each falls back to the other when the first has nothing (0: pages first for every notice; -1: no pages)")
 }
 
 // validate reports the first setting that cannot work.
@@ -114,6 +121,8 @@ func (c *FeedsConfig) validate() error {
 		return fmt.Errorf("--plugin-max-change is %g; give a share between 0 and 1 such as 0.05", c.MaxChange)
 	case c.DetailRate < 0:
 		return fmt.Errorf("--feed-detail-rate is %g; give 0 or more", c.DetailRate)
+	case c.PageFrom < -1:
+		return fmt.Errorf("--feed-page-from is %d; give a NID, 0 for pages first for every notice, or -1 for no pages", c.PageFrom)
 	case c.DetailBudget < 0:
 		return fmt.Errorf("--feed-detail-budget is %s; give a positive duration such as 5m", c.DetailBudget)
 	case c.PluginTimeout <= 0:
@@ -155,7 +164,17 @@ func (c *FeedsConfig) pluginVerifier() (*plugins.Verifier, error) {
 }
 
 func (c *FeedsConfig) sources() []*feeds.Source {
-	return []*feeds.Source{feeds.HCDump(c.HCDumpEN, c.HCDumpFR), feeds.VRDB(c.VRDB), feeds.Detail(c.Detail)}
+	detail := feeds.Detail(c.Detail)
+	if c.PageFrom >= 0 {
+		page := c.Page
+		if page == "" {
+			// The pages are on the site that publishes the dump, which a
+			// test's or a mirror's --feed-hc-en moves with it.
+			page = feeds.PageTemplate(c.HCDumpEN)
+		}
+		detail = feeds.DetailPages(c.Detail, page, c.PageFrom)
+	}
+	return []*feeds.Source{feeds.HCDump(c.HCDumpEN, c.HCDumpFR), feeds.VRDB(c.VRDB), detail}
 }
 
 // startFeeds wires the feeds into srv and starts them: /health lists every
