@@ -25,6 +25,8 @@ FEED_HC_EN    ?=
 FEED_HC_FR    ?=
 FEED_TC_VRDB  ?=
 FEED_DETAIL   ?=
+FEED_PAGE     ?=
+FEED_PAGE_FROM ?=
 DETAIL_BUDGET ?=
 DETAIL_RATE   ?=
 # What building needs; `make prereqs` checks it first and says what is missing.
@@ -185,6 +187,7 @@ ifeq ($(BUNDLE),agencies)
 AGENCIES_CORPUS := build/agencies-corpus
 FETCH_FLAGS = $(if $(FEED_HC_EN),-feed-hc-en '$(FEED_HC_EN)') $(if $(FEED_HC_FR),-feed-hc-fr '$(FEED_HC_FR)') \
 	$(if $(FEED_TC_VRDB),-feed-tc-vrdb '$(FEED_TC_VRDB)') $(if $(FEED_DETAIL),-feed-detail '$(FEED_DETAIL)') \
+	$(if $(FEED_PAGE),-feed-page '$(FEED_PAGE)') $(if $(FEED_PAGE_FROM),-feed-page-from $(FEED_PAGE_FROM)) \
 	$(if $(DETAIL_BUDGET),-detail-budget $(DETAIL_BUDGET)) $(if $(DETAIL_RATE),-detail-rate $(DETAIL_RATE))
 
 bundle/data/manifest.json: $(BUNDLER) $(WASM) build/bundle-kind FORCE

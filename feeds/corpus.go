@@ -66,7 +66,7 @@ func ReadCorpusManifest(dir string) (*CorpusManifest, error) {
 // FetchCorpus fetches r's sources as a refresh does, with r's Fetcher
 // (size caps, retries, gzip), and writes their documents into dir, each
 // source's under dirs[source]: the documents fetched whole by their
-// names, the detail documents as <lang>/<NID>.json, for every notice of
+// names, the detail documents as <lang>/<NID>.json (the old API's) or <lang>/<NID>.html (recall pages), for every notice of
 // the dump that a refresh fetches them for, a 404 being no document, at
 // most r.DetailRate a second for at most r.DetailBudget (0 fetches none).
 // It needs no Store and no Normalizer, and r need not be open.
