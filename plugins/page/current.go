@@ -2,12 +2,14 @@ package page
 
 import (
 	"cmp"
+	"html"
 	"net/url"
 	"slices"
 	"strings"
 
 	"github.com/rappel-ca/rappel"
 	"github.com/rappel-ca/rappel/plugins/guest"
+	xhtml "golang.org/x/net/html"
 )
 
 // reader reads one page into a record.
@@ -178,6 +180,11 @@ func (p *reader) check(main *node) {
 					heading = text(h)
 				}
 				p.n.problem("%s has a section %q (class %s) this normalizer does not know; it was left out.", p.file, truncate(heading), c)
+			}
+			if knownSections[c] && classOf(el, "ar-section") {
+				if t := stray(el); t != "" && once("stray "+c) {
+					p.n.problem("The section %s of %s holds text outside the parts this normalizer reads; it was left out: %q.", c, p.file, truncate(t))
+				}
 			}
 		}
 		if !p.checkLabels() {
@@ -359,4 +366,50 @@ func paragraphs(field *node) []paragraph {
 		out = append(out, paragraph{text: t, bold: strings.ReplaceAll(guest.CleanText(bold.String()), " ", "") == strings.ReplaceAll(t, " ", "")})
 	}
 	return out
+}
+
+// stray returns the text of a section that no part the reader reads
+// holds: outside its fields (field--name-field-*, and the Details' own
+// blocks), labels, headings, tables and images. A page whose section holds
+// such text is read only in part, which must not pass in silence.
+func stray(sec *node) string {
+	var parts []string
+	var walk func(*node)
+	walk = func(n *node) {
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			switch {
+			case c.Type == xhtml.TextNode:
+				if t := strings.TrimSpace(c.Data); t != "" {
+					parts = append(parts, t)
+				}
+			case c.Type != xhtml.ElementNode, readPart(c):
+			default:
+				walk(c)
+			}
+		}
+	}
+	walk(sec)
+	return guest.CleanText(html.EscapeString(strings.Join(parts, " ")))
+}
+
+// readPart reports whether an element is one the reader reads, or one
+// known to hold nothing a record keeps.
+func readPart(n *node) bool {
+	switch n.Data {
+	case "h2", "table", "summary", "nav", "button", "script", "style", "img":
+		return true
+	}
+	for _, c := range children(n) {
+		if classOf(c, "views-label-changed") {
+			return true // the Original published date, read by details
+		}
+	}
+	for _, c := range classes(n) {
+		switch {
+		case strings.HasPrefix(c, "field--name-field-"), c == "field--label", c == "views-element-container",
+			c == "ar-brand", c == "product-images", c == "field--name-node-id":
+			return true
+		}
+	}
+	return false
 }

@@ -20,7 +20,8 @@ func page82165(t *testing.T) string {
 
 // TestUnknownPartsAreProblems: every section, field, label, Additional
 // information block, Background label and table column the reader does not
-// know is a problem naming it; the rest of the page is still read.
+// know, and text of a section outside the parts it reads, is a problem
+// naming it; the rest of the page is still read.
 func TestUnknownPartsAreProblems(t *testing.T) {
 	html := page82165(t)
 	for _, e := range []struct{ old, new string }{
@@ -32,6 +33,7 @@ func TestUnknownPartsAreProblems(t *testing.T) {
 		{`<details>
           <summary>Background</summary>`, `<details><summary>Recall notes</summary><p>y</p></details><details>
           <summary>Background</summary>`},
+		{`<h2 class="h2" id="section_3">Issue</h2>`, `<h2 class="h2" id="section_3">Issue</h2><div><p>Stray words</p></div>`},
 		{`<div class="field field--name-field-affected-products-txt`, `<table><thead><tr><th>Product</th><th>Flavour</th><th>UPC</th></tr></thead><tbody><tr><td>Stool</td><td>Bamboo</td><td>0 42272 90583 6</td></tr></tbody></table><div class="field field--name-field-affected-products-txt`},
 	} {
 		if !strings.Contains(html, e.old) {
@@ -47,6 +49,7 @@ func TestUnknownPartsAreProblems(t *testing.T) {
 		{"Background", "Weight Sold", "3 tonnes"},
 		{"Additional information block", "Recall notes"},
 		{"column", "Flavour"},
+		{"section ar-issue-long", "outside", "Stray words"},
 	} {
 		if len(problemsWith(v, want...)) == 0 {
 			t.Errorf("no problem names %q; problems: %+v", want, v.Problems)
