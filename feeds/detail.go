@@ -64,15 +64,15 @@ func (detailFormat) canonical(doc []byte) []byte { return canonicalJSON(doc) }
 func (detailFormat) join(recs []rappel.RawRecord) (map[string][]byte, error) {
 	docs := make(map[string][]byte, 2*len(recs))
 	for _, r := range recs {
-		lists, err := unframe(r.Data)
-		if err != nil || len(lists) < 2 || len(lists) > 3 {
-			if _, err := listsOf(r, 2); err != nil {
-				return nil, err
-			}
-		}
 		// A notice's documents in one language: the old API's JSON, its
-		// recall page, or both; the third list, of a fetch of pages, holds
+		// recall page, or both; a third list, of a fetch of pages, holds
 		// their validators and is no document.
+		lists, err := unframe(r.Data)
+		if err == nil && len(lists) == 3 {
+			lists = lists[:2]
+		} else if lists, err = listsOf(r, 2); err != nil {
+			return nil, err
+		}
 		for i, lang := range rappel.Langs {
 			for _, doc := range lists[i] {
 				ext := ".json"
