@@ -183,8 +183,10 @@ func isPage(doc []byte) bool {
 }
 
 // pageHints gathers what fetching the pages of nids needs: the English
-// URL each notice's dump row gives, and its stored pages.
-func (r *Refresher) pageHints(ctx context.Context, src *Source, nids []string) (map[string]noticeHint, error) {
+// URL each notice's dump row gives, and the stored pages of those of old,
+// the stored raw index, which have some. Both are read in one pass over
+// the source's stored data each, the store reading raw data no other way.
+func (r *Refresher) pageHints(ctx context.Context, src *Source, nids []string, old map[string]rappel.RawRecord) (map[string]noticeHint, error) {
 	if src.Page == "" || len(nids) == 0 {
 		return nil, nil
 	}
@@ -204,6 +206,14 @@ func (r *Refresher) pageHints(ctx context.Context, src *Source, nids []string) (
 	})
 	if err != nil {
 		return nil, err
+	}
+	stored := false
+	for _, nid := range nids {
+		_, ok := old[nid]
+		stored = stored || ok
+	}
+	if !stored {
+		return hints, nil // new notices only: nothing stored to ask again for
 	}
 	err = r.Store.RawData(ctx, src.Name, func(raw rappel.RawRecord) error {
 		if want[raw.Key] && raw.Data != nil {

@@ -272,7 +272,7 @@ func (r *Refresher) planDetail(ctx context.Context, src *Source, st rappel.Sourc
 		return nil, err
 	}
 	pending := detailOrder(fresh, changed)
-	hints, err := r.pageHints(ctx, src, pending)
+	hints, err := r.pageHints(ctx, src, pending, p.old)
 	if err != nil {
 		return nil, err
 	}
