@@ -240,8 +240,8 @@ func (r *Refresher) switchDataset(ctx context.Context, parts []switchPlan, now t
 // resetStates returns the state of every source the store knows but
 // those in except, and of every configured one, as a source that never refreshed:
 // none of its records survive the switch, so its next refresh fetches its
-// documents whole and its first snapshot is Initial. Its last attempt is
-// kept for /health.
+// documents whole and its first snapshot is Initial. Its last attempt (when,
+// its error, its plugin) is kept for /health.
 func (r *Refresher) resetStates(ctx context.Context, except ...string) ([]rappel.SourceState, error) {
 	stored, err := r.Store.SourceStates(ctx)
 	if err != nil {
@@ -257,7 +257,11 @@ func (r *Refresher) resetStates(ctx context.Context, except ...string) ([]rappel
 			return
 		}
 		seen[old.Source] = true
-		out = append(out, rappel.SourceState{Feed: rappel.FeedState{Source: old.Source, LastAttempt: old.LastAttempt, Removed: old.Removed}})
+		// What its last attempt did stays: a source whose refresh failed
+		// beside the switch still says why, and which plugin failed.
+		out = append(out, rappel.SourceState{Feed: rappel.FeedState{Source: old.Source, LastAttempt: old.LastAttempt,
+			LastError: old.LastError, LastDuration: old.LastDuration, Plugin: old.Plugin, PluginRejected: old.PluginRejected,
+			PluginHeld: old.PluginHeld, Removed: old.Removed}})
 	}
 	for _, st := range stored {
 		add(st.Feed)
