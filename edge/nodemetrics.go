@@ -1,6 +1,7 @@
 package edge
 
 import (
+	"fmt"
 	"strconv"
 	"time"
 
@@ -203,7 +204,7 @@ type coverageCollector struct{ s *Server }
 
 var (
 	coverageNoticesDesc = prometheus.NewDesc("rappel_coverage_notices",
-		"Health Canada and CFIA notices served (vehicle recalls left out: they list no products), by year of event_date; the newest ten years holding one.", []string{"year"}, nil)
+		fmt.Sprintf("Health Canada and CFIA notices served (vehicle recalls left out: they list no products), by year of event_date; the %d newest years holding one.", rappel.CoverageYears), []string{"year"}, nil)
 	coverageProductsDesc = prometheus.NewDesc("rappel_coverage_notices_with_products",
 		"Notices of the year listing at least one product, by year of event_date.", []string{"year"}, nil)
 	coverageBarcodeDesc = prometheus.NewDesc("rappel_coverage_notices_with_barcode",
