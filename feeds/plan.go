@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"time"
@@ -31,10 +32,12 @@ type plan struct {
 	// attempted are the record_ids they were for.
 	problems  []rappel.Problem
 	attempted map[string]bool
-	// docs are the source's documents as fetched, whole (those not
-	// modified rebuilt from the store): what a candidate plugin is tried
-	// on when the active plugin fails on them. nil for a detail source.
-	docs map[string][]byte
+	// whole is set for a source fetched whole: its documents, what a
+	// candidate plugin is tried on when the active plugin fails on them,
+	// are written again from cur (docs). They are not kept as fetched: of
+	// the vehicle file that would be a second copy of 207 MB for the
+	// whole refresh.
+	whole bool
 	// took is how long each step took, for the log.
 	took timings
 	// rejected counts the records this refresh rejected (keepProblems).
@@ -111,7 +114,8 @@ func (r *Refresher) planDocs(ctx context.Context, src *Source, st rappel.SourceS
 	if err != nil {
 		return nil, err
 	}
-	p.docs = docs
+	releaseDocs(docs)
+	p.whole = true
 	p.cur = make(map[string]rappel.RawRecord, len(recs))
 	for _, rec := range recs {
 		p.cur[rec.Key] = rec
@@ -120,6 +124,47 @@ func (r *Refresher) planDocs(ctx context.Context, src *Source, st rappel.SourceS
 		return nil, err
 	}
 	return p, nil
+}
+
+// bigDocs is the size of documents past which releaseDocs gives their
+// memory back to the system at once.
+const bigDocs = 32 << 20
+
+// releaseDocs drops the documents once split: the raw records hold their
+// bytes packed. Large ones (the vehicle file is 207 MB) are given back to
+// the system at once, so that the plugin processes the refresh starts next
+// do not run beside a server still holding their pages: the collector
+// would leave them to the scavenger for minutes.
+func releaseDocs(docs map[string][]byte) {
+	size := 0
+	for _, b := range docs {
+		size += len(b)
+	}
+	clear(docs)
+	if size > bigDocs {
+		debug.FreeOSMemory()
+	}
+}
+
+// docs writes the source's documents again from its raw records as they
+// now stand, for a candidate plugin to be tried on; nil for a detail
+// source, or when they cannot be.
+func (p *plan) docs() map[string][]byte {
+	if p == nil || !p.whole {
+		return nil
+	}
+	recs := make([]rappel.RawRecord, 0, len(p.cur))
+	for _, k := range sortedKeys(p.cur) {
+		if p.cur[k].Data == nil {
+			return nil
+		}
+		recs = append(recs, p.cur[k])
+	}
+	docs, err := p.src.format.join(recs)
+	if err != nil {
+		return nil
+	}
+	return docs
 }
 
 // fetchDoc fetches one of a source's documents, conditionally on ask, under
@@ -157,7 +202,7 @@ func (r *Refresher) upgradeHashes(ctx context.Context, p *plan) error {
 		c, ok := p.cur[k]
 		switch {
 		case !ok || !byteHash(o.Hash):
-		case rappel.HashBytes(c.Data) == o.Hash:
+		case byteHashOf(c.Data) == o.Hash:
 			p.rehash(k, c.Hash)
 		default:
 			stale[k] = true
@@ -175,6 +220,16 @@ func (r *Refresher) upgradeHashes(ctx context.Context, p *plan) error {
 		}
 		return nil
 	})
+}
+
+// byteHashOf is the hash of the first definition (byteHash) of a raw
+// record's data: over its frame's bytes, as fetched.
+func byteHashOf(data []byte) string {
+	framed, err := unpack(data)
+	if err != nil {
+		return ""
+	}
+	return rappel.HashBytes(framed)
 }
 
 // rehash gives the stored raw record of key the content hash h.
@@ -365,7 +420,7 @@ func (r *Refresher) resolveVersions(ctx context.Context, follows string, old map
 		}
 		v := old[raw.Key].Version
 		if byteHash(v) {
-			current[raw.Key] = rappel.HashBytes(raw.Data) == v
+			current[raw.Key] = byteHashOf(raw.Data) == v
 		} else if h, err := dataHash(canon, raw.Data); err == nil {
 			current[raw.Key] = h == v
 		}

@@ -379,10 +379,12 @@ func (f pluginFailure) Unwrap() error { return f.err }
 // plugin's failure on them.
 func (r *Refresher) offerPayload(src *Source, p *plan, err error) {
 	var pf pluginFailure
-	if r.OfferPayload == nil || p == nil || p.docs == nil || !errors.As(err, &pf) {
+	if r.OfferPayload == nil || !errors.As(err, &pf) {
 		return
 	}
-	r.OfferPayload(src.Name, docsFS(p.docs), pf.err)
+	if docs := p.docs(); docs != nil {
+		r.OfferPayload(src.Name, docsFS(docs), pf.err)
+	}
 }
 
 // States returns every source's state, with Stale set for a source that had
