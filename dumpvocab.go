@@ -21,6 +21,16 @@ import (
 // place: the dump's normalizer reads rows with it, and the feeds read a row's
 // Organization with it to know which record the row becomes.
 
+// DumpColumnsEN and DumpColumnsFR are the dump's keys, English and
+// French, in the order its CSV form's header lists them: the JSON's keys
+// and the CSV's columns are the same names.
+var (
+	DumpColumnsEN = []string{"NID", "Title", "URL", "Organization", "Product", "Issue", "What you should do",
+		"Category", "Recall class", "Last updated", "Archived"}
+	DumpColumnsFR = []string{"NID", "Titre", "URL", "Organization", "Produit", "Problème", "Ce que vous devriez faire",
+		"Catégorie", "Classe de rappel", "Dernière mise à jour", "Archivé"}
+)
+
 // DumpEra is the vocabulary a dump row is written in.
 type DumpEra int
 
