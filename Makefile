@@ -62,7 +62,7 @@ BUILDINFO  := github.com/rappel-ca/rappel/internal/buildinfo
 # stay.
 LDFLAGS     = -s -w -X '$(BUILDINFO).version=$(VERSION)' -X '$(BUILDINFO).commit=$(COMMIT)' -X '$(BUILDINFO).date=$(BUILD_DATE)'
 
-.PHONY: all build bundle plugins corpus docs run test fuzz bench clean prereqs FORCE
+.PHONY: all build bundle plugins corpus docs run test fuzz bench bench-refresh clean prereqs FORCE
 
 ifeq ($(filter $(BUNDLE),synthetic agencies),)
 $(error BUNDLE is '$(BUNDLE)': give synthetic (the generated corpus, the default) or agencies (fetched from the agencies' feeds))
@@ -219,7 +219,7 @@ test: prereqs bundle docs $(REDOCLY)
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt would change: $$unformatted"; exit 1; fi
 	$(GO) vet ./...
-	RAPPEL_TEST_BUNDLE=1 $(GO) test -count=1 ./...
+	RAPPEL_TEST_BUNDLE=1 $(GO) test -count=1 -timeout 20m ./...
 	cd cmd/rappel-bench && $(GO) vet ./... && $(GO) test -count=1 ./...
 
 fuzz:
@@ -243,6 +243,22 @@ bench: prereqs bundle docs
 	$(GO) test -run='^$$' -bench=. -benchmem ./... > build/bench/go-bench.txt 2>&1; \
 	status=$$?; cat build/bench/go-bench.txt; exit $$status
 	cd cmd/rappel-bench && $(GO) run . run -go-bench ../../build/bench/go-bench.txt $(BENCH_FLAGS)
+
+# `make bench-refresh` measures a node's first live refresh of a vehicle
+# file the size of Transport Canada's monthly full file (VRDB_SIZE) beside
+# the corpus's dumps: its wall time and the peak resident memory of the
+# server and its plugin processes (BENCHMARKS.md, "A full-size vehicle
+# file"). VRDB_ROWS names an agency file whose rows are copied, renumbered,
+# instead of drawn ones; BENCH_BINARY a rappel binary measured instead, for
+# a baseline. It is a Go benchmark, so `make test` does not run it.
+VRDB_SIZE    ?= 207MB
+VRDB_ROWS    ?=
+BENCH_BINARY ?=
+
+bench-refresh: prereqs bundle $(CORPUS)/manifest.json
+	cd cmd/rappel && RAPPEL_BENCH_VRDB_SIZE=$(VRDB_SIZE) RAPPEL_BENCH_VRDB_ROWS=$(VRDB_ROWS) \
+		RAPPEL_BENCH_BINARY=$(BENCH_BINARY) RAPPEL_BENCH_CORPUS=$(abspath $(CORPUS)) \
+		$(GO) test -run='^$$' -bench=Refresh_FullSizeVehicleFile -benchtime=1x -v .
 
 clean:
 	rm -rf bin build edge/docs/node_modules tools/redocly/node_modules $(DOCS) bundle/data/records.ndjson.zst bundle/data/manifest.json bundle/data/plugins bundle/data/_partials bundle/data/_raw bundle/data/sst bundle/data/index.seg bundle/data/index.seg.zst

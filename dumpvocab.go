@@ -21,6 +21,16 @@ import (
 // place: the dump's normalizer reads rows with it, and the feeds read a row's
 // Organization with it to know which record the row becomes.
 
+// DumpColumnsEN and DumpColumnsFR are the dump's keys, English and
+// French, in the order its CSV form's header lists them: the JSON's keys
+// and the CSV's columns are the same names.
+var (
+	DumpColumnsEN = []string{"NID", "Title", "URL", "Organization", "Product", "Issue", "What you should do",
+		"Category", "Recall class", "Last updated", "Archived"}
+	DumpColumnsFR = []string{"NID", "Titre", "URL", "Organization", "Produit", "Problème", "Ce que vous devriez faire",
+		"Catégorie", "Classe de rappel", "Dernière mise à jour", "Archivé"}
+)
+
 // DumpEra is the vocabulary a dump row is written in.
 type DumpEra int
 
@@ -365,19 +375,45 @@ func typeByRule(organization, catType string) (agency, recallType, by string) {
 // Hazard types the dump's Issue labels name. The record has no field for
 // the type (the API's schema has none): it leads the hazard description the
 // labels make ("Allergen: Egg, Milk").
+//
+// The first four are the hazards proper; the last three are the CFIA's
+// issue types that are no contaminant (its old notices file them beside
+// "Allergen" and "Microbiological": "Labelling", "Nutrition",
+// "Tampering"), which the dump still uses as labels of their own.
 const (
 	HazardAllergen   = "allergen"
 	HazardMicrobial  = "microbial"
 	HazardExtraneous = "extraneous_material"
 	HazardChemical   = "chemical"
+	HazardLabelling  = "labelling"
+	HazardNutrition  = "nutrition"
+	HazardTampering  = "tampering"
 )
 
-// HazardNames are the hazard types in English and French.
+// HazardNames are the hazard types in English and French. The French
+// names of the last three are written here, not read: no real French row
+// carrying them has been seen.
 var HazardNames = map[string][2]string{
 	HazardAllergen:   {"Allergen", "Allergène"},
 	HazardMicrobial:  {"Microbial contamination", "Contamination microbienne"},
 	HazardExtraneous: {"Extraneous material", "Matières étrangères"},
 	HazardChemical:   {"Chemical", "Chimique"},
+	HazardLabelling:  {"Labelling and packaging", "Étiquetage et emballage"},
+	HazardNutrition:  {"Nutrition", "Nutrition"},
+	HazardTampering:  {"Tampering", "Altération malveillante"},
+}
+
+// NamesHazard reports whether an Issue label is the name of its hazard
+// type itself, in either language, or that name with "Issue" after it
+// ("Nutrition Issue"): a description then writes the type's name alone,
+// not "Nutrition: Nutrition Issue".
+func NamesHazard(label, hazard string) bool {
+	names, ok := HazardNames[hazard]
+	if !ok {
+		return false
+	}
+	key := strings.TrimSuffix(FoldKey(label), " issue")
+	return key == FoldKey(names[0]) || key == FoldKey(names[1])
 }
 
 // IssueLabel is what one label of a dump row's Issue says.
@@ -396,6 +432,9 @@ var (
 	microbial  = IssueLabel{Hazard: HazardMicrobial}
 	extraneous = IssueLabel{Hazard: HazardExtraneous}
 	chemical   = IssueLabel{Hazard: HazardChemical}
+	labelling  = IssueLabel{Hazard: HazardLabelling}
+	nutrition  = IssueLabel{Hazard: HazardNutrition}
+	tampering  = IssueLabel{Hazard: HazardTampering}
 	noHazard   = IssueLabel{}
 )
 
@@ -430,10 +469,19 @@ var dumpIssueLabels = map[string]IssueLabel{
 	"cronobacter": microbial, "bacillus cereus": microbial, "campylobacter": microbial,
 	"cyclospora": microbial, "mould": microbial, "moisissures": microbial,
 	"microbial contamination": microbial, "contamination microbienne": microbial,
+	// Real rows of 2023 to 2024, English (no French row seen).
+	"vibrio parahaemolyticus": microbial,
 	// Extraneous material.
 	"extraneous material": extraneous, "matieres etrangeres": extraneous, "corps etrangers": extraneous,
-	// Chemical.
-	"chemical": chemical, "chimique": chemical,
+	// Chemical. Marine biotoxins (shellfish poisoning) are natural toxins,
+	// which the CFIA counts among chemical hazards; its notices of 2023 to
+	// 2024 give them their own label.
+	"chemical": chemical, "chimique": chemical, "marine biotoxin": chemical,
+	// The CFIA's issue types that are no contaminant, in real rows of 2023
+	// to 2026 (English; no French row seen). "Labelling and packaging" is
+	// also a whole Issue of consumer products, devices and cannabis.
+	"labelling and packaging": labelling, "nutrition": nutrition, "nutrition issue": nutrition,
+	"tampering": tampering,
 	// Labels that name no hazard type of their own.
 	"other": noHazard, "autre": noHazard, "contamination": noHazard,
 	"non harmful (quality or spoilage)": noHazard, "non nocif (qualite ou alteration)": noHazard,

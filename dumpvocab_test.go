@@ -130,6 +130,11 @@ func TestDumpIssueLabels(t *testing.T) {
 		"Moisissures": m, "Contamination microbienne": m,
 		"Matières étrangères": x, "Corps étrangers": x, "Chimique": c,
 		"Autre": none, "Non nocif (qualité ou altération)": none,
+		// Real rows of 2023 to 2026 (TestNormalize_RealLabels).
+		"Vibrio parahaemolyticus": m, "Marine Biotoxin": c,
+		"Labelling and packaging": IssueLabel{Hazard: HazardLabelling},
+		"Nutrition":               IssueLabel{Hazard: HazardNutrition}, "Nutrition Issue": IssueLabel{Hazard: HazardNutrition},
+		"Tampering": IssueLabel{Hazard: HazardTampering},
 	}
 	for label, w := range want {
 		got, ok := LookupIssueLabel(label)

@@ -85,6 +85,9 @@ type Snapshot interface {
 	Summarizer
 	// Suggester completes what is being typed.
 	Suggester
+	// CoverageSource gives the share of notices with products and
+	// barcodes, year by year, for /health and the metrics.
+	CoverageSource
 }
 
 // Catalog hands out the current Snapshot. Implementations are safe for

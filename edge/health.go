@@ -2,6 +2,7 @@ package edge
 
 import (
 	"encoding/json"
+	"math"
 	"net/http"
 	"time"
 
@@ -34,6 +35,33 @@ type health struct {
 	// Storage is there while the node's storage fails its writes: status
 	// is then "degraded".
 	Storage *storageFault `json:"storage,omitempty"`
+	// Coverage is, for the newest years of recalls, the share of the
+	// notices with products and with a barcode (rappel.CoverageOf);
+	// empty when the data holds no notice, never null.
+	Coverage []yearCoverage `json:"coverage"`
+}
+
+// yearCoverage is one year of /health's coverage.
+type yearCoverage struct {
+	Year          int     `json:"year"`
+	Notices       int     `json:"notices"`
+	WithProducts  int     `json:"with_products"`
+	WithBarcode   int     `json:"with_barcode"`
+	ProductsShare float64 `json:"products_share"`
+	BarcodeShare  float64 `json:"barcode_share"`
+}
+
+// healthCoverage is the coverage of snap that /health reports, its shares
+// rounded to four places.
+func healthCoverage(snap rappel.Snapshot) []yearCoverage {
+	years := rappel.ReportedCoverage(snap.Coverage())
+	out := make([]yearCoverage, len(years))
+	round := func(x float64) float64 { return math.Round(x*1e4) / 1e4 }
+	for i, c := range years {
+		out[i] = yearCoverage{Year: c.Year, Notices: c.Notices, WithProducts: c.WithProducts, WithBarcode: c.WithBarcode,
+			ProductsShare: round(c.ProductsShare()), BarcodeShare: round(c.BarcodeShare())}
+	}
+	return out
 }
 
 // storageFault is why and since when the node's storage fails its writes.
@@ -56,7 +84,7 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) error {
 			"No recall data is loaded yet, so this node cannot answer; retry shortly or use another node.")
 	}
 	info := snap.Info()
-	h := health{Status: "ok", Records: snap.Len(), DatasetSource: info.Source, DatasetKind: datasetKind(info), DatasetVersion: info.Version, Feeds: s.feeds(), Build: s.Build}
+	h := health{Status: "ok", Records: snap.Len(), DatasetSource: info.Source, DatasetKind: datasetKind(info), DatasetVersion: info.Version, Feeds: s.feeds(), Build: s.Build, Coverage: healthCoverage(snap)}
 	if s.Fleet != nil {
 		h.Fleet = s.Fleet()
 	}

@@ -94,6 +94,7 @@ func (s *Server) initMetrics() *metrics {
 			&storageCollector{s: s},
 			&indexCollector{s: s},
 			&certificateCollector{s: s},
+			&coverageCollector{s: s},
 			m.exports, m.exportBytes, m.exportCuts,
 			collectors.NewGoCollector(),
 			collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),

@@ -1,6 +1,8 @@
 package edge
 
 import (
+	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -193,3 +195,42 @@ func collectRefreshes(ch chan<- prometheus.Metric, f rappel.FeedState) {
 
 // unixSeconds is t as Unix time in seconds, with its fraction.
 func unixSeconds(t time.Time) float64 { return float64(t.UnixNano()) / 1e9 }
+
+// coverageCollector reports the coverage of the data served
+// (rappel.CoverageOf), read from the snapshot, which counted it when it
+// was built: a series per year of the newest rappel.CoverageYears that
+// hold a notice, so that the years labelled stay few.
+type coverageCollector struct{ s *Server }
+
+var (
+	coverageNoticesDesc = prometheus.NewDesc("rappel_coverage_notices",
+		fmt.Sprintf("Health Canada and CFIA notices served (vehicle recalls left out: they list no products), by year of event_date; the %d newest years holding one.", rappel.CoverageYears), []string{"year"}, nil)
+	coverageProductsDesc = prometheus.NewDesc("rappel_coverage_notices_with_products",
+		"Notices of the year listing at least one product, by year of event_date.", []string{"year"}, nil)
+	coverageBarcodeDesc = prometheus.NewDesc("rappel_coverage_notices_with_barcode",
+		"Notices of the year GET /recall/upc finds by a barcode (a product's or the record's upc read as a UPC, EAN or GTIN, or a product's upc_prefix), by year of event_date.", []string{"year"}, nil)
+	coverageProductsRatioDesc = prometheus.NewDesc("rappel_coverage_products_ratio",
+		"Share of the year's notices listing at least one product, from 0 to 1, by year of event_date; it falls when the per-notice source of products stops.", []string{"year"}, nil)
+	coverageBarcodeRatioDesc = prometheus.NewDesc("rappel_coverage_barcode_ratio",
+		"Share of the year's notices with a barcode, from 0 to 1, by year of event_date.", []string{"year"}, nil)
+)
+
+func (c *coverageCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{coverageNoticesDesc, coverageProductsDesc, coverageBarcodeDesc, coverageProductsRatioDesc, coverageBarcodeRatioDesc} {
+		ch <- d
+	}
+}
+
+func (c *coverageCollector) Collect(ch chan<- prometheus.Metric) {
+	if c.s.Catalog == nil {
+		return
+	}
+	for _, y := range rappel.ReportedCoverage(c.s.Catalog.Snapshot().Coverage()) {
+		year := strconv.Itoa(y.Year)
+		constMetric(ch, coverageNoticesDesc, prometheus.GaugeValue, y.Notices, year)
+		constMetric(ch, coverageProductsDesc, prometheus.GaugeValue, y.WithProducts, year)
+		constMetric(ch, coverageBarcodeDesc, prometheus.GaugeValue, y.WithBarcode, year)
+		constMetric(ch, coverageProductsRatioDesc, prometheus.GaugeValue, y.ProductsShare(), year)
+		constMetric(ch, coverageBarcodeRatioDesc, prometheus.GaugeValue, y.BarcodeShare(), year)
+	}
+}

@@ -29,7 +29,7 @@ func (r *Refresher) apply(ctx context.Context, p *plan) (changed bool, err error
 	if synth, err := r.synthetic(ctx); err != nil {
 		return false, err
 	} else if synth {
-		return r.switchDataset(ctx, p, now)
+		return r.switchOne(ctx, p, now)
 	}
 	stored := map[string]string{} // the source's partial records: record_id → hash
 	if err := r.Store.PartialHashes(ctx, p.src.Name, func(id, h string) error {

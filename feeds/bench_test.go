@@ -81,7 +81,9 @@ func (l *syncLog) take(want string) string {
 	return out.String()
 }
 
-func newBenchNode(b *testing.B, up *feedstest.Upstream, withBundle bool) *benchNode {
+// newBenchNode starts a node on up whose store holds the embedded bundle as
+// a dataset of bundleKind, or nothing when it is "".
+func newBenchNode(b *testing.B, up *feedstest.Upstream, bundleKind string) *benchNode {
 	n := &benchNode{b: b, ctx: context.Background(), catalog: &index.Catalog{}, logs: &syncLog{}}
 	n.store = kv.NewStore(filepath.Join(b.TempDir(), "pebble"))
 	n.store.Logger = slog.New(slog.DiscardHandler)
@@ -89,8 +91,8 @@ func newBenchNode(b *testing.B, up *feedstest.Upstream, withBundle bool) *benchN
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { n.store.Close() })
-	if withBundle {
-		loadEmbedded(b, n.store)
+	if bundleKind != "" {
+		loadEmbeddedAs(b, n.store, bundleKind)
 	}
 	host := MustOpenHost(b)
 	host.Timeout = 5 * time.Minute
@@ -121,13 +123,26 @@ func newBenchNode(b *testing.B, up *feedstest.Upstream, withBundle bool) *benchN
 	return n
 }
 
-// loadEmbedded loads the embedded bundle into an empty store, as serve
-// does on first start.
-func loadEmbedded(b *testing.B, store *kv.Store) {
+// loadEmbeddedAs loads the embedded bundle into an empty store, as serve
+// does on first start, as a dataset of kind. The benchmarks that diff load
+// it as the agencies': the corpus their upstream serves is the one the
+// bundle was built from, as `rappel bundle --fetch` builds one from the
+// agencies' files. Over a generated bundle the first live refresh is the
+// switch, which BenchmarkRefresh_Switch measures.
+func loadEmbeddedAs(b *testing.B, store *kv.Store, kind string) {
+	ctx := context.Background()
 	if _, err := bundle.ReadManifest(bundle.Embedded()); err != nil {
 		b.Skipf("no embedded bundle: %v", err)
 	}
-	if err := bundle.Load(context.Background(), bundle.Embedded(), store, slog.New(slog.DiscardHandler)); err != nil {
+	if err := bundle.Load(ctx, bundle.Embedded(), store, slog.New(slog.DiscardHandler)); err != nil {
+		b.Fatal(err)
+	}
+	info, err := store.DatasetInfo(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	info.Kind = kind
+	if err := store.SetDatasetInfo(ctx, info); err != nil {
 		b.Fatal(err)
 	}
 }
@@ -209,7 +224,7 @@ func (n *benchNode) refreshWhileSearching() (time.Duration, []time.Duration) {
 // Run it once: go test -run '^$' -bench 'BenchmarkRefresh$' -benchtime 1x -timeout 60m ./feeds/
 func BenchmarkRefresh(b *testing.B) {
 	up := corpusUpstream(b)
-	n := newBenchNode(b, up, true)
+	n := newBenchNode(b, up, rappel.DatasetAgencies)
 	atRest := func(b *testing.B) {
 		for b.Loop() {
 			runtime.GC()
@@ -272,7 +287,7 @@ func BenchmarkRefresh(b *testing.B) {
 func BenchmarkRefresh_Cold(b *testing.B) {
 	up := corpusUpstream(b)
 	for b.Loop() {
-		n := newBenchNode(b, up, false)
+		n := newBenchNode(b, up, "")
 		n.fullIngest(b)
 	}
 }
@@ -297,6 +312,25 @@ func (n *benchNode) fullIngest(b *testing.B) {
 		n.catalog.Current().Len(), pct(lat, 0.5), pct(lat, 0.99), len(lat), n.logs.take("msg=refresh"))
 }
 
+// BenchmarkRefresh_Switch measures the switch: the first live refresh over
+// the generated bundle, whose upstream here has every record_id the bundle
+// has (the worst case: nothing can be told apart by id), so the whole store
+// is replaced by what the dump and the vehicle file yield, then the detail
+// documents of every notice fetched (unthrottled) as they are for a node
+// that never had them.
+//
+// Run it once: go test -run '^$' -bench 'BenchmarkRefresh_Switch$' -benchtime 1x -timeout 60m ./feeds/
+func BenchmarkRefresh_Switch(b *testing.B) {
+	up := corpusUpstream(b)
+	for b.Loop() {
+		n := newBenchNode(b, up, rappel.DatasetSynthetic)
+		n.fullIngest(b)
+		if info, err := n.store.DatasetInfo(n.ctx); err != nil || info.Synthetic() {
+			b.Fatalf("after the switch the dataset is %+v (%v)", info, err)
+		}
+	}
+}
+
 // BenchmarkRefresh_Visible measures how soon a change upstream is served,
 // on the corpus `make corpus` generates served by a local upstream, a node
 // whose store holds the embedded bundle and whose read index follows it
@@ -318,7 +352,7 @@ func (n *benchNode) fullIngest(b *testing.B) {
 // Run it once: go test -run '^$' -bench 'BenchmarkRefresh_Visible$' -benchtime 1x -timeout 60m ./feeds/
 func BenchmarkRefresh_Visible(b *testing.B) {
 	up := corpusUpstream(b)
-	n := newBenchNode(b, up, true)
+	n := newBenchNode(b, up, rappel.DatasetAgencies)
 	n.followWithSegments(b)
 	n.r.DetailRate = 10
 	const en = "/hc/recalls-en.json"

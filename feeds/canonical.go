@@ -57,7 +57,11 @@ func canonicalHash(lists [][][]byte) string {
 
 // dataHash is the content hash of a raw record's framed data.
 func dataHash(canon canonicalizer, data []byte) (string, error) {
-	lists, err := unframe(data)
+	framed, err := unpack(data)
+	if err != nil {
+		return "", err
+	}
+	lists, err := unframe(framed)
 	if err != nil {
 		return "", err
 	}

@@ -18,7 +18,7 @@ func ByteHashedRaw(docs map[string]fs.FS, data bool) (map[string][]rappel.RawRec
 	byBytes := func() {
 		for _, recs := range out {
 			for i := range recs {
-				recs[i].Hash = rappel.HashBytes(recs[i].Data)
+				recs[i].Hash = byteHashOf(recs[i].Data)
 			}
 		}
 	}

@@ -174,7 +174,7 @@ func jsonArray(name string, doc []byte) ([][]byte, error) {
 	body := bytes.TrimSpace(unBOMed)
 	lead := len(doc) - len(unBOMed) + (len(unBOMed) - len(bytes.TrimLeft(unBOMed, " \t\r\n")))
 	if len(body) == 0 || body[0] != '[' {
-		return nil, fmt.Errorf("splitting %s: the document is not a JSON array: %s", name, describe(body))
+		return nil, &brokenDoc{name: name, reason: "the document is not a JSON array: " + describe(body)}
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if _, err := dec.Token(); err != nil {
@@ -193,7 +193,7 @@ func jsonArray(name string, doc []byte) ([][]byte, error) {
 		return nil, brokenJSON(name, body, lead, dec.InputOffset(), len(rows)+1)
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return nil, fmt.Errorf("splitting %s: data follows the array, at byte %d; a broken document is refused whole", name, lead+int(dec.InputOffset()))
+		return nil, &brokenDoc{name: name, reason: fmt.Sprintf("data follows the array, at byte %d", lead+int(dec.InputOffset())), tail: "; a broken document is refused whole"}
 	}
 	return rows, nil
 }
@@ -204,7 +204,7 @@ func (hcdumpFormat) canonical(row []byte) []byte { return canonicalJSON(row) }
 // from 1 in the document as fetched (lead bytes of byte-order mark and space
 // were cut off body), at which a value from body[from:] fails to decode
 // (the last one when the document ends early), and in which row.
-func brokenJSON(name string, body []byte, lead int, from int64, row int) error {
+func brokenJSON(name string, body []byte, lead int, from int64, row int) *brokenDoc {
 	// The decoder's offsets count from where its value started: decode
 	// the broken value again from its first byte to place the error.
 	start := int(from) + len(body[from:]) - len(bytes.TrimLeft(body[from:], ", \t\r\n"))
@@ -218,7 +218,21 @@ func brokenJSON(name string, body []byte, lead int, from int64, row int) error {
 	case err == nil:
 		at, err = start+1, fmt.Errorf("%s where the array should close", describe(raw))
 	}
-	return fmt.Errorf("splitting %s: the document is not valid JSON at byte %d, in row %d (%v); a broken document is refused whole, and the last good data keeps serving", name, lead+at, row, err)
+	return &brokenDoc{name: name, reason: fmt.Sprintf("the document is not valid JSON at byte %d, in row %d (%v)", lead+at, row, err),
+		tail: "; a broken document is refused whole, and the last good data keeps serving"}
+}
+
+// brokenDoc says a document is not in its format at all: where splitting
+// fails, and what tells a refresh to read the document's fallback.
+type brokenDoc struct {
+	name, reason string
+	tail         string // what follows for a refresh without a fallback
+}
+
+func (e *brokenDoc) Error() string { return "splitting " + e.name + ": " + e.reason + e.tail }
+
+func (hcdumpFormat) fromFallback(name string, body []byte) ([]byte, []string, error) {
+	return hcCSVToJSON(name, body)
 }
 
 func (hcdumpFormat) join(recs []rappel.RawRecord) (map[string][]byte, error) {

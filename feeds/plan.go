@@ -2,8 +2,10 @@ package feeds
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"time"
@@ -31,10 +33,12 @@ type plan struct {
 	// attempted are the record_ids they were for.
 	problems  []rappel.Problem
 	attempted map[string]bool
-	// docs are the source's documents as fetched, whole (those not
-	// modified rebuilt from the store): what a candidate plugin is tried
-	// on when the active plugin fails on them. nil for a detail source.
-	docs map[string][]byte
+	// whole is set for a source fetched whole: its documents, what a
+	// candidate plugin is tried on when the active plugin fails on them,
+	// are written again from cur (docs). They are not kept as fetched: of
+	// the vehicle file that would be a second copy of 207 MB for the
+	// whole refresh.
+	whole bool
 	// took is how long each step took, for the log.
 	took timings
 	// rejected counts the records this refresh rejected (keepProblems).
@@ -63,6 +67,7 @@ func (r *Refresher) planDocs(ctx context.Context, src *Source, st rappel.SourceS
 	files := map[string]rappel.FileState{}
 	same := true
 	var missing []Doc
+	var problems []rappel.Problem
 	for _, d := range src.Docs {
 		prev := st.Files[d.Name]
 		ask := prev
@@ -82,7 +87,29 @@ func (r *Refresher) planDocs(ctx context.Context, src *Source, st rappel.SourceS
 		}
 		files[d.Name] = resp.State
 	}
-	p := &plan{src: src, st: st}
+	// A document not modified since a refresh that read its fallback in
+	// its place is still broken: the fallback, asked for conditionally,
+	// stands in again.
+	for i := 0; i < len(missing); {
+		d := missing[i]
+		if _, used := st.Files[fallbackName(d)]; !used {
+			i++
+			continue
+		}
+		doc, pr, err := r.standIn(ctx, src, d, st.Files, files, nil, true)
+		if err != nil {
+			return nil, err
+		}
+		problems = append(problems, pr...)
+		if doc == nil {
+			i++ // the fallback is not modified either: rebuilt with the others, when needed
+			continue
+		}
+		docs[d.Name] = doc
+		same = same && files[d.Fallback.Name].SHA256 == st.Files[d.Fallback.Name].SHA256
+		missing = append(missing[:i], missing[i+1:]...)
+	}
+	p := &plan{src: src, st: st, problems: problems}
 	p.st.Files = files
 	// A live source with remembered files has its raw records stored (the
 	// same batch wrote both): nothing more to read when nothing changed.
@@ -107,11 +134,12 @@ func (r *Refresher) planDocs(ctx context.Context, src *Source, st rappel.SourceS
 			return nil, err
 		}
 	}
-	recs, err := src.format.split(docs)
+	recs, err := r.split(ctx, p, docs, st.Files)
 	if err != nil {
 		return nil, err
 	}
-	p.docs = docs
+	releaseDocs(docs)
+	p.whole = true
 	p.cur = make(map[string]rappel.RawRecord, len(recs))
 	for _, rec := range recs {
 		p.cur[rec.Key] = rec
@@ -120,6 +148,175 @@ func (r *Refresher) planDocs(ctx context.Context, src *Source, st rappel.SourceS
 		return nil, err
 	}
 	return p, nil
+}
+
+// bigDocs is the size of documents past which releaseDocs gives their
+// memory back to the system at once.
+const bigDocs = 32 << 20
+
+// releaseDocs drops the documents once split: the raw records hold their
+// bytes packed. Large ones (the vehicle file is 207 MB) are given back to
+// the system at once, so that the plugin processes the refresh starts next
+// do not run beside a server still holding their pages: the collector
+// would leave them to the scavenger for minutes.
+func releaseDocs(docs map[string][]byte) {
+	size := 0
+	for _, b := range docs {
+		size += len(b)
+	}
+	clear(docs)
+	if size > bigDocs {
+		debug.FreeOSMemory()
+	}
+}
+
+// docs writes the source's documents again from its raw records as they
+// now stand, for a candidate plugin to be tried on; nil for a detail
+// source, or when they cannot be.
+func (p *plan) docs() map[string][]byte {
+	if p == nil || !p.whole {
+		return nil
+	}
+	recs := make([]rappel.RawRecord, 0, len(p.cur))
+	for _, k := range sortedKeys(p.cur) {
+		if p.cur[k].Data == nil {
+			return nil
+		}
+		recs = append(recs, p.cur[k])
+	}
+	docs, err := p.src.format.join(recs)
+	if err != nil {
+		return nil
+	}
+	return docs
+}
+
+// split splits p's documents; a document that is not in its format at all
+// and has a fallback is read from the fallback instead, with a problem
+// saying so. prev are the documents' states after the last refresh.
+func (r *Refresher) split(ctx context.Context, p *plan, docs map[string][]byte, prev map[string]rappel.FileState) ([]rappel.RawRecord, error) {
+	read := map[string]bool{}
+	for {
+		recs, err := p.src.format.split(docs)
+		var broken *brokenDoc
+		if err == nil || !errors.As(err, &broken) {
+			return recs, err
+		}
+		i := slices.IndexFunc(p.src.Docs, func(d Doc) bool { return d.Name == broken.name })
+		if i < 0 || p.src.Docs[i].Fallback == nil || read[broken.name] {
+			return nil, err
+		}
+		d := p.src.Docs[i]
+		doc, pr, err := r.standIn(ctx, p.src, d, prev, p.st.Files, broken, false)
+		if err != nil {
+			return nil, err
+		}
+		docs[d.Name], read[d.Name] = doc, true
+		p.problems = append(p.problems, pr...)
+	}
+}
+
+// fallbackName is the name of d's fallback; "" when it has none.
+func fallbackName(d Doc) string {
+	if d.Fallback == nil {
+		return ""
+	}
+	return d.Fallback.Name
+}
+
+// standIn fetches the fallback of d, conditionally when the last
+// refresh read it, and returns it written as d, with the problem that
+// says so. prev are the documents' states after the last refresh. broken
+// is why d itself cannot be read; nil when d was not modified since a
+// refresh that read its fallback. A fallback not modified
+// either gives no document when lazy is set (the stored raw records hold
+// its rows, rebuilt only when needed), and otherwise d as rebuilt from
+// them, or the fallback fetched again whole when there are none. files
+// takes the fallback's state, which the next refresh asks with.
+func (r *Refresher) standIn(ctx context.Context, src *Source, d Doc, prevFiles, files map[string]rappel.FileState, broken *brokenDoc, lazy bool) ([]byte, []rappel.Problem, error) {
+	fb := *d.Fallback
+	fail := func(err error) error {
+		if broken == nil {
+			return fmt.Errorf("%s was not modified since a refresh that read %s in its place, which now fails: %w", d.Name, fb.Name, err)
+		}
+		return fmt.Errorf("%w; its fallback %s could not stand in: %v", broken, fb.Name, err)
+	}
+	prev, used := prevFiles[fb.Name]
+	ask := rappel.FileState{}
+	if used && !fb.Unconditional {
+		ask = prev
+	}
+	resp, err := r.fetchDoc(ctx, fb, ask)
+	if err != nil {
+		return nil, nil, fail(err)
+	}
+	var doc []byte
+	var reading []string
+	if resp.NotModified {
+		files[fb.Name] = prev
+		if lazy {
+			return nil, []rappel.Problem{standInProblem(src, d, broken, prev, nil)}, nil
+		}
+		if doc, err = r.rebuiltDoc(ctx, src, d.Name); err != nil {
+			return nil, nil, fail(err)
+		}
+		if doc == nil {
+			if resp, err = r.fetchDoc(ctx, fb, rappel.FileState{}); err != nil {
+				return nil, nil, fail(err)
+			}
+			if resp.NotModified {
+				return nil, nil, fail(errors.New("fetched again whole, the upstream answered 304"))
+			}
+		}
+	}
+	if doc == nil {
+		if doc, reading, err = src.format.(fallbackFormat).fromFallback(d.Name, resp.Body); err != nil {
+			return nil, nil, fail(fmt.Errorf("reading %s from %s: %w", fb.Name, fb.URL, err))
+		}
+		files[fb.Name] = resp.State
+	}
+	return doc, []rappel.Problem{standInProblem(src, d, broken, files[fb.Name], reading)}, nil
+}
+
+// standInProblem says that d's fallback was read in its place, as last
+// modified upstream (state), and what reading it found.
+func standInProblem(src *Source, d Doc, broken *brokenDoc, state rappel.FileState, reading []string) rappel.Problem {
+	fb := d.Fallback
+	var b strings.Builder
+	if broken != nil {
+		fmt.Fprintf(&b, "%s (%s) does not parse: %s. Its other form of the same day, %s (%s", d.Name, spanURL(d.URL), broken.reason, fb.Name, spanURL(fb.URL))
+	} else {
+		fmt.Fprintf(&b, "%s (%s) is not modified since it did not parse, and its other form, %s (%s", d.Name, spanURL(d.URL), fb.Name, spanURL(fb.URL))
+	}
+	if state.LastModified != "" {
+		fmt.Fprintf(&b, ", last modified %s", state.LastModified)
+	}
+	b.WriteString("), was read in its place")
+	if len(reading) > 0 {
+		b.WriteString("; reading it, " + strings.Join(reading, "; "))
+	}
+	b.WriteString(".")
+	return rappel.Problem{Source: src.Name, Reason: b.String()}
+}
+
+// rebuiltDoc returns the document name of src as rebuilt from its stored
+// raw records; nil when none are stored.
+func (r *Refresher) rebuiltDoc(ctx context.Context, src *Source, name string) ([]byte, error) {
+	var stored []rappel.RawRecord
+	if err := r.Store.RawData(ctx, src.Name, func(raw rappel.RawRecord) error {
+		stored = append(stored, raw)
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	if len(stored) == 0 || stored[0].Data == nil {
+		return nil, nil
+	}
+	docs, err := src.format.join(stored)
+	if err != nil {
+		return nil, err
+	}
+	return docs[name], nil
 }
 
 // fetchDoc fetches one of a source's documents, conditionally on ask, under
@@ -157,7 +354,7 @@ func (r *Refresher) upgradeHashes(ctx context.Context, p *plan) error {
 		c, ok := p.cur[k]
 		switch {
 		case !ok || !byteHash(o.Hash):
-		case rappel.HashBytes(c.Data) == o.Hash:
+		case byteHashOf(c.Data) == o.Hash:
 			p.rehash(k, c.Hash)
 		default:
 			stale[k] = true
@@ -175,6 +372,16 @@ func (r *Refresher) upgradeHashes(ctx context.Context, p *plan) error {
 		}
 		return nil
 	})
+}
+
+// byteHashOf is the hash of the first definition (byteHash) of a raw
+// record's data: over its frame's bytes, as fetched.
+func byteHashOf(data []byte) string {
+	framed, err := unpack(data)
+	if err != nil {
+		return ""
+	}
+	return rappel.HashBytes(framed)
 }
 
 // rehash gives the stored raw record of key the content hash h.
@@ -369,7 +576,7 @@ func (r *Refresher) resolveVersions(ctx context.Context, follows string, old map
 		}
 		v := old[raw.Key].Version
 		if byteHash(v) {
-			current[raw.Key] = rappel.HashBytes(raw.Data) == v
+			current[raw.Key] = byteHashOf(raw.Data) == v
 		} else if h, err := dataHash(canon, raw.Data); err == nil {
 			current[raw.Key] = h == v
 		}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/klauspost/compress/s2"
+
 	"github.com/rappel-ca/rappel"
 )
 
@@ -68,6 +70,45 @@ func frame(lists ...[][]byte) []byte {
 
 var errFrame = errors.New("malformed raw record")
 
+// packedMark starts a raw record's data that is its frame compressed (S2,
+// a block): a frame never starts with it, since it would announce more
+// than 127 lists. Raw records are stored packed: a vehicle recall's rows
+// repeat the same two comments on every row, so the agency's 207 MB file
+// packs into a fraction of it, and a refresh holds and writes that
+// fraction (RATIONALE.md, "Why is the vehicle file split in two passes,
+// and its rows kept packed?"). Data stored before, a bare frame, reads as
+// it is.
+const packedMark = 0xFF
+
+// pack returns framed data compressed, behind packedMark; as it is when
+// that would not be shorter.
+func pack(framed []byte) []byte {
+	if len(framed) < 64 || s2.MaxEncodedLen(len(framed)) < 0 {
+		return framed
+	}
+	enc := s2.Encode(nil, framed)
+	if len(enc)+1 >= len(framed) {
+		return framed
+	}
+	// Copied to its own length: the encoder's buffer is the frame's size.
+	b := make([]byte, 1+len(enc))
+	b[0] = packedMark
+	copy(b[1:], enc)
+	return b
+}
+
+// unpack returns a raw record's frame, decompressed when it was packed.
+func unpack(data []byte) ([]byte, error) {
+	if len(data) == 0 || data[0] != packedMark {
+		return data, nil
+	}
+	b, err := s2.Decode(nil, data[1:])
+	if err != nil {
+		return nil, errFrame
+	}
+	return b, nil
+}
+
 // unframe decodes what frame encoded. Items share b's memory.
 func unframe(b []byte) ([][][]byte, error) {
 	next := func() (uint64, error) {
@@ -106,13 +147,13 @@ func unframe(b []byte) ([][][]byte, error) {
 // newRaw returns a raw record of key holding lists, hashed over their
 // content in f's canonical form.
 func newRaw(f format, key string, ids []string, lists ...[][]byte) rappel.RawRecord {
-	return rappel.RawRecord{Key: key, Hash: contentHash(f.canonical, lists), IDs: ids, Data: frame(lists...)}
+	return rappel.RawRecord{Key: key, Hash: contentHash(f.canonical, lists), IDs: ids, Data: pack(frame(lists...))}
 }
 
 // rawRecord returns a raw record of key holding lists, whose canonical
 // form is canon.
 func rawRecord(key string, ids []string, lists, canon [][][]byte) rappel.RawRecord {
-	return rappel.RawRecord{Key: key, Hash: canonicalHash(canon), IDs: ids, Data: frame(lists...)}
+	return rappel.RawRecord{Key: key, Hash: canonicalHash(canon), IDs: ids, Data: pack(frame(lists...))}
 }
 
 // inParallel calls fn with every index below n, spread over every core.
@@ -138,7 +179,11 @@ func sortRaw(recs []rappel.RawRecord) {
 
 // listsOf unframes a raw record's data into exactly n lists.
 func listsOf(r rappel.RawRecord, n int) ([][][]byte, error) {
-	lists, err := unframe(r.Data)
+	framed, err := unpack(r.Data)
+	if err != nil {
+		return nil, fmt.Errorf("reading raw record %q: %w", r.Key, err)
+	}
+	lists, err := unframe(framed)
 	if err != nil {
 		return nil, fmt.Errorf("reading raw record %q: %w", r.Key, err)
 	}

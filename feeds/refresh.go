@@ -249,10 +249,20 @@ func (r *Refresher) Refresh(ctx context.Context) (err error) {
 	start := r.Now()
 	r.adopt()
 	var errs []error
+	// Over synthetic data, the sources that create records switch
+	// together (switch.go).
+	handled, switched := map[string]bool{}, false
+	if synth, err := r.synthetic(rctx); err != nil {
+		errs = append(errs, err)
+	} else if synth {
+		var serrs []error
+		handled, switched, serrs = r.switchNow(rctx)
+		errs = append(errs, serrs...)
+	}
 	for _, perRecord := range []bool{false, true} {
-		changed := false
+		changed := !perRecord && switched
 		for _, src := range r.Sources {
-			if (src.Template != "") != perRecord || !r.due(src) {
+			if (src.Template != "") != perRecord || handled[src.Name] || !r.due(src) {
 				continue
 			}
 			c, err := r.refreshSource(rctx, src)
@@ -320,32 +330,42 @@ func (r *Refresher) refreshSource(ctx context.Context, src *Source) (changed boo
 		changed, err = r.apply(ctx, p)
 	}
 	if err != nil {
-		r.offerPayload(src, p, err)
-		st.Feed.LastError = errorSentence(err)
-		st.Feed.LastDuration = r.Now().Sub(start)
-		// /health names the plugin this refresh ran, which failed, not
-		// the one that made the stored records (st.Plugin, kept).
-		if r.ActivePlugin != nil {
-			st.Feed.Plugin = r.ActivePlugin(src.Name)
-		}
-		// The refresh's context may be what failed: record the failure
-		// with a context of its own.
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-		defer cancel()
-		if serr := r.Store.ApplySource(sctx, &rappel.SourceChange{State: st}); serr != nil {
-			r.Logger.ErrorContext(ctx, "recording a failed refresh", "source", src.Name, "err", serr)
-		}
-		r.setState(st.Feed)
-		r.countRefresh(src.Name, p, true, start)
-		r.Logger.WarnContext(ctx, "refresh failed; the last good data keeps serving", "source", src.Name, "err", err)
+		r.failed(ctx, src, st, p, err, start)
 		return false, err
 	}
-	took := r.Now().Sub(start)
-	r.tookState(src.Name, took)
-	r.countRefresh(src.Name, p, false, start)
-	r.Logger.InfoContext(ctx, "refreshed", "source", src.Name, "changed", changed, "records", p.st.Feed.Records,
-		"rejected", p.st.Feed.Rejected, "took", took.Round(time.Millisecond), "steps", p.took)
+	r.succeeded(ctx, p, changed, r.Now().Sub(start), start)
 	return changed, nil
+}
+
+// failed records a failed refresh of src, which started at start, in its
+// state (st, as read before it); p is its plan, nil when the fetch failed.
+func (r *Refresher) failed(ctx context.Context, src *Source, st rappel.SourceState, p *plan, err error, start time.Time) {
+	r.offerPayload(src, p, err)
+	st.Feed.LastError = errorSentence(err)
+	st.Feed.LastDuration = r.Now().Sub(start)
+	// /health names the plugin this refresh ran, which failed, not
+	// the one that made the stored records (st.Plugin, kept).
+	if r.ActivePlugin != nil {
+		st.Feed.Plugin = r.ActivePlugin(src.Name)
+	}
+	// The refresh's context may be what failed: record the failure
+	// with a context of its own.
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if serr := r.Store.ApplySource(sctx, &rappel.SourceChange{State: st}); serr != nil {
+		r.Logger.ErrorContext(ctx, "recording a failed refresh", "source", src.Name, "err", serr)
+	}
+	r.setState(st.Feed)
+	r.countRefresh(src.Name, p, true, start)
+	r.Logger.WarnContext(ctx, "refresh failed; the last good data keeps serving", "source", src.Name, "err", err)
+}
+
+// succeeded counts and logs p's refresh, which took took from start.
+func (r *Refresher) succeeded(ctx context.Context, p *plan, changed bool, took time.Duration, start time.Time) {
+	r.tookState(p.src.Name, took)
+	r.countRefresh(p.src.Name, p, false, start)
+	r.Logger.InfoContext(ctx, "refreshed", "source", p.src.Name, "changed", changed, "records", p.st.Feed.Records,
+		"rejected", p.st.Feed.Rejected, "took", took.Round(time.Millisecond), "steps", p.took)
 }
 
 // pluginFailure is an error of the source's plugin run, as opposed to the
@@ -359,10 +379,12 @@ func (f pluginFailure) Unwrap() error { return f.err }
 // plugin's failure on them.
 func (r *Refresher) offerPayload(src *Source, p *plan, err error) {
 	var pf pluginFailure
-	if r.OfferPayload == nil || p == nil || p.docs == nil || !errors.As(err, &pf) {
+	if r.OfferPayload == nil || !errors.As(err, &pf) {
 		return
 	}
-	r.OfferPayload(src.Name, docsFS(p.docs), pf.err)
+	if docs := p.docs(); docs != nil {
+		r.OfferPayload(src.Name, docsFS(docs), pf.err)
+	}
 }
 
 // States returns every source's state, with Stale set for a source that had

@@ -53,6 +53,11 @@ type Doc struct {
 	// validators (ETag, Last-Modified), for an upstream whose validators
 	// cannot be trusted; an unchanged body still costs no parsing.
 	Unconditional bool
+	// Fallback, when set, is the same document in another form (the
+	// dump's CSV beside its JSON), read in its place when it does not
+	// parse. It is fetched only then, and again, conditionally, at the
+	// refreshes after one that read it, until the document parses again.
+	Fallback *Doc
 }
 
 // Default upstream URLs. Health Canada publishes the recalls and safety
@@ -66,13 +71,45 @@ type Doc struct {
 const (
 	DefaultHCDumpEN = "https://recalls-rappels.canada.ca/sites/default/files/opendata-donneesouvertes/HCRSAMOpenData.json"
 	DefaultHCDumpFR = "https://recalls-rappels.canada.ca/sites/default/files/opendata-donneesouvertes/SCRSAMDonneesOuvertes.json"
-	DefaultVRDB     = "https://opendatatc.tc.canada.ca/vrdb_full_monthly.csv"
-	DefaultDetail   = "https://healthycanadians.gc.ca/recall-alert-rappel-avis/api/{id}/{lang}"
+	// The dump's CSV forms, read when its JSON does not parse: beside
+	// the JSON (CSVBeside), same columns.
+	DefaultHCDumpENCSV = "https://recalls-rappels.canada.ca/sites/default/files/opendata-donneesouvertes/HCRSAMOpenData.csv"
+	DefaultHCDumpFRCSV = "https://recalls-rappels.canada.ca/sites/default/files/opendata-donneesouvertes/SCRSAMDonneesOuvertes.csv"
+	DefaultVRDB        = "https://opendatatc.tc.canada.ca/vrdb_full_monthly.csv"
+	DefaultDetail      = "https://healthycanadians.gc.ca/recall-alert-rappel-avis/api/{id}/{lang}"
 )
 
-// HCDump is Health Canada's recalls dump, in English and French.
+// HCDump is Health Canada's recalls dump, in English and French, each
+// JSON with the CSV beside it (CSVBeside) as its fallback.
 func HCDump(en, fr string) *Source {
-	return &Source{Name: "hcdump", Docs: []Doc{{Name: hcFileEN, URL: en}, {Name: hcFileFR, URL: fr}}, format: hcdumpFormat{}}
+	return HCDumpWithCSV(en, fr, CSVBeside(en), CSVBeside(fr))
+}
+
+// HCDumpWithCSV is Health Canada's recalls dump, in English and French,
+// with the CSV forms read when the JSON does not parse at enCSV and frCSV
+// ("" for none).
+func HCDumpWithCSV(en, fr, enCSV, frCSV string) *Source {
+	doc := func(name, u, fallback string) Doc {
+		d := Doc{Name: name, URL: u}
+		if fallback != "" {
+			d.Fallback = &Doc{Name: strings.TrimSuffix(name, ".json") + ".csv", URL: fallback, Format: FormatCSV}
+		}
+		return d
+	}
+	return &Source{Name: "hcdump", Docs: []Doc{doc(hcFileEN, en, enCSV), doc(hcFileFR, fr, frCSV)}, format: hcdumpFormat{}}
+}
+
+// CSVBeside returns the address of the CSV published beside the JSON at
+// u: the same, its path's .json made .csv (HCRSAMOpenData.json,
+// HCRSAMOpenData.csv); "" when u's path does not end in .json.
+func CSVBeside(u string) string {
+	p, err := url.Parse(u)
+	if err != nil || !strings.HasSuffix(strings.ToLower(p.Path), ".json") {
+		return ""
+	}
+	p.Path = p.Path[:len(p.Path)-len(".json")] + ".csv"
+	p.RawPath = ""
+	return p.String()
 }
 
 // VRDB is Transport Canada's vehicle recall database.
@@ -126,6 +163,14 @@ func (s *Source) Validate() error {
 	for _, d := range s.Docs {
 		if err := checkURL(s.Name, d.URL); err != nil {
 			return err
+		}
+		if d.Fallback != nil {
+			if _, ok := s.format.(fallbackFormat); !ok {
+				return fmt.Errorf("source %s: the document %s has a fallback, which its format cannot read", s.Name, d.Name)
+			}
+			if err := checkURL(s.Name, d.Fallback.URL); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/rappel-ca/rappel"
 )
 
@@ -18,8 +21,9 @@ import (
 // titling a real notice, a made-up barcode finding it) until that source's
 // own first live refresh, and a detail source may take days to fetch every
 // notice. So the first source to refresh live over a synthetic dataset
-// replaces the whole store in one durable write: the records assembled
-// from its output alone, its raw records and state, the other sources'
+// replaces the whole store in one durable write (together with every other
+// source that creates records and is due in the same refresh: switchNow):
+// the records assembled from their output alone, its raw records and state, the other sources'
 // states reset to "never refreshed" (no partial records, no raw records),
 // and the dataset info marked as the agencies'. The read index, the
 // lookups, suggestions, facets, statistics and exports follow from the
@@ -47,92 +51,217 @@ func (r *Refresher) synthetic(ctx context.Context) (bool, error) {
 // records.
 var errAwaitingSwitch = errors.New("waiting for a source that creates records (the dump, the vehicle file) to replace the generated data: detail documents only add to records")
 
-// switchDataset applies p, the first live refresh over synthetic data, as
-// the switch: the store is replaced by what p's source alone yields.
-func (r *Refresher) switchDataset(ctx context.Context, p *plan, now time.Time) (changed bool, err error) {
-	if p.src.Enriches || p.src.Template != "" {
-		return false, errAwaitingSwitch
+// switchPlan is a creating source's part of the switch: its plan, fetched
+// whole, and its plugin's output over every raw record.
+type switchPlan struct {
+	p     *plan
+	out   *run
+	start time.Time
+}
+
+// switchNow makes the switch with every creating source that is due: each
+// is fetched and normalized, and those that succeed replace the generated
+// data together, in one write, so that the node goes from the bundle to
+// every agency's records at once instead of serving the vehicle file alone
+// until the dump's turn. A source that fails is recorded as failed, like
+// any failed refresh, and switches later on its own (apply). handled are
+// the sources it refreshed or tried to.
+func (r *Refresher) switchNow(ctx context.Context) (handled map[string]bool, changed bool, errs []error) {
+	handled = map[string]bool{}
+	var parts []switchPlan
+	for _, src := range r.Sources {
+		if src.Enriches || src.Template != "" || !r.due(src) {
+			continue
+		}
+		handled[src.Name] = true
+		sp, err := r.planSwitch(ctx, src)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("refreshing %s: %w", src.Name, err))
+			continue
+		}
+		parts = append(parts, sp)
 	}
+	if len(parts) == 0 {
+		return handled, false, errs
+	}
+	if err := r.switchDataset(ctx, parts, r.Now()); err != nil {
+		for _, sp := range parts {
+			r.failed(ctx, sp.p.src, sp.p.st, sp.p, err, sp.start)
+			errs = append(errs, fmt.Errorf("refreshing %s: %w", sp.p.src.Name, err))
+		}
+		return handled, false, errs
+	}
+	for _, sp := range parts {
+		r.succeeded(ctx, sp.p, true, r.Now().Sub(sp.start), sp.start)
+	}
+	return handled, true, errs
+}
+
+// planSwitch fetches src's documents and normalizes all of them, for the
+// switch; a failure is recorded in src's state.
+func (r *Refresher) planSwitch(ctx context.Context, src *Source) (sp switchPlan, err error) {
+	ctx, span := tracer.Start(ctx, "feeds.RefreshSource", trace.WithAttributes(attribute.String("rappel.feed.source", src.Name)))
+	defer func() { endSpan(span, err) }()
+	sp.start = r.Now()
+	st, err := r.Store.SourceState(ctx, src.Name)
+	if err != nil {
+		return sp, err
+	}
+	st.Feed.LastAttempt = sp.start
+	p, err := r.planDocs(ctx, src, st)
+	if err == nil {
+		p.took.fetch = r.Now().Sub(sp.start)
+		sp.p = p
+		sp.out, err = r.normalizeSwitch(ctx, p)
+	}
+	if err != nil {
+		r.failed(ctx, src, st, p, err, sp.start)
+		return sp, err
+	}
+	return sp, nil
+}
+
+// normalizeSwitch runs p's plugin over every raw record: the bundle's raw
+// index describes generated documents, and nothing normalized from them
+// survives.
+func (r *Refresher) normalizeSwitch(ctx context.Context, p *plan) (*run, error) {
 	t0 := time.Now()
-	// Every raw record is new: the bundle's raw index describes generated
-	// documents, and nothing normalized from them survives.
 	p.old = nil
 	out, err := r.normalizeRaw(ctx, p, map[string]bool{}, func(string) bool { return true })
 	if err != nil {
-		return false, err
+		return nil, err
 	}
 	p.took.normalize = time.Since(t0)
 	if len(out.records) == 0 {
-		return false, fmt.Errorf("the upstream gave no records: refusing to replace the generated data with nothing")
+		return nil, fmt.Errorf("the upstream gave no records: refusing to replace the generated data with nothing")
 	}
-	t0 = time.Now()
-	partials := make([]*rappel.Record, 0, len(out.records))
-	for _, id := range sortedKeys(out.records) {
-		partials = append(partials, out.records[id])
+	return out, nil
+}
+
+// switchOne is the switch made by one source's refresh (apply), when the
+// others' were not due or failed.
+func (r *Refresher) switchOne(ctx context.Context, p *plan, now time.Time) (changed bool, err error) {
+	if p.src.Enriches || p.src.Template != "" {
+		return false, errAwaitingSwitch
 	}
-	recs, problems := rappel.Assemble(now, partials)
-	for i := range problems {
-		problems[i].Source, problems[i].Reason = p.src.Name, mergeProblem+problems[i].Reason
-	}
-	p.took.assemble = time.Since(t0)
-	raw := make([]rappel.RawRecord, 0, len(p.cur))
-	for _, k := range sortedKeys(p.cur) {
-		raw = append(raw, p.cur[k])
-	}
-	if out.plugin != "" {
-		p.st.Plugin = out.plugin
-	}
-	if p.st.Plugin == "" && r.ActivePlugin != nil {
-		p.st.Plugin = r.ActivePlugin(p.src.Name)
-	}
-	p.st.Followed = ""
-	p.st.Rejected = append(out.problems, problems...)
-	p.rejected = len(p.st.Rejected)
-	p.st.Feed.Records = len(partials)
-	p.st.Feed.LastChanged = len(recs)
-	r.markSucceeded(&p.st, now)
-	states, err := r.resetStates(ctx, p.src.Name)
+	out, err := r.normalizeSwitch(ctx, p)
 	if err != nil {
 		return false, err
 	}
-	states = append(states, p.st)
+	if err := r.switchDataset(ctx, []switchPlan{{p: p, out: out}}, now); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// switchDataset replaces the store by what parts' sources alone yield, in
+// one write.
+func (r *Refresher) switchDataset(ctx context.Context, parts []switchPlan, now time.Time) error {
+	t0 := time.Now()
+	partials := map[string][]*rappel.Record{}
+	raws := map[string][]rappel.RawRecord{}
+	byName := map[string]switchPlan{}
+	for _, sp := range parts {
+		byName[sp.p.src.Name] = sp
+	}
+	// The sources' partial records merge in precedence order, as the
+	// assembly of any refresh merges them.
+	var ordered [][]*rappel.Record
+	var names []string
+	for _, src := range r.assemblyOrder() {
+		sp, ok := byName[src.Name]
+		if !ok {
+			continue
+		}
+		p := sp.p
+		part := make([]*rappel.Record, 0, len(sp.out.records))
+		for _, id := range sortedKeys(sp.out.records) {
+			part = append(part, sp.out.records[id])
+		}
+		raw := make([]rappel.RawRecord, 0, len(p.cur))
+		for _, k := range sortedKeys(p.cur) {
+			raw = append(raw, p.cur[k])
+		}
+		partials[src.Name], raws[src.Name] = part, raw
+		ordered = append(ordered, part)
+		names = append(names, src.Name)
+	}
+	recs, problems := rappel.Assemble(now, ordered...)
+	for i := range problems {
+		problems[i].Source, problems[i].Reason = names[0], mergeProblem+problems[i].Reason
+	}
+	assembled := time.Since(t0)
+	states, err := r.resetStates(ctx, names...)
+	if err != nil {
+		return err
+	}
+	for i, name := range names {
+		sp := byName[name]
+		p := sp.p
+		if sp.out.plugin != "" {
+			p.st.Plugin = sp.out.plugin
+		}
+		if p.st.Plugin == "" && r.ActivePlugin != nil {
+			p.st.Plugin = r.ActivePlugin(name)
+		}
+		p.st.Followed = ""
+		p.st.Rejected = sp.out.problems
+		if i == 0 {
+			p.st.Rejected = append(p.st.Rejected, problems...)
+		}
+		p.rejected = len(p.st.Rejected)
+		p.st.Feed.Records = len(partials[name])
+		p.st.Feed.LastChanged = len(partials[name])
+		p.took.assemble = assembled
+		r.markSucceeded(&p.st, now)
+		states = append(states, p.st)
+	}
 	prev, err := r.Store.DatasetInfo(ctx)
 	if err != nil {
-		return false, err
+		return err
 	}
 	info := rappel.DatasetInfo{UpdatedAt: now, Source: "feeds", Kind: rappel.DatasetAgencies, Records: len(recs), Bundle: prev.Bundle, Version: prev.Version}
 	t0 = time.Now()
-	err = r.Store.Replace(ctx, recs, map[string][]*rappel.Record{p.src.Name: partials}, map[string][]rappel.RawRecord{p.src.Name: raw}, states, info)
-	p.took.write = time.Since(t0)
+	err = r.Store.Replace(ctx, recs, partials, raws, states, info)
+	for _, sp := range parts {
+		sp.p.took.write = time.Since(t0)
+	}
 	if err != nil {
-		return false, fmt.Errorf("replacing the generated data with the agencies': %w", err)
+		return fmt.Errorf("replacing the generated data with the agencies': %w", err)
 	}
 	for _, st := range states {
 		r.setState(st.Feed)
 	}
 	r.Logger.InfoContext(ctx, "replaced the generated data with the agencies': the node now serves only real recalls",
-		"source", p.src.Name, "records", len(recs), "was", prev.Records)
-	return true, nil
+		"sources", names, "records", len(recs), "was", prev.Records)
+	return nil
 }
 
 // resetStates returns the state of every source the store knows but
-// except, and of every configured one, as a source that never refreshed:
+// those in except, and of every configured one, as a source that never refreshed:
 // none of its records survive the switch, so its next refresh fetches its
-// documents whole and its first snapshot is Initial. Its last attempt is
-// kept for /health.
-func (r *Refresher) resetStates(ctx context.Context, except string) ([]rappel.SourceState, error) {
+// documents whole and its first snapshot is Initial. Its last attempt (when,
+// its error, its plugin) is kept for /health.
+func (r *Refresher) resetStates(ctx context.Context, except ...string) ([]rappel.SourceState, error) {
 	stored, err := r.Store.SourceStates(ctx)
 	if err != nil {
 		return nil, err
 	}
-	seen := map[string]bool{except: true}
+	seen := map[string]bool{}
+	for _, name := range except {
+		seen[name] = true
+	}
 	var out []rappel.SourceState
 	add := func(old rappel.FeedState) {
 		if seen[old.Source] {
 			return
 		}
 		seen[old.Source] = true
-		out = append(out, rappel.SourceState{Feed: rappel.FeedState{Source: old.Source, LastAttempt: old.LastAttempt, Removed: old.Removed}})
+		// What its last attempt did stays: a source whose refresh failed
+		// beside the switch still says why, and which plugin failed.
+		out = append(out, rappel.SourceState{Feed: rappel.FeedState{Source: old.Source, LastAttempt: old.LastAttempt,
+			LastError: old.LastError, LastDuration: old.LastDuration, Plugin: old.Plugin, PluginRejected: old.PluginRejected,
+			PluginHeld: old.PluginHeld, Removed: old.Removed}})
 	}
 	for _, st := range stored {
 		add(st.Feed)

@@ -1,12 +1,14 @@
 package feeds_test
 
 import (
+	"context"
 	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/rappel-ca/rappel"
 	"github.com/rappel-ca/rappel/feeds/feedstest"
+	"github.com/rappel-ca/rappel/kv"
 )
 
 // generated returns a partial record of source for id carrying made-up
@@ -114,5 +116,53 @@ func TestRefresher_Switch(t *testing.T) {
 	h.mustRefresh()
 	if _, emitted := h.norm.counts(); emitted["hcdump"] != 1 || emitted["vrdb"] != 0 {
 		t.Errorf("after the switch a one-row change normalized %v, want one dump row", emitted)
+	}
+}
+
+// writes is the real store, counting the writes that change records.
+type writes struct {
+	*kv.Store
+	replaced int
+	applied  []string // sources whose ApplySource wrote records
+}
+
+func (w *writes) Replace(ctx context.Context, recs []*rappel.Record, partials map[string][]*rappel.Record, raw map[string][]rappel.RawRecord, states []rappel.SourceState, info rappel.DatasetInfo) error {
+	w.replaced++
+	return w.Store.Replace(ctx, recs, partials, raw, states, info)
+}
+
+func (w *writes) ApplySource(ctx context.Context, c *rappel.SourceChange) error {
+	if len(c.PutRecords)+len(c.DeleteRecords) > 0 {
+		w.applied = append(w.applied, c.State.Feed.Source)
+	}
+	return w.Store.ApplySource(ctx, c)
+}
+
+// TestRefresher_SwitchTogether: with every upstream up, the dump and the
+// vehicle file switch in the same write, so that no reader sees the
+// vehicle recalls alone between the two.
+func TestRefresher_SwitchTogether(t *testing.T) {
+	h := newHarness(t)
+	h.kind = rappel.DatasetSynthetic
+	h.loadBundle(map[string][]*rappel.Record{"hcdump": {synthetic("hc-99999", rappel.TypeFood)}}, true)
+	w := &writes{Store: h.store}
+	h.r.Store = w
+	h.open()
+	h.mustRefresh()
+	if w.replaced != 1 {
+		t.Errorf("the switch took %d replacing writes, want 1", w.replaced)
+	}
+	for _, source := range w.applied {
+		if source != "detail" {
+			t.Errorf("%s wrote records after the switch in the same refresh: it should have switched with the others", source)
+		}
+	}
+	for _, source := range []string{"hcdump", "vrdb"} {
+		if st := h.state(source); !st.Live || st.LastError != "" || st.Records == 0 {
+			t.Errorf("state of %s after the switch = %+v", source, st)
+		}
+	}
+	if ids := keys(h.records()); !reflect.DeepEqual(ids, golden(t)) {
+		t.Fatalf("records after the switch: %v, want the samples' %v", ids, golden(t))
 	}
 }

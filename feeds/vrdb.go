@@ -54,9 +54,13 @@ func (vrdbFormat) split(docs map[string][]byte) ([]rappel.RawRecord, error) {
 	// bundled plugin fails on such a file with a sentence naming the
 	// column, and the refresh keeps the last good data.
 	headerEnd := cr.InputOffset()
-	// Each row as written, and its canonical form (canonicalCSVRow), made
-	// from the fields already read rather than by reading the row again.
-	rows, canon := map[string][][]byte{}, map[string][][]byte{}
+	// The rows of each key as written: slices of body, which the raw
+	// records copy. Their canonical forms are made key by key afterwards,
+	// from the rows alone (canonicalCSVRow reads a row as the file's
+	// reader did), so that no canonical copy of the whole file is ever
+	// held: the agency's full file is 207 MB (RATIONALE.md, "Why is the
+	// vehicle file split in two passes, and its rows kept packed?").
+	rows := map[string][][]byte{}
 	var order []string
 	for {
 		start := cr.InputOffset()
@@ -74,29 +78,34 @@ func (vrdbFormat) split(docs map[string][]byte) ([]rappel.RawRecord, error) {
 			}
 			raw = append(bytes.Clone(raw), '\r', '\n')
 		}
-		c := canonicalFields(rec)
 		key := ""
 		if col >= 0 && col < len(rec) {
-			key = strings.ToLower(strings.TrimSpace(rec[col]))
+			// Cloned: the reader's fields share one string, the row's.
+			key = strings.Clone(strings.ToLower(strings.TrimSpace(rec[col])))
 		}
 		if key == "" || strings.HasPrefix(key, structuralPrefix) || strings.HasPrefix(key, anonymousPrefix) {
-			key = anonymousPrefix + rappel.HashBytes(c)
+			key = anonymousPrefix + rappel.HashBytes(canonicalFields(rec))
 		}
 		if _, ok := rows[key]; !ok {
 			order = append(order, key)
 		}
 		rows[key] = append(rows[key], raw)
-		canon[key] = append(canon[key], c)
 	}
-	out := make([]rappel.RawRecord, 0, len(order)+1)
-	out = append(out, rawRecord(vrdbHeaderKey, nil, [][][]byte{{body[:headerEnd]}}, [][][]byte{{canonicalFields(header)}}))
-	for _, key := range order {
+	out := make([]rappel.RawRecord, len(order)+1)
+	out[0] = rawRecord(vrdbHeaderKey, nil, [][][]byte{{body[:headerEnd]}}, [][][]byte{{canonicalFields(header)}})
+	inParallel(len(order), func(i int) {
+		key := order[i]
 		var ids []string
 		if !strings.HasPrefix(key, anonymousPrefix) && strings.Trim(key, "0123456789") == "" {
 			ids = []string{"tc-" + key}
 		}
-		out = append(out, rawRecord(key, ids, [][][]byte{rows[key]}, [][][]byte{canon[key]}))
-	}
+		own := rows[key]
+		canon := make([][]byte, len(own))
+		for j, row := range own {
+			canon[j] = canonicalCSVRow(row)
+		}
+		out[i+1] = rawRecord(key, ids, [][][]byte{own}, [][][]byte{canon})
+	})
 	sortRaw(out)
 	return out, nil
 }
@@ -104,10 +113,12 @@ func (vrdbFormat) split(docs map[string][]byte) ([]rappel.RawRecord, error) {
 func (vrdbFormat) canonical(row []byte) []byte { return canonicalCSVRow(row) }
 
 func (vrdbFormat) join(recs []rappel.RawRecord) (map[string][]byte, error) {
-	var buf bytes.Buffer
-	buf.Write(bom)
+	// The document is written into a buffer of its size, counted first:
+	// one copy of the rows, not the garbage of a buffer doubling.
 	var header []byte
-	for _, r := range recs {
+	rows := make([][][]byte, len(recs))
+	size := len(bom)
+	for i, r := range recs {
 		lists, err := listsOf(r, 1)
 		if err != nil {
 			return nil, err
@@ -115,21 +126,24 @@ func (vrdbFormat) join(recs []rappel.RawRecord) (map[string][]byte, error) {
 		if r.Key == vrdbHeaderKey {
 			if len(lists[0]) == 1 {
 				header = lists[0][0]
+				size += len(header)
 			}
 			continue
 		}
 		if header == nil {
 			return nil, fmt.Errorf("joining %s: the header comes after rows or is missing", vrdbFile)
 		}
-		if buf.Len() == len(bom) {
-			buf.Write(header)
-		}
+		rows[i] = lists[0]
 		for _, row := range lists[0] {
-			buf.Write(row)
+			size += len(row)
 		}
 	}
-	if buf.Len() == len(bom) && header != nil {
-		buf.Write(header)
+	buf := make([]byte, 0, size)
+	buf = append(append(buf, bom...), header...)
+	for _, list := range rows {
+		for _, row := range list {
+			buf = append(buf, row...)
+		}
 	}
-	return map[string][]byte{vrdbFile: buf.Bytes()}, nil
+	return map[string][]byte{vrdbFile: buf}, nil
 }

@@ -67,7 +67,7 @@ func indexKeys(r *rappel.Record) [][]byte {
 	add(FieldEventDate, r.EventDate)
 	add(FieldRecallDate, r.RecallDate)
 	add(fieldRecallID, r.RecallID)
-	for _, g := range recordGTINs(r) {
+	for _, g := range r.GTINs() {
 		add(fieldGTIN, string(g))
 	}
 	for _, p := range r.ProductList {
@@ -99,27 +99,6 @@ func indexValue(v string) string {
 		b.WriteRune(c)
 	}
 	return b.String()
-}
-
-// recordGTINs returns the GTIN-14 of every product's UPC and of the
-// record's own upc, which may list several codes separated by commas or
-// semicolons. Codes rappel.ParseGTIN refuses are skipped.
-func recordGTINs(r *rappel.Record) []rappel.GTIN {
-	var gs []rappel.GTIN
-	parse := func(s string) {
-		if g, err := rappel.ParseGTIN(s); err == nil {
-			gs = append(gs, g)
-		}
-	}
-	for _, p := range r.ProductList {
-		if p.UPC != "" {
-			parse(p.UPC)
-		}
-	}
-	for _, s := range strings.FieldsFunc(r.UPC, func(c rune) bool { return c == ',' || c == ';' }) {
-		parse(s)
-	}
-	return gs
 }
 
 // NormalizeVehicle is the form of a make or model in the index: upper case,

@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"path"
 	"sort"
+	"testing/fstest"
 	"time"
 )
 
@@ -50,6 +51,25 @@ func CopyPayload(fsys fs.FS) (*Payload, error) {
 	}
 	p.seal()
 	return p, nil
+}
+
+// viewPayload is CopyPayload without the copy where fsys is documents
+// held in memory (an fstest.MapFS, what a refresh hands a plugin): the
+// payload shares their bytes. It is for a run that keeps nothing of its
+// input: a copy of the vehicle file's 207 MB would only double what the
+// run holds.
+func viewPayload(fsys fs.FS) (*Payload, error) {
+	m, ok := fsys.(fstest.MapFS)
+	if !ok {
+		return CopyPayload(fsys)
+	}
+	files := make(map[string][]byte, len(m))
+	for name, f := range m {
+		if f.Mode.IsRegular() {
+			files[name] = f.Data
+		}
+	}
+	return NewPayload(files)
 }
 
 // NewPayload returns a payload holding files, by slash-separated name

@@ -282,7 +282,12 @@ func (r *Registry) Prime(ctx context.Context, name string, full fs.FS) (*rappel.
 }
 
 func (r *Registry) normalize(ctx context.Context, name string, input fs.FS, full bool) (*rappel.Normalized, error) {
-	payload, err := CopyPayload(input)
+	// Only a full payload is kept (for candidates); a part is only run.
+	copyPayload := viewPayload
+	if full {
+		copyPayload = CopyPayload
+	}
+	payload, err := copyPayload(input)
 	if err != nil {
 		return nil, fmt.Errorf("normalizing %s: %w", name, err)
 	}

@@ -23,6 +23,10 @@ import (
 // off) is ServeCommand.Feeds.
 type FeedsConfig struct {
 	HCDumpEN, HCDumpFR, VRDB, Detail string
+	// HCDumpENCSV and HCDumpFRCSV are the dump's CSV forms, read when its
+	// JSON does not parse: "" for the CSV beside the JSON
+	// (feeds.CSVBeside), "off" for none.
+	HCDumpENCSV, HCDumpFRCSV string
 	// Page is the URL template of a notice's recall page, PageFrom the
 	// first NID read from its page before the old API (-1 for no pages).
 	Page     string
@@ -103,6 +107,8 @@ func (c *FeedsConfig) register(fs *flag.FlagSet) {
 func (c *FeedsConfig) registerURLs(fs *flag.FlagSet) {
 	fs.StringVar(&c.HCDumpEN, "feed-hc-en", c.HCDumpEN, "`URL` of Health Canada's recalls open data in English (JSON)")
 	fs.StringVar(&c.HCDumpFR, "feed-hc-fr", c.HCDumpFR, "`URL` of Health Canada's recalls open data in French (JSON)")
+	fs.StringVar(&c.HCDumpENCSV, "feed-hc-en-csv", c.HCDumpENCSV, "`URL` of the same English open data as CSV, read only when the JSON does not parse; empty for the CSV beside the JSON (its path's .json made .csv: "+feeds.DefaultHCDumpENCSV+" beside the default), off for none")
+	fs.StringVar(&c.HCDumpFRCSV, "feed-hc-fr-csv", c.HCDumpFRCSV, "`URL` of the same French open data as CSV, read only when the JSON does not parse; empty for the CSV beside the JSON ("+feeds.DefaultHCDumpFRCSV+" beside the default), off for none")
 	fs.StringVar(&c.VRDB, "feed-tc-vrdb", c.VRDB, "`URL` of Transport Canada's vehicle recall database (CSV)")
 	fs.StringVar(&c.Detail, "feed-detail", c.Detail, "`URL template` of a notice's detail document, with {id} and {lang}, in the old detail API (frozen since 2021-10-29)")
 	fs.StringVar(&c.Page, "feed-page", c.Page, "`URL template` of a notice's recall page, with {id} and {lang}, where the dump's URL is not on its site (default: /{lang}/node/{id} on the site of --feed-hc-en)")
@@ -174,7 +180,20 @@ func (c *FeedsConfig) sources() []*feeds.Source {
 		}
 		detail = feeds.DetailPages(c.Detail, page, c.PageFrom)
 	}
-	return []*feeds.Source{feeds.HCDump(c.HCDumpEN, c.HCDumpFR), feeds.VRDB(c.VRDB), detail}
+	return []*feeds.Source{feeds.HCDumpWithCSV(c.HCDumpEN, c.HCDumpFR, csvURL(c.HCDumpENCSV, c.HCDumpEN), csvURL(c.HCDumpFRCSV, c.HCDumpFR)),
+		feeds.VRDB(c.VRDB), detail}
+}
+
+// csvURL is the URL of the CSV form of the dump at jsonURL that flag
+// gives: the CSV beside the JSON when it is empty, none when it is off.
+func csvURL(flag, jsonURL string) string {
+	switch flag {
+	case "":
+		return feeds.CSVBeside(jsonURL)
+	case "off":
+		return ""
+	}
+	return flag
 }
 
 // startFeeds wires the feeds into srv and starts them: /health lists every

@@ -95,6 +95,16 @@ func sampleUpstream(tb testing.TB) *feedstest.Upstream {
 	return up
 }
 
+// mustFetchBundle builds a bundle with rappel bundle --fetch from up's
+// samples, as sampleUpstream serves them.
+func mustFetchBundle(tb testing.TB, up *feedstest.Upstream) string {
+	tb.Helper()
+	pluginsDir, _ := shippedPlugins(tb)
+	out, _ := fetchBundle(tb, pluginsDir, "--feed-hc-en", up.URL+"/hc/recalls-en.json", "--feed-hc-fr", up.URL+"/hc/recalls-fr.json",
+		"--feed-tc-vrdb", up.URL+"/tc/vrdb.csv", "--feed-detail", up.URL+"/detail/{lang}/{id}.json", "--detail-rate", "0")
+	return out
+}
+
 // A notice the samples do not have, and its detail document.
 const (
 	newRowEN    = `{"NID": "70009", "Title": "Acme brand frozen peas recalled due to Listeria", "URL": "https://recalls-rappels.canada.ca/en/alert-recall/acme-frozen-peas", "Organization": "CFIA", "Product": "Frozen peas", "Issue": "Microbiological - Listeria", "What you should do": "Do not consume the recalled product.", "Category": "Vegetables", "Recall class": "Class 1", "Last updated": null, "Archived": "0"}`
@@ -107,8 +117,10 @@ const (
 // drops a new plugin into --plugins-dir and sees its effect, without a
 // restart.
 func TestServe_Feeds(t *testing.T) {
-	bundleDir := MustBuildBundle(t)
 	up := sampleUpstream(t)
+	// A bundle fetched from that upstream: its first live refresh diffs
+	// (a generated one's replaces everything: TestServe_RealSwitch).
+	bundleDir := mustFetchBundle(t, up)
 
 	pluginsDir, dataDir := t.TempDir(), t.TempDir()
 	c := NewServeCommand()

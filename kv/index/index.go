@@ -64,6 +64,10 @@ type Snapshot struct {
 	unitSum   []int64
 	withUnits *roaring.Bitmap
 	oldest    string
+	// Coverage (coverage.go): the documents marked with each part of
+	// rappel.CoverageOf, and the counts by year.
+	cover    coverBits
+	coverage []rappel.YearCoverage
 	// Lookups (lookup.go): a summary per document (four strings), and the
 	// documents in (recall_id, document) order.
 	summaries table

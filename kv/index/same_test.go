@@ -128,6 +128,7 @@ func sameAnswers(t *testing.T, want, got rappel.Snapshot, recs []*rappel.Record,
 		rb, okB := got.NewestByRecallID(r.RecallID)
 		compare("recall "+r.RecallID, ra, rb, fmt.Errorf("%v", okA), fmt.Errorf("%v", okB))
 	}
+	compare("coverage", want.Coverage(), got.Coverage(), nil, nil)
 	if want.Len() != got.Len() || want.Info() != got.Info() {
 		t.Fatalf("Len %d, Info %+v; want %d, %+v", got.Len(), got.Info(), want.Len(), want.Info())
 	}

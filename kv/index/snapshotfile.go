@@ -23,7 +23,7 @@ import (
 // folding). Any change to either is a new version, so that a node never
 // reads terms made by other rules than its queries use: a segment of
 // another version is rebuilt, not served.
-const SegmentContent = 1
+const SegmentContent = 2
 
 // Sections of a snapshot's segment. Columns are little-endian; tables are
 // a blob and a column of offsets (segment.Table); bitmaps are roaring's
@@ -38,6 +38,7 @@ const (
 	secUnits      = "units"      // i64 × n, noUnits when absent
 	secUnitSum    = "units.sum"  // i64 × (n+1): stats' running total
 	secWithUnits  = "units.with" // bitmap: the documents with units
+	secCoverage   = "coverage"   // bitmaps: coverBits, one per part
 	secFilterKeys = "filters.keys"
 	secFilters    = "filters" // bitmaps, one per "field\x00value" key
 	secStatsKeys  = "stats.keys"
@@ -114,6 +115,7 @@ func (s *Snapshot) fill(w *segment.Writer) (segment.Meta, error) {
 	segment.WriteColumn(w, secUnits, s.units)
 	segment.WriteColumn(w, secUnitSum, s.unitSum)
 	w.Bitmaps(secWithUnits, offs(secWithUnits), 1, func(int) *roaring.Bitmap { return s.withUnits })
+	w.Bitmaps(secCoverage, offs(secCoverage), coverParts, func(i int) *roaring.Bitmap { return s.cover[i] })
 
 	var keys []string
 	var bms []*roaring.Bitmap
@@ -282,6 +284,7 @@ func fromFile(f *segment.File, opts Options) (*Snapshot, error) {
 	s.units = segment.ReadColumn[int64](r, secUnits, n)
 	s.unitSum = segment.ReadColumn[int64](r, secUnitSum, n+1)
 	with := r.Bitmaps(secWithUnits, offs(secWithUnits), 1)
+	cover := r.Bitmaps(secCoverage, offs(secCoverage), coverParts)
 	s.summaries = readTable(r, secSummaries, sumParts*n)
 	s.byRecall = segment.ReadColumn[int32](r, secByRecall, n)
 	s.orders = map[orderKey][]int32{}
@@ -336,6 +339,12 @@ func fromFile(f *segment.File, opts Options) (*Snapshot, error) {
 	if s.stats, err = readStats(r, n); err != nil {
 		return nil, err
 	}
+	for i := range s.cover {
+		if s.cover[i], err = segment.Bitmap(cover.At(i), n); err != nil {
+			return nil, f.Fail(secCoverage, "corrupt: %v", err)
+		}
+	}
+	s.countCoverage()
 	if s.text, err = readText(f, r, n, sm.AvgLen); err != nil {
 		return nil, err
 	}

@@ -13,11 +13,24 @@ import (
 )
 
 // mixedRecords are records that use all a segment holds: statistics
-// fields, units or none, categories, allergens, one or two languages.
+// fields, units or none, categories, allergens, one or two languages,
+// products with barcodes, without, or with a prefix only.
 func mixedRecords() []*rappel.Record {
 	recs := append(statsCorpus(300), testCorpus(300)...)
 	for i, r := range recs {
 		r.RecordID = r.RecordID + "-" + string(rune('a'+i%26))
+		switch i % 5 {
+		case 0:
+			r.ProductList = []rappel.Product{{Name: "Aged cheddar", UPC: "0 62639 31285 5"}}
+		case 1:
+			r.ProductList = []rappel.Product{{Name: "Sliced ham"}}
+		case 2:
+			r.ProductList = []rappel.Product{{Name: "Deli cuts", UPCPrefix: "0235278"}}
+		case 3:
+			if i%2 == 1 {
+				r.UPC = "062639312855"
+			}
+		}
 	}
 	return recs
 }

@@ -88,6 +88,7 @@ type statsBuilder struct {
 	unitSum   []int64 // unitSum[i] is the units_affected of documents [0, i)
 	withUnits *roaring.Bitmap
 	oldest    string // the event_date of the last document added
+	cover     coverBits
 }
 
 // runs are the values of consecutive documents, one range per value.
@@ -113,6 +114,7 @@ func newStatsBuilder(n int) *statsBuilder {
 		catSeen:   map[string]struct{}{},
 		unitSum:   make([]int64, 1, n+1),
 		withUnits: roaring.New(),
+		cover:     newCoverBits(),
 	}
 	for _, f := range ownStats {
 		b.own[f.field] = map[string]*roaring.Bitmap{}
@@ -148,6 +150,7 @@ func (b *statsBuilder) add(doc int32, r *rappel.Record) {
 		b.withUnits.Add(uint32(doc))
 	}
 	b.unitSum = append(b.unitSum, units)
+	b.cover.add(doc, rappel.CoverageOf(r))
 }
 
 // addDoc adds doc to the bitmap of value v, unless v is empty.
@@ -225,6 +228,11 @@ func (s *Snapshot) finishStats(b *statsBuilder) {
 	s.stats[rappel.GroupMonth] = &statsField{values: b.month.values, ranges: b.month.ranges}
 	b.withUnits.RunOptimize()
 	s.unitSum, s.withUnits, s.oldest = b.unitSum, b.withUnits, b.oldest
+	for _, bm := range b.cover {
+		bm.RunOptimize()
+	}
+	s.cover = b.cover
+	s.countCoverage()
 }
 
 // Stats answers GET /recall/stats. The period is a prefix of the document

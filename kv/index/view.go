@@ -37,6 +37,7 @@ type View struct {
 	categories []string // folded categories of the visible records
 	oldest     string
 	total      [2]int64 // words in each text stream
+	coverage   []rappel.YearCoverage
 }
 
 // NewView returns the view of base with delta's records over it, hiding
@@ -53,6 +54,7 @@ func NewView(base, delta *Snapshot, deleted *roaring.Bitmap, info rappel.Dataset
 	if delta == nil {
 		v.info.Records = v.n
 		v.categories, v.oldest = base.categories, base.oldest
+		v.coverage = v.viewCoverage()
 		return v
 	}
 	v.n = base.n - int(deleted.GetCardinality()) + delta.n
@@ -90,6 +92,7 @@ func NewView(base, delta *Snapshot, deleted *roaring.Bitmap, info rappel.Dataset
 			v.oldest = o
 		}
 	}
+	v.coverage = v.viewCoverage()
 	return v
 }
 

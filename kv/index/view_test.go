@@ -30,6 +30,7 @@ func splitChange(t *testing.T, final []*rappel.Record, added, changed, removed i
 			old.EventDate = fmt.Sprintf("19%02d-01-01", 50+i%40)
 			old.Category = "Old category"
 			old.UnitsAffected = nil
+			old.ProductList, old.UPC = nil, ""
 			if tr := r.Translations.EN; tr != nil {
 				o := *tr
 				o.Title = "an older title, since corrected"

@@ -80,7 +80,7 @@ func (is issue) describe(lang string) string {
 		switch {
 		case h == "":
 			groups = append(groups, is.labels[k])
-		case end == k+1 && (guest.FoldKey(is.labels[k]) == guest.FoldKey(names[0]) || guest.FoldKey(is.labels[k]) == guest.FoldKey(names[1])):
+		case end == k+1 && rappel.NamesHazard(is.labels[k], h):
 			groups = append(groups, name)
 		default:
 			groups = append(groups, name+sep+strings.Join(is.labels[k:end], ", "))

@@ -19,13 +19,15 @@ type lang struct {
 }
 
 var (
-	langEN = &lang{file: fileEN, nid: "NID", title: "Title", url: "URL", org: "Organization",
-		product: "Product", issue: "Issue", whatToDo: "What you should do", category: "Category",
-		class: "Recall class", updated: "Last updated", archived: "Archived"}
-	langFR = &lang{file: fileFR, nid: "NID", title: "Titre", url: "URL", org: "Organization",
-		product: "Produit", issue: "Problème", whatToDo: "Ce que vous devriez faire", category: "Catégorie",
-		class: "Classe de rappel", updated: "Dernière mise à jour", archived: "Archivé"}
+	langEN = newLang(fileEN, rappel.DumpColumnsEN)
+	langFR = newLang(fileFR, rappel.DumpColumnsFR)
 )
+
+// newLang names the keys of file, given in the dump's column order.
+func newLang(file string, k []string) *lang {
+	return &lang{file: file, nid: k[0], title: k[1], url: k[2], org: k[3], product: k[4], issue: k[5],
+		whatToDo: k[6], category: k[7], class: k[8], updated: k[9], archived: k[10]}
+}
 
 // notice is one row of one file, its text cleaned and its date checked.
 type notice struct {
