@@ -67,7 +67,7 @@ func (detailFormat) join(recs []rappel.RawRecord) (map[string][]byte, error) {
 		// A notice's documents in one language: the old API's JSON, its
 		// recall page, or both; a third list, of a fetch of pages, holds
 		// their validators and is no document.
-		lists, err := unframe(r.Data)
+		lists, err := rawLists(r)
 		if err == nil && len(lists) == 3 {
 			lists = lists[:2]
 		} else if lists, err = listsOf(r, 2); err != nil {

@@ -148,12 +148,12 @@ func alternate(page []byte, lang string) string {
 // fetched again unchanged is the same raw record.
 func pageRaw(nid string, en, fr []byte, states [2]rappel.FileState) rappel.RawRecord {
 	raw := detailRaw(nid, en, fr)
-	lists, err := unframe(raw.Data)
+	lists, err := rawLists(raw)
 	if err != nil {
 		return raw
 	}
 	st, _ := json.Marshal(states)
-	raw.Data = frame(append(lists, [][]byte{st})...)
+	raw.Data = pack(frame(append(lists, [][]byte{st})...))
 	return raw
 }
 
@@ -161,7 +161,7 @@ func pageRaw(nid string, en, fr []byte, states [2]rappel.FileState) rappel.RawRe
 // for one that holds no pages (the old API's documents).
 func storedPagesOf(raw rappel.RawRecord) (storedPages, bool) {
 	var s storedPages
-	lists, err := unframe(raw.Data)
+	lists, err := rawLists(raw)
 	if err != nil || len(lists) != 3 || len(lists[2]) != 1 || json.Unmarshal(lists[2][0], &s.state) != nil {
 		return s, false
 	}
@@ -231,7 +231,7 @@ func (r *Refresher) pageHints(ctx context.Context, src *Source, nids []string, o
 // dumpURL is the URL of a notice's English page as its dump row gives it,
 // or "".
 func dumpURL(raw rappel.RawRecord) string {
-	lists, err := unframe(raw.Data)
+	lists, err := rawLists(raw)
 	if err != nil || len(lists) == 0 {
 		return ""
 	}

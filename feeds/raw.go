@@ -179,6 +179,19 @@ func sortRaw(recs []rappel.RawRecord) {
 
 // listsOf unframes a raw record's data into exactly n lists.
 func listsOf(r rappel.RawRecord, n int) ([][][]byte, error) {
+	lists, err := rawLists(r)
+	if err != nil {
+		return nil, err
+	}
+	if len(lists) != n {
+		return nil, fmt.Errorf("reading raw record %q: %d lists, want %d", r.Key, len(lists), n)
+	}
+	return lists, nil
+}
+
+// rawLists unpacks and unframes a raw record's data, however many lists
+// it holds.
+func rawLists(r rappel.RawRecord) ([][][]byte, error) {
 	framed, err := unpack(r.Data)
 	if err != nil {
 		return nil, fmt.Errorf("reading raw record %q: %w", r.Key, err)
@@ -186,9 +199,6 @@ func listsOf(r rappel.RawRecord, n int) ([][][]byte, error) {
 	lists, err := unframe(framed)
 	if err != nil {
 		return nil, fmt.Errorf("reading raw record %q: %w", r.Key, err)
-	}
-	if len(lists) != n {
-		return nil, fmt.Errorf("reading raw record %q: %d lists, want %d", r.Key, len(lists), n)
 	}
 	return lists, nil
 }

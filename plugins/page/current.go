@@ -70,6 +70,7 @@ var knownBlocks = map[string]bool{"background": true, "details": true}
 func (p *reader) current(root, main *node) {
 	p.head(root)
 	p.check(main)
+	p.archived(main)
 	if h := find(main, both(isTag("h1"), func(n *node) bool { return attr(n, "id") == "wb-cont" })); h != nil {
 		p.tr.Title = text(h)
 	} else if h := find(main, isTag("h1")); h != nil {

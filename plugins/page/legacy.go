@@ -58,9 +58,7 @@ func (p *reader) legacy(root, main *node) {
 	if nav := find(main, func(n *node) bool { return attr(n, "id") == "wb-cont-nav" }); nav != nil {
 		p.rec.AlertType = text(nav)
 	}
-	if find(main, func(n *node) bool { return attr(n, "id") == "block-archived" || attr(n, "id") == "archived" }) != nil {
-		p.rec.Status = rappel.StatusArchived
-	}
+	p.archived(main)
 	body := find(main, hasClass("recall-alert-body"))
 	for _, dl := range findAll(body, isTag("dl")) {
 		var label string
@@ -179,4 +177,12 @@ func longDate(s string) (string, error) {
 		return "", fmt.Errorf("%q is no date", s)
 	}
 	return out, nil
+}
+
+// archived marks the record archived when the page carries the archived
+// banner (#block-archived, section#archived), in either layout.
+func (p *reader) archived(main *node) {
+	if find(main, func(n *node) bool { return attr(n, "id") == "block-archived" || attr(n, "id") == "archived" }) != nil {
+		p.rec.Status = rappel.StatusArchived
+	}
 }
