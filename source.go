@@ -83,6 +83,9 @@ type FileState struct {
 	// SHA256 is the hex digest of the body last fetched, so that a 200
 	// with an unchanged body costs no parsing either.
 	SHA256 string `json:"sha256,omitempty"`
+	// FetchedAt is when the file was last asked for, for a file fetched
+	// less often than its source is refreshed (feeds.Doc's Every).
+	FetchedAt time.Time `json:"fetched_at,omitzero"`
 }
 
 // RawRecord is one upstream record as fetched, keyed by its native key (a

@@ -1,6 +1,7 @@
 package feeds
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -392,6 +393,15 @@ func (r *Refresher) keepProblems(p *plan, affected map[string]bool, full bool, f
 		}
 	}
 	p.st.Rejected = append(append(kept, fresh...), p.problems...)
+	// A problem of no record (a document left out) first: /health shows
+	// the first few.
+	ofRecord := func(pr rappel.Problem) int {
+		if pr.RecordID == "" {
+			return 0
+		}
+		return 1
+	}
+	slices.SortStableFunc(p.st.Rejected, func(a, b rappel.Problem) int { return cmp.Compare(ofRecord(a), ofRecord(b)) })
 	p.rejected = len(fresh) + len(p.problems)
 }
 

@@ -134,10 +134,15 @@ func (r *Refresher) FetchCorpus(ctx context.Context, dir string, dirs map[string
 }
 
 // fetchCorpusDocs fetches src's documents whole, unconditionally, and
-// records each in prov.
+// records each in prov. An overlay (the vehicle file's daily extract) is
+// left out: the corpus holds the documents the plugins read, and the
+// node's first refresh overlays it.
 func (r *Refresher) fetchCorpusDocs(ctx context.Context, src *Source, prov *rappel.Provenance) (map[string][]byte, error) {
 	docs := map[string][]byte{}
 	for _, d := range src.Docs {
+		if d.Overlay {
+			continue
+		}
 		resp, err := r.fetchDoc(ctx, d, rappel.FileState{})
 		if err != nil {
 			return nil, fmt.Errorf("source %s: %w", src.Name, err)

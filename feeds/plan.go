@@ -63,6 +63,9 @@ func (t timings) LogValue() slog.Value {
 // into raw records. A document the upstream says is not modified (304) is
 // rebuilt from the stored raw records when the rest needs it.
 func (r *Refresher) planDocs(ctx context.Context, src *Source, st rappel.SourceState) (*plan, error) {
+	if base, over, ok := src.overlayDocs(); ok {
+		return r.planOverlay(ctx, src, st, base, over)
+	}
 	docs := map[string][]byte{}
 	files := map[string]rappel.FileState{}
 	same := true

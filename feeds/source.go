@@ -58,6 +58,19 @@ type Doc struct {
 	// parse. It is fetched only then, and again, conditionally, at the
 	// refreshes after one that read it, until the document parses again.
 	Fallback *Doc
+	// Every, when set on the base of a source with an overlay, is the
+	// least time between two fetches of the document: a refresh sooner
+	// after the last one takes it as not modified, and the source's stored
+	// raw records stand in for it.
+	Every time.Duration
+	// Overlay marks the document that overlays the source's other one
+	// (its base), in the same format: its raw records replace the base's
+	// of the same key, and the base's others stay. One that cannot be
+	// fetched or read is a problem of the refresh, not its failure: the
+	// source then keeps its stored raw records where the base has none
+	// (overlay.go; RATIONALE.md, "Why are the vehicle recalls the monthly
+	// file overlaid by the daily extract?").
+	Overlay bool
 }
 
 // Default upstream URLs. Health Canada publishes the recalls and safety
@@ -76,6 +89,7 @@ const (
 	DefaultHCDumpENCSV = "https://recalls-rappels.canada.ca/sites/default/files/opendata-donneesouvertes/HCRSAMOpenData.csv"
 	DefaultHCDumpFRCSV = "https://recalls-rappels.canada.ca/sites/default/files/opendata-donneesouvertes/SCRSAMDonneesOuvertes.csv"
 	DefaultVRDB        = "https://opendatatc.tc.canada.ca/vrdb_full_monthly.csv"
+	DefaultVRDBDaily   = "https://opendatatc.tc.canada.ca/vrdb_60days_daily.csv"
 	DefaultDetail      = "https://healthycanadians.gc.ca/recall-alert-rappel-avis/api/{id}/{lang}"
 )
 
@@ -115,6 +129,25 @@ func CSVBeside(u string) string {
 // VRDB is Transport Canada's vehicle recall database.
 func VRDB(u string) *Source {
 	return &Source{Name: "vrdb", Docs: []Doc{{Name: vrdbFile, URL: u}}, format: vrdbFormat{}}
+}
+
+// DefaultVRDBFullEvery is how often VRDBDaily fetches the full file by
+// default: the agency publishes it monthly, and the daily extract brings
+// what is new in between.
+const DefaultVRDBFullEvery = 24 * time.Hour
+
+// VRDBDaily is Transport Canada's vehicle recall database from its full
+// file (full, fetched at most every fullEvery) overlaid by its 60-day
+// extract (daily, fetched at every refresh), merged by recall number: a
+// recall the daily extract has is served from its rows. Without daily it
+// is VRDB(full).
+func VRDBDaily(full, daily string, fullEvery time.Duration) *Source {
+	src := VRDB(full)
+	if daily != "" {
+		src.Docs[0].Every = fullEvery
+		src.Docs = append(src.Docs, Doc{Name: vrdbDailyFile, URL: daily, Overlay: true})
+	}
+	return src
 }
 
 // Detail is the recall detail documents of the notices in the dump (every
@@ -160,6 +193,7 @@ func (s *Source) Validate() error {
 	case len(s.Docs) == 0:
 		return fmt.Errorf("source %s: no documents to fetch", s.Name)
 	}
+	overlays := 0
 	for _, d := range s.Docs {
 		if err := checkURL(s.Name, d.URL); err != nil {
 			return err
@@ -172,6 +206,12 @@ func (s *Source) Validate() error {
 				return err
 			}
 		}
+		if d.Overlay {
+			overlays++
+		}
+	}
+	if overlays > 0 && (overlays != 1 || len(s.Docs) != 2) {
+		return fmt.Errorf("source %s: an overlay document overlays one base document; there are %d documents, %d of them overlays", s.Name, len(s.Docs), overlays)
 	}
 	return nil
 }

@@ -14,6 +14,10 @@ import (
 // vrdbFile is the vehicle recall database's document under the plugin's /in.
 const vrdbFile = "vrdb.csv"
 
+// vrdbDailyFile is the name of the 60-day extract, which overlays vrdb.csv
+// (VRDBDaily): the plugin never reads it, it reads the merged vrdb.csv.
+const vrdbDailyFile = "vrdb-daily.csv"
+
 // vrdbKeyColumn names the column rows are grouped by.
 const vrdbKeyColumn = "RECALL_NUMBER_NUM"
 

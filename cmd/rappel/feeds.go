@@ -27,6 +27,12 @@ type FeedsConfig struct {
 	// JSON does not parse: "" for the CSV beside the JSON
 	// (feeds.CSVBeside), "off" for none.
 	HCDumpENCSV, HCDumpFRCSV string
+	// VRDBDaily is the vehicle file's 60-day extract, overlaying VRDB:
+	// "" for Transport Canada's when VRDB is Transport Canada's full file
+	// (and none otherwise), "off" for none (vrdbDaily). VRDBFullEvery is
+	// then how often the full file is fetched.
+	VRDBDaily     string
+	VRDBFullEvery time.Duration
 	// Page is the URL template of a notice's recall page, PageFrom the
 	// first NID read from its page before the old API (-1 for no pages).
 	Page     string
@@ -82,6 +88,24 @@ func (c *FeedsConfig) defaults() {
 	if c.DetailBudget == 0 {
 		c.DetailBudget = feeds.DefaultDetailBudget
 	}
+	if c.VRDBFullEvery == 0 {
+		c.VRDBFullEvery = feeds.DefaultVRDBFullEvery
+	}
+}
+
+// vrdbDaily is the URL of the vehicle file's daily extract; "" for none.
+// Transport Canada's is the default only beside its full file: a full file
+// from elsewhere (a mirror, a test) says nothing of where its extract is.
+func (c *FeedsConfig) vrdbDaily() string {
+	switch {
+	case c.VRDBDaily == "off":
+		return ""
+	case c.VRDBDaily != "":
+		return c.VRDBDaily
+	case c.VRDB == feeds.DefaultVRDB:
+		return feeds.DefaultVRDBDaily
+	}
+	return ""
 }
 
 func (c *FeedsConfig) register(fs *flag.FlagSet) {
@@ -98,6 +122,7 @@ func (c *FeedsConfig) register(fs *flag.FlagSet) {
 	fs.DurationVar(&c.PluginTimeout, "plugin-timeout", c.PluginTimeout, "`time` one plugin run may take; past it the run is stopped and fails")
 	fs.Int64Var(&c.PluginMemoryMiB, "plugin-memory", c.PluginMemoryMiB, "`MiB` of memory a plugin may use; past it the run fails (its process may use twice that, twice the input and 512 MiB more)")
 	fs.Int64Var(&c.PluginOutputMiB, "plugin-output", c.PluginOutputMiB, "`MiB` a plugin run may write to its output, and to its log; past it the run is stopped and fails")
+	fs.DurationVar(&c.VRDBFullEvery, "feed-tc-vrdb-full-interval", c.VRDBFullEvery, "least `time` between two fetches of --feed-tc-vrdb while --feed-tc-vrdb-daily overlays it (the full file is monthly; the daily extract is fetched at every refresh)")
 	fs.DurationVar(&c.DetailBudget, "feed-detail-budget", c.DetailBudget, "`time` a refresh spends at most fetching detail documents, after the dumps' changes are served; the notices left wait for the next refreshes")
 }
 
@@ -109,7 +134,8 @@ func (c *FeedsConfig) registerURLs(fs *flag.FlagSet) {
 	fs.StringVar(&c.HCDumpFR, "feed-hc-fr", c.HCDumpFR, "`URL` of Health Canada's recalls open data in French (JSON)")
 	fs.StringVar(&c.HCDumpENCSV, "feed-hc-en-csv", c.HCDumpENCSV, "`URL` of the same English open data as CSV, read only when the JSON does not parse; empty for the CSV beside the JSON (its path's .json made .csv: "+feeds.DefaultHCDumpENCSV+" beside the default), off for none")
 	fs.StringVar(&c.HCDumpFRCSV, "feed-hc-fr-csv", c.HCDumpFRCSV, "`URL` of the same French open data as CSV, read only when the JSON does not parse; empty for the CSV beside the JSON ("+feeds.DefaultHCDumpFRCSV+" beside the default), off for none")
-	fs.StringVar(&c.VRDB, "feed-tc-vrdb", c.VRDB, "`URL` of Transport Canada's vehicle recall database (CSV)")
+	fs.StringVar(&c.VRDB, "feed-tc-vrdb", c.VRDB, "`URL` of Transport Canada's vehicle recall database (CSV), the full file")
+	fs.StringVar(&c.VRDBDaily, "feed-tc-vrdb-daily", c.VRDBDaily, "`URL` of the vehicle recall database's 60-day extract (CSV, the full file's columns), fetched at every refresh and merged over the full file by recall number; off for none (default: "+feeds.DefaultVRDBDaily+" when --feed-tc-vrdb is its default, none otherwise)")
 	fs.StringVar(&c.Detail, "feed-detail", c.Detail, "`URL template` of a notice's detail document, with {id} and {lang}, in the old detail API (frozen since 2021-10-29)")
 	fs.StringVar(&c.Page, "feed-page", c.Page, "`URL template` of a notice's recall page, with {id} and {lang}, where the dump's URL is not on its site (default: /{lang}/node/{id} on the site of --feed-hc-en)")
 	fs.IntVar(&c.PageFrom, "feed-page-from", c.PageFrom, "first `NID` whose recall page is fetched before the old detail API's documents; older notices try the API first, and each falls back to the other when the first has nothing (0: pages first for every notice; -1: no pages)")
@@ -131,6 +157,8 @@ func (c *FeedsConfig) validate() error {
 		return fmt.Errorf("--feed-page-from is %d; give a NID, 0 for pages first for every notice, or -1 for no pages", c.PageFrom)
 	case c.DetailBudget < 0:
 		return fmt.Errorf("--feed-detail-budget is %s; give a positive duration such as 5m", c.DetailBudget)
+	case c.VRDBFullEvery < 0:
+		return fmt.Errorf("--feed-tc-vrdb-full-interval is %s; give a positive duration such as 24h", c.VRDBFullEvery)
 	case c.PluginTimeout <= 0:
 		return fmt.Errorf("--plugin-timeout is %s; give a positive duration such as 2m", c.PluginTimeout)
 	case c.PluginMemoryMiB < 16 || c.PluginMemoryMiB > 4096:
@@ -181,7 +209,7 @@ func (c *FeedsConfig) sources() []*feeds.Source {
 		detail = feeds.DetailPages(c.Detail, page, c.PageFrom)
 	}
 	return []*feeds.Source{feeds.HCDumpWithCSV(c.HCDumpEN, c.HCDumpFR, csvURL(c.HCDumpENCSV, c.HCDumpEN), csvURL(c.HCDumpFRCSV, c.HCDumpFR)),
-		feeds.VRDB(c.VRDB), detail}
+		feeds.VRDBDaily(c.VRDB, c.vrdbDaily(), c.VRDBFullEvery), detail}
 }
 
 // csvURL is the URL of the CSV form of the dump at jsonURL that flag

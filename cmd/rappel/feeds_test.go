@@ -137,15 +137,7 @@ func TestServe_Feeds(t *testing.T) {
 	base, _ := serve(t, c)
 
 	// The refresh at start makes every source live.
-	waitFor(t, "the first refresh", func() bool {
-		h := health(t, base)
-		for _, f := range h.Feeds {
-			if !f.Live {
-				return false
-			}
-		}
-		return len(h.Feeds) == 3
-	})
+	waitLive(t, base)
 	before := health(t, base)
 	for _, f := range before.Feeds {
 		if f.LastError != "" || f.Stale || f.Records == 0 || f.Plugin == "" || f.LastSuccess.IsZero() || f.LastAttempt.IsZero() {
