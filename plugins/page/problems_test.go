@@ -1,15 +1,20 @@
 package page_test
 
 import (
+	"context"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"testing/fstest"
 
 	"github.com/rappel-ca/rappel"
+	"github.com/rappel-ca/rappel/plugins"
 	"github.com/rappel-ca/rappel/plugins/guest/guesttest"
 	"github.com/rappel-ca/rappel/plugins/page"
+	"github.com/rappel-ca/rappel/plugins/plugintest"
 )
 
 // page82165 is the complete live page, NID 82165.
@@ -104,8 +109,9 @@ func TestFrenchPage(t *testing.T) {
 	}
 }
 
-// TestWasmPlugin: the page plugin alone (plugins/page/wasm) reads the real
-// pages as the detail source's plugin does.
+// TestWasmPlugin: the page plugin alone (plugins/page/wasm), built and
+// run in the host, and its normalizer run natively, read the real pages as
+// the detail source's plugin does.
 func TestWasmPlugin(t *testing.T) {
 	pages, _ := readRealPages(t)
 	want := byID(run(t, pages))
@@ -113,13 +119,32 @@ func TestWasmPlugin(t *testing.T) {
 	for name, html := range pages {
 		fsys[name] = &fstest.MapFile{Data: []byte(html)}
 	}
-	out := guesttest.MustRun(t, fsys, page.Normalize)
-	if len(out.Records) != len(want) {
-		t.Fatalf("page.Normalize gave %d records, the plugin %d", len(out.Records), len(want))
+	ctx := context.Background()
+	h := plugins.NewHost()
+	h.Logger = slog.New(slog.DiscardHandler)
+	if err := h.Open(ctx); err != nil {
+		t.Fatal(err)
 	}
-	for _, r := range out.Records {
-		if want[r.RecordID] == nil || want[r.RecordID].Translations.Lang(rappel.LangEN) != nil && r.Translations.EN.Title != want[r.RecordID].Translations.EN.Title {
-			t.Errorf("%s differs between page.Normalize and the plugin", r.RecordID)
+	t.Cleanup(func() { h.Close(context.Background()) })
+	alone, err := h.Load(ctx, page.Source, plugintest.Build(t, "./plugins/page/wasm"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := alone.Run(ctx, fsys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	native := guesttest.MustRun(t, fsys, page.Normalize)
+	for name, recs := range map[string][]*rappel.Record{"plugins/page/wasm": res.Records, "page.Normalize": native.Records} {
+		if len(recs) != len(want) {
+			t.Fatalf("%s gave %d records, the detail plugin %d", name, len(recs), len(want))
+		}
+		for _, r := range recs {
+			w := want[r.RecordID]
+			r.FetchedAt = ""
+			if w == nil || !reflect.DeepEqual(r, w) {
+				t.Errorf("%s: %s differs from the detail plugin's", name, r.RecordID)
+			}
 		}
 	}
 }
