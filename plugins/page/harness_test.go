@@ -25,35 +25,45 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// The shipped plugin that reads the pages, the detail source's (which reads
-// them through this package), loaded once into one host for the package's
-// tests.
+// One host for the package's tests, and the plugins loaded in it, by
+// the package their module is built from.
 var (
-	hostOnce sync.Once
-	shipped  *plugins.Plugin
-	hostErr  error
+	hostMu  sync.Mutex
+	host    *plugins.Host
+	loaded  = map[string]*plugins.Plugin{}
+	hostErr error
 )
 
-// plugin returns the detail source's plugin, built to Wasm and loaded in
-// the real host.
-func plugin(t *testing.T) *plugins.Plugin {
+// load returns the plugin built to Wasm from pkg, loaded in the real host.
+func load(t *testing.T, pkg string) *plugins.Plugin {
 	t.Helper()
-	wasm := plugintest.Build(t, "./plugins/detail/wasm")
-	hostOnce.Do(func() {
-		ctx := context.Background()
-		h := plugins.NewHost()
-		h.Timeout = 2 * time.Minute
-		h.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-		if hostErr = h.Open(ctx); hostErr != nil {
-			return
-		}
-		shipped, hostErr = h.Load(ctx, page.Source, wasm)
-	})
+	wasm := plugintest.Build(t, pkg)
+	hostMu.Lock()
+	defer hostMu.Unlock()
+	ctx := context.Background()
+	if host == nil && hostErr == nil {
+		host = plugins.NewHost()
+		host.Timeout = 2 * time.Minute
+		host.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+		hostErr = host.Open(ctx)
+	}
 	if hostErr != nil {
 		t.Fatal(hostErr)
 	}
-	return shipped
+	if p, ok := loaded[pkg]; ok {
+		return p
+	}
+	p, err := host.Load(ctx, page.Source, wasm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	loaded[pkg] = p
+	return p
 }
+
+// plugin returns the shipped plugin that reads the pages: the detail
+// source's, which reads them through this package.
+func plugin(t *testing.T) *plugins.Plugin { return load(t, "./plugins/detail/wasm") }
 
 // run runs the shipped plugin over pages, file name to HTML, through the
 // real host, and returns what the host accepted: a record the host refuses

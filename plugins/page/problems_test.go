@@ -2,7 +2,6 @@ package page_test
 
 import (
 	"context"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -11,10 +10,8 @@ import (
 	"testing/fstest"
 
 	"github.com/rappel-ca/rappel"
-	"github.com/rappel-ca/rappel/plugins"
 	"github.com/rappel-ca/rappel/plugins/guest/guesttest"
 	"github.com/rappel-ca/rappel/plugins/page"
-	"github.com/rappel-ca/rappel/plugins/plugintest"
 )
 
 // page82165 is the complete live page, NID 82165.
@@ -120,16 +117,7 @@ func TestWasmPlugin(t *testing.T) {
 		fsys[name] = &fstest.MapFile{Data: []byte(html)}
 	}
 	ctx := context.Background()
-	h := plugins.NewHost()
-	h.Logger = slog.New(slog.DiscardHandler)
-	if err := h.Open(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { h.Close(context.Background()) })
-	alone, err := h.Load(ctx, page.Source, plugintest.Build(t, "./plugins/page/wasm"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	alone := load(t, "./plugins/page/wasm")
 	res, err := alone.Run(ctx, fsys)
 	if err != nil {
 		t.Fatal(err)
