@@ -237,7 +237,7 @@ type readHook struct {
 func (h readHook) RoundTrip(r *http.Request) (*http.Response, error) {
 	resp, err := h.rt.RoundTrip(r)
 	if err == nil {
-		resp.Body = hookedBody{resp.Body, h.onRead}
+		resp.Body = hookedBody{resp.Body, h.onRead, r.Context()}
 	}
 	return resp, err
 }
@@ -245,9 +245,16 @@ func (h readHook) RoundTrip(r *http.Request) (*http.Response, error) {
 type hookedBody struct {
 	io.ReadCloser
 	onRead func(int)
+	ctx    context.Context
 }
 
+// Read reads at most 1 KiB; once the request's context is done it fails
+// as the transport does, at once rather than when the transport notices,
+// so that bytes already buffered are not read past a cancellation.
 func (b hookedBody) Read(p []byte) (int, error) {
+	if err := b.ctx.Err(); err != nil {
+		return 0, err
+	}
 	n, err := b.ReadCloser.Read(p[:min(len(p), 1<<10)])
 	b.onRead(n)
 	return n, err
