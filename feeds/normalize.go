@@ -10,12 +10,22 @@ import (
 	"testing/fstest"
 	"time"
 
+	"github.com/klauspost/compress/s2"
+
 	"github.com/rappel-ca/rappel"
 )
 
 // minChunk is the fewest raw records worth a plugin run of their own: below
 // it, the fixed cost of a run outweighs running in parallel.
 const minChunk = 2000
+
+// maxChunkBytes is the most bytes of raw records (as the plugin reads
+// them) that one plugin run is given when the records can be cut: a
+// plugin process holds its input and what its guest makes of it, a few
+// times the input, so Transport Canada's 207 MB file in two runs took two
+// processes of 350 MiB each. Chunks beyond Parallelism wait for a run to
+// end, their documents not yet written.
+const maxChunkBytes = 32 << 20
 
 // run is what normalizing some raw records produced.
 type run struct {
@@ -30,21 +40,34 @@ type run struct {
 }
 
 // normalize runs src's plugin over recs, with the structural raw records in
-// every input. Many records are cut into chunks run in parallel; records
-// expected to yield the same record_id stay in one chunk.
+// every input. Many records are cut into chunks, of at most maxChunkBytes
+// when they can be, run Parallelism at a time; records expected to yield
+// the same record_id stay in one chunk.
 func (r *Refresher) normalize(ctx context.Context, src *Source, structural, recs []rappel.RawRecord) (*run, error) {
 	out := &run{records: map[string]*rappel.Record{}}
 	if len(recs) == 0 {
 		return out, nil
 	}
-	chunks := partition(recs, max(1, min(r.Parallelism, len(recs)/minChunk)))
+	parallel := max(1, r.Parallelism)
+	n := max(1, min(parallel, len(recs)/minChunk))
+	if size := inputBytes(recs); size > maxChunkBytes {
+		n = max(n, min(len(recs), int((size+maxChunkBytes-1)/maxChunkBytes)))
+	}
+	chunks := partition(recs, n)
 	results := make([]*rappel.Normalized, len(chunks))
 	errs := make([]error, len(chunks))
 	var wg sync.WaitGroup
+	slots := make(chan struct{}, parallel)
 	for i, chunk := range chunks {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			slots <- struct{}{}
+			defer func() { <-slots }()
+			if err := ctx.Err(); err != nil {
+				errs[i] = err
+				return
+			}
 			docs, err := src.format.join(append(append([]rappel.RawRecord(nil), structural...), chunk...))
 			if err != nil {
 				errs[i] = err
@@ -84,6 +107,21 @@ func (r *Refresher) normalize(ctx context.Context, src *Source, structural, recs
 		}
 	}
 	return out, nil
+}
+
+// inputBytes is the size of recs' data as a plugin reads it: unpacked.
+func inputBytes(recs []rappel.RawRecord) int64 {
+	var n int64
+	for _, r := range recs {
+		size := len(r.Data)
+		if size > 0 && r.Data[0] == packedMark {
+			if l, err := s2.DecodedLen(r.Data[1:]); err == nil {
+				size = l
+			}
+		}
+		n += int64(size)
+	}
+	return n
 }
 
 // partition cuts recs into at most n chunks, keeping the raw records that

@@ -14,7 +14,6 @@ import (
 	"sync"
 
 	"github.com/cockroachdb/pebble/v2"
-	"github.com/cockroachdb/pebble/v2/objstorage/objstorageprovider"
 	"github.com/cockroachdb/pebble/v2/sstable"
 	"github.com/cockroachdb/pebble/v2/vfs"
 
@@ -129,15 +128,10 @@ func keyspace(key []byte) string {
 // with no decoding (RATIONALE.md, the embedded bundle). The store's
 // own defaults otherwise (blocks of 4 KiB).
 func writeTable(fs vfs.FS, path string, kvs pairs, compression *sstable.CompressionProfile) error {
-	f, err := fs.Create(path, vfs.WriteCategoryUnspecified)
+	w, err := newTableWriter(fs, path, compression)
 	if err != nil {
-		return fmt.Errorf("writing table: %w", err)
+		return err
 	}
-	w := sstable.NewWriter(objstorageprovider.NewFileWritable(f), sstable.WriterOptions{
-		TableFormat: tableFormat,
-		Comparer:    pebble.DefaultComparer,
-		Compression: compression,
-	})
 	for _, kv := range kvs {
 		if err := w.Set(kv.key, kv.val); err != nil {
 			return errors.Join(fmt.Errorf("writing table %s: %w", path, err), w.Close())

@@ -480,18 +480,19 @@ func (s *Store) load(ctx context.Context, replace bool, recs []*rappel.Record, p
 	if err := checkLoad(recs, states); err != nil {
 		return err
 	}
-	name := "Load"
 	if replace {
-		name = "Replace"
+		// Through sstables, not a batch (replace.go).
+		ctx, span := startWrite(ctx, "Replace")
+		defer span.End()
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if err := s.ready(ctx); err != nil {
+			return err
+		}
+		return endWrite(span, nil, s.replace(ctx, recs, partials, raw, states, info, at))
 	}
-	return s.writeLocked(ctx, name, func(ctx context.Context, span trace.Span, b *pebble.Batch) error {
-		if replace {
-			// Within a batch, a write after a range deletion survives it: the
-			// deletions clear what was there, the writes below fill it again.
-			if err := deleteData(b); err != nil {
-				return fmt.Errorf("replacing records: %w", err)
-			}
-		} else if empty, err := s.empty(); err != nil {
+	return s.writeLocked(ctx, "Load", func(ctx context.Context, span trace.Span, b *pebble.Batch) error {
+		if empty, err := s.empty(); err != nil {
 			return err
 		} else if !empty {
 			return errors.New("loading records: the store already holds records")

@@ -195,6 +195,7 @@ func (c *ServeCommand) Run(ctx context.Context) (err error) {
 	log, flushLog := c.logger()
 	defer flushLog()
 	defer func() { err = c.logFinal(log, err) }()
+	setMemoryLimit(log)
 	// Tracing starts first, so that loading the bundle is traced too, and
 	// is flushed last, after the alert outbox's flush.
 	tel, err := StartTelemetry(ctx, log)
