@@ -251,7 +251,7 @@ func (h *harness) loadStore(extra map[string][]*rappel.Record, raw map[string][]
 	if len(problems) > 0 {
 		h.t.Fatalf("assembling the bundle: %+v", problems)
 	}
-	if err := h.store.Load(h.ctx, recs, parts, raw, states, rappel.DatasetInfo{UpdatedAt: built, Source: "bundle", Kind: cmp.Or(h.kind, rappel.DatasetAgencies), Records: len(recs)}); err != nil {
+	if err := h.store.Load(h.ctx, recs, parts, raw, states, rappel.DatasetInfo{UpdatedAt: built, Source: "bundle", Kind: cmp.Or(h.kind, rappel.DatasetAgencies), Records: len(recs), Bundle: "test-bundle"}); err != nil {
 		h.t.Fatal(err)
 	}
 	h.norm.counts()

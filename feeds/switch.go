@@ -220,7 +220,11 @@ func (r *Refresher) switchDataset(ctx context.Context, parts []switchPlan, now t
 	if err != nil {
 		return err
 	}
-	info := rappel.DatasetInfo{UpdatedAt: now, Source: "feeds", Kind: rappel.DatasetAgencies, Records: len(recs), Bundle: prev.Bundle, Version: prev.Version}
+	// The dataset is no longer the bundle's: with its version kept, a
+	// node's read index would pair the bundle's embedded segment with the
+	// new records at its next start (kv/index, fromBundle) and serve the
+	// generated ones the switch replaced.
+	info := rappel.DatasetInfo{UpdatedAt: now, Source: "feeds", Kind: rappel.DatasetAgencies, Records: len(recs), Version: prev.Version}
 	t0 = time.Now()
 	err = r.Store.Replace(ctx, recs, partials, raws, states, info)
 	for _, sp := range parts {

@@ -77,6 +77,11 @@ func TestRefresher_Switch(t *testing.T) {
 	if info.Kind != rappel.DatasetAgencies || info.Synthetic() || info.Source != "feeds" || info.Records != len(got) {
 		t.Errorf("dataset info after the switch = %+v", info)
 	}
+	// No longer the bundle's: a read index must not take the bundle's
+	// embedded segment for these records (TestFleet/CatchUp).
+	if info.Bundle != "" {
+		t.Errorf("after the switch the dataset still names the bundle %q", info.Bundle)
+	}
 	for _, source := range []string{"hcdump", "vrdb", "detail"} {
 		if st := h.state(source); !st.Live || st.LastError != "" || st.Records == 0 {
 			t.Errorf("state of %s = %+v", source, st)

@@ -464,11 +464,24 @@ func testCatchUp(t *testing.T, f *fleetEnv) {
 	// The same version, the same bytes; read until the leader stands
 	// still, as a refresh of its own (its interval) may publish meanwhile.
 	var a, b string
-	waitFor(t, "the follower's export to equal the leader's", func() bool {
+	deadline := time.Now().Add(60 * time.Second)
+	for {
 		v := health(t, leader).DatasetVersion
 		a, b = export(leader), export(follower)
-		return health(t, follower).DatasetVersion == v && health(t, leader).DatasetVersion == v && a == b
-	})
+		if health(t, follower).DatasetVersion == v && health(t, leader).DatasetVersion == v && a == b {
+			break
+		}
+		if time.Now().After(deadline) {
+			la, lb := strings.Split(a, "\n"), strings.Split(b, "\n")
+			for i := range min(len(la), len(lb)) {
+				if la[i] != lb[i] {
+					t.Fatalf("the follower's export differs from the leader's at record %d:\nleader   %s\nfollower %s", i, la[i], lb[i])
+				}
+			}
+			t.Fatalf("the follower's export has %d lines, the leader's %d", len(lb), len(la))
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 	if strings.Count(a, "\n") < 300 {
 		t.Fatalf("the follower's export has %d records, want the leader's 300 and more", strings.Count(b, "\n"))
 	}
