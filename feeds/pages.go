@@ -23,10 +23,8 @@ import (
 // is never left without detail while one of them has it.
 
 // DefaultPageFrom is the first NID whose page is tried before the old
-// API: the API's newest notice is 76771 (public code that read it in 2026
-// finds it frozen at 2021-10-29), and the site has published every notice
-// since on its pages only.
-const DefaultPageFrom = 76772
+// API: rappel.FirstPageNID.
+const DefaultPageFrom = rappel.FirstPageNID
 
 // PageTemplate is the address of a notice's page on site (scheme and host,
 // as of the dump's URL): /{lang}/node/{id} answers with a redirect to the

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/rappel-ca/rappel/bundle/synth"
+	"github.com/rappel-ca/rappel/plugins/plugintest"
 )
 
 // refDate is the reference date of the shared corpus: fixed, so that the
@@ -30,6 +31,7 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	plugintest.ServeChild() // a plugin run, when the host started this binary as its child
 	dir, err := os.MkdirTemp("", "synth-test-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -68,6 +70,7 @@ type corpus struct {
 	docsEN   map[string]*detailDoc
 	docsFR   map[string]*detailDoc
 	docBytes map[string][]byte // "en/<NID>" → raw bytes
+	pages    map[string][]byte // "en/<NID>" → a recall page's bytes
 }
 
 // detailDoc is the detail document shapes of FORMATS.md: the detail API's
@@ -127,7 +130,7 @@ func (d *detailDoc) panel(name string) (string, bool) {
 
 // readCorpus reads a corpus directory.
 func readCorpus(dir string) (*corpus, error) {
-	c := &corpus{dir: dir, docsEN: map[string]*detailDoc{}, docsFR: map[string]*detailDoc{}, docBytes: map[string][]byte{}}
+	c := &corpus{dir: dir, docsEN: map[string]*detailDoc{}, docsFR: map[string]*detailDoc{}, docBytes: map[string][]byte{}, pages: map[string][]byte{}}
 	for _, f := range []struct {
 		name string
 		into *[]map[string]*string
@@ -159,6 +162,10 @@ func readCorpus(dir string) (*corpus, error) {
 			b, err := os.ReadFile(filepath.Join(dir, "detail", lang, e.Name()))
 			if err != nil {
 				return nil, err
+			}
+			if nid, ok := strings.CutSuffix(e.Name(), ".html"); ok {
+				c.pages[lang+"/"+nid] = b // read back by TestGenerate_Pages
+				continue
 			}
 			dec := json.NewDecoder(bytes.NewReader(b))
 			dec.DisallowUnknownFields()

@@ -32,7 +32,8 @@ type document struct {
 	images           []image
 	code             string // the API's category code
 	brand            string
-	shape            // how the API shape is written
+	shape                     // how the API shape is written
+	page             pageView // what the notice's recall page shows, when its detail is one
 }
 
 // shape is how a document is written, drawn from a stream of its own so

@@ -15,12 +15,21 @@ type output struct {
 	csv            []byte // VRDB rows
 	csvRows        int
 	docEN, docFR   []byte // detail documents, nil when absent
+	ext            string // their name's ending: .json (the old API's) or .html (recall pages)
+	layout         pageLayout
 	nid            string
 }
 
 // notice assembles the dump rows and detail documents of one Health Canada
 // notice (any type but vehicle).
 func (g *generator) notice(e *entry) output {
+	out, _ := g.noticeDoc(e)
+	return out
+}
+
+// noticeDoc is notice, and the detail document the notice's detail is
+// written from (nil when it has none).
+func (g *generator) noticeDoc(e *entry) (output, *document) {
 	p := profiles[e.typ]
 	r := newRand(g.seed, e.key)
 	var s subject
@@ -131,7 +140,7 @@ func (g *generator) notice(e *entry) output {
 		out.dumpFR = row.appendJSON(nil, &dumpKeysFR)
 	}
 	if !e.hasDetail {
-		return out
+		return out, nil
 	}
 
 	recallID := nid
@@ -139,6 +148,7 @@ func (g *generator) notice(e *entry) output {
 		recallID = strconv.FormatInt(e.origNID, 10)
 	}
 	d := g.document(r, e, p, s, company)
+	var write func([]byte, bool) []byte
 	d.recallID, d.start, d.published = recallID, startUnix, publishedUnix
 	d.urlEN, d.urlFR, d.titleEN, d.titleFR = urlEN, urlFR, titleEN, titleFR
 	d.whatEN, d.whatFR = whatEN, whatFR
@@ -148,11 +158,30 @@ func (g *generator) notice(e *entry) output {
 			d.alert = "Recall"
 		}
 	}
-	out.docEN = d.appendJSON(nil, false)
-	if e.hasFR {
-		out.docFR = d.appendJSON(nil, true)
+	d.page = pageView{issueEN: p.topEN, issueFR: p.topFR, itemEN: s.item.en, itemFR: s.item.fr, agencyEN: "Health Canada", agencyFR: "Santé Canada", archived: base[colArchived].v == "1"}
+	if e.typ == typeFood {
+		d.page.issueEN, d.page.issueFR = issueEN, issueFR
 	}
-	return out
+	if org == "CFIA" {
+		d.page.agencyEN, d.page.agencyFR = "Canadian Food Inspection Agency", "Agence canadienne d'inspection des aliments"
+	}
+	if c := base[colClass]; !c.null {
+		d.page.class = pageClass(c.v)
+	}
+	if !lastUpdated.null && len(lastUpdated.v) >= 10 {
+		d.page.lastUpdated = lastUpdated.v[:10]
+	}
+	g.drawPage(e, d)
+	write, out.ext = d.appendJSON, ".json"
+	if d.isPage() {
+		write, out.ext = d.appendPage, pageExt
+		out.layout = d.page.layout
+	}
+	out.docEN = write(nil, false)
+	if e.hasFR {
+		out.docFR = write(nil, true)
+	}
+	return out, d
 }
 
 // Upstream shares the dump rows follow (testdata/FORMATS.md).

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"time"
+
+	"github.com/rappel-ca/rappel"
 )
 
 // entry is one record of the corpus as planned: its type, date and
@@ -42,6 +44,9 @@ const (
 var (
 	firstDay    = dayOf(time.Date(1991, 1, 1, 0, 0, 0, 0, time.UTC))
 	cannabisDay = dayOf(time.Date(2018, 10, 17, 0, 0, 0, 0, time.UTC)) // legalization
+	// pagesDay is when the old detail API froze and the recalls site's
+	// pages became the only detail (rappel.FirstPageNID).
+	pagesDay = dayOf(time.Date(2021, 11, 1, 0, 0, 0, 0, time.UTC))
 )
 
 // plan draws every entry of the corpus, sorted by date, with NIDs and
@@ -121,6 +126,11 @@ func (g *generator) number(r *rand.Rand, all []entry) {
 	for i := range all {
 		e := &all[i]
 		if e.inDump {
+			if e.day >= pagesDay {
+				// The site's node numbers: its pages since November
+				// 2021 come after the old API's last notice.
+				nid = max(nid, rappel.FirstPageNID-1)
+			}
 			nid += 1 + int64(r.IntN(3)*r.IntN(2))
 			e.nid = nid
 		}

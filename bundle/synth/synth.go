@@ -1,9 +1,10 @@
 // Package synth generates the bundled recall corpus: a deterministic,
 // seeded, synthetic set of Canadian recalls written in the real upstream
 // formats (testdata/FORMATS.md) — the Health Canada open-data dump in English
-// and French, the Transport Canada vehicle recall CSV, and a detail document
-// per Health Canada notice — so that the very normalizers that read the live
-// feeds turn it into records.
+// and French, the Transport Canada vehicle recall CSV, and each Health
+// Canada notice's detail: the old API's document, or its recall pages on the
+// recalls site from NID 76772 on (page.go) — so that the very normalizers
+// that read the live feeds turn it into records.
 //
 // The public feeds cannot be reached from the build machines, hence the
 // synthesis. Brands and companies are invented; vehicle makes, models and
@@ -23,6 +24,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/rappel-ca/rappel/plugins/page"
 )
 
 // Config sets what Generate makes. The zero value is valid.
@@ -45,7 +48,9 @@ type Manifest struct {
 	// Counts holds the number of records of each recall type (food,
 	// vehicle, …), "records" in all, and the rows and documents written:
 	// dump_rows_en, dump_rows_fr, dump_rows_tc, vrdb_rows, vrdb_recalls,
-	// detail_docs_en, detail_docs_fr, updated_notices.
+	// detail_docs_en, detail_docs_fr (documents and pages), detail_pages_en,
+	// detail_pages_fr (pages), detail_pages_legacy (notices whose pages
+	// are in the legacy layout), updated_notices.
 	Counts map[string]int `json:"counts"`
 }
 
@@ -63,6 +68,7 @@ const (
 	fileVRDB     = "tc/vrdb.csv"
 	dirDetailEN  = "detail/en"
 	dirDetailFR  = "detail/fr"
+	pageExt      = page.Ext // a recall page's name ending; the old API's documents end in .json
 	fileManifest = "manifest.json"
 )
 
@@ -237,6 +243,17 @@ func (cf *corpusFiles) append(o *output, counts map[string]int) {
 	if o.docFR != nil {
 		counts["detail_docs_fr"]++
 	}
+	if o.ext == pageExt {
+		if o.docEN != nil {
+			counts["detail_pages_en"]++
+		}
+		if o.docFR != nil {
+			counts["detail_pages_fr"]++
+		}
+		if o.layout == layoutLegacy {
+			counts["detail_pages_legacy"]++
+		}
+	}
 }
 
 // build fills outs with the entries of batch, in parallel, and writes their
@@ -283,7 +300,7 @@ func writeDocs(dir string, o *output) error {
 		if d.doc == nil {
 			continue
 		}
-		if err := os.WriteFile(filepath.Join(dir, d.sub, o.nid+".json"), d.doc, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, d.sub, o.nid+o.ext), d.doc, 0o644); err != nil {
 			return fmt.Errorf("writing detail document: %w", err)
 		}
 	}

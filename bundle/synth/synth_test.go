@@ -473,6 +473,9 @@ func TestGenerate_Counts(t *testing.T) {
 	// alone: writing its quarter-million files takes a minute on a busy disk.
 }
 
+// pageRecallDate finds a current-layout page's recall date.
+var pageRecallDate = regexp.MustCompile(`field--name-field-recall-date[^>]*><time datetime="(\d{4}-\d\d-\d\d)`)
+
 func TestGenerate_Dates(t *testing.T) {
 	c, _ := mustCorpus(t)
 	ref := refDate.Format(time.DateOnly)
@@ -489,6 +492,19 @@ func TestGenerate_Dates(t *testing.T) {
 			last30++
 		}
 		oldest = min(oldest, start)
+	}
+	for name, b := range c.pages {
+		// A current page's recall date; a legacy page's notice is older.
+		m := pageRecallDate.FindSubmatch(b)
+		if m == nil {
+			if !bytes.Contains(b, []byte("recall-alert-body")) {
+				t.Fatalf("page %s has no recall date", name)
+			}
+			continue
+		}
+		if start := string(m[1]); strings.HasPrefix(name, "en/") && start >= recent {
+			last30++
+		}
 	}
 	seen := map[string]bool{}
 	for _, r := range c.csvRows {

@@ -138,7 +138,7 @@ func testSwitch(t *testing.T, dump, vrdb []byte, bundleNIDs bool) {
 		"/recall/suggest?q=" + url.QueryEscape(strings.ToLower(generated.word)),
 		"/recall/export?format=ndjson", "/recall/export?format=csv",
 		"/recall/changes?limit=500", "/recall/feed.atom",
-		"/recall/upc?upc=" + generated.upc,
+		"/recall/upc?upc=" + url.QueryEscape(generated.upc),
 		"/recall/vin?vin=19XFB2F56EE264518", // a real VIN (../shared/real/vins.tsv)
 	}
 	for _, id := range generated.ids[:20] {
@@ -163,7 +163,7 @@ func testSwitch(t *testing.T, dump, vrdb []byte, bundleNIDs bool) {
 			}
 		}
 	}
-	if code, _, body := call(t, "GET", base+"/recall/upc?upc="+generated.upc, "k1", ""); code != 200 || !strings.Contains(body, `"count":0`) {
+	if code, _, body := call(t, "GET", base+"/recall/upc?upc="+url.QueryEscape(generated.upc), "k1", ""); code != 200 || !strings.Contains(body, `"count":0`) {
 		t.Errorf("the generated barcode %s still finds a recall: %d %.300s", generated.upc, code, body)
 	}
 	if code, _, body := call(t, "GET", base+"/recall/changes?since="+oldCursor.Next, "k1", ""); code != 410 || !strings.Contains(body, "reloaded in full") {
