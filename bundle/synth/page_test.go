@@ -15,6 +15,7 @@ import (
 	"github.com/rappel-ca/rappel/plugins/detail"
 	"github.com/rappel-ca/rappel/plugins/guest"
 	"github.com/rappel-ca/rappel/plugins/guest/guesttest"
+	"github.com/rappel-ca/rappel/plugins/page"
 	"github.com/rappel-ca/rappel/plugins/plugintest"
 )
 
@@ -289,5 +290,12 @@ func checkPageRecord(t *testing.T, n pageNotice, rec *rappel.Record) {
 	}
 	if _, err := strconv.Atoi(n.nid); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestPageExt: the generator names its pages as the reader looks for them.
+func TestPageExt(t *testing.T) {
+	if pageExt != page.Ext {
+		t.Fatalf("the generator writes pages as *%s, the reader reads *%s", pageExt, page.Ext)
 	}
 }

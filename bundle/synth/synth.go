@@ -24,8 +24,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/rappel-ca/rappel/plugins/page"
 )
 
 // Config sets what Generate makes. The zero value is valid.
@@ -68,7 +66,7 @@ const (
 	fileVRDB     = "tc/vrdb.csv"
 	dirDetailEN  = "detail/en"
 	dirDetailFR  = "detail/fr"
-	pageExt      = page.Ext // a recall page's name ending; the old API's documents end in .json
+	pageExt      = ".html" // a recall page's name ending, as plugins/page reads it (page.Ext; TestPageExt); the old API's documents end in .json
 	fileManifest = "manifest.json"
 )
 
