@@ -3,6 +3,7 @@ package kv
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"runtime"
 	"testing"
@@ -54,6 +55,14 @@ func TestStore_ReplaceHoldsNoBatch(t *testing.T) {
 		}
 		return after.TotalAlloc - before.TotalAlloc
 	}
+	// Tables first: the batch's store flushes its memtable in the
+	// background after its write, which a measure taken after it would
+	// count. The allocation counter is the process's, so other work only
+	// adds to it: the least of three runs is Replace's own.
+	tables := uint64(math.MaxUint64)
+	for range 3 {
+		tables = min(tables, allocated(func(s *Store) error { return s.Replace(ctx, recs, partials, rawBy, states, info) }))
+	}
 	batch := allocated(func(s *Store) error {
 		// The same data in one batch, as Replace wrote it before.
 		if err := s.clearData(ctx); err != nil {
@@ -61,7 +70,6 @@ func TestStore_ReplaceHoldsNoBatch(t *testing.T) {
 		}
 		return s.Load(ctx, recs, partials, rawBy, states, info)
 	})
-	tables := allocated(func(s *Store) error { return s.Replace(ctx, recs, partials, rawBy, states, info) })
 	data := uint64(n * size)
 	t.Logf("writing %d MiB of raw data: %d MiB allocated in one batch, %d MiB through tables", data>>20, batch>>20, tables>>20)
 	if batch < 2*data {
