@@ -3,7 +3,6 @@ package feeds
 import (
 	"bytes"
 	"encoding/csv"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +12,7 @@ import (
 	"golang.org/x/text/encoding/charmap"
 
 	"github.com/rappel-ca/rappel"
+	"github.com/rappel-ca/rappel/internal/jsonstr"
 )
 
 // Health Canada publishes the dump as CSV too (HCRSAMOpenData.csv,
@@ -206,19 +206,11 @@ func writeCSVRow(out *bytes.Buffer, keys, rec []string) {
 			out.WriteByte(',')
 		}
 		first = false
-		writeJSONString(out, k)
+		out.Write(jsonstr.Append(out.AvailableBuffer(), k))
 		out.WriteByte(':')
-		writeJSONString(out, rec[i])
+		out.Write(jsonstr.Append(out.AvailableBuffer(), rec[i]))
 	}
 	out.WriteByte('}')
-}
-
-// writeJSONString writes s as a JSON string, without escaping HTML.
-func writeJSONString(out *bytes.Buffer, s string) {
-	enc := json.NewEncoder(out)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(s)           // a string always encodes
-	out.Truncate(out.Len() - 1) // Encode's newline
 }
 
 // sniffDelimiter returns the delimiter of a CSV's header line: the comma,

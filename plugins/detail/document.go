@@ -213,14 +213,8 @@ func (n *notice) date(raw json.RawMessage, file, name, field string) string {
 	return time.Unix(int64(f), 0).UTC().Format(time.DateOnly)
 }
 
-// truncate shortens a value quoted in a problem, which is read by people.
-func truncate(s string) string {
-	const limit = 60
-	if len(s) <= limit {
-		return s
-	}
-	return strings.ToValidUTF8(s[:limit], "") + "…"
-}
+// truncate shortens a value quoted in a problem (guest.Quoted).
+func truncate(s string) string { return guest.Quoted(s, 60) }
 
 // translation is a document's text: title, hazard, what to do, the
 // products affected.

@@ -102,3 +102,12 @@ func SkipBOM(r io.Reader) io.Reader {
 	}
 	return br
 }
+
+// Quoted shortens a value a problem quotes, which people read, to limit
+// bytes at most, marking the cut; the cut never splits a character.
+func Quoted(s string, limit int) string {
+	if len(s) <= limit {
+		return s
+	}
+	return strings.ToValidUTF8(s[:limit], "") + "…"
+}

@@ -175,14 +175,8 @@ func texts(en, fr *notice, fields ...func(*notice) string) []string {
 	return out
 }
 
-// truncate shortens a value quoted in a problem, which is read by people.
-func truncate(s string) string {
-	const limit = 160
-	if len(s) <= limit {
-		return s
-	}
-	return strings.ToValidUTF8(s[:limit], "") + "…"
-}
+// truncate shortens a value quoted in a problem (guest.Quoted).
+func truncate(s string) string { return guest.Quoted(s, 160) }
 
 // first returns the first non-empty value of field over the rows.
 func first(en, fr *notice, field func(*notice) string) string {

@@ -16,7 +16,6 @@ import (
 	"cmp"
 	"fmt"
 	"io/fs"
-	"strings"
 
 	"github.com/rappel-ca/rappel"
 	"github.com/rappel-ca/rappel/plugins/guest"
@@ -132,11 +131,5 @@ func (n *notice) read(b []byte, lang, file string) *rappel.Record {
 	return p.rec
 }
 
-// truncate shortens a value quoted in a problem, which is read by people.
-func truncate(s string) string {
-	const limit = 60
-	if len(s) <= limit {
-		return s
-	}
-	return strings.ToValidUTF8(s[:limit], "") + "…"
-}
+// truncate shortens a value quoted in a problem (guest.Quoted).
+func truncate(s string) string { return guest.Quoted(s, 60) }
