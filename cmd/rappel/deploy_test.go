@@ -66,10 +66,13 @@ func TestServe_DeployMetrics(t *testing.T) {
 		}
 		return len(h.Feeds) == 3
 	})
-	// The request histogram has series once a request was answered.
-	if code, body := get(t, base+"/recall/hc-70003", "k1"); code != http.StatusOK {
-		t.Fatalf("GET /recall/hc-70003: %d %s", code, body)
-	}
+	// The request histogram has series once a request was answered. The
+	// read index follows the store a moment after the refresh: the live
+	// record is there once it has.
+	waitFor(t, "the live record in the read index", func() bool {
+		code, _ := get(t, base+"/recall/hc-70003", "k1")
+		return code == http.StatusOK
+	})
 	code, body := get(t, "http://"+(<-metricsAddr).String()+"/metrics", "")
 	if code != http.StatusOK {
 		t.Fatalf("GET /metrics: %d %s", code, body)
