@@ -45,7 +45,79 @@ type Publication struct {
 	// change log starts a new generation, Gen, at the number Seq.
 	Replace bool   `json:"replace,omitempty"`
 	Seq     uint64 `json:"seq,omitempty"`
+	// Source is, in a publication of one source's refresh, what the
+	// refresh wrote of that source besides the assembled records: its
+	// state, partial records and raw records. A follower writes them too,
+	// so that its feed store is the leader's and, should it lead next, its
+	// first refresh finds changed only what changed upstream.
+	Source *PublishedSource `json:"source,omitempty"`
+	// Partials, Raw and States are, in a publication that Replaces the
+	// dataset, every source's partial records, raw records and state.
+	Partials map[string][]*Record      `json:"partials,omitempty"`
+	Raw      map[string][]PublishedRaw `json:"raw,omitempty"`
+	States   []SourceState             `json:"states,omitempty"`
 }
+
+// PublishedSource is the part of a SourceChange that concerns its source
+// alone, as published.
+type PublishedSource struct {
+	State          SourceState    `json:"state"`
+	PutPartials    []*Record      `json:"put_partials,omitempty"`
+	DeletePartials []string       `json:"delete_partials,omitempty"`
+	PutRaw         []PublishedRaw `json:"put_raw,omitempty"`
+	DeleteRaw      []string       `json:"delete_raw,omitempty"`
+}
+
+// PublishedRaw is a raw record with its data, which RawRecord's JSON
+// leaves out; Data is nil where the leader wrote the index alone.
+type PublishedRaw struct {
+	RawRecord
+	Data []byte `json:"data,omitempty"`
+}
+
+// PublishRaw returns raws as published.
+func PublishRaw(raws []RawRecord) []PublishedRaw {
+	if raws == nil {
+		return nil
+	}
+	out := make([]PublishedRaw, len(raws))
+	for i, r := range raws {
+		out[i] = PublishedRaw{RawRecord: r, Data: r.Data}
+	}
+	return out
+}
+
+// Unpublished returns raws as a store writes them.
+func Unpublished(raws []PublishedRaw) []RawRecord {
+	if raws == nil {
+		return nil
+	}
+	out := make([]RawRecord, len(raws))
+	for i, r := range raws {
+		out[i] = r.RawRecord
+		out[i].Data = r.Data
+	}
+	return out
+}
+
+// StagedChange is a leader's write made ready in its store and not yet
+// committed: what it changes, as it is published. A leader commits it
+// only once it is published (package fleet), so that its store never
+// holds what the fleet does not.
+type StagedChange struct {
+	// Gen and Changes are the change log entries the write adds.
+	Gen     uint64
+	Changes []PublishedChange
+	// Put are the assembled records it changes, whole; Delete the
+	// record_ids it deletes.
+	Put    []*Record
+	Delete []string
+}
+
+// ErrUnpublished is wrapped by a fleet leader's writes that were not
+// stored because they could not be published: the store is as it was,
+// and the next refresh tries again.
+var ErrUnpublished = errors.New("the refresh could not be published to the fleet, so it was not stored")
 
 // PublishedChange is one change log entry of a publication.
 type PublishedChange struct {
@@ -105,4 +177,24 @@ type FleetPlugin struct {
 	Wasm   []byte
 	Why    string
 	At     time.Time
+}
+
+// FleetStats are a fleet node's figures, as /health's status, /readyz and
+// the metrics read them (package fleet keeps them).
+type FleetStats struct {
+	// Leading is set on the lease holder.
+	Leading bool
+	// Version is the dataset version the node's store holds; Latest the
+	// fleet's newest, as last seen.
+	Version, Latest int64
+	// Lag is how far behind the fleet the node may be, and SinceContact
+	// how long ago it last reached the shared store.
+	Lag, SinceContact time.Duration
+	// Degraded: the shared store unreachable, or the node behind.
+	Degraded bool
+	// Ready: the node has caught up with the fleet once, at ReadyAt.
+	Ready   bool
+	ReadyAt int64
+	// PublishFailures counts the writes the node could not publish.
+	PublishFailures int64
 }

@@ -17,6 +17,10 @@ import (
 // fleet); its text, a sentence, says which.
 var ErrRefreshedElsewhere = errors.New("another node refreshes the feeds")
 
+// refreshRetryAfter is the Retry-After of a refresh that could not be
+// published: about the time a fleet takes to settle who leads.
+const refreshRetryAfter = 10 * time.Second
+
 // headerAdminKey carries the admin key, in canonical form.
 const headerAdminKey = "X-Admin-Key"
 
@@ -66,6 +70,13 @@ func (s *Server) adminRefresh(w http.ResponseWriter, r *http.Request) error {
 		case errors.Is(err, ErrRefreshedElsewhere):
 			why := strings.TrimPrefix(err.Error(), ErrRefreshedElsewhere.Error()+": ")
 			return rappel.Errorf(rappel.EUNAVAILABLE, "This node does not refresh the feeds: %s.", strings.TrimRight(why, ". "))
+		case errors.Is(err, rappel.ErrUnpublished):
+			// Nothing of it was stored: the fleet serves the same data
+			// as before, and the node's next refresh fetches it again.
+			e := rappel.Errorf(rappel.EUNAVAILABLE, "The refresh was not stored, because it could not be published to the fleet's shared store (it is unreachable, or another node took the feed lease); every node still serves the data of before. Retry in %d s (Retry-After), on the node that leads then (GET /health names it).", int(refreshRetryAfter/time.Second))
+			e.RetryAfter = refreshRetryAfter
+			e.Err = err
+			return e
 		case r.Context().Err() != nil:
 			return err
 		}

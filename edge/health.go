@@ -88,6 +88,9 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) error {
 	if s.Fleet != nil {
 		h.Fleet = s.Fleet()
 	}
+	if s.FleetStats != nil && s.FleetStats().Degraded {
+		h.Status = "degraded"
+	}
 	if s.StorageFault != nil {
 		if err, since := s.StorageFault(); err != nil {
 			h.Status = "degraded"

@@ -95,6 +95,7 @@ func (s *Server) initMetrics() *metrics {
 			&indexCollector{s: s},
 			&certificateCollector{s: s},
 			&coverageCollector{s: s},
+			&fleetCollector{s: s},
 			m.exports, m.exportBytes, m.exportCuts,
 			collectors.NewGoCollector(),
 			collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),

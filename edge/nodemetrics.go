@@ -234,3 +234,38 @@ func (c *coverageCollector) Collect(ch chan<- prometheus.Metric) {
 		constMetric(ch, coverageBarcodeRatioDesc, prometheus.GaugeValue, y.BarcodeShare(), year)
 	}
 }
+
+// fleetCollector reports FleetStats, on a node of a fleet.
+type fleetCollector struct{ s *Server }
+
+var (
+	fleetLeadingDesc  = prometheus.NewDesc("rappel_fleet_leading", "1 while this node holds the fleet's feed lease (it refreshes the feeds), else 0.", nil, nil)
+	fleetVersionDesc  = prometheus.NewDesc("rappel_fleet_dataset_version", "The fleet's dataset version this node's store holds.", nil, nil)
+	fleetLatestDesc   = prometheus.NewDesc("rappel_fleet_latest_version", "The fleet's newest dataset version, as this node last saw it.", nil, nil)
+	fleetLagDesc      = prometheus.NewDesc("rappel_fleet_lag_seconds", "How far behind the fleet this node may be: the age of the oldest publication it has not applied, or, once it has not reached the shared store for a while, the time since it last did; 0 when caught up.", nil, nil)
+	fleetContactDesc  = prometheus.NewDesc("rappel_fleet_since_contact_seconds", "Time since this node last read the fleet's log or renewed its lease.", nil, nil)
+	fleetFailuresDesc = prometheus.NewDesc("rappel_fleet_publish_failures_total", "Refresh writes this node could not publish to the fleet (shared store unreachable, lease lost), which it therefore did not store.", nil, nil)
+	fleetReadyDesc    = prometheus.NewDesc("rappel_fleet_ready", "1 once this node has caught up with the fleet (/readyz), else 0.", nil, nil)
+	fleetDegradedDesc = prometheus.NewDesc("rappel_fleet_degraded", "1 while this node cannot reach the shared store or is behind the fleet (/health says degraded), else 0.", nil, nil)
+)
+
+func (c *fleetCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{fleetLeadingDesc, fleetVersionDesc, fleetLatestDesc, fleetLagDesc, fleetContactDesc, fleetFailuresDesc, fleetReadyDesc, fleetDegradedDesc} {
+		ch <- d
+	}
+}
+
+func (c *fleetCollector) Collect(ch chan<- prometheus.Metric) {
+	if c.s.FleetStats == nil {
+		return
+	}
+	st := c.s.FleetStats()
+	constMetric(ch, fleetLeadingDesc, prometheus.GaugeValue, boolValue(st.Leading))
+	constMetric(ch, fleetVersionDesc, prometheus.GaugeValue, float64(st.Version))
+	constMetric(ch, fleetLatestDesc, prometheus.GaugeValue, float64(st.Latest))
+	constMetric(ch, fleetLagDesc, prometheus.GaugeValue, st.Lag.Seconds())
+	constMetric(ch, fleetContactDesc, prometheus.GaugeValue, st.SinceContact.Seconds())
+	constMetric(ch, fleetFailuresDesc, prometheus.CounterValue, float64(st.PublishFailures))
+	constMetric(ch, fleetReadyDesc, prometheus.GaugeValue, boolValue(st.Ready))
+	constMetric(ch, fleetDegradedDesc, prometheus.GaugeValue, boolValue(st.Degraded))
+}

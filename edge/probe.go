@@ -11,6 +11,7 @@ var (
 	readyBody    = []byte(`{"status":"ready"}`)
 	drainingBody = mustErrorBody("This node is shutting down and takes no new requests; send them to another node.")
 	noDataBody   = mustErrorBody("No recall data is loaded yet, so this node cannot answer; retry shortly or use another node.")
+	joiningBody  = mustErrorBody("This node is joining its fleet and has not yet applied the fleet's dataset up to its latest version, so it would serve older data; retry shortly or use another node.")
 )
 
 func mustErrorBody(detail string) []byte {
@@ -57,8 +58,17 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
 		writeJSON(w, r, http.StatusServiceUnavailable, drainingBody)
 	case s.Catalog.Snapshot().Len() == 0:
 		writeJSON(w, r, http.StatusServiceUnavailable, noDataBody)
+	case s.FleetStats != nil && !s.fleetReady(s.Catalog.Snapshot().Info().Version):
+		writeJSON(w, r, http.StatusServiceUnavailable, joiningBody)
 	default:
 		writeJSON(w, r, http.StatusOK, readyBody)
 	}
 	return nil
+}
+
+// fleetReady reports whether a node of a fleet, serving the dataset
+// version served, has caught up with it.
+func (s *Server) fleetReady(served int64) bool {
+	st := s.FleetStats()
+	return st.Ready && served >= st.ReadyAt
 }

@@ -67,6 +67,11 @@ type Server struct {
 	// Fleet, when set, returns the node's place in its fleet for /health
 	// (fleet.Status): the node then serves the fleet's feeds.
 	Fleet func() any
+	// FleetStats, on a node of a fleet, returns its figures: /health says
+	// "degraded" while they do, /readyz answers 503 until the node is
+	// ready and serves the version it caught up at, and the metrics
+	// report them.
+	FleetStats func() rappel.FleetStats
 	// StorageFault, when set, returns why and since when the node's
 	// storage fails its writes (kv.Store.StorageFault), nil while it works;
 	// GET /health then says "degraded".

@@ -111,18 +111,18 @@ const mergeProblem = "After merging the sources: "
 // whose required fields come from two sources (a notice whose dates are in
 // its detail document) fails to merge when the first source brings it and
 // merges fine once the second has: its problem must not outlive that.
-func (r *Refresher) settleMergeProblems(ctx context.Context) error {
+func (r *Refresher) settleMergeProblems(ctx context.Context) (wrote bool, err error) {
 	for _, src := range r.Sources {
 		st, err := r.Store.SourceState(ctx, src.Name)
 		if err != nil {
-			return err
+			return wrote, err
 		}
 		kept := st.Rejected[:0:0]
 		for _, p := range st.Rejected {
 			if strings.HasPrefix(p.Reason, mergeProblem) {
 				ok, err := r.mergesFine(ctx, p.RecordID)
 				if err != nil {
-					return err
+					return wrote, err
 				}
 				if ok {
 					continue
@@ -137,11 +137,12 @@ func (r *Refresher) settleMergeProblems(ctx context.Context) error {
 		st.Feed.Rejected = len(kept)
 		st.Feed.Problems = kept[:min(len(kept), maxProblemsShown)]
 		if err := r.Store.ApplySource(ctx, &rappel.SourceChange{State: st}); err != nil {
-			return err
+			return wrote, err
 		}
+		wrote = true
 		r.setStoredState(st.Feed)
 	}
-	return nil
+	return wrote, nil
 }
 
 // mergesFine reports that the partial records of id merge into a valid

@@ -61,6 +61,8 @@ type Live struct {
 	// Paused is the Refresher's: a follower in a fleet refreshes nothing
 	// while it returns true.
 	Paused func() bool
+	// Lead is the Refresher's: a fleet's leader refreshes under its term.
+	Lead   func(ctx context.Context) (context.Context, func(), error)
 	Logger *slog.Logger
 
 	mu        sync.Mutex // guards refresher and, before Open, Sources
@@ -97,7 +99,7 @@ func (l *Live) Open(ctx context.Context) error {
 	r.ActivePlugin = l.Plugins.Active
 	r.OfferPayload = l.Plugins.Offer
 	r.Listeners = l.Listeners
-	r.Paused = l.Paused
+	r.Paused, r.Lead = l.Paused, l.Lead
 	if err := r.Open(ctx); err != nil {
 		return err
 	}
@@ -175,12 +177,18 @@ func (l *Live) Trigger(ctx context.Context) error {
 
 // States returns every source's state for /health: the refresher's, with
 // why a source's last candidate plugin was not activated; with Off, the
-// states stored by earlier runs.
+// states stored by earlier runs; on a fleet's follower, the states its
+// store holds, which are the leader's as published.
 func (l *Live) States() []rappel.FeedState {
 	if l.refresher == nil {
 		return l.storedStates()
 	}
 	out := l.refresher.States()
+	if l.Paused != nil && l.Paused() {
+		// A fleet's follower refreshes nothing: its store holds the
+		// leader's states, as published.
+		out = l.storedStates()
+	}
 	for i := range out {
 		out[i].PluginRejected = l.Plugins.Rejection(out[i].Source)
 		out[i].PluginHeld = l.Plugins.Holding(out[i].Source)

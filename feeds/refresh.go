@@ -73,12 +73,20 @@ type Refresher struct {
 	// Paused, when set and true, makes a refresh do nothing: a follower in
 	// a fleet fetches nothing, its leader does (package fleet).
 	Paused func() bool
+	// Lead, when set, is asked once a refresh holds the refreshes' lock
+	// (the one before it has ended): it returns the context the refresh
+	// runs under, which ends when the node stops leading, and its
+	// release; an error (a node that no longer leads) drops the refresh,
+	// whole, before it reads anything (fleet.Node.Hold).
+	Lead func(ctx context.Context) (context.Context, func(), error)
 
 	Now    func() time.Time
 	Logger *slog.Logger
 
-	mu      sync.Mutex // serializes refreshes
-	dirty   bool       // records changed and a listener has not caught up yet
+	mu sync.Mutex // serializes refreshes
+	// told is the dataset version the listeners were last told of.
+	told    int64
+	dirty   bool // records changed and a listener has not caught up yet
 	smu     sync.RWMutex
 	states  map[string]rappel.FeedState
 	stats   map[string]*rappel.RefreshStats // by source, for /metrics (stats.go)
@@ -244,6 +252,11 @@ func (r *Refresher) Refresh(ctx context.Context) (err error) {
 	defer func() { endSpan(span, err) }()
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	ctx, release, err := r.hold(ctx)
+	if err != nil {
+		return err
+	}
+	defer release()
 	rctx, cancel := context.WithTimeout(ctx, r.Deadline)
 	defer cancel()
 	start := r.Now()
@@ -272,24 +285,41 @@ func (r *Refresher) Refresh(ctx context.Context) (err error) {
 			changed = changed || c
 		}
 		r.dirty = r.dirty || changed
-		if perRecord && !changed || ctx.Err() != nil {
+		// The sources fetched per record are told of only when they
+		// changed records, or moved the dataset version (a fleet's
+		// leader: each write moves it), which the read index must serve.
+		if perRecord && !changed && !r.moved(ctx) || ctx.Err() != nil {
 			continue
 		}
 		if err := r.tell(ctx); err != nil {
 			errs = append(errs, err)
 		}
 	}
-	if err := r.settleMergeProblems(rctx); err != nil {
+	if wrote, err := r.settleMergeProblems(rctx); err != nil {
 		r.Logger.WarnContext(ctx, "settling merge problems", "err", err)
 		errs = append(errs, fmt.Errorf("settling merge problems: %w", err))
+	} else if wrote && ctx.Err() == nil && r.moved(ctx) {
+		if err := r.tell(ctx); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	r.Logger.InfoContext(ctx, "refresh done", "took", r.Now().Sub(start).Round(time.Millisecond), "failed", len(errs))
 	return errors.Join(errs...)
 }
 
+// hold returns the context a refresh (or a source's removal) writes
+// under, Lead's, and its release.
+func (r *Refresher) hold(ctx context.Context) (context.Context, func(), error) {
+	if r.Lead == nil {
+		return ctx, func() {}, nil
+	}
+	return r.Lead(ctx)
+}
+
 // tell tells every listener, in order, what the refresh changed, and keeps
 // the records marked as changed until every one of them has caught up.
 func (r *Refresher) tell(ctx context.Context) error {
+	info, ierr := r.Store.DatasetInfo(ctx)
 	var errs []error
 	for _, l := range r.Listeners {
 		if err := l.DataChanged(ctx, r.dirty); err != nil {
@@ -301,7 +331,17 @@ func (r *Refresher) tell(ctx context.Context) error {
 		return errors.Join(errs...)
 	}
 	r.dirty = false
+	if ierr == nil {
+		r.told = info.Version
+	}
 	return nil
+}
+
+// moved reports whether the dataset version moved since the listeners
+// were last told.
+func (r *Refresher) moved(ctx context.Context) bool {
+	info, err := r.Store.DatasetInfo(ctx)
+	return err == nil && info.Version != r.told
 }
 
 // refreshSource refreshes one source and records the outcome in its state.

@@ -113,6 +113,11 @@ func (r *Refresher) RemoveSource(ctx context.Context, name, reason string) error
 	r.yield()
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	ctx, release, err := r.hold(ctx)
+	if err != nil {
+		return err
+	}
+	defer release()
 	r.adopt()
 	src := r.Source(name)
 	if src == nil {

@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rappel-ca/rappel"
@@ -35,12 +36,16 @@ type Store interface {
 	// ChangeSeq returns the change log's generation and its last number.
 	ChangeSeq(ctx context.Context) (gen, seq uint64, err error)
 	// ApplyPublished writes a publication as ApplySource writes a
-	// refresh, its change log entries numbered as the leader's.
-	ApplyPublished(ctx context.Context, c *rappel.SourceChange, gen uint64, entries []rappel.PublishedChange) error
-	// ReplacePublished makes the store hold the records of a publication
-	// of the whole dataset and nothing else of its kind, its change log
-	// at the leader's generation gen and number seq.
-	ReplacePublished(ctx context.Context, recs []*rappel.Record, states []rappel.SourceState, info rappel.DatasetInfo, gen, seq uint64) error
+	// refresh, its change log entries numbered as the leader's, and the
+	// states also given.
+	ApplyPublished(ctx context.Context, c *rappel.SourceChange, gen uint64, entries []rappel.PublishedChange, also ...rappel.SourceState) error
+	// ApplyPublishing writes c as ApplySource does once publish, given
+	// what it changes, succeeded, with the dataset info publish returns.
+	ApplyPublishing(ctx context.Context, c *rappel.SourceChange, publish func(context.Context, rappel.StagedChange) (*rappel.DatasetInfo, error)) error
+	// ReplacePublished makes the store hold the data of a publication of
+	// the whole dataset and nothing else of its kind, its change log at
+	// the generation gen and number seq the publication gives.
+	ReplacePublished(ctx context.Context, recs []*rappel.Record, partials map[string][]*rappel.Record, raw map[string][]rappel.RawRecord, states []rappel.SourceState, info rappel.DatasetInfo, gen, seq uint64) error
 }
 
 // Defaults of a Node.
@@ -82,11 +87,20 @@ type Node struct {
 	Logger         *slog.Logger
 
 	mu     sync.Mutex
-	lease  rappel.Lease // held while leading
+	lease  rappel.Lease // held while leading; Expires by this node's clock
 	leader bool
-	// base is the change log position the next publication starts after.
-	baseGen, baseSeq uint64
-	status           Status
+	// term is cancelled when the node stops leading: the refreshes it
+	// holds (Hold) end with it.
+	term            context.Context
+	endTerm         context.CancelFunc
+	status          Status
+	publishFailures atomic.Int64
+	// leaderUntil is when the lease last seen held by another node runs
+	// out, by that lease; caughtUp that a poll has applied the log to
+	// its head, once.
+	leaderUntil time.Time
+	caughtUp    bool
+	caughtAt    int64 // the version then
 	// untold is set while the listeners have not caught up with what was
 	// applied (only Run's goroutine uses it).
 	untold bool
@@ -96,16 +110,37 @@ type Node struct {
 type Status struct {
 	// Role is "leader" or "follower".
 	Role string `json:"role"`
-	// Leader names the node holding the lease, as last seen.
+	// Leader names the node holding the lease, as last seen, while that
+	// lease runs; empty when none is known to run.
 	Leader string `json:"leader,omitempty"`
 	// Version is the dataset version this node serves; Latest the last
-	// one published, as last seen; Lag how long ago the oldest
-	// publication this node has not applied yet was made (0 when none).
+	// one published, as last seen. Lag is how far behind the fleet this
+	// node may be, in seconds: how long ago the oldest publication it has
+	// not applied yet was made, or, when it has not reached the shared
+	// store for longer than a few polls, how long ago it last did (it
+	// cannot know what it missed); 0 when it is caught up.
 	Version int64   `json:"version"`
 	Latest  int64   `json:"latest"`
 	Lag     float64 `json:"lag_seconds"`
+	// LastContact is when this node last read the fleet's log (a
+	// follower) or renewed its lease (the leader).
+	LastContact time.Time `json:"last_contact,omitzero"`
+	// Degraded is set while the node cannot reach the shared store or a
+	// follower is behind: /health then says "degraded".
+	Degraded bool `json:"degraded,omitempty"`
+	// Ready is set once the node serves the fleet's dataset: a leader, or
+	// a follower that has applied the log up to its head once. A node
+	// joining the fleet is not ready until then (/readyz); one that was
+	// stays ready through an outage of the shared store, degraded, as it
+	// still serves the last dataset it had.
+	Ready bool `json:"ready"`
+	// ReadyAt is the version the node had applied when it first caught
+	// up.
+	ReadyAt int64 `json:"-"`
 	// LastError says why the last step failed, if it did.
 	LastError string `json:"last_error,omitempty"`
+	// PublishFailures counts the publications this node could not make.
+	PublishFailures int64 `json:"publish_failures,omitempty"`
 }
 
 // Leading reports whether this node holds the lease: its feeds refresh
@@ -120,7 +155,38 @@ func (n *Node) Leading() bool {
 func (n *Node) Status() Status {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	return n.status
+	st := n.status
+	now := n.Now()
+	if !n.leaderUntil.IsZero() && !now.Before(n.leaderUntil) && !n.leader {
+		st.Leader = "" // that lease ran out; nobody is known to lead
+	}
+	stale := st.LastContact.IsZero() || now.Sub(st.LastContact) > n.staleAfter()
+	if stale && !st.LastContact.IsZero() {
+		st.Lag = max(st.Lag, now.Sub(st.LastContact).Seconds())
+	}
+	st.Degraded = stale || st.Lag > n.staleAfter().Seconds()
+	st.Ready, st.ReadyAt = n.leader || n.caughtUp, n.caughtAt
+	st.PublishFailures = n.publishFailures.Load()
+	return st
+}
+
+// Stats returns the node's figures.
+func (n *Node) Stats() rappel.FleetStats {
+	st := n.Status()
+	out := rappel.FleetStats{Leading: st.Role == "leader", Version: st.Version, Latest: st.Latest,
+		Lag: time.Duration(st.Lag * float64(time.Second)), Degraded: st.Degraded, Ready: st.Ready, ReadyAt: st.ReadyAt,
+		PublishFailures: st.PublishFailures}
+	if !st.LastContact.IsZero() {
+		out.SinceContact = n.Now().Sub(st.LastContact)
+	}
+	return out
+}
+
+// staleAfter is how long without reaching the shared store makes a node
+// degraded: a few polls, and at least a lease's time, so that one slow
+// answer does not.
+func (n *Node) staleAfter() time.Duration {
+	return max(10*n.Poll, n.LeaseTTL, 5*time.Second)
 }
 
 func (n *Node) defaults() {
@@ -190,13 +256,14 @@ func (n *Node) setError(err error) {
 // its change log stands (what it publishes starts after that) and asks its
 // feeds for a refresh.
 func (n *Node) tryLead(ctx context.Context) {
+	asked := n.Now()
 	lease, ok, err := n.Log.AcquireLease(ctx, n.Name, n.LeaseTTL)
 	if err != nil {
 		n.setError(fmt.Errorf("taking the feed lease: %w", err))
 		return
 	}
 	n.mu.Lock()
-	n.status.Leader = lease.Holder
+	n.status.Leader, n.leaderUntil = lease.Holder, lease.Expires
 	n.mu.Unlock()
 	if !ok {
 		return
@@ -211,15 +278,17 @@ func (n *Node) tryLead(ctx context.Context) {
 		_ = n.Log.ReleaseLease(ctx, n.Name, lease.Token)
 		return
 	}
-	gen, seq, err := n.Store.ChangeSeq(ctx)
-	if err != nil {
-		n.setError(err)
-		_ = n.Log.ReleaseLease(ctx, n.Name, lease.Token)
+	// Catching up and adopting took time: the lease runs from when it was
+	// asked for, by this node's clock, and may have run out already.
+	lease.Expires = asked.Add(n.LeaseTTL)
+	if !n.Now().Before(lease.Expires) {
+		n.setError(errors.New("taking the feed lease: it ran out while this node caught up with the log"))
 		return
 	}
 	n.mu.Lock()
-	n.lease, n.leader, n.baseGen, n.baseSeq = lease, true, gen, seq
-	n.status.Role, n.status.Leader = "leader", n.Name
+	n.lease, n.leader, n.leaderUntil = lease, true, time.Time{}
+	n.term, n.endTerm = context.WithCancel(context.Background())
+	n.status.Role, n.status.Leader, n.status.LastContact = "leader", n.Name, n.Now()
 	n.mu.Unlock()
 	n.Logger.Info("this node leads the fleet's feeds", "node", n.Name, "token", lease.Token, "version", n.Status().Version)
 	if n.Kick != nil {
@@ -233,6 +302,7 @@ func (n *Node) renew(ctx context.Context) {
 	n.mu.Lock()
 	token := n.lease.Token
 	n.mu.Unlock()
+	asked := n.Now()
 	ok, err := n.Log.RenewLease(ctx, n.Name, token, n.LeaseTTL)
 	switch {
 	case err != nil && n.Now().Before(n.leaseExpires()):
@@ -243,7 +313,8 @@ func (n *Node) renew(ctx context.Context) {
 		return
 	}
 	n.mu.Lock()
-	n.lease.Expires = n.Now().Add(n.LeaseTTL)
+	n.lease.Expires = asked.Add(n.LeaseTTL)
+	n.status.LastContact = n.Now()
 	n.mu.Unlock()
 }
 
@@ -259,6 +330,7 @@ func (n *Node) stepDown(why string) {
 	was := n.leader
 	n.leader = false
 	n.status.Role = "follower"
+	n.endLocked()
 	n.mu.Unlock()
 	if was {
 		n.Logger.Warn("this node no longer leads the fleet's feeds", "node", n.Name, "why", why)
@@ -271,6 +343,7 @@ func (n *Node) release() {
 	n.mu.Lock()
 	lead, token := n.leader, n.lease.Token
 	n.leader = false
+	n.endLocked()
 	n.mu.Unlock()
 	if lead {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -279,6 +352,59 @@ func (n *Node) release() {
 			n.Logger.Warn("giving the feed lease up", "err", err)
 		}
 	}
+}
+
+// endLocked ends the term: the refreshes it held stop. n.mu is held.
+func (n *Node) endLocked() {
+	if n.endTerm != nil {
+		n.endTerm()
+		n.endTerm = nil
+	}
+}
+
+// ErrNotLeading is returned by Hold, and by a write of FeedStore, on a
+// node that does not lead: its feeds refresh nothing.
+var ErrNotLeading = errors.New("this node does not hold the fleet's feed lease")
+
+type termKey struct{}
+
+// Hold returns, for a refresh about to start, a context that carries the
+// lease token of the node's term and ends when the term does (the node
+// steps down, or stops), and the function that releases it; FeedStore's
+// writes under it are fenced by that token. On a node that does not lead
+// it returns ErrNotLeading: the refresh must not run.
+func (n *Node) Hold(ctx context.Context) (context.Context, func(), error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if !n.leader || n.term == nil {
+		return ctx, func() {}, ErrNotLeading
+	}
+	ctx, cancel := context.WithCancel(context.WithValue(ctx, termKey{}, n.lease.Token))
+	stop := context.AfterFunc(n.term, cancel)
+	return ctx, func() { stop(); cancel() }, nil
+}
+
+// fence returns the lease a write under ctx may be published under: the
+// node must lead, under the token ctx carries (if any: one from Hold), and
+// the lease must still run by the node's own clock, which catches a leader
+// woken from a stall before its next renewal notices that the lease ran
+// out. The shared store checks the token again as it publishes.
+func (n *Node) fence(ctx context.Context) (rappel.Lease, error) {
+	token, held := ctx.Value(termKey{}).(int64)
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	switch {
+	case !n.leader:
+		return rappel.Lease{}, fmt.Errorf("%w: %w", rappel.ErrUnpublished, ErrNotLeading)
+	case held && token != n.lease.Token:
+		return rappel.Lease{}, fmt.Errorf("%w: the refresh began under the lease token %d, and the node now holds %d: %w", rappel.ErrUnpublished, token, n.lease.Token, rappel.ErrFenced)
+	case !n.Now().Before(n.lease.Expires):
+		return rappel.Lease{}, fmt.Errorf("%w: the feed lease ran out %s ago by this node's clock: %w", rappel.ErrUnpublished, n.Now().Sub(n.lease.Expires).Round(time.Millisecond), rappel.ErrFenced)
+	}
+	if err := ctx.Err(); err != nil {
+		return rappel.Lease{}, fmt.Errorf("%w: %w", rappel.ErrUnpublished, err)
+	}
+	return n.lease, nil
 }
 
 // sha256Hex is the hex SHA-256 of b, as plugins name modules.

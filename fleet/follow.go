@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 
 	"github.com/rappel-ca/rappel"
@@ -46,6 +47,12 @@ func (n *Node) follow(ctx context.Context) error {
 		}
 	}
 	n.setVersions(have, latest, nil)
+	n.mu.Lock()
+	if !n.caughtUp && have >= latest {
+		n.caughtUp, n.caughtAt = true, have
+	}
+	n.status.LastContact = n.Now()
+	n.mu.Unlock()
 	if applied > 0 {
 		n.Logger.Info("applied the fleet's publications", "publications", applied, "version", have)
 		n.untold = true
@@ -88,10 +95,26 @@ func (n *Node) apply(ctx context.Context, p *rappel.Publication) error {
 	info.Version = p.Version
 	if p.Replace {
 		// The whole dataset: nothing of the store's own survives, its
-		// bundle's partial records included.
-		return n.Store.ReplacePublished(ctx, p.Put, []rappel.SourceState{st}, info, p.Gen, p.Seq)
+		// bundle's partial records included; the leader's sources'
+		// partial records, raw records and states, when the publication
+		// carries them (from a leader that publishes them), take their
+		// place.
+		raw := map[string][]rappel.RawRecord{}
+		for src, rs := range p.Raw {
+			raw[src] = rappel.Unpublished(rs)
+		}
+		states := append(slices.DeleteFunc(slices.Clone(p.States), func(s rappel.SourceState) bool { return s.Feed.Source == Source }), st)
+		return n.Store.ReplacePublished(ctx, p.Put, p.Partials, raw, states, info, p.Gen, p.Seq)
 	}
-	return n.Store.ApplyPublished(ctx, &rappel.SourceChange{State: st, PutRecords: p.Put, DeleteRecords: p.Delete, Info: &info}, p.Gen, p.Changes)
+	c := &rappel.SourceChange{State: st, PutRecords: p.Put, DeleteRecords: p.Delete, Info: &info}
+	if ps := p.Source; ps != nil && ps.State.Feed.Source != Source {
+		// A source's refresh: its state, partial and raw records as the
+		// leader wrote them, and the follower's own state of the log.
+		c.State, c.PutPartials, c.DeletePartials = ps.State, ps.PutPartials, ps.DeletePartials
+		c.PutRaw, c.DeleteRaw = rappel.Unpublished(ps.PutRaw), ps.DeleteRaw
+		return n.Store.ApplyPublished(ctx, c, p.Gen, p.Changes, st)
+	}
+	return n.Store.ApplyPublished(ctx, c, p.Gen, p.Changes)
 }
 
 // setVersions records what the node serves and what the fleet has; next,

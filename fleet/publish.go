@@ -8,135 +8,130 @@ import (
 	"github.com/rappel-ca/rappel"
 )
 
-// Publisher is the listener a leader's feeds tell first after every
-// refresh: it publishes what the refresh changed. Put it before the other
-// listeners, so that it reads the change log before any of them trims it.
-func (n *Node) Publisher() rappel.ChangeListener { return publisher{n} }
+// A leader's feeds write through FeedStore, never to the store directly:
+// each write (a source's refresh, or the whole dataset replaced) is made
+// ready in the store, published to the fleet's log under the lease token
+// its refresh began with, and only then committed, at the version the log
+// gave it. So a node's store never holds what the fleet does not: a write
+// that could not be published (the shared store down, the lease lost) is
+// not stored at all, and the next refresh fetches it again; one that was
+// published and then not stored is applied from the log, as a follower
+// applies it, after the node steps down (followPublished).
 
-type publisher struct{ n *Node }
+// FeedStore returns the store the node's feeds write through while it
+// leads: the node's own store, its writes fenced and published first.
+func (n *Node) FeedStore() rappel.FeedStore { return leaderStore{n.Store, n} }
 
-// DataChanged publishes the records the node's store changed since the
-// last publication (or since the node became the leader), whole, with the
-// dataset info, in one fenced publication. A refresh that changed no
-// record is published too, with the dataset info alone: its time moved,
-// and every node must serve the same (the page ETags are made of it). On
-// a follower it does nothing: its store changes only by applying
-// publications.
-func (p publisher) DataChanged(ctx context.Context, records bool) error {
-	n := p.n
-	n.mu.Lock()
-	lead, lease, gen, after := n.leader, n.lease, n.baseGen, n.baseSeq
-	n.mu.Unlock()
-	if !lead {
-		return nil
-	}
-	pub, last, err := n.collect(ctx, gen, after)
-	if errors.Is(err, errReplaced) {
-		// The store was replaced since the last publication (the switch
-		// from synthetic data): the fleet gets the whole dataset.
-		gen, after = 0, 0
-		pub, gen, last, err = n.collectAll(ctx)
-	}
-	if err != nil {
-		return fmt.Errorf("publishing the refresh: %w", err)
-	}
-	pub.Node, pub.Token, pub.At = n.Name, lease.Token, n.Now()
-	version, err := n.Log.Publish(ctx, pub)
-	if errors.Is(err, rappel.ErrFenced) {
-		n.stepDown("a publication was fenced: another node leads")
-		return fmt.Errorf("publishing the refresh: %w", err)
-	}
-	if err != nil {
-		return fmt.Errorf("publishing the refresh: %w", err)
-	}
-	// The version is written after the records: a crash between the two
-	// applies the publication again, which changes nothing.
-	pub.Info.Version = version
-	if err := n.Store.SetDatasetInfo(ctx, pub.Info); err != nil {
-		return fmt.Errorf("recording the dataset version %d: %w", version, err)
-	}
-	n.mu.Lock()
-	if pub.Replace {
-		n.baseGen, n.baseSeq = gen, last
-	} else if n.baseGen == gen && n.baseSeq == after {
-		n.baseSeq = last
-	}
-	n.mu.Unlock()
-	n.setVersions(version, version, nil)
-	n.Logger.Info("published a refresh to the fleet", "version", version, "put", len(pub.Put), "deleted", len(pub.Delete))
-	return nil
+type leaderStore struct {
+	Store
+	n *Node
 }
 
-// collect reads the change log after seq into a publication: its
-// entries, the records as they now stand, and the dataset info. last is
-// the number of the last entry read.
-func (n *Node) collect(ctx context.Context, gen, after uint64) (pub *rappel.Publication, last uint64, err error) {
-	pub = &rappel.Publication{Gen: gen}
-	latest := map[string]*rappel.Record{}
-	var order []string
-	last = after
-	for {
-		page, err := n.Store.ReadChanges(ctx, gen, last, changesPage)
+// ApplySource publishes c, then stores it (see above). The publication
+// holds the records c changes, whole, the change log entries it adds, the
+// dataset info after it and what it writes of its source (state, partial
+// and raw records), so that a follower's store becomes the leader's.
+func (s leaderStore) ApplySource(ctx context.Context, c *rappel.SourceChange) error {
+	n := s.n
+	lease, err := n.fence(ctx)
+	if err != nil {
+		return err
+	}
+	info, err := s.DatasetInfo(ctx)
+	if err != nil {
+		return err
+	}
+	if c.Info != nil {
+		info = *c.Info
+	}
+	published := int64(0)
+	err = s.ApplyPublishing(ctx, c, func(ctx context.Context, st rappel.StagedChange) (*rappel.DatasetInfo, error) {
+		pub := &rappel.Publication{
+			Node: n.Name, Token: lease.Token, At: n.Now(), Info: info,
+			Put: st.Put, Delete: st.Delete, Gen: st.Gen, Changes: st.Changes,
+			Agencies: registeredAgencies(),
+			Source: &rappel.PublishedSource{
+				State: c.State, PutPartials: c.PutPartials, DeletePartials: c.DeletePartials,
+				PutRaw: rappel.PublishRaw(c.PutRaw), DeleteRaw: c.DeleteRaw,
+			},
+		}
+		v, err := n.publish(ctx, pub)
 		if err != nil {
-			return nil, last, err
+			return nil, err
 		}
-		if page.Gen != gen {
-			return nil, last, fmt.Errorf("the store's change log is at generation %d, not %d: %w", page.Gen, gen, errReplaced)
-		}
-		for _, e := range page.Entries {
-			pub.Changes = append(pub.Changes, rappel.PublishedChange{Seq: e.Seq, RecordID: e.RecordID, Kind: e.Kind, At: e.At})
-			if _, seen := latest[e.RecordID]; !seen {
-				order = append(order, e.RecordID)
-			}
-			latest[e.RecordID] = e.Record
-			last = e.Seq
-		}
-		if len(page.Entries) < changesPage {
-			break
-		}
-	}
-	for _, id := range order {
-		if r := latest[id]; r != nil {
-			pub.Put = append(pub.Put, r)
-		} else {
-			pub.Delete = append(pub.Delete, id)
-		}
-	}
-	if pub.Info, err = n.Store.DatasetInfo(ctx); err != nil {
-		return nil, last, err
-	}
-	pub.Agencies = registeredAgencies()
-	return pub, last, nil
+		published = v
+		out := info
+		out.Version = v
+		return &out, nil
+	})
+	return n.committed(published, err)
 }
 
-// errReplaced is collect's error when the store's data was replaced since
-// the node last published.
-var errReplaced = errors.New("the dataset was replaced in full since this node last published")
-
-// collectAll reads the whole dataset into a publication that replaces
-// the followers' (Publication.Replace), and returns the change log's
-// generation and last number it stands at. The store's write lock is not
-// held: a refresh that writes meanwhile is published after, from last.
-func (n *Node) collectAll(ctx context.Context) (pub *rappel.Publication, gen, last uint64, err error) {
-	if gen, last, err = n.Store.ChangeSeq(ctx); err != nil {
-		return nil, 0, 0, err
+// Replace publishes the whole dataset (a Publication that Replaces the
+// followers'), then stores it, its change log starting the generation the
+// publication names.
+func (s leaderStore) Replace(ctx context.Context, recs []*rappel.Record, partials map[string][]*rappel.Record, raw map[string][]rappel.RawRecord, states []rappel.SourceState, info rappel.DatasetInfo) error {
+	n := s.n
+	lease, err := n.fence(ctx)
+	if err != nil {
+		return err
 	}
-	pub = &rappel.Publication{Gen: gen, Seq: last, Replace: true}
-	if err := n.Store.ForEachRecord(ctx, func(r *rappel.Record) error {
-		pub.Put = append(pub.Put, r)
+	gen, seq, err := s.ChangeSeq(ctx)
+	if err != nil {
+		return err
+	}
+	gen++ // a full load starts a new generation, as Replace would
+	pub := &rappel.Publication{
+		Node: n.Name, Token: lease.Token, At: n.Now(), Info: info, Put: recs,
+		Gen: gen, Seq: seq, Replace: true, Agencies: registeredAgencies(),
+		Partials: partials, States: states, Raw: map[string][]rappel.PublishedRaw{},
+	}
+	for src, rs := range raw {
+		pub.Raw[src] = rappel.PublishRaw(rs)
+	}
+	v, err := n.publish(ctx, pub)
+	if err != nil {
+		return err
+	}
+	info.Version = v
+	return n.committed(v, s.ReplacePublished(ctx, recs, partials, raw, states, info, gen, seq))
+}
+
+// publish appends pub to the fleet's log, fenced. Any failure makes the
+// node step down: fenced, another node leads; otherwise the log may hold
+// the publication even though the answer was lost, and only following the
+// log tells (the node takes the lease back once it has).
+func (n *Node) publish(ctx context.Context, pub *rappel.Publication) (int64, error) {
+	if _, err := n.fence(ctx); err != nil {
+		return 0, err
+	}
+	v, err := n.Log.Publish(ctx, pub)
+	if err != nil {
+		n.publishFailures.Add(1)
+		why := "a publication failed: the node follows the log until it can lead again"
+		if errors.Is(err, rappel.ErrFenced) {
+			why = "a publication was fenced: another node leads"
+		}
+		n.stepDown(why)
+		return 0, fmt.Errorf("%w: %w", rappel.ErrUnpublished, err)
+	}
+	n.Logger.Info("published a refresh to the fleet", "version", v, "put", len(pub.Put), "deleted", len(pub.Delete), "changes", len(pub.Changes), "replace", pub.Replace)
+	return v, nil
+}
+
+// committed finishes a write published as version (0 when it was not):
+// one that then failed to be stored makes the node step down, so that it
+// applies its own publication from the log, as a follower would.
+func (n *Node) committed(version int64, err error) error {
+	if err == nil {
+		n.setVersions(version, version, nil)
 		return nil
-	}); err != nil {
-		return nil, 0, 0, err
 	}
-	if pub.Info, err = n.Store.DatasetInfo(ctx); err != nil {
-		return nil, 0, 0, err
+	if version > 0 {
+		n.stepDown(fmt.Sprintf("version %d was published but not stored here: the node applies it from the log", version))
 	}
-	pub.Agencies = registeredAgencies()
-	return pub, gen, last, nil
+	return err
 }
-
-// changesPage is how many change log entries a leader reads at once.
-const changesPage = 1000
 
 // registeredAgencies are the agencies known beyond the spec's.
 func registeredAgencies() []rappel.Agency {

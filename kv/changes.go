@@ -212,7 +212,7 @@ func (s *Store) openChanges() error {
 // tried, even when it failed: a failed commit may still have been applied,
 // and a gap is harmless where a number used twice is not.
 func (s *Store) commitLogged(b *pebble.Batch, ch *changed, doing string) error {
-	seq, err := s.logChanges(b, ch)
+	seq, err := s.logChanges(b, ch, s.now())
 	if err != nil {
 		return fmt.Errorf("%s: logging changes: %w", doing, err)
 	}
@@ -226,14 +226,13 @@ func (s *Store) commitLogged(b *pebble.Batch, ch *changed, doing string) error {
 var benchNoLog = false
 
 // logChanges adds to b one entry per record of ch, numbered after s.seq,
-// and returns the last number.
-func (s *Store) logChanges(b *pebble.Batch, ch *changed) (uint64, error) {
+// made at, and returns the last number.
+func (s *Store) logChanges(b *pebble.Batch, ch *changed, at time.Time) (uint64, error) {
 	seq := s.seq
 	if benchNoLog {
 		return seq, nil
 	}
 	var val []byte
-	at := s.now()
 	for i, id := range ch.ids {
 		seq++
 		val = changeValue(val[:0], id, ch.kinds[i], at)

@@ -541,7 +541,7 @@ func BenchmarkChangeLog_Add1000(b *testing.B) {
 		for _, r := range recs {
 			ch.add(r.RecordID, changeUpdated)
 		}
-		if _, err := s.logChanges(batch, &ch); err != nil {
+		if _, err := s.logChanges(batch, &ch, s.now()); err != nil {
 			b.Fatal(err)
 		}
 	}

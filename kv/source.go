@@ -468,11 +468,12 @@ func (s *Store) Replace(ctx context.Context, recs []*rappel.Record, partials map
 }
 
 // ReplacePublished is Replace for a fleet's follower applying a
-// publication of the whole dataset (rappel.Publication.Replace): its
-// change log takes the leader's generation gen and number seq, so that a
-// change feed cursor stays good on every node of the fleet.
-func (s *Store) ReplacePublished(ctx context.Context, recs []*rappel.Record, states []rappel.SourceState, info rappel.DatasetInfo, gen, seq uint64) error {
-	return s.load(ctx, true, recs, nil, nil, states, info, &[2]uint64{gen, seq})
+// publication of the whole dataset (rappel.Publication.Replace), and for
+// its leader once that publication is made: its change log takes the
+// generation gen and number seq the publication gives, so that a change
+// feed cursor stays good on every node of the fleet.
+func (s *Store) ReplacePublished(ctx context.Context, recs []*rappel.Record, partials map[string][]*rappel.Record, raw map[string][]rappel.RawRecord, states []rappel.SourceState, info rappel.DatasetInfo, gen, seq uint64) error {
+	return s.load(ctx, true, recs, partials, raw, states, info, &[2]uint64{gen, seq})
 }
 
 // load is Load, or Replace when replace is set; at is ReplacePublished's.

@@ -277,7 +277,10 @@ func (c *ServeCommand) startFeeds(ctx context.Context, store *kv.Store, listener
 	}
 	if node != nil {
 		// A follower refreshes nothing: its leader's refreshes reach it.
+		// and a leader's refreshes run under its term, their writes
+		// published to the fleet before they are stored (package fleet).
 		live.Paused = func() bool { return !node.Leading() }
+		live.Lead, live.Store = node.Hold, node.FeedStore()
 		node.Kick = live.Kick
 	}
 	if err := live.Open(ctx); err != nil {
@@ -290,11 +293,19 @@ func (c *ServeCommand) startFeeds(ctx context.Context, store *kv.Store, listener
 	}
 	if node != nil && !live.Off {
 		srv.Fleet = func() any { return node.Status() }
+		srv.FleetStats = node.Stats
 		srv.Refresh = func(ctx context.Context) error {
-			if st := node.Status(); !node.Leading() {
-				return fmt.Errorf("%w: this node follows its fleet, whose leader %q refreshes the feeds; send POST /admin/refresh to it", edge.ErrRefreshedElsewhere, st.Leader)
+			elsewhere := func() error {
+				return fmt.Errorf("%w: this node follows its fleet, whose leader %q refreshes the feeds; send POST /admin/refresh to it", edge.ErrRefreshedElsewhere, node.Status().Leader)
 			}
-			return live.Trigger(ctx)
+			if !node.Leading() {
+				return elsewhere()
+			}
+			err := live.Trigger(ctx)
+			if errors.Is(err, fleet.ErrNotLeading) && !errors.Is(err, rappel.ErrUnpublished) {
+				return elsewhere() // it stopped leading before the refresh began
+			}
+			return err
 		}
 	}
 	return func() error { return errors.Join(live.Close(), closePlugins()) }, nil

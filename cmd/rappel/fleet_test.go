@@ -50,6 +50,10 @@ type fleetEnv struct {
 	bundleDir string
 	up        *feedstest.Upstream
 	db        *pgx.Conn
+	// extra are flags every node gets after the fleet's; onListen, when
+	// set, is told each in-process node's base URL as soon as it listens.
+	extra    []string
+	onListen func(base string)
 }
 
 // newFleetEnv builds the bundle and starts the upstream; each fleet gets
@@ -98,7 +102,7 @@ func (f *fleetEnv) args(dataDir, smtpAddr string) []string {
 		"--alerts-interval", "200ms", "--usage-interval", "300ms",
 		// A leader that dies is replaced within seconds.
 		"--fleet-lease", "3s",
-		"--api-keys", "k1",
+		"--api-keys", "k1", "--webhooks-allow-http-loopback",
 	}
 }
 
@@ -121,6 +125,7 @@ func (f *fleetEnv) startNodes(t testing.TB, n int, smtpAddr string, confirm bool
 	for range n {
 		c := NewServeCommand()
 		args := append(f.args(t.TempDir(), smtpAddr), "--alerts-confirm="+strconv.FormatBool(confirm))
+		args = append(args, f.extra...)
 		if err := c.ParseFlags(args); err != nil {
 			t.Fatal(err)
 		}
@@ -141,6 +146,9 @@ func (f *fleetEnv) startNodes(t testing.TB, n int, smtpAddr string, confirm bool
 		select {
 		case a := <-ready:
 			bases = append(bases, "http://"+a.String())
+			if f.onListen != nil {
+				f.onListen(bases[len(bases)-1])
+			}
 		case err := <-done:
 			running--
 			t.Fatalf("a node ended before listening: %v", err)
@@ -329,6 +337,10 @@ func TestFleet(t *testing.T) {
 	t.Run("OneRefresh", func(t *testing.T) { testOneRefresh(t, f.withStore(t)) })
 	t.Run("CatchUp", func(t *testing.T) { testCatchUp(t, f.withStore(t)) })
 	t.Run("KilledMidRefresh", func(t *testing.T) { testKilledMidRefresh(t, f.withStore(t)) })
+	t.Run("StalledLeader", func(t *testing.T) { testStalledLeader(t, f.withStore(t)) })
+	t.Run("Outage", func(t *testing.T) { testOutage(t, f.withStore(t)) })
+	t.Run("LeaderChange", func(t *testing.T) { testLeaderChange(t, f.withStore(t)) })
+	t.Run("Joining", func(t *testing.T) { testJoining(t, f.withStore(t)) })
 }
 
 // testKilledMidRefresh runs three nodes as processes and, six times, asks

@@ -139,7 +139,7 @@ func (c *KeysCommand) store(ctx context.Context) (store rappel.KeyStore, closeSt
 	if c.SharedStore == "" {
 		return kv.NewKeys(filepath.Join(c.DataDir, "keys")), func() {}, nil
 	}
-	shared, err := openShared(ctx, c.SharedStore, slog.New(slog.DiscardHandler))
+	shared, err := openShared(ctx, c.SharedStore, 2, slog.New(slog.DiscardHandler))
 	if err != nil {
 		return nil, nil, err
 	}

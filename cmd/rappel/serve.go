@@ -25,6 +25,7 @@ import (
 	"github.com/rappel-ca/rappel/edge"
 	"github.com/rappel-ca/rappel/internal/buildinfo"
 	"github.com/rappel-ca/rappel/kv"
+	"github.com/rappel-ca/rappel/kv/postgres"
 	"github.com/rappel-ca/rappel/kv/index"
 )
 
@@ -51,6 +52,9 @@ type ServeCommand struct {
 	// FleetLease is how long the fleet's feed lease lasts unless renewed:
 	// a leader that dies is replaced within it.
 	FleetLease time.Duration
+	// SharedStoreMaxConns caps this node's connections to the shared
+	// store; 0 is postgres.DefaultMaxConns.
+	SharedStoreMaxConns int
 	// UsageInterval is how often the keys' request counts are pushed to
 	// the store; 0 means edge.DefaultUsageInterval.
 	UsageInterval time.Duration
@@ -115,6 +119,7 @@ func (c *ServeCommand) flagSet() *flag.FlagSet {
 	fs.DurationVar(&c.StallTimeout, "stall-timeout", c.StallTimeout, "`time` an export waits for its client to take a byte before it is cut")
 	fs.StringVar(&c.CursorKey, "cursor-key", c.CursorKey, "hex `key` (32+ bytes) signing search cursors; nodes behind one load balancer must share it (default: generated once into the data dir)")
 	fs.DurationVar(&c.FleetLease, "fleet-lease", c.FleetLease, "`time` the feed lease of a fleet (--shared-store with --feeds on) lasts unless its leader renews it: a leader that stops is replaced within it")
+	fs.IntVar(&c.SharedStoreMaxConns, "shared-store-max-conns", postgres.DefaultMaxConns, "`n` connections at most this node opens to the shared store (--shared-store); the fleet's nodes together must stay within the database's max_connections")
 	fs.StringVar(&c.SharedStore, "shared-store", c.SharedStore, "`URL` (postgres://…) of the PostgreSQL or CockroachDB database a fleet of nodes shares keys, quotas, subscriptions and the alert outbox through; empty keeps them in the data dir")
 	fs.IntVar(&c.MinFreeMiB, "min-free-mib", c.MinFreeMiB, "free `MiB` the data dir's file system must have for the node to start")
 	fs.DurationVar(&c.UsageInterval, "usage-interval", cmp.Or(c.UsageInterval, edge.DefaultUsageInterval), "`time` between two pushes of the keys' request counts to the store; in a fleet, a node learns the others' counts at the same pace")
@@ -147,6 +152,9 @@ func (c *ServeCommand) Validate() error {
 		if err := checkSharedStore(c.SharedStore); err != nil {
 			return err
 		}
+	}
+	if c.SharedStoreMaxConns < 2 || c.SharedStoreMaxConns > 1000 {
+		return fmt.Errorf("--shared-store-max-conns is %d; give a number of connections from 2 to 1000 (the default is %d)", c.SharedStoreMaxConns, postgres.DefaultMaxConns)
 	}
 	if c.MinFreeMiB < 0 {
 		return fmt.Errorf("--min-free-mib is %d; give a number of MiB, 0 or more", c.MinFreeMiB)
@@ -243,7 +251,7 @@ func (c *ServeCommand) Run(ctx context.Context) (err error) {
 
 	srv := c.server(catalog, store, log)
 	srv.IndexStats = segments.Stats
-	shared, closeShared, err := openNodeState(ctx, c.SharedStore, c.DataDir, store, log)
+	shared, closeShared, err := openNodeState(ctx, c.SharedStore, c.SharedStoreMaxConns, c.DataDir, store, log)
 	if err != nil {
 		return err
 	}
@@ -276,8 +284,8 @@ func (c *ServeCommand) Run(ctx context.Context) (err error) {
 	listeners = append(listeners, alertRunner)
 	// In a fleet, one node refreshes the feeds and publishes each refresh,
 	// which the others apply (docs/operations.md, "Fleet mode").
-	node, feedListeners := c.fleetNode(shared.Shared, store, listeners, log)
-	stopFeeds, err := c.startFeeds(ctx, store, feedListeners, node, srv, log)
+	node := c.fleetNode(shared.Shared, store, listeners, log)
+	stopFeeds, err := c.startFeeds(ctx, store, listeners, node, srv, log)
 	if err != nil {
 		stopAlerts()
 		return err

@@ -39,9 +39,9 @@ func redactURL(raw string) string {
 
 // openShared connects to the fleet's shared store and brings its schema up
 // to date; it refuses a schema newer than this binary knows.
-func openShared(ctx context.Context, dsn string, log *slog.Logger) (*postgres.Store, error) {
+func openShared(ctx context.Context, dsn string, maxConns int, log *slog.Logger) (*postgres.Store, error) {
 	s := postgres.NewStore(dsn)
-	s.Logger = log
+	s.Logger, s.MaxConns = log, int32(maxConns)
 	octx, cancel := context.WithTimeout(ctx, sharedOpenTimeout)
 	defer cancel()
 	if err := s.Open(octx); err != nil {
@@ -61,32 +61,30 @@ type nodeState struct {
 // openNodeState opens the shared store when dsn is set; otherwise the keys
 // are the data dir's key database and the counts the node's own store.
 // closeState closes what it opened.
-func openNodeState(ctx context.Context, dsn, dataDir string, store *kv.Store, log *slog.Logger) (st nodeState, closeState func(), err error) {
+func openNodeState(ctx context.Context, dsn string, maxConns int, dataDir string, store *kv.Store, log *slog.Logger) (st nodeState, closeState func(), err error) {
 	if dsn == "" {
 		keys := kv.NewKeys(filepath.Join(dataDir, "keys"))
 		keys.Logger = log
 		return nodeState{Keys: keys, Quota: store}, func() {}, nil
 	}
-	shared, err := openShared(ctx, dsn, log)
+	shared, err := openShared(ctx, dsn, maxConns, log)
 	if err != nil {
 		return nodeState{}, nil, err
 	}
 	log.Info("fleet mode: keys, quotas, subscriptions and the alert outbox are in the shared store",
-		"shared_store", redactURL(dsn), "node", shared.Node, "schema_version", postgres.SchemaVersion())
+		"shared_store", redactURL(dsn), "max_conns", maxConns, "node", shared.Node, "schema_version", postgres.SchemaVersion())
 	return nodeState{Keys: shared, Quota: shared, Shared: shared}, func() { shared.Close() }, nil
 }
 
 // fleetNode returns, for a node of a fleet (a shared store) running the
-// feeds, its place in the fleet and the listeners its feeds tell: the
-// publisher first, so that it reads the change log before anything trims
-// it. A single node gets nil and listeners as they are.
-func (c *ServeCommand) fleetNode(shared *postgres.Store, store *kv.Store, listeners []rappel.ChangeListener, log *slog.Logger) (*fleet.Node, []rappel.ChangeListener) {
+// feeds, its place in the fleet, whose followers tell listeners what they
+// applied; a single node gets nil.
+func (c *ServeCommand) fleetNode(shared *postgres.Store, store *kv.Store, listeners []rappel.ChangeListener, log *slog.Logger) *fleet.Node {
 	if shared == nil || c.Feeds != "on" {
-		return nil, listeners
+		return nil
 	}
-	node := &fleet.Node{Name: shared.Node, Log: shared, Store: store, Listeners: listeners, Plugins: shared,
+	return &fleet.Node{Name: shared.Node, Log: shared, Store: store, Listeners: listeners, Plugins: shared,
 		LeaseTTL: c.FleetLease, Logger: log.With("component", "fleet")}
-	return node, append([]rappel.ChangeListener{node.Publisher()}, listeners...)
 }
 
 // runFleet runs node until the returned stop is called, which gives its

@@ -56,13 +56,17 @@ const feedChannel = "rappel_feed"
 
 // publicationBody is what feed_publications.body holds.
 type publicationBody struct {
-	Put      []*rappel.Record         `json:"put,omitempty"`
-	Delete   []string                 `json:"delete,omitempty"`
-	Gen      uint64                   `json:"gen,omitempty"`
-	Changes  []rappel.PublishedChange `json:"changes,omitempty"`
-	Agencies []rappel.Agency          `json:"agencies,omitempty"`
-	Replace  bool                     `json:"replace,omitempty"`
-	Seq      uint64                   `json:"seq,omitempty"`
+	Put      []*rappel.Record                 `json:"put,omitempty"`
+	Delete   []string                         `json:"delete,omitempty"`
+	Gen      uint64                           `json:"gen,omitempty"`
+	Changes  []rappel.PublishedChange         `json:"changes,omitempty"`
+	Agencies []rappel.Agency                  `json:"agencies,omitempty"`
+	Replace  bool                             `json:"replace,omitempty"`
+	Seq      uint64                           `json:"seq,omitempty"`
+	Source   *rappel.PublishedSource          `json:"source,omitempty"`
+	Partials map[string][]*rappel.Record      `json:"partials,omitempty"`
+	Raw      map[string][]rappel.PublishedRaw `json:"raw,omitempty"`
+	States   []rappel.SourceState             `json:"states,omitempty"`
 }
 
 // The lease's times are the database's (now()), never a node's: nodes whose
@@ -159,7 +163,8 @@ func (s *Store) Publish(ctx context.Context, p *rappel.Publication) (int64, erro
 	if s.pool == nil {
 		return 0, errNotOpen
 	}
-	body, err := json.Marshal(publicationBody{Put: p.Put, Delete: p.Delete, Gen: p.Gen, Changes: p.Changes, Agencies: p.Agencies, Replace: p.Replace, Seq: p.Seq})
+	body, err := json.Marshal(publicationBody{Put: p.Put, Delete: p.Delete, Gen: p.Gen, Changes: p.Changes, Agencies: p.Agencies, Replace: p.Replace, Seq: p.Seq,
+		Source: p.Source, Partials: p.Partials, Raw: p.Raw, States: p.States})
 	if err != nil {
 		return 0, fmt.Errorf("publishing refresh: encoding its records: %w", err)
 	}
@@ -268,6 +273,7 @@ func scanPublication(row pgx.CollectableRow) (*rappel.Publication, error) {
 		return nil, fmt.Errorf("version %d: decoding its records: %w", p.Version, err)
 	}
 	p.Put, p.Delete, p.Gen, p.Changes, p.Agencies, p.Replace, p.Seq = b.Put, b.Delete, b.Gen, b.Changes, b.Agencies, b.Replace, b.Seq
+	p.Source, p.Partials, p.Raw, p.States = b.Source, b.Partials, b.Raw, b.States
 	return p, nil
 }
 

@@ -149,7 +149,7 @@ func (s *Store) inTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
 	for attempt := 0; ; attempt++ {
 		err := pgx.BeginFunc(ctx, s.pool, fn)
 		if err == nil || attempt == 4 || !retryable(err) {
-			return err
+			return unreachable(err)
 		}
 		select {
 		case <-ctx.Done():

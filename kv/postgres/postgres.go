@@ -38,7 +38,11 @@ type Store struct {
 	// Logger receives the migrations applied; nil logs nothing.
 	Logger *slog.Logger
 
-	pool *pgxpool.Pool
+	// MaxConns caps the connections this node opens to the shared store;
+	// 0 is DefaultMaxConns.
+	MaxConns int32
+
+	pool *pool
 
 	// keysMu guards the keys KeysByHash read last, at keysVersion of the
 	// api_key_changes counter.
@@ -46,6 +50,14 @@ type Store struct {
 	keysVersion int64
 	byHash      map[[sha256.Size]byte]*rappel.APIKey
 }
+
+// DefaultMaxConns is how many connections a node opens to the shared store
+// at most unless told (--shared-store-max-conns): enough for its alert
+// sender, webhook sender, usage writer, fleet node and the requests that
+// write at once, few enough that a fleet of ten stays within PostgreSQL's
+// default max_connections of 100 (docs/operations.md, "Sizing the shared
+// store").
+const DefaultMaxConns = 8
 
 // NewStore returns a Store for dsn with defaults.
 func NewStore(dsn string) *Store {
@@ -62,13 +74,17 @@ func (s *Store) Open(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("opening the shared store: the URL does not parse: %w", err)
 	}
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	cfg.MaxConns = DefaultMaxConns
+	if s.MaxConns > 0 {
+		cfg.MaxConns = s.MaxConns
+	}
+	p, err := newPool(ctx, cfg)
 	if err != nil {
 		return fmt.Errorf("opening the shared store: %w", err)
 	}
-	s.pool = pool
+	s.pool = p
 	if err := s.migrate(ctx); err != nil {
-		pool.Close()
+		p.Close()
 		s.pool = nil
 		return err
 	}
