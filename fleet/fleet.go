@@ -183,10 +183,10 @@ func (n *Node) Stats() rappel.FleetStats {
 }
 
 // staleAfter is how long without reaching the shared store makes a node
-// degraded: a few polls, and at least a lease's time, so that one slow
-// answer does not.
+// degraded: ten polls, half a lease (a leader renews every third of it)
+// and at least 5 s, so that one slow answer does not.
 func (n *Node) staleAfter() time.Duration {
-	return max(10*n.Poll, n.LeaseTTL, 5*time.Second)
+	return max(10*n.Poll, n.LeaseTTL/2, 5*time.Second)
 }
 
 func (n *Node) defaults() {

@@ -282,6 +282,7 @@ func testOutage(t *testing.T, f *fleetEnv) {
 	if follower == leader {
 		follower = nodes[1]
 	}
+	refreshAll(t, nodes...) // the leader's first refresh published, everywhere
 	sameData(t, nodes...)
 
 	f.addRecall(t, "70041", "Outage brand canned peas recalled due to Listeria")
@@ -459,7 +460,7 @@ func testLeaderChange(t *testing.T, f *fleetEnv) {
 		t.Fatalf("the change feed after one title changed: %v %s", err, body)
 	}
 	for _, c := range page.Changes {
-		if c.RecordID != "hc-70042" || c.Type != rappel.ChangeUpdated {
+		if c.RecordID != "hc-70042" || c.Type != rappel.EventRecallUpdated {
 			t.Fatalf("the change feed after one title changed holds %s %s: %s", c.Type, c.RecordID, body)
 		}
 	}

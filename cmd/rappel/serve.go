@@ -25,8 +25,8 @@ import (
 	"github.com/rappel-ca/rappel/edge"
 	"github.com/rappel-ca/rappel/internal/buildinfo"
 	"github.com/rappel-ca/rappel/kv"
-	"github.com/rappel-ca/rappel/kv/postgres"
 	"github.com/rappel-ca/rappel/kv/index"
+	"github.com/rappel-ca/rappel/kv/postgres"
 )
 
 // ServeCommand serves the API.
