@@ -156,7 +156,7 @@ func (n *Node) Status() Status {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	st := n.status
-	now := n.Now()
+	now := n.clock()
 	if !n.leaderUntil.IsZero() && !now.Before(n.leaderUntil) && !n.leader {
 		st.Leader = "" // that lease ran out; nobody is known to lead
 	}
@@ -177,16 +177,32 @@ func (n *Node) Stats() rappel.FleetStats {
 		Lag: time.Duration(st.Lag * float64(time.Second)), Degraded: st.Degraded, Ready: st.Ready, ReadyAt: st.ReadyAt,
 		PublishFailures: st.PublishFailures}
 	if !st.LastContact.IsZero() {
-		out.SinceContact = n.Now().Sub(st.LastContact)
+		out.SinceContact = n.clock().Sub(st.LastContact)
 	}
 	return out
+}
+
+// clock is Now, or time.Now before Run has set the defaults: /health may
+// ask for the node's status before it runs.
+func (n *Node) clock() time.Time {
+	if n.Now == nil {
+		return time.Now()
+	}
+	return n.Now()
 }
 
 // staleAfter is how long without reaching the shared store makes a node
 // degraded: ten polls, half a lease (a leader renews every third of it)
 // and at least 5 s, so that one slow answer does not.
 func (n *Node) staleAfter() time.Duration {
-	return max(10*n.Poll, n.LeaseTTL/2, 5*time.Second)
+	poll, ttl := n.Poll, n.LeaseTTL
+	if poll <= 0 {
+		poll = DefaultPoll
+	}
+	if ttl <= 0 {
+		ttl = DefaultLeaseTTL
+	}
+	return max(10*poll, ttl/2, 5*time.Second)
 }
 
 func (n *Node) defaults() {

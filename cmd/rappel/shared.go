@@ -84,7 +84,9 @@ func (c *ServeCommand) fleetNode(shared *postgres.Store, store *kv.Store, listen
 		return nil
 	}
 	return &fleet.Node{Name: shared.Node, Log: shared, Store: store, Listeners: listeners, Plugins: shared,
-		LeaseTTL: c.FleetLease, Logger: log.With("component", "fleet")}
+		// Every field Run would default is set here: /health reads them
+		// from the start, concurrently with Run.
+		LeaseTTL: c.FleetLease, Poll: fleet.DefaultPoll, Now: time.Now, Logger: log.With("component", "fleet")}
 }
 
 // runFleet runs node until the returned stop is called, which gives its
