@@ -43,6 +43,9 @@ type FeedsConfig struct {
 	MaxRemoval float64
 	// AdminKey opens POST /admin/refresh; empty keeps it closed.
 	AdminKey string
+	// PluginsCacheDir keeps the plugins' compiled machine code; empty is
+	// the data dir's wazero-cache.
+	PluginsCacheDir string
 	// PluginsDir is watched for new plugins (<source>.wasm).
 	PluginsDir string
 	// PluginKeys is the file of the public keys whose signatures make a
@@ -114,6 +117,7 @@ func (c *FeedsConfig) register(fs *flag.FlagSet) {
 	fs.DurationVar(&c.Interval, "refresh-interval", c.Interval, "`time` between two refreshes of the feeds (for example 15m, or 2s in tests)")
 	fs.Float64Var(&c.MaxRemoval, "max-removal", c.MaxRemoval, "largest `share` of a source's records one refresh may remove; more is refused as suspicious")
 	fs.StringVar(&c.AdminKey, "admin-key", c.AdminKey, "`key` for the admin endpoints (POST /admin/refresh, GET /admin/plugins, POST /admin/plugins/{source}/approve), sent in x-admin-key; empty keeps them closed")
+	fs.StringVar(&c.PluginsCacheDir, "plugins-cache-dir", c.PluginsCacheDir, "`directory` keeping the plugins' compiled machine code, which several nodes on one host may share (compiling is most of a first start); empty is the data dir's wazero-cache")
 	fs.StringVar(&c.PluginsDir, "plugins-dir", c.PluginsDir, "`directory` watched for new plugins (<source>.wasm), tried on the last good data before they replace the running ones")
 	fs.StringVar(&c.PluginKeys, "plugin-keys", c.PluginKeys, "`file` of the trusted public keys (minisign format, one a line, # for comments); a plugin from --plugins-dir goes live only with a signature (FILE.wasm.minisig) by one of them")
 	fs.BoolVar(&c.AllowUnsigned, "plugins-allow-unsigned", c.AllowUnsigned, "let plugins from --plugins-dir without a signature go live (development only; a signature that is there is still checked)")
@@ -335,6 +339,9 @@ func (c *FeedsConfig) openPlugins(ctx context.Context, dataDir string, bundled i
 	host := plugins.NewHost()
 	c.limit(host)
 	host.CacheDir = filepath.Join(dataDir, "wazero-cache")
+	if c.PluginsCacheDir != "" {
+		host.CacheDir = c.PluginsCacheDir
+	}
 	host.Logger = log
 	if err := host.Open(ctx); err != nil {
 		return nil, nil, err

@@ -54,6 +54,7 @@ type fleetEnv struct {
 	// set, is told each in-process node's base URL as soon as it listens.
 	extra    []string
 	onListen func(base string)
+	cacheDir string
 }
 
 // newFleetEnv builds the bundle and starts the upstream; each fleet gets
@@ -61,7 +62,9 @@ type fleetEnv struct {
 func newFleetEnv(t testing.TB) *fleetEnv {
 	t.Helper()
 	root := plugintest.ModuleRoot(t)
-	f := &fleetEnv{bundleDir: MustBuildBundle(t), up: feedstest.NewUpstream(t)}
+	// One cache of compiled plugins for every node: only the first
+	// compiles.
+	f := &fleetEnv{bundleDir: MustBuildBundle(t), up: feedstest.NewUpstream(t), cacheDir: t.TempDir()}
 	f.up.LoadDir(t, "/hc", filepath.Join(root, "testdata", "hc"))
 	f.up.LoadDir(t, "/tc", filepath.Join(root, "testdata", "tc"))
 	f.up.LoadDir(t, "/detail", filepath.Join(root, "testdata", "detail"))
@@ -90,7 +93,7 @@ func (f *fleetEnv) args(dataDir, smtpAddr string) []string {
 		panic(err)
 	}
 	return []string{
-		"--plugins-dir", pluginsDir, "--plugins-allow-unsigned",
+		"--plugins-dir", pluginsDir, "--plugins-allow-unsigned", "--plugins-cache-dir", f.cacheDir,
 		"--data-dir", dataDir, "--feeds", "on", "--shared-store", f.dsn,
 		"--feed-hc-en", f.up.URL + "/hc/recalls-en.json", "--feed-hc-fr", f.up.URL + "/hc/recalls-fr.json",
 		"--feed-tc-vrdb", f.up.URL + "/tc/vrdb.csv", "--feed-detail", f.up.URL + "/detail/{lang}/{id}.json",
