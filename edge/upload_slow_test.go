@@ -73,3 +73,20 @@ func TestServer_SlowUpload(t *testing.T) {
 		t.Fatalf("an upload that stalled: %d %s", code, body)
 	}
 }
+
+// TestServer_NoSniff: every answer, the home page and errors included,
+// tells browsers not to guess its type.
+func TestServer_NoSniff(t *testing.T) {
+	s, _ := MustServer(t, MustCatalog(t, testRecords()))
+	base := MustHTTP(t, s.Handler()).URL
+	for _, path := range []string{"/", "/health", "/recall/nope", "/no-such-route"} {
+		res, err := http.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.Header.Get("X-Content-Type-Options") != "nosniff" {
+			t.Errorf("GET %s (%d) has no X-Content-Type-Options: nosniff", path, res.StatusCode)
+		}
+	}
+}
