@@ -2,9 +2,9 @@ package plugins
 
 import (
 	"bytes"
-	"io"
 	"encoding/base64"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
