@@ -34,12 +34,19 @@ func (s *Server) authenticateAdmin(r *http.Request) error {
 	if key == "" {
 		return rappel.Errorf(rappel.EFORBIDDEN, "Missing admin key: send it in the x-admin-key header.")
 	}
+	addr, _ := clientPrefix(r.RemoteAddr)
+	now := time.Now() // the guard's window is wall time, not s.Now
+	if wait := s.adminGuard.blocked(addr, now); wait > 0 {
+		return adminTooMany(wait)
+	}
 	// Comparing hashes keeps the comparison's time independent of where
 	// the keys differ, and of their lengths.
 	got, want := sha256.Sum256([]byte(key)), sha256.Sum256([]byte(s.AdminKey))
 	if subtle.ConstantTimeCompare(got[:], want[:]) != 1 {
+		s.adminGuard.failed(addr, now)
 		return rappel.Errorf(rappel.EFORBIDDEN, "Wrong admin key in the x-admin-key header.")
 	}
+	s.adminGuard.succeeded(addr)
 	return nil
 }
 

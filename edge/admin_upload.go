@@ -7,8 +7,10 @@ import (
 	"io"
 	"mime"
 	"mime/multipart"
+	"net"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/rappel-ca/rappel"
 )
@@ -56,6 +58,10 @@ func (s *Server) adminPutPlugin(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	// An upload may take longer than the server's read timeout (64 MiB
+	// over a slow link): it is cut when it stops making progress, not at a
+	// fixed time (uploadIdle, uploadMax).
+	r.Body = &progressBody{ReadCloser: r.Body, rc: http.NewResponseController(w), until: time.Now().Add(uploadMax)}
 	wasm, sig, err := readPluginUpload(r)
 	if err != nil {
 		return err
@@ -121,6 +127,42 @@ func (s *Server) adminSource(w http.ResponseWriter, r *http.Request) (string, er
 	return source, nil
 }
 
+// An upload's body is read as long as it makes progress: each read may
+// wait uploadIdle for bytes, and the whole body arrives within uploadMax
+// (64 MiB at about 110 KB/s).
+const (
+	uploadIdle = 10 * time.Second
+	uploadMax  = 10 * time.Minute
+)
+
+// progressBody moves the connection's read deadline on at every read.
+type progressBody struct {
+	io.ReadCloser
+	rc    *http.ResponseController
+	until time.Time
+}
+
+func (b *progressBody) Read(p []byte) (int, error) {
+	deadline := time.Now().Add(uploadIdle) // the connection's clock, not s.Now
+	if deadline.After(b.until) {
+		deadline = b.until
+	}
+	_ = b.rc.SetReadDeadline(deadline)
+	_ = b.rc.SetWriteDeadline(b.until.Add(time.Minute))
+	return b.ReadCloser.Read(p)
+}
+
+// unreadable is the 400 of a multipart body that could not be read, in
+// words of the request: never the socket's addresses an I/O error names.
+func unreadable(err error) error {
+	var ne net.Error
+	why := "it is cut short or not well-formed multipart"
+	if errors.As(err, &ne) && ne.Timeout() {
+		why = fmt.Sprintf("it stopped arriving: no byte came for %d s, or the whole body took more than %d minutes", int(uploadIdle/time.Second), int(uploadMax/time.Minute))
+	}
+	return rappel.BadRequest("the multipart body could not be read: "+why, uploadExample)
+}
+
 // readPluginUpload reads the multipart body of a plugin upload: the part
 // "plugin" (required) and the part "signature" (optional), each once.
 func readPluginUpload(r *http.Request) (wasm, sig []byte, err error) {
@@ -136,7 +178,7 @@ func readPluginUpload(r *http.Request) (wasm, sig []byte, err error) {
 			break
 		}
 		if err != nil {
-			return nil, nil, rappel.BadRequest("the multipart body could not be read ("+err.Error()+")", uploadExample)
+			return nil, nil, unreadable(err)
 		}
 		name := part.FormName()
 		var dst *[]byte
@@ -153,7 +195,7 @@ func readPluginUpload(r *http.Request) (wasm, sig []byte, err error) {
 		}
 		b, err := io.ReadAll(io.LimitReader(part, maxPluginUpload+1))
 		if err != nil {
-			return nil, nil, rappel.BadRequest("the multipart body could not be read ("+err.Error()+")", uploadExample)
+			return nil, nil, unreadable(err)
 		}
 		if len(b) > maxPluginUpload {
 			return nil, nil, rappel.Invalids(rappel.InvalidTooLong(rappel.BodyLoc(name), "", -1, maxPluginUpload))

@@ -15,6 +15,9 @@ import (
 // set higher (readHeaderBytes), so that the request reaches this check.
 func (s *Server) limitHeaders(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// Every answer is what its Content-Type says: a browser must not
+		// guess otherwise (an error quoting a client's input as HTML).
+		w.Header().Set("X-Content-Type-Options", "nosniff")
 		if size := headerSize(r); size > maxHeaderBytes {
 			part, partSize := longestPart(r)
 			s.fail(w, r, rappel.HeadersTooLarge(size, maxHeaderBytes, part, partSize))

@@ -151,8 +151,9 @@ type Server struct {
 	lim       *limiter
 	// anon limits searches without a key per client address, built from
 	// AnonymousPlan on first use (anonymous.go).
-	anonOnce sync.Once
-	anon     *anonymousLimiter
+	anonOnce   sync.Once
+	anon       *anonymousLimiter
+	adminGuard adminGuard
 	// admit is the pool of expensive searches, built on first use.
 	admitOnce sync.Once
 	admit     *admission

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"net/http"
 	"runtime"
 	"slices"
 	"strings"
@@ -212,17 +213,17 @@ func skipBOM(b []byte) []byte {
 }
 
 // describe names what a document that is not in its format looks like, for
-// an error: an HTML page, nothing, or its first bytes.
+// an error: an HTML page, nothing, or its length and the kind of content
+// its first bytes look like. Never the bytes themselves: the sentence
+// reaches /health and the log, and an upstream that answers with the wrong
+// document may be answering with something private.
 func describe(b []byte) string {
-	t := strings.TrimSpace(string(b[:min(len(b), 200)]))
+	t := strings.TrimSpace(string(b[:min(len(b), 512)]))
 	switch {
 	case t == "":
 		return "it is empty"
 	case strings.HasPrefix(t, "<"):
 		return "it is an HTML or XML page, not data (the upstream answered with a web page)"
 	}
-	if len(t) > 40 {
-		t = t[:40] + "…"
-	}
-	return fmt.Sprintf("it starts with %q", t)
+	return fmt.Sprintf("it is %d bytes of %s", len(b), http.DetectContentType(b[:min(len(b), 512)]))
 }

@@ -397,7 +397,7 @@ func (r *Refresher) failed(ctx context.Context, src *Source, st rappel.SourceSta
 	}
 	r.setState(st.Feed)
 	r.countRefresh(src.Name, p, true, start)
-	r.Logger.WarnContext(ctx, "refresh failed; the last good data keeps serving", "source", src.Name, "err", err)
+	r.Logger.WarnContext(ctx, "refresh failed; the last good data keeps serving", "source", src.Name, "err", redactURLs(err.Error()))
 }
 
 // succeeded counts and logs p's refresh, which took took from start.
@@ -520,7 +520,9 @@ func (r *Refresher) LastGood(ctx context.Context, source string) (fs.FS, error) 
 // errorSentence makes an error, a lower-case phrase, into a sentence for
 // /health.
 func errorSentence(err error) string {
-	s := strings.TrimSpace(err.Error())
+	// /health is public: a URL keeps neither its query string (an API
+	// key, for some upstreams) nor its user info.
+	s := strings.TrimSpace(redactURLs(err.Error()))
 	if s == "" {
 		return s
 	}

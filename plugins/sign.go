@@ -117,8 +117,17 @@ func (v *Verifier) Verify(source string, wasm, sig []byte) error {
 	if !minisign.Verify(key, wasm, sig) {
 		return fmt.Errorf("its signature by key %s does not match it: the file changed after it was signed, or the signature belongs to another file; sign this file again", KeyID(s.KeyID))
 	}
-	if signed := commentField(s.TrustedComment, "source"); signed != "" && signed != source {
+	// The trusted comment is signed with the module: it must say which
+	// source the signer meant and which module, or a signature made for
+	// any file (a plain "minisign -S") would pass for every source's.
+	signed, sum := commentField(s.TrustedComment, "source"), commentField(s.TrustedComment, "sha256")
+	switch {
+	case signed == "" || sum == "":
+		return fmt.Errorf("its signature's trusted comment does not name the source and the module's SHA-256 (it says %q); sign it with \"rappel plugin sign --source %s\", or with minisign -S -t \"source:%s\tsha256:%s\"", commentSafe(s.TrustedComment), source, source, SHA256(wasm))
+	case signed != source:
 		return fmt.Errorf("it was signed as a plugin for source %q, not %q; sign it again with --source %s if it is meant for %s", signed, source, source, source)
+	case sum != SHA256(wasm):
+		return fmt.Errorf("its signature's trusted comment names the module %s, not this one (%s); sign this file again", sum, SHA256(wasm))
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -209,4 +210,35 @@ func FuzzVerify(f *testing.F) {
 			t.Fatalf("accepted a signature of other bytes:\n%q", sig)
 		}
 	})
+}
+
+// TestVerify_TrustedCommentNamesSourceAndModule: a signature whose trusted
+// comment does not name the source and the module's SHA-256 (a plain
+// "minisign -S", whose comment names only the file), or names another
+// module, is refused with a sentence that says how to sign, though the
+// signature itself is good.
+func TestVerify_TrustedCommentNamesSourceAndModule(t *testing.T) {
+	pub, priv := mustKey(t)
+	v, err := ParseTrustedKeys(keysFile(t, pub))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sign := func(comment string) []byte {
+		r := minisign.NewReader(bytes.NewReader(testWasm))
+		io.Copy(io.Discard, r)
+		return r.SignWithComments(priv, comment, "plain")
+	}
+	for comment, want := range map[string]string{
+		"timestamp:1700000000\tfile:vrdb.wasm":                                        "does not name the source",
+		"timestamp:1700000000\tfile:vrdb.wasm\tsource:hcdump":                         "does not name the source",
+		"timestamp:1700000000\tsha256:" + SHA256([]byte("other")) + "\tsource:hcdump": "names the module",
+		"timestamp:1700000000\tsha256:" + SHA256(testWasm) + "\tsource:vrdb":          "signed as a plugin for source \"vrdb\"",
+	} {
+		if err := v.Verify("hcdump", testWasm, sign(comment)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("trusted comment %q: %v, want %q", comment, err, want)
+		}
+	}
+	if err := v.Verify("hcdump", testWasm, sign("timestamp:1\tsha256:"+SHA256(testWasm)+"\tsource:hcdump")); err != nil {
+		t.Errorf("a comment naming the source and the module: %v", err)
+	}
 }

@@ -235,13 +235,21 @@ func (c *BackupCommand) request(ctx context.Context) (io.ReadCloser, error) {
 		return nil, err
 	}
 	req.Header.Set("X-Admin-Key", c.AdminKey)
-	client := c.Client
-	if client == nil {
-		client = http.DefaultClient
+	client := http.DefaultClient
+	if c.Client != nil {
+		client = c.Client
 	}
-	resp, err := client.Do(req)
+	// No redirect is followed: it would send the admin key on to
+	// wherever the answer points, another host or plain http included.
+	noRedirect := *client
+	noRedirect.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	resp, err := noRedirect.Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("asking %s for a backup: %w", c.Node, err)
+	}
+	if resp.StatusCode >= 300 && resp.StatusCode < 400 {
+		resp.Body.Close()
+		return nil, fmt.Errorf("asking %s for a backup: it answered %s, a redirect to %s, which rappel backup does not follow, so as not to send the admin key on; give --node the address of the node itself", c.Node, resp.Status, bareURL(resp.Header.Get("Location")))
 	}
 	if resp.StatusCode != http.StatusOK {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
@@ -249,6 +257,16 @@ func (c *BackupCommand) request(ctx context.Context) (io.ReadCloser, error) {
 		return nil, fmt.Errorf("asking %s for a backup: %s: %s", c.Node, resp.Status, strings.TrimSpace(string(b)))
 	}
 	return resp.Body, nil
+}
+
+// bareURL is raw without user info and query string, for a sentence.
+func bareURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(an address that does not parse)"
+	}
+	u.User, u.RawQuery, u.ForceQuery = nil, "", false
+	return u.String()
 }
 
 // syncClose syncs and closes f.

@@ -25,7 +25,7 @@ import (
 	"github.com/rappel-ca/rappel/kv"
 )
 
-const testAdminKey = "admin-secret-for-backup-tests"
+const testAdminKey = "admin-secret-for-the-backup-tests-0123456789"
 
 // servedDataDir serves a data dir holding one record and one API key
 // (added with rappel keys into the data dir's key database) with the admin
@@ -437,5 +437,37 @@ func TestBackup_NodeKilledMidBackup(t *testing.T) {
 	}
 	if code, body := get(t, serveRestored(t, restored)+"/recall/"+id, "k1"); code != http.StatusOK || !strings.Contains(string(body), "Honda Civic") {
 		t.Fatalf("GET /recall/%s on the node restored after the kill = %d %s", id, code, body)
+	}
+}
+
+// TestBackup_NoRedirect: a node address that answers with a redirect to
+// another host (https to http included) is refused with a sentence, and
+// the admin key never reaches the other host.
+func TestBackup_NoRedirect(t *testing.T) {
+	got := make(chan string, 4)
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got <- r.Header.Get("X-Admin-Key")
+		w.WriteHeader(http.StatusOK)
+	}))
+	defer other.Close()
+	for _, code := range []int{http.StatusTemporaryRedirect, http.StatusFound, http.StatusPermanentRedirect} {
+		node := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, other.URL+"/steal?token=abc", code)
+		}))
+		c := NewBackupCommand()
+		if err := c.ParseFlags([]string{"--to", filepath.Join(t.TempDir(), "b.tar"), "--node", node.URL, "--admin-key", testAdminKey}); err != nil {
+			t.Fatal(err)
+		}
+		c.Stdout, c.Client = io.Discard, node.Client()
+		err := c.Run(context.Background())
+		node.Close()
+		if err == nil || !strings.Contains(err.Error(), "does not follow") || strings.Contains(err.Error(), "token=abc") {
+			t.Fatalf("a backup redirected with %d: %v", code, err)
+		}
+	}
+	select {
+	case key := <-got:
+		t.Fatalf("the other host was asked, with the admin key %q", key)
+	default:
 	}
 }

@@ -43,6 +43,8 @@ type FeedsConfig struct {
 	MaxRemoval float64
 	// AdminKey opens POST /admin/refresh; empty keeps it closed.
 	AdminKey string
+	// AdminKeyAllowShort accepts an AdminKey shorter than minAdminKey.
+	AdminKeyAllowShort bool
 	// PluginsCacheDir keeps the plugins' compiled machine code; empty is
 	// the data dir's wazero-cache.
 	PluginsCacheDir string
@@ -116,6 +118,8 @@ func (c *FeedsConfig) register(fs *flag.FlagSet) {
 	c.registerURLs(fs)
 	fs.DurationVar(&c.Interval, "refresh-interval", c.Interval, "`time` between two refreshes of the feeds (for example 15m, or 2s in tests)")
 	fs.Float64Var(&c.MaxRemoval, "max-removal", c.MaxRemoval, "largest `share` of a source's records one refresh may remove; more is refused as suspicious")
+	fs.StringVar(&c.AdminKey, "admin-key", c.AdminKey, "`key` for the admin endpoints (POST /admin/refresh, GET, PUT and DELETE /admin/plugins, POST /admin/plugins/{source}/approve, POST /admin/backup), sent in x-admin-key; at least 32 characters; empty keeps them closed")
+	fs.BoolVar(&c.AdminKeyAllowShort, "admin-key-allow-short", c.AdminKeyAllowShort, "accept an --admin-key shorter than 32 characters (development only: a short key can be guessed)")
 	fs.StringVar(&c.AdminKey, "admin-key", c.AdminKey, "`key` for the admin endpoints (POST /admin/refresh, GET /admin/plugins, POST /admin/plugins/{source}/approve), sent in x-admin-key; empty keeps them closed")
 	fs.StringVar(&c.PluginsCacheDir, "plugins-cache-dir", c.PluginsCacheDir, "`directory` keeping the plugins' compiled machine code, which several nodes on one host may share (compiling is most of a first start); empty is the data dir's wazero-cache")
 	fs.StringVar(&c.PluginsDir, "plugins-dir", c.PluginsDir, "`directory` watched for new plugins (<source>.wasm), tried on the last good data before they replace the running ones")
@@ -146,7 +150,15 @@ func (c *FeedsConfig) registerURLs(fs *flag.FlagSet) {
 }
 
 // validate reports the first setting that cannot work.
+// minAdminKey is the length an admin key must have at least: 32
+// characters of a random key are beyond guessing, even at the thousands of
+// guesses a second one connection can send.
+const minAdminKey = 32
+
 func (c *FeedsConfig) validate() error {
+	if c.AdminKey != "" && len(c.AdminKey) < minAdminKey && !c.AdminKeyAllowShort {
+		return fmt.Errorf("--admin-key is %d characters long; give one of at least %d (for example the output of `openssl rand -hex 32`), or add --admin-key-allow-short for development", len(c.AdminKey), minAdminKey)
+	}
 	c.defaults()
 	switch {
 	case c.Interval <= 0:

@@ -21,7 +21,7 @@ import (
 	"github.com/rappel-ca/rappel/plugins/plugintest"
 )
 
-const adminKey = "admin-e2e"
+const adminKey = "admin-key-of-the-end-to-end-tests-0123456789"
 
 // healthBody is what the test reads of GET /health.
 type healthBody struct {

@@ -99,3 +99,20 @@ func TestExitCode(t *testing.T) {
 		}
 	}
 }
+
+// TestParseFlags_AdminKeyLength: an admin key too short to be beyond
+// guessing is refused at start with a sentence that says how to make one,
+// unless development asks for it.
+func TestParseFlags_AdminKeyLength(t *testing.T) {
+	c := NewServeCommand()
+	err := c.ParseFlags([]string{"--admin-key", "x"})
+	if err == nil || !strings.Contains(err.Error(), "at least 32") || !strings.Contains(err.Error(), "--admin-key-allow-short") {
+		t.Fatalf("a one-character admin key: %v", err)
+	}
+	if err := NewServeCommand().ParseFlags([]string{"--admin-key", "x", "--admin-key-allow-short"}); err != nil {
+		t.Fatalf("a short admin key allowed for development: %v", err)
+	}
+	if err := NewServeCommand().ParseFlags([]string{"--admin-key", strings.Repeat("k", 32)}); err != nil {
+		t.Fatalf("a 32-character admin key: %v", err)
+	}
+}

@@ -142,6 +142,10 @@ func readFile(tr *tar.Reader, hdr *tar.Header, seen map[string]File, create func
 		return File{}, archiveError("%q is not a clean relative path", name)
 	case seen[name].Path != "":
 		return File{}, archiveError("%q appears twice", name)
+	case sparse(hdr):
+		// Its holes would be written out whole: a few KB on the wire can
+		// declare gigabytes. A backup never writes one.
+		return File{}, archiveError("%q is a sparse entry (GNU.sparse), which a backup never holds", name)
 	}
 	w, err := create(name, hdr.Mode)
 	if err != nil {
@@ -159,6 +163,17 @@ func readFile(tr *tar.Reader, hdr *tar.Header, seen map[string]File, create func
 		return File{}, fmt.Errorf("writing %s: %w", name, err)
 	}
 	return File{Path: name, Size: n, SHA256: hexSum(h)}, nil
+}
+
+// sparse reports whether hdr is a sparse entry, in any of the forms tar
+// has for one.
+func sparse(hdr *tar.Header) bool {
+	for k := range hdr.PAXRecords {
+		if strings.HasPrefix(k, "GNU.sparse.") {
+			return true
+		}
+	}
+	return hdr.Typeflag == tar.TypeGNUSparse
 }
 
 func hexSum(h hash.Hash) string { return hex.EncodeToString(h.Sum(nil)) }

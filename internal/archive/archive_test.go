@@ -3,6 +3,7 @@ package archive
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -102,5 +103,63 @@ func TestReadArchive_Refuses(t *testing.T) {
 	}
 	if _, err := Read(strings.NewReader("not a tar at all, just some text that is long enough "+strings.Repeat("x", 600)), Discard); !errors.Is(err, ErrArchive) {
 		t.Errorf("text: %v", err)
+	}
+}
+
+// rawBlock is a ustar header block for an entry of typ named name holding
+// size bytes, written by hand: archive/tar's Writer writes no sparse
+// entry, and an attacker's archive is not made with it.
+func rawBlock(name string, typ byte, size int) []byte {
+	b := make([]byte, 512)
+	copy(b[0:], name)
+	copy(b[100:], "0000600\x00")
+	copy(b[108:], "0000000\x00")
+	copy(b[116:], "0000000\x00")
+	copy(b[124:], fmt.Sprintf("%011o\x00", size))
+	copy(b[136:], "00000000000\x00")
+	copy(b[148:], "        ")
+	b[156] = typ
+	copy(b[257:], "ustar\x0000")
+	sum := 0
+	for _, c := range b {
+		sum += int(c)
+	}
+	copy(b[148:], fmt.Sprintf("%06o\x00 ", sum))
+	return b
+}
+
+// padded is b padded to a whole number of blocks.
+func padded(b []byte) []byte {
+	return append(b, make([]byte, (512-len(b)%512)%512)...)
+}
+
+// TestReadArchive_RefusesSparse: a PAX sparse entry a few KB long that
+// declares 2 GiB of holes is refused before a byte of it is written.
+func TestReadArchive_RefusesSparse(t *testing.T) {
+	record := func(k, v string) string {
+		line := " " + k + "=" + v + "\n"
+		n := len(line)
+		for len(fmt.Sprint(n+len(fmt.Sprint(n)))) != len(fmt.Sprint(n)) {
+			n++
+		}
+		n += len(fmt.Sprint(n))
+		return fmt.Sprint(n) + line
+	}
+	pax := record("GNU.sparse.major", "1") + record("GNU.sparse.minor", "0") +
+		record("GNU.sparse.name", "store/000001.sst") + record("GNU.sparse.realsize", "2147483648")
+	sparseMap := padded([]byte("1\n2147483647\n1\n"))
+	data := append(sparseMap, 'x')
+	var raw []byte
+	raw = append(raw, rawBlock("PaxHeaders/000001.sst", 'x', len(pax))...)
+	raw = append(raw, padded([]byte(pax))...)
+	raw = append(raw, rawBlock("store/000001.sst", '0', len(data))...)
+	raw = append(raw, padded(data)...)
+	raw = append(raw, make([]byte, 1024)...)
+	sizes := map[string]int64{}
+	_, err := Read(bytes.NewReader(raw), func(name string, _ int64) (io.WriteCloser, error) {
+		return &countingWriter{name: name, sizes: sizes}, nil
+	})
+	if !errors.Is(err, ErrArchive) || !strings.Contains(err.Error(), "sparse") || len(sizes) != 0 {
+		t.Fatalf("a sparse entry of 2 GiB: %v, written %v", err, sizes)
 	}
 }
