@@ -120,7 +120,6 @@ func (c *FeedsConfig) register(fs *flag.FlagSet) {
 	fs.Float64Var(&c.MaxRemoval, "max-removal", c.MaxRemoval, "largest `share` of a source's records one refresh may remove; more is refused as suspicious")
 	fs.StringVar(&c.AdminKey, "admin-key", c.AdminKey, "`key` for the admin endpoints (POST /admin/refresh, GET, PUT and DELETE /admin/plugins, POST /admin/plugins/{source}/approve, POST /admin/backup), sent in x-admin-key; at least 32 characters; empty keeps them closed")
 	fs.BoolVar(&c.AdminKeyAllowShort, "admin-key-allow-short", c.AdminKeyAllowShort, "accept an --admin-key shorter than 32 characters (development only: a short key can be guessed)")
-	fs.StringVar(&c.AdminKey, "admin-key", c.AdminKey, "`key` for the admin endpoints (POST /admin/refresh, GET /admin/plugins, POST /admin/plugins/{source}/approve), sent in x-admin-key; empty keeps them closed")
 	fs.StringVar(&c.PluginsCacheDir, "plugins-cache-dir", c.PluginsCacheDir, "`directory` keeping the plugins' compiled machine code, which several nodes on one host may share (compiling is most of a first start); empty is the data dir's wazero-cache")
 	fs.StringVar(&c.PluginsDir, "plugins-dir", c.PluginsDir, "`directory` watched for new plugins (<source>.wasm), tried on the last good data before they replace the running ones")
 	fs.StringVar(&c.PluginKeys, "plugin-keys", c.PluginKeys, "`file` of the trusted public keys (minisign format, one a line, # for comments); a plugin from --plugins-dir goes live only with a signature (FILE.wasm.minisig) by one of them")
