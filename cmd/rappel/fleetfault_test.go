@@ -123,6 +123,7 @@ func testStalledLeader(t *testing.T, f *fleetEnv) {
 	waitLive(t, a)
 	others := f.startNodes(t, 2, smtp.Addr, false)
 	all := append([]string{a}, others...)
+	refreshAll(t, all...) // the leader's first refresh published, everywhere
 	sameData(t, all...)
 
 	f.addRecall(t, "70040", "Stalled brand frozen peas recalled due to Listeria")
