@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os/exec"
 	"regexp"
 	"strconv"
 	"strings"
@@ -107,21 +108,7 @@ func waitTitle(t *testing.T, id, title string, nodes ...string) {
 // store and change log are the fleet's, and it serves the next change.
 func testStalledLeader(t *testing.T, f *fleetEnv) {
 	smtp := smtptest.MustStart(t)
-	a, cmd, stderr := startProcess(t, fleetNodeConfig{
-		Args:   append(f.args(t.TempDir(), smtp.Addr), "--alerts-confirm=false"),
-		Bundle: f.bundleDir, Lease: time.Minute, SMTPTimeout: 10 * time.Second,
-	})
-	t.Cleanup(func() {
-		cmd.Process.Signal(syscall.SIGCONT)
-		if t.Failed() {
-			t.Logf("the stalled node's log:\n%s", stderr)
-		}
-	})
-	if leaderOf(t, a) != a {
-		t.Fatalf("the only node does not lead:\n%s", stderr)
-	}
-	waitLive(t, a)
-	others := f.startNodes(t, 2, smtp.Addr, false)
+	a, cmd, others := f.startLed(t, smtp.Addr)
 	all := append([]string{a}, others...)
 	refreshAll(t, all...) // the leader's first refresh published, everywhere
 	sameData(t, all...)
@@ -172,6 +159,28 @@ func testStalledLeader(t *testing.T, f *fleetEnv) {
 	refreshAll(t, all...)
 	waitTitle(t, "hc-70040", "Later brand", all...)
 	sameData(t, all...)
+}
+
+// startLed starts a fleet of three led by its first node, a process (so
+// that it can be stopped or killed for real), and returns that node's
+// base URL and process, and the two in-process followers.
+func (f *fleetEnv) startLed(t *testing.T, smtpAddr string) (string, *exec.Cmd, []string) {
+	t.Helper()
+	a, cmd, stderr := startProcess(t, fleetNodeConfig{
+		Args:   append(f.args(t.TempDir(), smtpAddr), "--alerts-confirm=false"),
+		Bundle: f.bundleDir, Lease: time.Minute, SMTPTimeout: 10 * time.Second,
+	})
+	t.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGCONT) // one the test stopped
+		if t.Failed() {
+			t.Logf("the first leader's log:\n%s", stderr)
+		}
+	})
+	if leaderOf(t, a) != a {
+		t.Fatalf("the only node does not lead:\n%s", stderr)
+	}
+	waitLive(t, a)
+	return a, cmd, f.startNodes(t, 2, smtpAddr, false)
 }
 
 // cutProxy is a TCP proxy to the shared store that can be cut: every
@@ -373,20 +382,7 @@ func testLeaderChange(t *testing.T, f *fleetEnv) {
 	}))
 	t.Cleanup(hook.Close)
 	smtp := smtptest.MustStart(t)
-	a, cmd, stderr := startProcess(t, fleetNodeConfig{
-		Args:   append(f.args(t.TempDir(), smtp.Addr), "--alerts-confirm=false"),
-		Bundle: f.bundleDir, Lease: time.Minute, SMTPTimeout: 10 * time.Second,
-	})
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("the first leader's log:\n%s", stderr)
-		}
-	})
-	if leaderOf(t, a) != a {
-		t.Fatalf("the only node does not lead:\n%s", stderr)
-	}
-	waitLive(t, a)
-	others := f.startNodes(t, 2, smtp.Addr, false)
+	a, cmd, others := f.startLed(t, smtp.Addr)
 	all := append([]string{a}, others...)
 	f.addRecall(t, "70042", "Change brand frozen corn recalled due to Listeria")
 	refreshAll(t, all...)
