@@ -245,7 +245,7 @@ func (c *ListenConfig) listen(ctx context.Context, b *bound, dataDir string, srv
 	if ready != nil {
 		ready(b.plain.Addr())
 	}
-	return c.serve(ctx, srv, log, []*http.Server{hs}, []net.Listener{b.plain})
+	return c.serve(ctx, srv, log, []*http.Server{hs}, []net.Listener{edge.JSONConnErrors(b.plain)})
 }
 
 // listenTLS serves the API over HTTPS on httpsLn with certificates that
@@ -290,7 +290,7 @@ func (c *ListenConfig) listenTLS(ctx context.Context, httpLn, httpsLn net.Listen
 		ready(httpsLn.Addr())
 	}
 	return c.serve(ctx, srv, log, []*http.Server{hs, hr},
-		[]net.Listener{tls.NewListener(httpsLn, tlsConfig), httpLn})
+		[]net.Listener{tls.NewListener(httpsLn, tlsConfig), edge.JSONConnErrors(httpLn)})
 }
 
 // certificateExpiry returns, for each domain that has a certificate in
