@@ -15,6 +15,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2/vfs"
+
 	"github.com/rappel-ca/rappel/internal/archive"
 	"github.com/rappel-ca/rappel/kv"
 )
@@ -318,15 +320,18 @@ func (c *RestoreCommand) Run(ctx context.Context) (err error) {
 		return fmt.Errorf("opening the backup: %w", err)
 	}
 	defer f.Close()
-	created, err := prepareRestoreDir(c.DataDir)
+	made, err := prepareRestoreDir(c.DataDir)
 	if err != nil {
 		return err
 	}
 	defer func() {
 		if err != nil {
-			emptyRestoreDir(c.DataDir, created)
+			emptyRestoreDir(c.DataDir, made)
 		}
 	}()
+	if err := checkRestoreSpace(f, c.DataDir); err != nil {
+		return err
+	}
 	root, err := os.OpenRoot(c.DataDir)
 	if err != nil {
 		return err
@@ -344,35 +349,63 @@ func (c *RestoreCommand) Run(ctx context.Context) (err error) {
 }
 
 // prepareRestoreDir creates dir, or checks that it is an empty directory:
-// a restore never mixes a backup with another node's files. It reports
-// whether it created dir.
-func prepareRestoreDir(dir string) (created bool, err error) {
+// a restore never mixes a backup with another node's files. It returns
+// the topmost directory it created ("" when dir was there), which a
+// failed restore removes, so that nothing it made is left behind.
+func prepareRestoreDir(dir string) (made string, err error) {
 	entries, err := os.ReadDir(dir)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return false, fmt.Errorf("creating the data dir: %w", err)
+		made = filepath.Clean(dir)
+		for p := filepath.Dir(made); p != made; p = filepath.Dir(p) {
+			if _, err := os.Lstat(p); err == nil {
+				break
+			}
+			made = p
 		}
-		return true, nil
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return "", fmt.Errorf("creating the data dir: %w", err)
+		}
+		return made, nil
 	case err != nil:
-		return false, fmt.Errorf("reading the data dir %s: %w", dir, err)
+		return "", fmt.Errorf("reading the data dir %s: %w", dir, err)
 	case len(entries) > 0:
-		return false, fmt.Errorf("the data dir %s is not empty (it holds %s); restore into an empty or new directory, and move the old one aside first if it is to be replaced", dir, entries[0].Name())
+		return "", fmt.Errorf("the data dir %s is not empty (it holds %s); restore into an empty or new directory, and move the old one aside first if it is to be replaced", dir, entries[0].Name())
 	}
-	return false, nil
+	return "", nil
 }
 
-// emptyRestoreDir removes what a failed restore wrote: dir itself when
-// the restore created it, its contents otherwise.
-func emptyRestoreDir(dir string, created bool) {
-	if created {
-		_ = os.RemoveAll(dir)
+// emptyRestoreDir removes what a failed restore wrote: the directories it
+// created (made), or dir's contents when dir was there.
+func emptyRestoreDir(dir, made string) {
+	if made != "" {
+		_ = os.RemoveAll(made)
 		return
 	}
 	entries, _ := os.ReadDir(dir)
 	for _, e := range entries {
 		_ = os.RemoveAll(filepath.Join(dir, e.Name()))
 	}
+}
+
+// checkRestoreSpace refuses a restore into a file system with less free
+// space than the backup's size, before a byte is written: a backup is an
+// uncompressed tar, so its files take about its own size, and a restore
+// that fills the disk half way helps nobody.
+func checkRestoreSpace(backup *os.File, dir string) error {
+	st, err := backup.Stat()
+	if err != nil {
+		return fmt.Errorf("reading the backup's size: %w", err)
+	}
+	u, err := vfs.Default.GetDiskUsage(dir)
+	if err != nil {
+		return fmt.Errorf("measuring the free space of %s: %w", dir, err)
+	}
+	if need := uint64(max(st.Size(), 0)); u.AvailBytes < need {
+		return fmt.Errorf("%s has %s free and the backup takes %s: free space or restore onto a larger file system",
+			dir, mebibytes(u.AvailBytes, false), mebibytes(need, true))
+	}
+	return nil
 }
 
 // createIn creates the file name (slash separated) in root with its

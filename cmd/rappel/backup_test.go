@@ -471,3 +471,50 @@ func TestBackup_NoRedirect(t *testing.T) {
 	default:
 	}
 }
+
+// TestRestore_LeavesNothing: a restore into a directory whose parents do
+// not exist yet, refused for an archive whose entries clash (a file that
+// would be another's directory), says so in the archive's words, not the
+// file system's "file exists", and removes every directory it made; a
+// backup larger than the free space is refused before anything is
+// written.
+func TestRestore_LeavesNothing(t *testing.T) {
+	var buf bytes.Buffer
+	a := archive.NewWriter(&buf, time.Now())
+	for _, name := range []string{"foo", "foo/bar"} {
+		if err := a.Add(name, 1, 0o600, strings.NewReader("x")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	tmp := t.TempDir()
+	file := filepath.Join(tmp, "clash.tar")
+	if err := os.WriteFile(file, buf.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	err := restoreInto(file, filepath.Join(tmp, "new", "deeper", "data"))
+	if !errors.Is(err, archive.ErrArchive) || !strings.Contains(err.Error(), "cannot both be files") || strings.Contains(err.Error(), "file exists") {
+		t.Fatalf("restore of clashing entries: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(tmp, "new")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("a refused restore left the directories it made: %v", err)
+	}
+
+	huge := filepath.Join(tmp, "huge.tar")
+	if err := os.WriteFile(huge, buf.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(huge, 1<<50); err != nil { // a sparse file of 1 PiB
+		t.Skipf("this file system cannot hold a sparse file of 1 PiB: %v", err)
+	}
+	dir := filepath.Join(tmp, "big")
+	err = restoreInto(huge, dir)
+	if err == nil || !strings.Contains(err.Error(), "free and the backup takes") {
+		t.Fatalf("restore of a backup larger than the free space: %v", err)
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("a restore refused for space left %s: %v", dir, err)
+	}
+}

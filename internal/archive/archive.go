@@ -106,6 +106,7 @@ func archiveError(format string, args ...any) error {
 func Read(r io.Reader, create func(name string, mode int64) (io.WriteCloser, error)) (*Manifest, error) {
 	tr := tar.NewReader(r)
 	got := map[string]File{}
+	dirs := map[string]string{} // each directory of a file read: one of its files
 	for {
 		hdr, err := tr.Next()
 		if err == io.EOF {
@@ -124,16 +125,19 @@ func Read(r io.Reader, create func(name string, mode int64) (io.WriteCloser, err
 			}
 			return m, matchManifest(m, got)
 		}
-		f, err := readFile(tr, hdr, got, create)
+		f, err := readFile(tr, hdr, got, dirs, create)
 		if err != nil {
 			return nil, err
 		}
 		got[f.Path] = f
+		for dir := path.Dir(f.Path); dir != "." && dirs[dir] == ""; dir = path.Dir(dir) {
+			dirs[dir] = f.Path
+		}
 	}
 }
 
 // readFile copies one entry to its writer, hashing it.
-func readFile(tr *tar.Reader, hdr *tar.Header, seen map[string]File, create func(string, int64) (io.WriteCloser, error)) (File, error) {
+func readFile(tr *tar.Reader, hdr *tar.Header, seen map[string]File, dirs map[string]string, create func(string, int64) (io.WriteCloser, error)) (File, error) {
 	name := hdr.Name
 	switch {
 	case hdr.Typeflag != tar.TypeReg:
@@ -142,6 +146,8 @@ func readFile(tr *tar.Reader, hdr *tar.Header, seen map[string]File, create func
 		return File{}, archiveError("%q is not a clean relative path", name)
 	case seen[name].Path != "":
 		return File{}, archiveError("%q appears twice", name)
+	case clash(name, seen, dirs) != "":
+		return File{}, archiveError("%q and %q cannot both be files: one would be the other's directory", clash(name, seen, dirs), name)
 	case sparse(hdr):
 		// Its holes would be written out whole: a few KB on the wire can
 		// declare gigabytes. A backup never writes one.
@@ -165,6 +171,21 @@ func readFile(tr *tar.Reader, hdr *tar.Header, seen map[string]File, create func
 	return File{Path: name, Size: n, SHA256: hexSum(h)}, nil
 }
 
+// clash returns the file already read that name cannot sit beside, ""
+// when none: a file that would be one of name's directories, or one in a
+// directory that name would be (dirs maps each directory of the files
+// read to one of them). (A backup of a real directory holds no
+// such pair; without this check the restore fails with the file
+// system's own "file exists".)
+func clash(name string, seen map[string]File, dirs map[string]string) string {
+	for dir := path.Dir(name); dir != "."; dir = path.Dir(dir) {
+		if seen[dir].Path != "" {
+			return dir
+		}
+	}
+	return dirs[name]
+}
+
 // sparse reports whether hdr is a sparse entry, in any of the forms tar
 // has for one.
 func sparse(hdr *tar.Header) bool {
@@ -181,7 +202,7 @@ func hexSum(h hash.Hash) string { return hex.EncodeToString(h.Sum(nil)) }
 // ValidPath reports whether name is a clean, relative, slash
 // separated path that is not the manifest's.
 func ValidPath(name string) bool {
-	return name != "" && name != ManifestName && path.Clean(name) == name && !path.IsAbs(name) &&
+	return name != "" && name != "." && name != ManifestName && path.Clean(name) == name && !path.IsAbs(name) &&
 		name != ".." && !strings.HasPrefix(name, "../") && !strings.Contains(name, "\\") && !strings.ContainsRune(name, 0)
 }
 

@@ -101,6 +101,25 @@ func TestReadArchive_Refuses(t *testing.T) {
 			t.Errorf("%q: %v; want %q", name, err, want)
 		}
 	}
+	for _, names := range [][]string{{"a", "a/b"}, {"a/b/c", "a/b"}, {"."}} {
+		var buf bytes.Buffer
+		a := NewWriter(&buf, time.Now())
+		for _, name := range names {
+			if err := a.Add(name, 1, 0o600, strings.NewReader("x")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := a.Close(); err != nil {
+			t.Fatal(err)
+		}
+		want := "cannot both be files"
+		if len(names) == 1 {
+			want = "not a clean relative path"
+		}
+		if _, err := Read(&buf, Discard); !errors.Is(err, ErrArchive) || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "file exists") {
+			t.Errorf("%q: %v; want %q", names, err, want)
+		}
+	}
 	if _, err := Read(strings.NewReader("not a tar at all, just some text that is long enough "+strings.Repeat("x", 600)), Discard); !errors.Is(err, ErrArchive) {
 		t.Errorf("text: %v", err)
 	}
