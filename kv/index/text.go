@@ -98,13 +98,13 @@ func (a *analyzer) forms(stream int, word string) forms {
 	}
 	lw := strings.ToLower(word)
 	switch {
-	case rappel.IsDigits(lw) || utf8.RuneCountInString(lw) < 3:
+	case rappel.IsDigits(lw) || utf8.RuneCountInString(lw) <= maxUnstemmed:
 		f.main = fold(lw)
 	case stream == streamEN:
 		f.main = english.Stem(fold(lw), false)
 	default:
-		f.main = fold(french.Stem(lw, false))
-		if alt := french.Stem(fold(lw), false); alt != f.main {
+		f.main = frenchPlural(fold(french.Stem(lw, false)))
+		if alt := frenchPlural(french.Stem(fold(lw), false)); alt != f.main {
 			f.alt = alt
 		}
 	}
@@ -124,12 +124,31 @@ var recentSeed = maphash.MakeSeed()
 // forms does, without the cache and the second French form.
 func stem(stream int, w string) string {
 	switch {
-	case rappel.IsDigits(w) || utf8.RuneCountInString(w) < 3:
+	case rappel.IsDigits(w) || utf8.RuneCountInString(w) <= maxUnstemmed:
 		return w
 	case stream == streamEN:
 		return english.Stem(w, false)
 	}
-	return fold(french.Stem(w, false))
+	return frenchPlural(fold(french.Stem(w, false)))
+}
+
+// maxUnstemmed is the longest word, in characters, that is indexed and
+// matched as it is: the stemmers take a short word for a longer one's
+// root and cut it ("aed" became "a", so a search for AED matched every
+// "a"), and the short words of notices are acronyms (AED, ABS, SUV),
+// codes and whole words that have no suffix to remove.
+const maxUnstemmed = 3
+
+// frenchPlural removes the plural -s or -x the French stemmer leaves on
+// a stem ending in -us or -ux of four characters or more ("pneus",
+// "feux", "bijoux"), so that the plural meets the singular; the stemmer
+// removes every other plural itself ("jouets", "gâteaux"). A singular
+// such as "virus" loses its s too, in records and queries alike.
+func frenchPlural(stem string) string {
+	if len(stem) >= 4 && (strings.HasSuffix(stem, "us") || strings.HasSuffix(stem, "ux")) {
+		return stem[:len(stem)-1]
+	}
+	return stem
 }
 
 // fold removes diacritics and expands ligatures, so that "élevé" and
