@@ -126,6 +126,32 @@ func TestAdmission_ExpensiveSearchRunsInPool(t *testing.T) {
 	}
 }
 
+// TestAdmission_PrefixesORedRunInPool: eight two-letter prefixes ORed by
+// relevance score every record for some 800 terms, most of a second of a
+// core; they are priced from the terms the prefixes begin, hundreds of
+// units, and so run in the pool (they were priced 7 units, under the
+// pool's threshold, and ran beside everything else).
+func TestAdmission_PrefixesORedRunInPool(t *testing.T) {
+	inner := &index.Catalog{}
+	inner.Swap(mustBundleSegment(t))
+	s, _ := MustServer(t, inner)
+	s.Logger = discardLogger()
+	s.QueryBudget = time.Minute // the search is not the budget's test
+	base := MustHTTP(t, s.Handler()).URL
+
+	q := "re* OR co* OR pr* OR in* OR de* OR ca* OR pa* OR ma*"
+	code, h, body := getWith(t, base, "/recall?"+url.Values{"q": {q}, "sort_by": {"relevance"}, "limit": {"10"}}.Encode())
+	if code != http.StatusOK {
+		t.Fatalf("eight prefixes ORed: %d %.300s", code, body)
+	}
+	if cost, _ := strconv.Atoi(h.Get("Search-Cost")); cost < 100 {
+		t.Errorf("eight prefixes ORed by relevance: Search-Cost %q, want 100 or more", h.Get("Search-Cost"))
+	}
+	if n := admissions(s, "admitted"); n != 1 {
+		t.Errorf("eight prefixes ORed by relevance: %v admitted to the pool, want 1", n)
+	}
+}
+
 // TestAdmission_FullQueue fills the pool's one slot and its queue of one
 // with expensive searches held in the index, and checks that the next
 // one is a 503 with Retry-After and a sentence, while records by id,
@@ -257,7 +283,7 @@ func TestAdmission_ChargesUnits(t *testing.T) {
 	inner.Swap(mustBundleSegment(t))
 	e.s.Catalog = inner
 	e.s.Plans = map[string]rappel.Plan{
-		"units": {Name: "units", Rate: 1, Burst: 40, Monthly: 1000},
+		"units": {Name: "units", Rate: 1, Burst: 120, Monthly: 1000},
 		"small": {Name: "small", Rate: 1, Burst: 5, Monthly: 1000},
 	}
 	e.url = MustHTTP(t, e.s.Handler()).URL
@@ -268,10 +294,10 @@ func TestAdmission_ChargesUnits(t *testing.T) {
 		t.Fatalf("expensive search: %d %s", code, detail)
 	}
 	cost, _ := strconv.Atoi(h.Get("Search-Cost"))
-	if cost < DefaultExpensiveCost || cost > 40 {
-		t.Fatalf("Search-Cost %q, want between %d and 40", h.Get("Search-Cost"), DefaultExpensiveCost)
+	if cost < DefaultExpensiveCost || cost > 120 {
+		t.Fatalf("Search-Cost %q, want between %d and 120", h.Get("Search-Cost"), DefaultExpensiveCost)
 	}
-	left, used := 40-cost, cost
+	left, used := 120-cost, cost
 	if got, want := h.Get("RateLimit"), fmt.Sprintf(`"burst";r=%d;t=1, "monthly";r=%d;`, left, 1000-used); !strings.HasPrefix(got, want) {
 		t.Errorf("after the expensive search: RateLimit %q, want it to begin %q", got, want)
 	}

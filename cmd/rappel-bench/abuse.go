@@ -48,7 +48,7 @@ import (
 // second, from a node started with N export slots, and the report says
 // how many ended whole.
 //
-//	rappel-bench abuse [-attackers 64] [-duration 20s] [-budget 2s] [-plan dev|free|pro] [-repo DIR] [-work DIR]
+//	rappel-bench abuse [-attackers 64] [-duration 20s] [-budget 2s] [-plan dev|free|pro] [-set classic|expansion|prefixes] [-repo DIR] [-work DIR]
 //	rappel-bench abuse -exports 20 [-export-rate 1048576] [-export-format ndjson|csv]
 
 // abuseQueries are the expensive searches: the most common words of the
@@ -71,10 +71,7 @@ var abuseKeyless []bool
 // allows, thirty misspelled long words, and long words on the Atom feed.
 var (
 	misspelled30 = strings.TrimSpace(strings.Repeat("xqzlisteriaxq ", 30))
-	expansionSet = []struct {
-		label, path string
-		keyless     bool
-	}{
+	expansionSet = []abuseSearch{
 		{"512 × x", "/recall?" + url.Values{"q": {strings.Repeat("x", 512)}}.Encode(), false},
 		{"30 misspelled words", "/recall?" + url.Values{"q": {misspelled30}}.Encode(), false},
 		{"30 misspelled words, prefix=last", "/recall?" + url.Values{"q": {misspelled30}, "prefix": {"last"}}.Encode(), false},
@@ -85,10 +82,28 @@ var (
 	}
 )
 
-// useExpansionSet makes the expansion set the attackers' searches.
-func useExpansionSet() {
+// The prefix set (-set prefixes): two-letter prefixes ORed by relevance,
+// eight and sixteen of them, ten results: each completes to up to 64
+// terms a stream, and every record is scored for all of them.
+var (
+	prefixes8   = "re* OR co* OR pr* OR in* OR de* OR ca* OR pa* OR ma*"
+	prefixesSet = []abuseSearch{
+		{"8 prefixes ORed", "/recall?" + url.Values{"q": {prefixes8}, "sort_by": {"relevance"}, "limit": {"10"}}.Encode(), false},
+		{"16 prefixes ORed", "/recall?" + url.Values{"q": {prefixes8 + " OR st* OR sa* OR be* OR fo* OR mi* OR al* OR ch* OR tr*"}, "sort_by": {"relevance"}, "limit": {"10"}}.Encode(), false},
+	}
+)
+
+// abuseSearch is one of a set's searches: its label in the report, its
+// path, and whether it is sent without a key.
+type abuseSearch struct {
+	label, path string
+	keyless     bool
+}
+
+// useSet makes set the attackers' searches.
+func useSet(set []abuseSearch) {
 	abuseQueries, abuseLabels, abuseKeyless = nil, nil, nil
-	for _, q := range expansionSet {
+	for _, q := range set {
 		abuseQueries = append(abuseQueries, q.path)
 		abuseLabels = append(abuseLabels, q.label)
 		abuseKeyless = append(abuseKeyless, q.keyless)
@@ -164,7 +179,7 @@ func runAbuse(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.StringVar(&h.Repo, "repo", "", "`directory` of the rappel module (default: found above the working directory)")
 	fs.StringVar(&h.WorkDir, "work", "", "`directory` for the binary, data dir and logs (default build/bench-abuse in -repo)")
 	out := fs.String("json", "", "`file` to write the figures to as JSON")
-	set := fs.String("set", "classic", "`set` of expensive searches: classic (common words and phrases ORed) or expansion (long and misspelled words, keyed and on the keyless Atom feed)")
+	set := fs.String("set", "classic", "`set` of expensive searches: classic (common words and phrases ORed), expansion (long and misspelled words, keyed and on the keyless Atom feed) or prefixes (8 and 16 two-letter prefixes ORed, by relevance)")
 	exports := fs.Int("exports", 0, "measure this many `clients` exporting the dataset at once, slowly, instead of the expensive searches")
 	exportRate := fs.Int64("export-rate", 1<<20, "`bytes` a second each exporting client reads at most")
 	exportFormat := fs.String("export-format", "ndjson", "`format` of the exports: ndjson or csv")
@@ -177,9 +192,11 @@ func runAbuse(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	switch *set {
 	case "classic":
 	case "expansion":
-		useExpansionSet()
+		useSet(expansionSet)
+	case "prefixes":
+		useSet(prefixesSet)
 	default:
-		return fmt.Errorf("-set %q: want classic or expansion", *set)
+		return fmt.Errorf("-set %q: want classic, expansion or prefixes", *set)
 	}
 	if *plan != "dev" && !flagSet(fs, "attackers") {
 		*attackers = 8

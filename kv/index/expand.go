@@ -83,6 +83,9 @@ type termExp struct {
 	// only is set when words replace the term's own forms (a prefix: its
 	// completions include the word itself when the dictionary has it).
 	only bool
+	// est, in an expansion SearchCost left unfinished, is what a
+	// prefix's completions it did not walk hold at most, per stream.
+	est [2]prefixStat
 }
 
 // join is what n adjacent clauses also match together.
@@ -374,8 +377,10 @@ func (lx *lexicon) expandTerm(t rappel.Term, typos bool, exp *expansion) *termEx
 		for s := range 2 {
 			if lx.charge(prefixWork) {
 				te.words[s] = lx.completions(s, word)
+			} else {
+				te.est[s] = lx.prefixEstimate(s, word)
 			}
-			found = found || len(te.words[s]) > 0
+			found = found || len(te.words[s]) > 0 || te.est[s].terms > 0
 		}
 		if !found && typos && !long && typoBudget(word) > 0 {
 			// Nothing begins with it: what was typed so far has a typo
@@ -531,6 +536,30 @@ func (lx *lexicon) completions(stream int, word string) []expTerm {
 		}
 	}
 	return top(seen, maxPrefixTerms, func(string) int { return 0 })
+}
+
+// prefixEstimate bounds what completions(stream, word) returns, from
+// the dictionaries' figures of the terms its forms begin, without walking
+// them: at most maxPrefixTerms terms, holding at most the documents the
+// most frequent of each form's hold (hidden documents included).
+func (lx *lexicon) prefixEstimate(stream int, word string) prefixStat {
+	f := lx.parts[0].s.text.an.forms(stream, word)
+	var forms []string
+	for _, p := range []string{fold(word), f.main, f.alt} {
+		if utf8.RuneCountInString(p) >= rappel.MinPrefix && !slices.Contains(forms, p) {
+			forms = append(forms, p)
+		}
+	}
+	var est prefixStat
+	for _, p := range forms {
+		for _, part := range lx.parts {
+			st := part.s.text.prefixStat(stream, p)
+			est.terms += st.terms
+			est.docs += st.docs
+		}
+	}
+	est.terms = min(est.terms, maxPrefixTerms)
+	return est
 }
 
 // nearest returns the terms of stream within word's typo budget, the

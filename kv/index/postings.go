@@ -151,6 +151,9 @@ type textIndex struct {
 	// The term dictionary of a built index, made on first use (expand.go).
 	dictOnce sync.Once
 	dictFST  *vellum.FST
+	// What the terms each prefix begins hold, made on first use
+	// (prefixstats.go).
+	prefixes prefixStats
 }
 
 // post returns the posting of term in stream, or nil. The error reports a
@@ -337,6 +340,7 @@ func (ix *textIndex) termDocs(ctx context.Context, t rappel.Term, exp *expansion
 	}
 	var out *roaring.Bitmap
 	var err error
+	ops := opsOf(ctx)
 	if te == nil || !te.only {
 		if out, err = ix.ownDocs(ctx, t); err != nil {
 			return nil, err
@@ -356,6 +360,7 @@ func (ix *textIndex) termDocs(ctx context.Context, t rappel.Term, exp *expansion
 			}
 			if p != nil {
 				out.Or(p.docs)
+				ops.read(p.df())
 			}
 		}
 	}
@@ -381,7 +386,7 @@ func (ix *textIndex) ownDocs(ctx context.Context, t rappel.Term) (*roaring.Bitma
 	case 0:
 		return nil, nil
 	case 1:
-		out, err = ix.wordDocs(words[0])
+		out, err = ix.wordDocs(opsOf(ctx), words[0])
 	default:
 		out, err = ix.phraseUnion(ctx, words)
 	}
@@ -390,7 +395,7 @@ func (ix *textIndex) ownDocs(ctx context.Context, t rappel.Term) (*roaring.Bitma
 		// form every printing is indexed under.
 		if g, perr := rappel.ParseGTIN(t.Text); perr == nil {
 			var more *roaring.Bitmap
-			more, err = ix.wordDocs(string(g))
+			more, err = ix.wordDocs(opsOf(ctx), string(g))
 			out = roaring.Or(out, more)
 		}
 	}
@@ -398,8 +403,8 @@ func (ix *textIndex) ownDocs(ctx context.Context, t rappel.Term) (*roaring.Bitma
 }
 
 // wordDocs returns the documents holding one token, in any of its forms,
-// in either stream.
-func (ix *textIndex) wordDocs(w string) (*roaring.Bitmap, error) {
+// in either stream, counting the postings read in ops (nil for none).
+func (ix *textIndex) wordDocs(ops *searchOps, w string) (*roaring.Bitmap, error) {
 	out := roaring.New()
 	for s := range ix.postings {
 		f := ix.an.forms(s, w)
@@ -413,6 +418,7 @@ func (ix *textIndex) wordDocs(w string) (*roaring.Bitmap, error) {
 			}
 			if p != nil {
 				out.Or(p.docs)
+				ops.read(p.df())
 			}
 		}
 	}
@@ -467,6 +473,12 @@ func (ix *textIndex) phraseDocs(ctx context.Context, s int, words []string, alt 
 	}
 	cand := phraseCandidates(ps)
 	n := int(cand.GetCardinality())
+	if ops := opsOf(ctx); ops != nil {
+		for _, p := range ps {
+			ops.read(p.df())
+		}
+		ops.phrase += n * len(ps)
+	}
 	walks := make([]rankWalk, len(ps))
 	for i, p := range ps {
 		walks[i] = newRankWalk(p.docs, p.df(), n)

@@ -26,6 +26,10 @@ type scorer struct {
 	ix    *textIndex
 	cs    corpus
 	items []scoreItem
+	// hits counts the leaves scored that the document holds: a leaf a
+	// document lacks costs a look at its cursor, one it holds its
+	// positions read and a BM25 computed (searchOps).
+	hits int
 }
 
 // scoreItem is one addition to a document's score: a leaf on its own, or
@@ -203,6 +207,7 @@ func (sc *scorer) leafScore(l *scoreLeaf, doc int32) float64 {
 	if tf == 0 {
 		return 0
 	}
+	sc.hits++
 	return sc.ix.bm25Of(l.s, doc, l.weight, l.idf, tf, sc.cs.avgLen[l.s])
 }
 
@@ -307,7 +312,9 @@ func rankPage(ctx context.Context, qcs []rappel.Clause, cs corpus, exp *expansio
 // looking at ctx's deadline every ctxCheckEvery documents.
 func rankInto(ctx context.Context, s *Snapshot, match *roaring.Bitmap, sc *scorer, top *topK) error {
 	it := match.Iterator()
-	for i := 0; it.HasNext(); i++ {
+	i := 0
+	defer func() { opsOf(ctx).rank(i, sc) }()
+	for ; it.HasNext(); i++ {
 		if i%ctxCheckEvery == 0 && ctx.Err() != nil {
 			return timeoutError()
 		}
@@ -315,4 +322,13 @@ func rankInto(ctx context.Context, s *Snapshot, match *roaring.Bitmap, sc *score
 		top.offer(ranked{hit{s, d}, sc.score(d)})
 	}
 	return nil
+}
+
+// leaves is the number of terms sc scores each document for.
+func (sc *scorer) leaves() int {
+	n := 0
+	for _, it := range sc.items {
+		n += len(it.leaves)
+	}
+	return n
 }

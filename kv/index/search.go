@@ -76,6 +76,9 @@ func (v *View) Search(ctx context.Context, cq rappel.CheckedSearch) (*rappel.Pag
 	page.Results, page.N = appendHits(q.Buf, hits, q.Lang, v.highlighter(q, exp)), len(hits)
 	if q.Facets != nil {
 		page.Facets = v.facets(q, ms)
+		if ops := opsOf(ctx); ops != nil {
+			ops.faceted += len(q.Facets) * count
+		}
 	}
 	return page, nil
 }
@@ -385,6 +388,9 @@ func (s *Snapshot) pageInOrder(ctx context.Context, ok orderKey, match *roaring.
 	i, skipped := 0, 0
 	if c != nil {
 		i = s.after(ok, perm, c.key, c.id)
+	}
+	if ops := opsOf(ctx); ops != nil {
+		defer func(start int) { ops.walked += i - start }(i)
 	}
 	for ; i < s.n && len(docs) < want; i++ {
 		if i%ctxCheckEvery == 0 && ctx.Err() != nil {
