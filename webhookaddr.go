@@ -3,6 +3,7 @@ package rappel
 import (
 	"net/netip"
 	"strings"
+	"syscall"
 )
 
 // Which addresses a webhook delivery may connect to (docs/api.md, "Which
@@ -10,7 +11,9 @@ import (
 // Special-Purpose Address Registries, nor multicast, nor IPv6 outside the
 // global unicast space 2000::/3. The same check runs when an endpoint is
 // registered (on a literal address in its URL) and when connecting (on
-// every address a name resolves to).
+// every address a name resolves to). The documents a plugin's manifest
+// names are fetched under the same rule (docs/operations.md, "Plugins'
+// documents"): both are URLs the operator did not write.
 
 // AddressRange is a block of addresses a webhook may not reach, with the
 // name the registry gives it.
@@ -216,4 +219,70 @@ func CarriedIPv4(a netip.Addr) (netip.Addr, bool) {
 		return netip.AddrFrom4([4]byte{^last[0], ^last[1], ^last[2], ^last[3]}), true
 	}
 	return netip.Addr{}, false
+}
+
+// RefusedAddressError is a connection refused because of its address, or
+// a URL refused because of its host, by DialControl or CheckHost.
+type RefusedAddressError struct {
+	// Addr is the address dialed (host and port), or the URL's host.
+	Addr string
+	// Why says which refused block holds it; nil for an address that
+	// does not parse, or a host written as a number in another form than
+	// an IP address's (CheckHost).
+	Why *RefusedAddress
+	// Who is what may not reach it, in the message: "a webhook".
+	Who string
+}
+
+func (e *RefusedAddressError) Error() string {
+	var b strings.Builder
+	b.WriteString("refused to connect to " + e.Addr + ": ")
+	if e.Why == nil {
+		b.WriteString("neither a host name nor an IP address in its usual form (a.b.c.d, or IPv6 in brackets)")
+	} else {
+		b.WriteString(e.Why.String())
+	}
+	if e.Who != "" {
+		b.WriteString(", which " + e.Who + " may not reach")
+	}
+	return b.String()
+}
+
+// DialControl returns a net.Dialer's Control that refuses every address
+// CheckWebhookAddress refuses (with allowLoopback, loopback passes). It
+// sees the address being dialed, after name resolution: the one place
+// that sees every address a client reaches, a name that re-resolves to
+// another address (DNS rebinding) or a redirect's included. who names the
+// client in its errors (RefusedAddressError.Who).
+func DialControl(allowLoopback bool, who string) func(network, address string, c syscall.RawConn) error {
+	return func(_, address string, _ syscall.RawConn) error {
+		ap, err := netip.ParseAddrPort(address)
+		if err != nil {
+			return &RefusedAddressError{Addr: address, Who: who}
+		}
+		if why := CheckWebhookAddress(ap.Addr(), allowLoopback); why != nil {
+			return &RefusedAddressError{Addr: address, Why: why, Who: who}
+		}
+		return nil
+	}
+}
+
+// CheckHost refuses, before dialing, a URL's host (u.Hostname()) that is
+// an address written in a form CheckWebhookAddress refuses, or a number
+// written otherwise than as an IP address (0x7f000001, 2130706433,
+// 0177.0.0.1), which some resolvers read as an address and others look
+// up: DialControl alone would judge the IPv4 address an IPv4-mapped one
+// (::ffff:127.0.0.1) maps, which allowLoopback lets through. A name
+// returns nil: DialControl checks what it resolves to.
+func CheckHost(host string, allowLoopback bool, who string) *RefusedAddressError {
+	if a, err := netip.ParseAddr(host); err == nil {
+		if why := CheckWebhookAddress(a, allowLoopback); why != nil {
+			return &RefusedAddressError{Addr: host, Why: why, Who: who}
+		}
+		return nil
+	}
+	if numericName(host) {
+		return &RefusedAddressError{Addr: host, Who: who}
+	}
+	return nil
 }

@@ -10,11 +10,9 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/netip"
 	"net/url"
 	"strconv"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/rappel-ca/rappel"
@@ -59,45 +57,20 @@ func NewHookClient() *HookClient {
 }
 
 // RefusedAddressError is a connection refused because of its address.
-type RefusedAddressError struct {
-	Addr string
-	// Why says which refused block holds it; nil for an address that
-	// does not parse.
-	Why *rappel.RefusedAddress
-}
+type RefusedAddressError = rappel.RefusedAddressError
 
-func (e *RefusedAddressError) Error() string {
-	if e.Why == nil {
-		return "refused to connect to " + e.Addr + ": not an IP address and port"
-	}
-	return "refused to connect to " + e.Addr + ": " + e.Why.String() + ", which a webhook may not reach"
-}
-
-// control checks the address being dialed, after resolution: the one
-// place that sees every address the client reaches.
-func (c *HookClient) control(_, address string, _ syscall.RawConn) error {
-	ap, err := netip.ParseAddrPort(address)
-	if err != nil {
-		return &RefusedAddressError{Addr: address}
-	}
-	if why := rappel.CheckWebhookAddress(ap.Addr(), c.AllowHTTPLoopback); why != nil {
-		return &RefusedAddressError{Addr: address, Why: why}
-	}
-	return nil
-}
+// who names webhooks in the refusals.
+const who = "a webhook"
 
 // checkLiteral refuses a URL whose host is an address written in a form
 // CheckWebhookAddress refuses, before dialing: the dialer sees an
 // IPv4-mapped address (::ffff:a.b.c.d) as the IPv4 address it maps, so
-// control alone would let through an endpoint that registration refuses
-// (one stored before that rule).
+// the dialer's check alone would let through an endpoint that
+// registration refuses (one stored before that rule).
 func (c *HookClient) checkLiteral(u *url.URL) error {
-	a, err := netip.ParseAddr(u.Hostname())
-	if err != nil {
-		return nil // a name: control checks what it resolves to
-	}
-	if why := rappel.CheckWebhookAddress(a, c.AllowHTTPLoopback); why != nil {
-		return &RefusedAddressError{Addr: u.Host, Why: why}
+	if r := rappel.CheckHost(u.Hostname(), c.AllowHTTPLoopback, who); r != nil {
+		r.Addr = u.Host
+		return r
 	}
 	return nil
 }
@@ -108,7 +81,7 @@ func (c *HookClient) http() *http.Client {
 }
 
 func (c *HookClient) build() {
-	d := &net.Dialer{Timeout: c.ConnectTimeout, Control: c.control, Resolver: c.Resolver}
+	d := &net.Dialer{Timeout: c.ConnectTimeout, Control: rappel.DialControl(c.AllowHTTPLoopback, who), Resolver: c.Resolver}
 	t := &http.Transport{
 		Proxy:                  nil, // an HTTPS_PROXY would make the checked address the proxy's
 		DialContext:            d.DialContext,

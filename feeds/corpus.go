@@ -143,7 +143,7 @@ func (r *Refresher) fetchCorpusDocs(ctx context.Context, src *Source, prov *rapp
 		if d.Overlay {
 			continue
 		}
-		resp, err := r.fetchDoc(ctx, d, rappel.FileState{})
+		resp, err := r.fetchDoc(ctx, d, rappel.FileState{}, nil)
 		if err != nil {
 			return nil, fmt.Errorf("source %s: %w", src.Name, err)
 		}

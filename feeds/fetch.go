@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"crypto/x509"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/hashicorp/go-retryablehttp"
@@ -26,8 +28,10 @@ import (
 // Fetcher gets upstream documents over HTTP with retries: capped, jittered
 // exponential backoff on connection errors, 429 and 5xx; conditional
 // requests (If-None-Match, If-Modified-Since); gzip; and a cap on the size
-// of a body, compressed or not. Configure the exported fields before the
-// first Get.
+// of a body, compressed or not. A document a plugin's manifest names
+// (GetManifest) is fetched by a client of its own, under the webhooks'
+// address rules (manifest.go); the operator's own URLs (the flags') are
+// not. Configure the exported fields before the first Get.
 type Fetcher struct {
 	// Retries is how many times a failed request is tried again.
 	Retries int
@@ -41,8 +45,16 @@ type Fetcher struct {
 	MaxBody   int64
 	UserAgent string
 	Logger    *slog.Logger
+	// ManifestLoopback lets GetManifest connect to loopback addresses
+	// (127.0.0.0/8, ::1), for a plugin's documents served on the
+	// developer's machine (--plugin-documents-allow-loopback).
+	ManifestLoopback bool
+	// RootCAs, when set, replaces the system's roots for GetManifest:
+	// tests trust their own server's certificate with it.
+	RootCAs *x509.CertPool
 
-	client *retryablehttp.Client
+	client, manifest *retryablehttp.Client
+	manifestOnce     sync.Once
 }
 
 // NewFetcher returns a Fetcher with defaults for the national feeds: three
@@ -71,9 +83,15 @@ type Response struct {
 }
 
 func (f *Fetcher) init() *retryablehttp.Client {
-	if f.client != nil {
-		return f.client
+	if f.client == nil {
+		f.client = f.retrying()
 	}
+	return f.client
+}
+
+// retrying returns a client with f's retries, timeout and logger, over
+// the pooled transport of retryablehttp.
+func (f *Fetcher) retrying() *retryablehttp.Client {
 	c := retryablehttp.NewClient()
 	c.RetryMax = f.Retries
 	c.RetryWaitMin, c.RetryWaitMax = f.BackoffMin, f.BackoffMax
@@ -86,7 +104,6 @@ func (f *Fetcher) init() *retryablehttp.Client {
 	if f.Logger != nil {
 		c.Logger = retryLogger{f.Logger}
 	}
-	f.client = c
 	return c
 }
 
@@ -99,7 +116,12 @@ func (f *Fetcher) Get(ctx context.Context, url string, prev rappel.FileState) (r
 
 // GetLimited is Get with a cap of its own on the body's size after
 // decompression, instead of MaxBody (0 for none).
-func (f *Fetcher) GetLimited(ctx context.Context, url string, prev rappel.FileState, maxBody int64) (resp *Response, err error) {
+func (f *Fetcher) GetLimited(ctx context.Context, url string, prev rappel.FileState, maxBody int64) (*Response, error) {
+	return f.traced(ctx, f.init(), url, prev, maxBody)
+}
+
+// traced is get in a span.
+func (f *Fetcher) traced(ctx context.Context, c *retryablehttp.Client, url string, prev rappel.FileState, maxBody int64) (resp *Response, err error) {
 	ctx, span := tracer.Start(ctx, "feeds.Fetch", trace.WithSpanKind(trace.SpanKindClient),
 		trace.WithAttributes(attribute.String("url.full", spanURL(url))))
 	defer func() {
@@ -109,11 +131,11 @@ func (f *Fetcher) GetLimited(ctx context.Context, url string, prev rappel.FileSt
 		}
 		endSpan(span, err)
 	}()
-	return f.get(ctx, url, prev, maxBody)
+	return f.get(ctx, c, url, prev, maxBody)
 }
 
-// get is Get without its span.
-func (f *Fetcher) get(ctx context.Context, url string, prev rappel.FileState, maxBody int64) (*Response, error) {
+// get is Get without its span, by client c.
+func (f *Fetcher) get(ctx context.Context, c *retryablehttp.Client, url string, prev rappel.FileState, maxBody int64) (*Response, error) {
 	req, err := retryablehttp.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return nil, fmt.Errorf("fetching %s: %w", url, err)
@@ -130,8 +152,11 @@ func (f *Fetcher) get(ctx context.Context, url string, prev rappel.FileState, ma
 			req.Header.Set("If-Modified-Since", prev.LastModified)
 		}
 	}
-	resp, err := f.init().Do(req)
+	resp, err := c.Do(req)
 	if err != nil {
+		if r := refusal(url, err); r != nil {
+			return nil, r
+		}
 		return nil, fmt.Errorf("fetching %s: %w", url, err)
 	}
 	defer resp.Body.Close()
@@ -205,9 +230,16 @@ func readBody(resp *http.Response, maxBody int64) ([]byte, error) {
 		return nil, err
 	}
 	if maxBody > 0 && int64(len(body)) > maxBody {
-		return nil, fmt.Errorf("reading body: it is larger than the %d-byte cap", maxBody)
+		return nil, tooLarge{maxBody}
 	}
 	return body, nil
+}
+
+// tooLarge is a body cut at its cap.
+type tooLarge struct{ cap int64 }
+
+func (e tooLarge) Error() string {
+	return fmt.Sprintf("reading body: it is larger than the %d-byte cap", e.cap)
 }
 
 // readSized reads r to its end into a buffer of size bytes, grown past it
@@ -247,10 +279,36 @@ func jitterBackoff(lo, hi time.Duration, attempt int, resp *http.Response) time.
 }
 
 // retryLogger passes retryablehttp's messages to slog at debug level, and
-// its retries at info level.
+// its retries at info level. Their URLs lose their query strings (an
+// upstream's API key) and user info. A refusal of the manifest rules is
+// not logged here: its error names the address dialed, and the refresh
+// that fails logs it in words that do not (refusal). Nor is the empty
+// read of a redirect's body that a refused redirect leaves: net/http has
+// closed it already.
 type retryLogger struct{ l *slog.Logger }
 
-func (r retryLogger) Error(msg string, kv ...any) { r.l.Warn(msg, kv...) }
-func (r retryLogger) Info(msg string, kv ...any)  { r.l.Info(msg, kv...) }
-func (r retryLogger) Debug(msg string, kv ...any) { r.l.Debug(msg, kv...) }
-func (r retryLogger) Warn(msg string, kv ...any)  { r.l.Warn(msg, kv...) }
+// closedBody is net/http's error reading a body it closed (unexported).
+const closedBody = "http: read on closed response body"
+
+func (r retryLogger) Error(msg string, kv ...any) { r.log(slog.LevelWarn, msg, kv) }
+func (r retryLogger) Info(msg string, kv ...any)  { r.log(slog.LevelInfo, msg, kv) }
+func (r retryLogger) Debug(msg string, kv ...any) { r.log(slog.LevelDebug, msg, kv) }
+func (r retryLogger) Warn(msg string, kv ...any)  { r.log(slog.LevelWarn, msg, kv) }
+
+func (r retryLogger) log(level slog.Level, msg string, kv []any) {
+	out := make([]any, len(kv))
+	for i, v := range kv {
+		switch v := v.(type) {
+		case error:
+			if refused(v) || v.Error() == closedBody {
+				return
+			}
+			out[i] = redactURLs(v.Error())
+		case string:
+			out[i] = redactURLs(v)
+		default:
+			out[i] = v
+		}
+	}
+	r.l.Log(context.Background(), level, msg, out...)
+}

@@ -54,6 +54,9 @@ type Live struct {
 	MaxRemoval   float64
 	DetailRate   float64
 	DetailBudget time.Duration
+	// ManifestLoopback is the Fetcher's: a plugin's documents may be
+	// fetched from loopback addresses, for development.
+	ManifestLoopback bool
 	// Listeners are told after every refresh (Refresher.Listeners).
 	Listeners []rappel.ChangeListener
 	// Off keeps the feeds from running.
@@ -96,6 +99,7 @@ func (l *Live) Open(ctx context.Context) error {
 	}
 	r.Logger = l.Logger.With("component", "feeds")
 	r.Fetcher.Logger = r.Logger
+	r.Fetcher.ManifestLoopback = l.ManifestLoopback
 	r.ActivePlugin = l.Plugins.Active
 	r.OfferPayload = l.Plugins.Offer
 	r.Listeners = l.Listeners

@@ -67,7 +67,7 @@ func (r *Refresher) planOverlay(ctx context.Context, src *Source, st rappel.Sour
 	if live && base.Every > 0 && prev.URL == base.URL && !prev.FetchedAt.IsZero() && now.Sub(prev.FetchedAt) < base.Every {
 		p.st.Files[base.Name] = prev // not due
 	} else {
-		resp, err := r.fetchDoc(ctx, base, askFor(base, prev))
+		resp, err := r.fetchDoc(ctx, base, askFor(base, prev), nil)
 		if err != nil {
 			return nil, err
 		}
@@ -83,7 +83,7 @@ func (r *Refresher) planOverlay(ctx context.Context, src *Source, st rappel.Sour
 	var overBody []byte
 	var overErr error
 	overSame := false // not modified, or the same body
-	resp, err := r.fetchDoc(ctx, over, askFor(over, oprev))
+	resp, err := r.fetchDoc(ctx, over, askFor(over, oprev), nil)
 	switch {
 	case err != nil && ctx.Err() != nil:
 		return nil, err
@@ -165,7 +165,7 @@ func (r *Refresher) planOverlay(ctx context.Context, src *Source, st rappel.Sour
 // fetchWhole fetches d unconditionally, for a refresh that needs its body
 // though it was not modified, and records its state in p.
 func (r *Refresher) fetchWhole(ctx context.Context, d Doc, p *plan) ([]byte, error) {
-	resp, err := r.fetchDoc(ctx, d, rappel.FileState{})
+	resp, err := r.fetchDoc(ctx, d, rappel.FileState{}, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"runtime/debug"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -62,11 +63,21 @@ func (t timings) LogValue() slog.Value {
 // planDocs fetches a source's documents, conditionally, and splits them
 // into raw records. A document the upstream says is not modified (304) is
 // rebuilt from the stored raw records when the rest needs it.
-func (r *Refresher) planDocs(ctx context.Context, src *Source, st rappel.SourceState) (*plan, error) {
+//
+// The documents fetched count against the source's budget (Source.Budget);
+// a refresh that fails after reading large ones gives their memory back
+// at once, as releaseDocs does after one that succeeds.
+func (r *Refresher) planDocs(ctx context.Context, src *Source, st rappel.SourceState) (_ *plan, err error) {
 	if base, over, ok := src.overlayDocs(); ok {
 		return r.planOverlay(ctx, src, st, base, over)
 	}
 	docs := map[string][]byte{}
+	spent := &reading{source: src.Name, budget: src.Budget}
+	defer func() {
+		if err != nil {
+			spent.release(docs)
+		}
+	}()
 	files := map[string]rappel.FileState{}
 	same := true
 	var missing []Doc
@@ -77,7 +88,7 @@ func (r *Refresher) planDocs(ctx context.Context, src *Source, st rappel.SourceS
 		if d.Unconditional {
 			ask.ETag, ask.LastModified = "", ""
 		}
-		resp, err := r.fetchDoc(ctx, d, ask)
+		resp, err := r.fetchDoc(ctx, d, ask, spent)
 		if err != nil {
 			return nil, err
 		}
@@ -133,7 +144,7 @@ func (r *Refresher) planDocs(ctx context.Context, src *Source, st rappel.SourceS
 	}
 	p.old = old
 	if len(missing) > 0 {
-		if err := r.fillMissing(ctx, src, docs, files, missing); err != nil {
+		if err := r.fillMissing(ctx, src, docs, files, missing, spent); err != nil {
 			return nil, err
 		}
 	}
@@ -249,7 +260,7 @@ func (r *Refresher) standIn(ctx context.Context, src *Source, d Doc, prevFiles, 
 	if used && !fb.Unconditional {
 		ask = prev
 	}
-	resp, err := r.fetchDoc(ctx, fb, ask)
+	resp, err := r.fetchDoc(ctx, fb, ask, nil)
 	if err != nil {
 		return nil, nil, fail(err)
 	}
@@ -264,7 +275,7 @@ func (r *Refresher) standIn(ctx context.Context, src *Source, d Doc, prevFiles, 
 			return nil, nil, fail(err)
 		}
 		if doc == nil {
-			if resp, err = r.fetchDoc(ctx, fb, rappel.FileState{}); err != nil {
+			if resp, err = r.fetchDoc(ctx, fb, rappel.FileState{}, nil); err != nil {
 				return nil, nil, fail(err)
 			}
 			if resp.NotModified {
@@ -324,24 +335,96 @@ func (r *Refresher) rebuiltDoc(ctx context.Context, src *Source, name string) ([
 
 // fetchDoc fetches one of a source's documents, conditionally on ask, under
 // its own size cap, and checks that it is in its format. A 404 is an
-// error: a source fetched whole always has its documents.
-func (r *Refresher) fetchDoc(ctx context.Context, d Doc, ask rappel.FileState) (*Response, error) {
+// error: a source fetched whole always has its documents. A document of a
+// plugin's manifest is fetched under the manifest rules (GetManifest).
+// spent, when not nil, counts what is read against the source's budget,
+// which may cap the document below its own cap.
+func (r *Refresher) fetchDoc(ctx context.Context, d Doc, ask rappel.FileState, spent *reading) (*Response, error) {
 	limit := r.Fetcher.MaxBody
 	if d.MaxBytes > 0 {
 		limit = d.MaxBytes
 	}
-	resp, err := r.Fetcher.GetLimited(ctx, d.URL, ask, limit)
+	limit, byBudget := spent.limit(limit)
+	if byBudget && limit <= 0 {
+		return nil, spent.exceeded(d, 0)
+	}
+	get := r.Fetcher.GetLimited
+	if d.FromManifest {
+		get = r.Fetcher.GetManifest
+	}
+	resp, err := get(ctx, d.URL, ask, limit)
+	var cut tooLarge
 	switch {
+	case errors.As(err, &cut):
+		spent.add(cut.cap)
+		if byBudget {
+			return nil, spent.exceeded(d, cut.cap)
+		}
+		return nil, err
 	case err != nil:
 		return nil, err
 	case resp.NotFound:
 		return nil, fmt.Errorf("fetching %s: the upstream answered 404 Not Found", d.URL)
 	case !resp.NotModified:
+		spent.add(int64(len(resp.Body)))
 		if err := checkFormat(d, resp.Body); err != nil {
 			return nil, err
 		}
 	}
 	return resp, nil
+}
+
+// reading counts the bytes one refresh of a source read of its documents,
+// after decompression, against the source's budget (0 for none). Its
+// methods take a nil reading as one without a budget that counts nothing.
+type reading struct {
+	source       string
+	budget, read int64
+}
+
+// limit returns the cap of a document whose own cap is own (0 for none):
+// what is left of the budget when that is less, and then byBudget.
+func (b *reading) limit(own int64) (limit int64, byBudget bool) {
+	if b == nil || b.budget <= 0 {
+		return own, false
+	}
+	left := b.budget - b.read
+	if own > 0 && own <= left {
+		return own, false
+	}
+	return left, true
+}
+
+func (b *reading) add(n int64) {
+	if b != nil {
+		b.read += n
+	}
+}
+
+// exceeded says that d, cut after cut bytes, takes the source's documents
+// past its budget.
+func (b *reading) exceeded(d Doc, cut int64) error {
+	return fmt.Errorf("refused to read %s (%s) whole: the documents of %s come to more than %s, the most one refresh of the source may fetch after decompression (%s read of the documents before it, %s of this one when it was cut); the last good data keeps serving",
+		d.Name, spanURL(d.URL), b.source, byteSize(b.budget), byteSize(b.read-cut), byteSize(cut))
+}
+
+// release drops the documents of a failed refresh and, when it read more
+// than bigDocs, gives their memory back to the system at once (releaseDocs
+// says why): a source that fails at every refresh, each time past its
+// budget, would otherwise keep the server that much larger between them.
+func (b *reading) release(docs map[string][]byte) {
+	clear(docs)
+	if b.read > bigDocs {
+		debug.FreeOSMemory()
+	}
+}
+
+// byteSize writes n bytes in MiB from 1 MiB on.
+func byteSize(n int64) string {
+	if n < 1<<20 {
+		return strconv.FormatInt(n, 10) + " bytes"
+	}
+	return strconv.FormatFloat(float64(n)/(1<<20), 'f', -1, 64) + " MiB"
 }
 
 // upgradeHashes gives the stored raw records whose hash is of the first
@@ -401,7 +484,7 @@ func (p *plan) rehash(key, h string) {
 // fillMissing fills docs with the documents in missing, not modified
 // upstream: rebuilt from the stored raw records, or fetched again whole
 // when there are none.
-func (r *Refresher) fillMissing(ctx context.Context, src *Source, docs map[string][]byte, files map[string]rappel.FileState, missing []Doc) error {
+func (r *Refresher) fillMissing(ctx context.Context, src *Source, docs map[string][]byte, files map[string]rappel.FileState, missing []Doc, spent *reading) error {
 	var stored []rappel.RawRecord
 	if err := r.Store.RawData(ctx, src.Name, func(raw rappel.RawRecord) error {
 		stored = append(stored, raw)
@@ -421,12 +504,12 @@ func (r *Refresher) fillMissing(ctx context.Context, src *Source, docs map[strin
 			docs[d.Name] = b
 			continue
 		}
-		resp, err := r.Fetcher.Get(ctx, d.URL, rappel.FileState{})
+		resp, err := r.fetchDoc(ctx, d, rappel.FileState{}, spent)
 		if err != nil {
 			return err
 		}
-		if resp.NotFound || resp.NotModified {
-			return fmt.Errorf("fetching %s again whole: the upstream answered %s", d.URL, map[bool]string{true: "404", false: "304"}[resp.NotFound])
+		if resp.NotModified {
+			return fmt.Errorf("fetching %s again whole: the upstream answered 304", d.URL)
 		}
 		docs[d.Name], files[d.Name] = resp.Body, resp.State
 	}

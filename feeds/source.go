@@ -34,6 +34,11 @@ type Source struct {
 	// source: a refresh sooner after its last success leaves it alone
 	// (unless its plugin changed).
 	Interval time.Duration
+	// Budget, when set, caps the bytes one refresh of the source fetches,
+	// its documents' after decompression added up: a refresh past it
+	// fails, and the source keeps its last good data. Each document's own
+	// cap (Doc.MaxBytes) still holds.
+	Budget int64
 
 	format format
 }
@@ -49,6 +54,10 @@ type Doc struct {
 	// MaxBytes, when set, caps the document's size after decompression
 	// instead of the Fetcher's MaxBody.
 	MaxBytes int64
+	// FromManifest marks a document a plugin's manifest names, not the
+	// operator: it is fetched under the address and redirect rules of
+	// Fetcher.GetManifest.
+	FromManifest bool
 	// Unconditional fetches the document without the last fetch's
 	// validators (ETag, Last-Modified), for an upstream whose validators
 	// cannot be trusted; an unchanged body still costs no parsing.

@@ -68,7 +68,23 @@ type FeedsConfig struct {
 	// a plugin run (plugins.Host's Timeout, MemoryLimitPages, MaxOutput).
 	PluginTimeout                    time.Duration
 	PluginMemoryMiB, PluginOutputMiB int64
+	// DocumentsAllowLoopback lets a plugin's documents be fetched from
+	// loopback addresses, for development; DocumentsBudgetMiB is what one
+	// refresh of a plugin's source may fetch (docs/operations.md,
+	// "Plugins' documents").
+	DocumentsAllowLoopback bool
+	DocumentsBudgetMiB     int64
 }
+
+// DefaultDocumentsBudgetMiB is --plugin-documents-budget's default: four
+// times a document's default cap (plugins.DefaultDocumentMax), far above
+// what the openFDA example fetches, and a bound on the memory a refresh
+// of a plugin's source takes that a node of the documented size holds.
+const DefaultDocumentsBudgetMiB = 256
+
+// maxDocumentsBudgetMiB is the most a manifest can ask for: 16 documents
+// at the largest cap one may have.
+const maxDocumentsBudgetMiB = 16 * (plugins.MaxDocumentMax >> 20)
 
 // defaults sets the defaults of the URLs left empty and, on a config never
 // set (no interval), of the numbers.
@@ -89,6 +105,9 @@ func (c *FeedsConfig) defaults() {
 		c.PluginTimeout = host.Timeout
 		c.PluginMemoryMiB = int64(host.MemoryLimitPages) >> 4 // 16 pages of 64 KiB a MiB
 		c.PluginOutputMiB = host.MaxOutput >> 20
+	}
+	if c.DocumentsBudgetMiB == 0 {
+		c.DocumentsBudgetMiB = DefaultDocumentsBudgetMiB
 	}
 	if c.DetailBudget == 0 {
 		c.DetailBudget = feeds.DefaultDetailBudget
@@ -129,6 +148,8 @@ func (c *FeedsConfig) register(fs *flag.FlagSet) {
 	fs.DurationVar(&c.PluginTimeout, "plugin-timeout", c.PluginTimeout, "`time` one plugin run may take; past it the run is stopped and fails")
 	fs.Int64Var(&c.PluginMemoryMiB, "plugin-memory", c.PluginMemoryMiB, "`MiB` of memory a plugin may use; past it the run fails (its process may use twice that, twice the input and 512 MiB more)")
 	fs.Int64Var(&c.PluginOutputMiB, "plugin-output", c.PluginOutputMiB, "`MiB` a plugin run may write to its output, and to its log; past it the run is stopped and fails")
+	fs.BoolVar(&c.DocumentsAllowLoopback, "plugin-documents-allow-loopback", c.DocumentsAllowLoopback, "for development: let the documents a plugin's manifest names be fetched from loopback addresses (127.0.0.1, ::1, localhost); other private, link-local and reserved addresses stay refused")
+	fs.Int64Var(&c.DocumentsBudgetMiB, "plugin-documents-budget", c.DocumentsBudgetMiB, "`MiB` the documents a plugin's manifest names may come to, after decompression, in one refresh of its source; past it the refresh fails and the source keeps its last good data")
 	fs.DurationVar(&c.VRDBFullEvery, "feed-tc-vrdb-full-interval", c.VRDBFullEvery, "least `time` between two fetches of --feed-tc-vrdb while --feed-tc-vrdb-daily overlays it (the full file is monthly; the daily extract is fetched at every refresh)")
 	fs.DurationVar(&c.DetailBudget, "feed-detail-budget", c.DetailBudget, "`time` a refresh spends at most fetching detail documents, after the dumps' changes are served; the notices left wait for the next refreshes")
 }
@@ -180,6 +201,8 @@ func (c *FeedsConfig) validate() error {
 		return fmt.Errorf("--plugin-memory is %d; give the MiB a plugin may use, from 16 to 4096 (a Wasm memory holds at most 4 GiB), such as 1024", c.PluginMemoryMiB)
 	case c.PluginOutputMiB <= 0:
 		return fmt.Errorf("--plugin-output is %d; give the MiB a plugin run may write, such as 512", c.PluginOutputMiB)
+	case c.DocumentsBudgetMiB <= 0 || c.DocumentsBudgetMiB > maxDocumentsBudgetMiB:
+		return fmt.Errorf("--plugin-documents-budget is %d; give the MiB one refresh of a plugin's source may fetch, from 1 to %d, such as %d", c.DocumentsBudgetMiB, maxDocumentsBudgetMiB, DefaultDocumentsBudgetMiB)
 	}
 	for _, s := range c.sources() {
 		if err := s.Validate(); err != nil {
@@ -251,13 +274,14 @@ func (c *ServeCommand) startFeeds(ctx context.Context, store *kv.Store, listener
 	live := &feeds.Live{
 		Store: store, Sources: u.sources(), Listeners: listeners, Off: c.Feeds != "on", Logger: log,
 		Interval: u.Interval, MaxRemoval: u.MaxRemoval, DetailRate: u.DetailRate, DetailBudget: u.DetailBudget,
+		ManifestLoopback: u.DocumentsAllowLoopback,
 	}
 	closePlugins := func() error { return nil }
 	if !live.Off {
 		// A plugin whose manifest describes a new source adds it to the
 		// feeds, at start for those kept from before (docs/feeds.md, "Live
 		// feeds").
-		onSource := func(m *plugins.Manifest) error { return live.AddSource(manifestSource(m)) }
+		onSource := func(m *plugins.Manifest) error { return live.AddSource(manifestSource(m, u.DocumentsBudgetMiB<<20)) }
 		var onActivated func(string, []byte, string)
 		if node != nil {
 			// The leader's plugins are the fleet's: its successor runs

@@ -106,6 +106,8 @@ func (f *fleetEnv) args(dataDir, smtpAddr string) []string {
 		// A leader that dies is replaced within seconds.
 		"--fleet-lease", "3s",
 		"--api-keys", "k1", "--webhooks-allow-http-loopback",
+		// The openFDA plugin's documents are on the loopback upstream.
+		"--plugin-documents-allow-loopback",
 	}
 }
 

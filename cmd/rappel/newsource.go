@@ -11,14 +11,18 @@ import (
 )
 
 // manifestSource is the feed a plugin's manifest describes: its documents
-// fetched whole, as often as it asks (every refresh when it does not say).
-func manifestSource(m *plugins.Manifest) *feeds.Source {
+// fetched whole, as often as it asks (every refresh when it does not say),
+// under the manifest rules (feeds.Fetcher.GetManifest) and within budget
+// bytes a refresh (--plugin-documents-budget).
+func manifestSource(m *plugins.Manifest, budget int64) *feeds.Source {
 	docs := make([]feeds.Doc, len(m.Documents))
 	for i, d := range m.Documents {
-		docs[i] = feeds.Doc{Name: d.Name, URL: d.URL, Format: d.Format, MaxBytes: d.MaxBytes,
+		docs[i] = feeds.Doc{Name: d.Name, URL: d.URL, Format: d.Format, MaxBytes: d.MaxBytes, FromManifest: true,
 			Unconditional: m.ConditionalGet != nil && !*m.ConditionalGet}
 	}
-	return feeds.Whole(m.Source, docs, m.IntervalOr(0), m.Merge == plugins.MergeEnrich)
+	src := feeds.Whole(m.Source, docs, m.IntervalOr(0), m.Merge == plugins.MergeEnrich)
+	src.Budget = budget
+	return src
 }
 
 // removeSource removes a source a plugin's manifest added: the feeds stop

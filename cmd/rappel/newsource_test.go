@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"io"
@@ -9,6 +10,8 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
+	"runtime/debug"
 	"strings"
 	"testing"
 
@@ -124,6 +127,7 @@ func TestServe_NewSourcePlugin(t *testing.T) {
 			"--feed-hc-en", up.URL + "/hc/recalls-en.json", "--feed-hc-fr", up.URL + "/hc/recalls-fr.json",
 			"--feed-tc-vrdb", up.URL + "/tc/vrdb.csv", "--feed-detail", up.URL + "/detail/{lang}/{id}.json",
 			"--refresh-interval", "1h", "--admin-key", adminKey, "--plugins-dir", pluginsDir, "--plugin-keys", pub, "--feed-detail-rate", "0",
+			"--plugin-documents-allow-loopback", // the manifest's documents are on the loopback upstream
 		}); err != nil {
 			t.Fatal(err)
 		}
@@ -225,16 +229,118 @@ func TestServe_NewSourcePlugin(t *testing.T) {
 // real sample's documents from up (which it serves them under /fda/), and
 // the number of records they make.
 func openfdaPlugin(tb testing.TB, up *feedstest.Upstream) ([]byte, int) {
+	return openfdaPluginMax(tb, up, 0)
+}
+
+// openfdaPluginMax is openfdaPlugin with its documents' max_bytes (0 for
+// the default).
+func openfdaPluginMax(tb testing.TB, up *feedstest.Upstream, maxBytes int64) ([]byte, int) {
 	tb.Helper()
 	for name, b := range fdatest.RealDocuments(tb) {
 		up.Set("/fda/"+name, b)
 	}
 	m := &plugins.Manifest{Source: "openfda", RecordIDPrefix: "fda-",
-		Agency:    rappel.Agency{Name: "FDA", EN: "U.S. Food and Drug Administration", FR: "Food and Drug Administration des États-Unis"},
-		Documents: []plugins.ManifestDocument{{Name: "food.json", URL: up.URL + "/fda/food.json"}, {Name: "drug.json", URL: up.URL + "/fda/drug.json"}}}
+		Agency: rappel.Agency{Name: "FDA", EN: "U.S. Food and Drug Administration", FR: "Food and Drug Administration des États-Unis"},
+		Documents: []plugins.ManifestDocument{{Name: "food.json", URL: up.URL + "/fda/food.json", MaxBytes: maxBytes},
+			{Name: "drug.json", URL: up.URL + "/fda/drug.json", MaxBytes: maxBytes}}}
 	wasm, err := plugins.EmbedManifest(plugintest.Build(tb, "./plugins/examples/openfda/wasm"), m)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	return wasm, 15
+}
+
+// TestServe_ManifestDocumentRules adds the openFDA source, its manifest's
+// documents on a loopback upstream, on a running node. Without
+// --plugin-documents-allow-loopback the refresh is refused before any
+// request, and /health says why in a sentence without the query string.
+// Restarted with it, the source refreshes; then a document becomes a
+// gzip bomb (300 MiB decompressed, within the manifest's max_bytes, about
+// 300 KiB on the wire): the refresh fails past the 256 MiB budget with a
+// sentence, the last good records keep serving, and the server gives the
+// memory it read back.
+func TestServe_ManifestDocumentRules(t *testing.T) {
+	bundleDir := MustBuildBundle(t)
+	up := sampleUpstream(t)
+	wasm, n := openfdaPluginMax(t, up, 300<<20)
+	dataDir, pluginsDir := t.TempDir(), t.TempDir()
+	start := func(extra ...string) (string, func()) {
+		c := NewServeCommand()
+		if err := c.ParseFlags(append([]string{
+			"--data-dir", dataDir, "--api-keys", "k1", "--feeds", "on",
+			"--feed-hc-en", up.URL + "/hc/recalls-en.json", "--feed-hc-fr", up.URL + "/hc/recalls-fr.json",
+			"--feed-tc-vrdb", up.URL + "/tc/vrdb.csv", "--feed-detail", up.URL + "/detail/{lang}/{id}.json",
+			"--refresh-interval", "1h", "--admin-key", adminKey, "--plugins-dir", pluginsDir, "--plugins-allow-unsigned", "--feed-detail-rate", "0",
+		}, extra...)); err != nil {
+			t.Fatal(err)
+		}
+		c.Bundle = os.DirFS(bundleDir)
+		return serve(t, c)
+	}
+
+	base, stop := start()
+	if code, body := putPlugin(t, base, "openfda", wasm, nil); code != 201 {
+		t.Fatalf("PUT /admin/plugins/openfda = %d %s", code, body)
+	}
+	waitFor(t, "the refusal on /health", func() bool { return feed(t, base, "openfda").LastError != "" })
+	f := feed(t, base, "openfda")
+	if want := "Refused to fetch " + up.URL + "/fda/food.json: its host connects to an address in 127.0.0.0/8 (loopback)"; !strings.HasPrefix(f.LastError, want) || f.Live || f.Records != 0 {
+		t.Fatalf("/health says of openfda %+v; want a refusal starting %q", f, want)
+	}
+	if n := up.Hits("/fda/"); n != 0 {
+		t.Fatalf("the refused documents were requested %d times", n)
+	}
+	stop()
+
+	base, stop = start("--plugin-documents-allow-loopback")
+	defer stop()
+	waitFor(t, "the source refreshed with loopback allowed", func() bool {
+		f := feed(t, base, "openfda")
+		return f.Live && f.LastError == "" && f.Records == n
+	})
+
+	up.SetGzip("/fda/drug.json", gzipBomb(t, 300<<20))
+	debug.FreeOSMemory() // the bomb's making is not the server's
+	before := retained()
+	if code, body := adminRefresh(t, base, adminKey); code != 200 {
+		t.Fatalf("POST /admin/refresh = %d %s", code, body)
+	}
+	after := retained()
+	f = feed(t, base, "openfda")
+	if want := "Refused to read drug.json (" + up.URL + "/fda/drug.json) whole: the documents of openfda come to more than 256 MiB"; !strings.HasPrefix(f.LastError, want) {
+		t.Fatalf("/health says of openfda %+v; want a refusal starting %q", f, want)
+	}
+	if got := recallCount(t, base, "recall_agency=FDA"); got != n || f.Records != n {
+		t.Fatalf("after the refused refresh recall_agency=FDA finds %d records, /health %d; want the last good %d", got, f.Records, n)
+	}
+	t.Logf("heap held from the system: %d MiB before the refresh, %d MiB after", before>>20, after>>20)
+	if after > before+64<<20 {
+		t.Fatalf("the server holds %d MiB more of the system's memory after the refused refresh", (after-before)>>20)
+	}
+}
+
+// gzipBomb is a gzip stream of a JSON array of size bytes, nearly all
+// spaces: a thousandth of that on the wire.
+func gzipBomb(tb testing.TB, size int) []byte {
+	tb.Helper()
+	var buf bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+	zw.Write([]byte("["))
+	chunk := bytes.Repeat([]byte(" "), 1<<20)
+	for n := 1; n < size-1; n += len(chunk) {
+		zw.Write(chunk[:min(len(chunk), size-1-n)])
+	}
+	zw.Write([]byte("]"))
+	if err := zw.Close(); err != nil {
+		tb.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// retained is the heap memory this process holds from the system: what
+// the Go runtime has mapped for the heap less what it gave back.
+func retained() uint64 {
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapSys - m.HeapReleased
 }

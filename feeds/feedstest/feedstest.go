@@ -30,20 +30,25 @@ type Fault struct {
 	// Truncate sends the headers of the whole document and half its body,
 	// then closes the connection, whatever the request's conditions.
 	Truncate bool
+	// Redirect, when set, answers 302 Found to it (a path or a URL).
+	Redirect string
 }
 
 // Upstream is an httptest server of documents by path.
 type Upstream struct {
 	*httptest.Server
 
-	mu       sync.Mutex
-	docs     map[string][]byte
-	gz       map[string][]byte // docs compressed, once each
-	modified map[string]time.Time
-	faults   map[string]Fault
-	hits     map[string]int
-	paths    []string // requested, in order, since ResetHits
-	clock    time.Time
+	mu   sync.Mutex
+	docs map[string][]byte
+	gz   map[string][]byte // docs compressed, once each
+	// preencoded are the paths whose docs are gzip streams already
+	// (SetGzip).
+	preencoded map[string]bool
+	modified   map[string]time.Time
+	faults     map[string]Fault
+	hits       map[string]int
+	paths      []string // requested, in order, since ResetHits
+	clock      time.Time
 }
 
 // NewUpstream starts an empty upstream on 127.0.0.1, closed when the test
@@ -51,12 +56,13 @@ type Upstream struct {
 func NewUpstream(tb testing.TB) *Upstream {
 	tb.Helper()
 	u := &Upstream{
-		docs:     map[string][]byte{},
-		gz:       map[string][]byte{},
-		modified: map[string]time.Time{},
-		faults:   map[string]Fault{},
-		hits:     map[string]int{},
-		clock:    time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC),
+		docs:       map[string][]byte{},
+		gz:         map[string][]byte{},
+		preencoded: map[string]bool{},
+		modified:   map[string]time.Time{},
+		faults:     map[string]Fault{},
+		hits:       map[string]int{},
+		clock:      time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC),
 	}
 	u.Server = httptest.NewServer(http.HandlerFunc(u.serve))
 	tb.Cleanup(u.Close)
@@ -91,7 +97,20 @@ func (u *Upstream) Set(p string, body []byte) {
 	u.clock = u.clock.Add(time.Minute)
 	u.docs[p] = body
 	delete(u.gz, p)
+	delete(u.preencoded, p)
 	u.modified[p] = u.clock
+}
+
+// SetGzip serves gz, a gzip stream, at p from now on, as the gzip
+// encoding of a document that is never held whole: a body far larger
+// than what goes on the wire (a gzip bomb). It answers clients that do
+// not accept gzip all the same.
+func (u *Upstream) SetGzip(p string, gz []byte) {
+	u.Set(p, gz)
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.gz[p] = gz
+	u.preencoded[p] = true
 }
 
 // Doc returns the document at p, or nil.
@@ -187,6 +206,7 @@ func (u *Upstream) serve(w http.ResponseWriter, r *http.Request) {
 	body, ok := u.docs[p]
 	mod := u.modified[p]
 	f := u.faults[p]
+	pre := u.preencoded[p]
 	u.mu.Unlock()
 	if f.Delay > 0 {
 		select {
@@ -197,6 +217,10 @@ func (u *Upstream) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	if f.Status != 0 {
 		http.Error(w, http.StatusText(f.Status), f.Status)
+		return
+	}
+	if f.Redirect != "" {
+		http.Redirect(w, r, f.Redirect, http.StatusFound)
 		return
 	}
 	if !ok {
@@ -222,7 +246,7 @@ func (u *Upstream) serve(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}
-	if strings.Contains(r.Header.Get("Accept-Encoding"), "gzip") {
+	if strings.Contains(r.Header.Get("Accept-Encoding"), "gzip") || pre {
 		w.Header().Set("Content-Encoding", "gzip")
 		w.Write(u.compressed(p, body))
 		return
