@@ -14,7 +14,6 @@ import (
 	"github.com/rappel-ca/rappel"
 	"github.com/rappel-ca/rappel/internal/archive"
 	"github.com/rappel-ca/rappel/plugins"
-	"github.com/rappel-ca/rappel/plugins/examples/openfda/fdatest"
 	"github.com/rappel-ca/rappel/plugins/plugintest"
 )
 
@@ -77,15 +76,7 @@ func tamperArchive(t *testing.T, file string, extra map[string][]byte) {
 // backup, beside it), the unsigned one does not, nothing its manifest
 // lists is fetched, and /health says why for that source.
 func TestBackup_RestoredUnsignedPluginNotRun(t *testing.T) {
-	docs := fdatest.RealDocuments(t)
-	bundleDir := MustBuildBundle(t)
-	up := sampleUpstream(t)
-	for name, b := range docs {
-		up.Set("/fda/"+name, b)
-	}
-	dir := t.TempDir()
-	t.Setenv(passwordEnv, "correct horse")
-	pub, key := keygen(t, dir, "signer")
+	bundleDir, up, dir, pub, key := fdaNode(t)
 
 	fda := &plugins.Manifest{Source: "openfda", RecordIDPrefix: "fda-",
 		Agency:    rappel.Agency{Name: "FDA", EN: "U.S. Food and Drug Administration", FR: "Food and Drug Administration des États-Unis"},
