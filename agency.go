@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"unicode"
 	"unicode/utf8"
@@ -31,8 +32,8 @@ var builtinAgencies = []Agency{
 
 // agencies is every agency known to the process: the built-in ones, then
 // those registered, in the order they were first registered. It is
-// replaced whole on every change, so that readers (every record validated,
-// every filter parsed) take no lock.
+// replaced whole on every change (under registerMu), so that readers
+// (every record validated, every filter parsed) take no lock.
 var agencies atomic.Pointer[[]Agency]
 
 func init() {
@@ -66,36 +67,98 @@ func IsAgency(name string) bool {
 	return false
 }
 
-// RegisterAgency makes a known; registering a known name again updates its
-// full names, except for a built-in agency, whose names are the spec's and
-// are kept. It fails when a is not valid (see Agency.Validate) or its name
-// differs from a known one only in case or spacing, which a filter could
-// not tell apart.
+// registerMu serializes registrations (readers take no lock), and
+// registrants names, by agency name, the source whose manifest registered
+// the agency first: its names are the agency's (RegisterSourceAgency).
+var (
+	registerMu  sync.Mutex
+	registrants = map[string]string{}
+)
+
+// RegisterAgency makes a known, as a fleet's follower mirrors its leader's
+// list; registering a known name again updates its full names, except for
+// a built-in agency, whose names are the spec's and are kept. A source's
+// manifest registers with RegisterSourceAgency. It fails when a is not
+// valid (see Agency.Validate) or its name differs from a known one only in
+// case or spacing, which a filter could not tell apart.
 func RegisterAgency(a Agency) error {
+	registerMu.Lock()
+	defer registerMu.Unlock()
+	list := slices.Clone(*agencies.Load())
+	i := slices.IndexFunc(list, func(k Agency) bool { return k.Name == a.Name })
 	if err := a.Validate(); err != nil {
 		return err
 	}
-	for {
-		old := agencies.Load()
-		list := slices.Clone(*old)
-		i := slices.IndexFunc(list, func(k Agency) bool { return k.Name == a.Name })
-		switch {
-		case i >= 0 && i < len(builtinAgencies):
-			return nil
-		case i >= 0:
-			list[i] = a
-		default:
-			for _, k := range list {
-				if foldName(k.Name) == foldName(a.Name) {
-					return fmt.Errorf("agency %q is too like the known agency %q: use %q to name it, or a name of its own", a.Name, k.Name, k.Name)
-				}
-			}
-			list = append(list, a)
+	switch {
+	case i >= 0 && i < len(builtinAgencies):
+		return nil
+	case i >= 0:
+		list[i] = a
+	default:
+		return appendAgency(list, a)
+	}
+	agencies.Store(&list)
+	return nil
+}
+
+// RegisterSourceAgency registers a, the agency the manifest of source
+// names, and returns a sentence (empty when there is none to say) saying
+// which of a's names were ignored. An agency's full names are its first
+// registrant's: the spec's for a built-in agency, else the first source's
+// to register it, which may change them later; another source naming the
+// agency with other names does not replace them, and the sentence says so.
+// A known name without full names refers to that agency and registers
+// nothing. It fails as RegisterAgency does.
+func RegisterSourceAgency(source string, a Agency) (ignored string, err error) {
+	registerMu.Lock()
+	defer registerMu.Unlock()
+	list := slices.Clone(*agencies.Load())
+	i := slices.IndexFunc(list, func(k Agency) bool { return k.Name == a.Name })
+	if i < 0 {
+		if err := a.Validate(); err != nil {
+			return "", err
 		}
-		if agencies.CompareAndSwap(old, &list) {
-			return nil
+		if err := appendAgency(list, a); err != nil {
+			return "", err
+		}
+		registrants[a.Name] = source
+		return "", nil
+	}
+	k := list[i]
+	if a.EN == "" && a.FR == "" || a.EN == k.EN && a.FR == k.FR {
+		return "", nil
+	}
+	owner := registrants[a.Name]
+	if i >= len(builtinAgencies) && owner == source {
+		if err := a.Validate(); err != nil {
+			return "", err
+		}
+		list[i] = a
+		agencies.Store(&list)
+		return "", nil
+	}
+	whose := "the spec's"
+	switch {
+	case owner != "":
+		whose = fmt.Sprintf("those of the source %s, which registered it first", owner)
+	case i >= len(builtinAgencies):
+		whose = "those it was first registered with"
+	}
+	return fmt.Sprintf("The manifest names the agency %q %q in English and %q in French, but its names are %s (%q, %q): the manifest's are ignored; name the agency by its name alone, or with the names it has.",
+		a.Name, a.EN, a.FR, whose, k.EN, k.FR), nil
+}
+
+// appendAgency stores list with a, a new agency, added; a name too like a
+// known one is refused. registerMu must be held.
+func appendAgency(list []Agency, a Agency) error {
+	for _, k := range list {
+		if foldName(k.Name) == foldName(a.Name) {
+			return fmt.Errorf("agency %q is too like the known agency %q: use %q to name it, or a name of its own", a.Name, k.Name, k.Name)
 		}
 	}
+	list = append(list, a)
+	agencies.Store(&list)
+	return nil
 }
 
 // foldName is an agency name as a filter compares it: lower case, spaces

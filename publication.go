@@ -170,13 +170,16 @@ type PublicationLog interface {
 // FleetPlugin is the plugin a fleet's leader activated for a source (a
 // swap or a new source), kept in the shared store so that the leader's
 // successor runs it too. Followers need none: they serve what the leader
-// publishes.
+// publishes. Signature is the plugin's minisign signature as the leader
+// verified it (nil when it ran unsigned plugins): the successor verifies
+// it again with its own trusted keys before running the plugin.
 type FleetPlugin struct {
-	Source string
-	SHA256 string
-	Wasm   []byte
-	Why    string
-	At     time.Time
+	Source    string
+	SHA256    string
+	Wasm      []byte
+	Signature []byte
+	Why       string
+	At        time.Time
 }
 
 // FleetStats are a fleet node's figures, as /health's status, /readyz and

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -32,6 +33,10 @@ type Plugins interface {
 	// Holding says which candidate plugin of source waits, and for what;
 	// "" when none does.
 	Holding(source string) string
+	// NotRun lists, with why, the sources a plugin added whose plugin
+	// cannot run (it no longer verifies): the feeds do not know them, and
+	// /health must say why they are not refreshed.
+	NotRun() map[string]string
 	// Offer gives source's documents as fetched, whole, that the active
 	// plugin failed on with err, for a candidate to be tried on.
 	Offer(source string, current fs.FS, err error)
@@ -180,7 +185,8 @@ func (l *Live) Trigger(ctx context.Context) error {
 }
 
 // States returns every source's state for /health: the refresher's, with
-// why a source's last candidate plugin was not activated; with Off, the
+// why a source's last candidate plugin was not activated, and a state for
+// each source whose plugin cannot run, saying why; with Off, the
 // states stored by earlier runs; on a fleet's follower, the states its
 // store holds, which are the leader's as published.
 func (l *Live) States() []rappel.FeedState {
@@ -193,9 +199,14 @@ func (l *Live) States() []rappel.FeedState {
 		// leader's states, as published.
 		out = l.storedStates()
 	}
+	notRun := l.Plugins.NotRun()
 	for i := range out {
 		out[i].PluginRejected = l.Plugins.Rejection(out[i].Source)
 		out[i].PluginHeld = l.Plugins.Holding(out[i].Source)
+		delete(notRun, out[i].Source)
+	}
+	for _, name := range slices.Sorted(maps.Keys(notRun)) {
+		out = append(out, rappel.FeedState{Source: name, PluginRejected: notRun[name]})
 	}
 	return out
 }

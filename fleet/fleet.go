@@ -79,7 +79,7 @@ type Node struct {
 	// Plugins keeps the plugins the leaders activated; Adopt makes one
 	// this node's (plugins.Registry.Adopt), as it becomes the leader.
 	Plugins PluginLog
-	Adopt   func(ctx context.Context, source string, wasm []byte, why string) error
+	Adopt   func(ctx context.Context, source string, wasm, sig []byte, why string) error
 	// LeaseTTL is how long the lease lasts unless renewed; Poll how often
 	// a follower looks for new publications and for a free lease.
 	LeaseTTL, Poll time.Duration

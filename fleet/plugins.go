@@ -19,10 +19,10 @@ type PluginLog interface {
 }
 
 // PluginActivated records a plugin this node activated (a swap, a new
-// source) for the fleet, when the node leads; a follower's activations
+// source), with its signature, for the fleet, when the node leads; a follower's activations
 // stay its own until it leads. The registry calls it (plugins.Registry's
 // OnActivated); a failure is logged: the plugin runs here all the same.
-func (n *Node) PluginActivated(source string, wasm []byte, why string) {
+func (n *Node) PluginActivated(source string, wasm, sig []byte, why string) {
 	n.mu.Lock()
 	lead, token := n.leader, n.lease.Token
 	n.mu.Unlock()
@@ -31,7 +31,7 @@ func (n *Node) PluginActivated(source string, wasm []byte, why string) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	p := rappel.FleetPlugin{Source: source, SHA256: sha256Hex(wasm), Wasm: wasm, Why: why}
+	p := rappel.FleetPlugin{Source: source, SHA256: sha256Hex(wasm), Wasm: wasm, Signature: sig, Why: why}
 	if err := n.Plugins.PutFleetPlugin(ctx, n.Name, token, p); err != nil {
 		n.Logger.Error("recording the plugin for the fleet; the next leader will not run it", "source", source, "err", err)
 		return
@@ -51,7 +51,7 @@ func (n *Node) adoptPlugins(ctx context.Context) error {
 		return fmt.Errorf("reading the fleet's plugins: %w", err)
 	}
 	for _, p := range all {
-		if err := n.Adopt(ctx, p.Source, p.Wasm, p.Why); err != nil {
+		if err := n.Adopt(ctx, p.Source, p.Wasm, p.Signature, p.Why); err != nil {
 			n.Logger.Error("running the fleet's plugin", "source", p.Source, "sha256", p.SHA256, "err", err)
 		}
 	}

@@ -12,12 +12,18 @@ const fleetOrigin = "fleet"
 // leader of the node's fleet activated after every check (see
 // OnActivated), which this node, now leading, runs as its predecessor
 // did. A plugin whose manifest adds a source adds it here too. It is kept
-// in ActiveDir like a swap. The same plugin already active changes
-// nothing.
-func (r *Registry) Adopt(ctx context.Context, source string, wasm []byte, why string) error {
+// in ActiveDir like a swap, with its signature sig (nil for none), which
+// VerifyKept checks first: the shared store is no more trusted than the
+// data dir. The same plugin already active changes nothing.
+func (r *Registry) Adopt(ctx context.Context, source string, wasm, sig []byte, why string) error {
 	sha := SHA256(wasm)
 	if r.Active(source) == sha {
 		return nil
+	}
+	if r.VerifyKept != nil {
+		if err := r.VerifyKept(source, wasm, sig); err != nil {
+			return fmt.Errorf("adopting the fleet's plugin for %s: it fails verification with the trusted keys (--plugin-keys): %w", source, err)
+		}
 	}
 	r.mu.Lock()
 	s := r.sources[source]
@@ -30,7 +36,7 @@ func (r *Registry) Adopt(ctx context.Context, source string, wasm []byte, why st
 		if err != nil {
 			return fmt.Errorf("adopting the fleet's plugin for %s: %w", source, err)
 		}
-		r.addNew(ctx, source, fleetOrigin, wasm, m, nil)
+		r.addNew(ctx, source, fleetOrigin, wasm, sig, m, nil)
 		if r.Active(source) != sha {
 			return fmt.Errorf("adopting the fleet's plugin for %s: %s", source, r.Rejection(source))
 		}
@@ -61,7 +67,7 @@ func (r *Registry) Adopt(ctx context.Context, source string, wasm []byte, why st
 		kept.Bundled, kept.Added = "", true
 	}
 	r.mu.Unlock()
-	r.persist(source, wasm, kept)
+	r.persist(source, wasm, sig, kept)
 	if oldManifest != nil {
 		r.manifestChanged(oldManifest, m)
 	}

@@ -11,6 +11,7 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/rappel-ca/rappel"
 )
@@ -30,14 +31,15 @@ var reservedPrefixes = []string{"hc-", "tc-", "cfia-"}
 
 // considerNew takes a candidate for a source the registry does not know.
 // r.mu must not be held.
-func (r *Registry) considerNew(ctx context.Context, name, path string, wasm []byte) {
-	m, err := r.newSourceManifest(name, wasm)
-	r.addNew(ctx, name, path, wasm, m, err)
+func (r *Registry) considerNew(ctx context.Context, name, path string, wasm, sig []byte) {
+	m, err := r.newSourceManifest(name, wasm, sig)
+	r.addNew(ctx, name, path, wasm, sig, m, err)
 }
 
 // addNew makes wasm, whose manifest m adds the source name, that source's
 // plugin, unless err (why it cannot) is set: then it is refused with it.
-func (r *Registry) addNew(ctx context.Context, name, path string, wasm []byte, m *Manifest, err error) {
+// Its signature sig (nil for none) is kept with it.
+func (r *Registry) addNew(ctx context.Context, name, path string, wasm, sig []byte, m *Manifest, err error) {
 	sha := SHA256(wasm)
 	var p *Plugin
 	if err == nil {
@@ -45,8 +47,9 @@ func (r *Registry) addNew(ctx context.Context, name, path string, wasm []byte, m
 			err = refusal{rappel.RefusedUnusable, fmt.Errorf("it is not a usable module: %v", err)}
 		}
 	}
+	var note string
 	if err == nil {
-		err = rappel.RegisterAgency(m.Agency)
+		note, err = r.registerAgency(name, m)
 	}
 	if err == nil && r.OnSource != nil {
 		err = r.OnSource(m)
@@ -67,24 +70,35 @@ func (r *Registry) addNew(ctx context.Context, name, path string, wasm []byte, m
 	}
 	why := fmt.Sprintf("%s (sha256 %s) adds the source %s its signed manifest describes: %d documents, records of %s prefixed %q.",
 		filepath.Base(path), sha[:12], name, len(m.Documents), m.Agency.Name, m.RecordIDPrefix)
-	s := &source{name: name, active: &entry{plugin: p}, since: r.Now(), origin: path, why: why, manifest: m}
+	s := &source{name: name, active: &entry{plugin: p}, since: r.Now(), origin: path, why: why, manifest: m, agencyNote: note}
 	r.sources[name] = s
 	r.remember(name, sha, "added", why)
 	kept := activeManifest{SHA256: sha, Since: s.since, Why: why, From: path, Added: true}
 	r.mu.Unlock()
-	r.persist(name, wasm, kept)
+	r.persist(name, wasm, sig, kept)
 	r.Logger.Info("plugin for a new source activated", "source", name, "path", path, "sha256", sha,
 		"agency", m.Agency.Name, "documents", len(m.Documents), "record_id_prefix", m.RecordIDPrefix)
 	if r.OnActivated != nil && path != fleetOrigin {
-		r.OnActivated(name, wasm, why)
+		r.OnActivated(name, wasm, sig, why)
 	}
+}
+
+// registerAgency registers the agency m names for source (see
+// rappel.RegisterSourceAgency) and returns the sentence saying which of
+// its names were ignored, also logged; "" when none was.
+func (r *Registry) registerAgency(source string, m *Manifest) (string, error) {
+	note, err := rappel.RegisterSourceAgency(source, m.Agency)
+	if note != "" {
+		r.Logger.Warn("the manifest's agency names are ignored", "source", source, "agency", m.Agency.Name, "reason", note)
+	}
+	return note, err
 }
 
 // newSourceManifest verifies a candidate for an unknown source and returns
 // its manifest, or why it cannot add the source.
-func (r *Registry) newSourceManifest(name string, wasm []byte) (*Manifest, error) {
+func (r *Registry) newSourceManifest(name string, wasm, sig []byte) (*Manifest, error) {
 	if r.Verify != nil {
-		if err := r.Verify(name, wasm); err != nil {
+		if err := r.Verify(name, wasm, sig); err != nil {
 			return nil, refusal{rappel.RefusedUnverified, fmt.Errorf("it failed verification: %v", err)}
 		}
 	}
@@ -144,9 +158,15 @@ func (r *Registry) manifestChanged(old, m *Manifest) {
 	if m == nil || reflect.DeepEqual(old, m) {
 		return
 	}
-	if err := rappel.RegisterAgency(m.Agency); err != nil {
+	note, err := r.registerAgency(m.Source, m)
+	if err != nil {
 		r.Logger.Error("the new plugin's agency cannot be registered", "source", m.Source, "err", err)
 	}
+	r.mu.Lock()
+	if s := r.sources[m.Source]; s != nil && err == nil {
+		s.agencyNote = note
+	}
+	r.mu.Unlock()
 	if r.OnSource != nil {
 		if err := r.OnSource(m); err != nil {
 			r.Logger.Error("the new plugin's manifest cannot be applied: the source keeps fetching what the last one listed", "source", m.Source, "err", err)
@@ -168,7 +188,9 @@ func (r *Registry) Manifest(source string) *Manifest {
 
 // restoreAdded loads, at Open, the sources plugins added before a
 // restart, from ActiveDir, and the agencies of those removed since (their
-// archived records still name them).
+// archived records still name them), oldest first: an agency's names are
+// its first registrant's, and a manifest may name an agency another
+// source's registered, so the order must be the one they came in.
 func (r *Registry) restoreAdded(ctx context.Context) error {
 	if r.ActiveDir == "" {
 		return nil
@@ -177,18 +199,43 @@ func (r *Registry) restoreAdded(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	sort.Strings(names)
+	type kept struct {
+		name, path string
+		since      time.Time
+		removed    bool
+	}
+	var all []kept
 	for _, path := range names {
 		base := strings.TrimSuffix(filepath.Base(path), ".json")
-		if removed, ok := strings.CutSuffix(base, ".removed"); ok {
-			r.restoreRemovedAgency(removed, path)
-			continue
-		}
-		if r.sources[base] != nil {
+		k := kept{name: base, path: path}
+		k.name, k.removed = strings.CutSuffix(base, ".removed")
+		if !k.removed && r.sources[base] != nil {
 			continue // a bundled source's kept swap, read by openSource
 		}
-		if err := r.restoreOne(ctx, base); err != nil {
-			r.Logger.Error("a source a plugin added cannot be restored: it is not refreshed until a plugin for it is dropped again", "source", base, "err", err)
+		var at struct {
+			Since time.Time `json:"since"`
+		}
+		if b, err := os.ReadFile(path); err == nil {
+			_ = json.Unmarshal(b, &at) // a file that does not parse is reported below
+		}
+		k.since = at.Since
+		all = append(all, k)
+	}
+	sort.SliceStable(all, func(i, j int) bool { return all[i].since.Before(all[j].since) })
+	for _, k := range all {
+		if k.removed {
+			r.restoreRemovedAgency(k.name, k.path)
+			continue
+		}
+		err := r.restoreOne(ctx, k.name)
+		if unverified, ok := errors.AsType[*keptUnverified](err); ok {
+			s := &source{name: k.name, notRun: true}
+			r.sources[k.name] = s
+			r.reject(s, unverified.sha, unverified.path, unverified.refusal("the source it added is not refreshed"))
+			continue
+		}
+		if err != nil {
+			r.Logger.Error("a source a plugin added cannot be restored: it is not refreshed until a plugin for it is dropped again", "source", k.name, "err", err)
 		}
 	}
 	return nil
@@ -210,7 +257,8 @@ func (r *Registry) restoreOne(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	if err := rappel.RegisterAgency(man.Agency); err != nil {
+	note, err := r.registerAgency(name, man)
+	if err != nil {
 		_ = p.Close(ctx)
 		return err
 	}
@@ -220,15 +268,18 @@ func (r *Registry) restoreOne(ctx context.Context, name string) error {
 			return err
 		}
 	}
-	r.sources[name] = &source{name: name, active: &entry{plugin: p}, since: m.Since, origin: m.From, why: m.Why, manifest: man}
+	r.sources[name] = &source{name: name, active: &entry{plugin: p}, since: m.Since, origin: m.From, why: m.Why, manifest: man, agencyNote: note}
 	r.Logger.Info("running the plugin of a source a plugin added", "source", name, "sha256", p.SHA256, "since", m.Since)
 	return nil
 }
 
-// removedSource is what ActiveDir keeps of a removed source.
+// removedSource is what ActiveDir keeps of a removed source; Since is
+// when its plugin became active, which orders its agency's registration
+// at Open among the others'.
 type removedSource struct {
 	Manifest *Manifest `json:"manifest"`
 	Reason   string    `json:"reason"`
+	Since    time.Time `json:"since,omitzero"`
 }
 
 func (r *Registry) restoreRemovedAgency(name, path string) {
@@ -238,7 +289,7 @@ func (r *Registry) restoreRemovedAgency(name, path string) {
 		err = json.Unmarshal(b, &rm)
 	}
 	if err == nil && rm.Manifest != nil {
-		err = rappel.RegisterAgency(rm.Manifest.Agency)
+		_, err = rappel.RegisterSourceAgency(name, rm.Manifest.Agency)
 	}
 	if err != nil {
 		r.Logger.Warn("reading a removed source's record", "source", name, "err", err)
@@ -263,7 +314,7 @@ func (r *Registry) Remove(source, reason string) error {
 		r.mu.Unlock()
 		return fmt.Errorf("%w: %q is not one (the sources are %s)", ErrNotAdded, source, strings.Join(r.sourceNames(), ", "))
 	}
-	m, sha := s.manifest, s.active.plugin.SHA256
+	m, sha, since := s.manifest, s.active.plugin.SHA256, s.since
 	r.retire(s.active)
 	for _, c := range []*candidate{s.pending, heldOf(s)} {
 		if c != nil {
@@ -275,11 +326,11 @@ func (r *Registry) Remove(source, reason string) error {
 	r.mu.Unlock()
 	var errs []error
 	if r.ActiveDir != "" {
-		b, err := json.MarshalIndent(removedSource{Manifest: m, Reason: reason}, "", "  ")
+		b, err := json.MarshalIndent(removedSource{Manifest: m, Reason: reason, Since: since}, "", "  ")
 		if err == nil {
 			err = writeFileAtomic(filepath.Join(r.ActiveDir, source+".removed.json"), append(b, '\n'))
 		}
-		errs = append(errs, err, removeIfThere(filepath.Join(r.ActiveDir, source+".json")), removeIfThere(filepath.Join(r.ActiveDir, source+".wasm")))
+		errs = append(errs, err, removeIfThere(filepath.Join(r.ActiveDir, source+".json")), removeIfThere(filepath.Join(r.ActiveDir, source+".wasm")), removeIfThere(filepath.Join(r.ActiveDir, source+".wasm"+SignatureSuffix)))
 	}
 	if r.Dir != "" {
 		for _, f := range []string{source + ".wasm", source + ".wasm.minisig"} {
@@ -309,26 +360,37 @@ func removeIfThere(path string) error {
 	return nil
 }
 
-// judge is Judge with the source's manifest applied (JudgeManifest).
+// judge is Judge with the source's manifest applied (JudgeManifest), and
+// the sentence saying which of the manifest's agency names were ignored
+// among the problems, so that /health keeps showing it until the manifest
+// is fixed.
 func (r *Registry) judge(name string, res *Result) *Verdict {
 	r.mu.Lock()
 	var m *Manifest
+	var note string
 	if s := r.sources[name]; s != nil {
-		m = s.manifest
+		m, note = s.manifest, s.agencyNote
 	}
 	r.mu.Unlock()
-	return JudgeManifest(name, res, m, r.Partial[name])
+	v := JudgeManifest(name, res, m, r.Partial[name])
+	if note != "" {
+		v.Problems = append(v.Problems, rappel.Problem{Source: name, Reason: note})
+	}
+	return v
 }
 
 // JudgeManifest is Judge for a source m describes (nil for a bundled one,
 // whose records are partial when partial is set): a source that enriches
-// emits partial records, and every record of a source that owns its
-// records must carry the manifest's record_id prefix.
+// emits partial records, every record of a source that owns its records
+// must carry the manifest's record_id prefix, and every record is of the
+// manifest's agency (forceAgency).
 func JudgeManifest(name string, res *Result, m *Manifest, partial bool) *Verdict {
 	if m == nil {
 		return Judge(name, res, partial)
 	}
+	forced := forceAgency(name, res, m)
 	v := Judge(name, res, m.Merge == MergeEnrich)
+	v.Problems = append(v.Problems, forced...)
 	if m.Merge != MergeOwn {
 		return v
 	}
@@ -345,6 +407,25 @@ func JudgeManifest(name string, res *Result, m *Manifest, partial bool) *Verdict
 	}
 	v.Records = kept
 	return v
+}
+
+// forceAgency sets the agency of res's records to the manifest's, and
+// returns a problem for each record that named another: a manifest names
+// one agency, the one a node's operator trusted when the plugin was signed,
+// and a source's records must not pass for another agency's. A record that
+// enriches others' and names no agency is left to the record it enriches.
+func forceAgency(name string, res *Result, m *Manifest) []rappel.Problem {
+	var problems []rappel.Problem
+	for _, rec := range res.Records {
+		switch {
+		case rec.Agency == m.Agency.Name, rec.Agency == "" && m.Merge == MergeEnrich:
+			continue
+		case rec.Agency != "":
+			problems = append(problems, rappel.Problem{Source: name, RecordID: rec.RecordID, Reason: fmt.Sprintf("The host set the record's agency to %q, the one the source's manifest names, in place of %q.", m.Agency.Name, rec.Agency)})
+		}
+		rec.Agency = m.Agency.Name
+	}
+	return problems
 }
 
 // Outcomes of Upload.

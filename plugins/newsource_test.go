@@ -27,7 +27,7 @@ func signedRegistry(t *testing.T, dir, active string, pub minisign.PublicKey, on
 		t.Fatal(err)
 	}
 	return MustOpenRegistry(t, MustOpenHost(t), dir, func(r *plugins.Registry) {
-		r.Verify = v.Hook(dir)
+		r.Verify = v.Verify
 		r.ActiveDir = active
 		r.OnSource = onSource
 	})
@@ -37,8 +37,14 @@ func signedRegistry(t *testing.T, dir, active string, pub minisign.PublicKey, on
 // source, whose records are prefixed prefix.
 func openfdaModule(t *testing.T, source, prefix string) ([]byte, *plugins.Manifest) {
 	t.Helper()
-	m := &plugins.Manifest{Source: source, RecordIDPrefix: prefix,
-		Agency:    rappel.Agency{Name: "FDA", EN: "U.S. Food and Drug Administration", FR: "Food and Drug Administration des États-Unis"},
+	return openfdaModuleOf(t, source, prefix, rappel.Agency{Name: "FDA", EN: "U.S. Food and Drug Administration", FR: "Food and Drug Administration des États-Unis"})
+}
+
+// openfdaModuleOf is openfdaModule with a manifest naming agency, whatever
+// agency the records it makes name (the openFDA example's say FDA).
+func openfdaModuleOf(t *testing.T, source, prefix string, agency rappel.Agency) ([]byte, *plugins.Manifest) {
+	t.Helper()
+	m := &plugins.Manifest{Source: source, RecordIDPrefix: prefix, Agency: agency,
 		Documents: []plugins.ManifestDocument{{Name: "food.json", URL: "https://127.0.0.1:1/food.json"}, {Name: "drug.json", URL: "https://127.0.0.1:1/drug.json"}}}
 	wasm, err := plugins.EmbedManifest(plugintest.Build(t, "./plugins/examples/openfda/wasm"), m)
 	if err != nil {

@@ -17,7 +17,8 @@
 // rappel.Normalizer with them, and replaces one at run time with a
 // candidate from a watched directory only after trying it on the source's
 // last good payload (Baseline.Accept). A Verifier checks, before that, that
-// a candidate carries a minisign signature by a trusted key (sign.go).
+// a candidate carries a minisign signature by a trusted key (sign.go), and
+// again at every start that a plugin kept in ActiveDir still does.
 //
 // The normalizers shipped with the service live in subpackages (hcdump,
 // vrdb, detail) as ordinary Go, with a tiny wasm main each; plugins/guest is

@@ -34,10 +34,18 @@ type Registry struct {
 	// PollInterval is how often Dir is checked: one stat of the directory
 	// and of each file, cheap enough to do often so that a swap is quick.
 	PollInterval time.Duration
-	// Verify, when set, checks a candidate's bytes before anything else is
+	// Verify, when set, checks a candidate's bytes and its signature (the
+	// file beside it, nil when there is none) before anything else is
 	// done with them; an error refuses the candidate with it as the reason.
-	// nil accepts every candidate.
-	Verify func(source string, wasm []byte) error
+	// nil accepts every candidate. The signature is kept in ActiveDir with
+	// the plugin once it is active.
+	Verify func(source string, wasm, sig []byte) error
+	// VerifyKept, when set, checks again, at Open, every plugin kept in
+	// ActiveDir with the signature kept beside it, and a plugin adopted
+	// from the fleet with the signature the fleet keeps: a plugin that no
+	// longer verifies (no signature, another file's, or a key no longer
+	// trusted) does not run. nil runs them unchecked.
+	VerifyKept func(source string, wasm, sig []byte) error
 	// MaxLoss is the share of records a candidate may lose against the
 	// active plugin on the same payload.
 	MaxLoss float64
@@ -62,7 +70,7 @@ type Registry struct {
 	// OnActivated, when set, is told of every plugin that became a
 	// source's plugin here (a swap, a new source), with why: a fleet's
 	// leader records it for its successor (see Adopt).
-	OnActivated func(source string, wasm []byte, why string)
+	OnActivated func(source string, wasm, sig []byte, why string)
 	Now         func() time.Time
 	Logger      *slog.Logger
 
@@ -115,6 +123,12 @@ type source struct {
 	rejectedAt                             time.Time
 	// manifest describes a source a plugin added; nil for a bundled one.
 	manifest *Manifest
+	// agencyNote says which of the manifest's agency names were ignored
+	// (rappel.RegisterSourceAgency), added to every run's problems.
+	agencyNote string
+	// notRun is set for a source a plugin added whose kept plugin failed
+	// verification at Open: it has no plugin, and /health says why.
+	notRun bool
 	// counters are what its plugins did, for Stats (stats.go).
 	counters counters
 }
@@ -131,7 +145,9 @@ type candidate struct {
 	plugin *Plugin
 	path   string
 	wasm   []byte
-	found  time.Time
+	// sig is the signature read beside it, nil when there was none.
+	sig   []byte
+	found time.Time
 	// approved is set when an operator approved the candidate's digest:
 	// its trial skips the content gate, not the loss and refusal checks.
 	approved bool
@@ -219,7 +235,8 @@ func (r *Registry) openBundled(ctx context.Context) error {
 // earlier swap, or else the bundled one.
 func (r *Registry) openSource(ctx context.Context, name string, bundled []byte) (*source, error) {
 	kept, m, err := r.restore(name, SHA256(bundled))
-	if err != nil {
+	unverified, isUnverified := errors.AsType[*keptUnverified](err)
+	if err != nil && !isUnverified {
 		r.Logger.Warn("the kept active plugin cannot be read: running the bundled one", "source", name, "err", err)
 	}
 	if kept != nil {
@@ -234,7 +251,11 @@ func (r *Registry) openSource(ctx context.Context, name string, bundled []byte) 
 	if err != nil {
 		return nil, fmt.Errorf("loading bundled plugin: %w", err)
 	}
-	return &source{name: name, active: &entry{plugin: p}, since: r.Now(), origin: "bundled", why: "it is the plugin this binary bundles."}, nil
+	s := &source{name: name, active: &entry{plugin: p}, since: r.Now(), origin: "bundled", why: "it is the plugin this binary bundles."}
+	if isUnverified {
+		r.reject(s, unverified.sha, unverified.path, unverified.refusal("the bundled plugin runs instead"))
+	}
+	return s, nil
 }
 
 // Close stops watching and releases every plugin. It is safe after a
@@ -494,4 +515,18 @@ func (r *Registry) Rejection(source string) string {
 		return ""
 	}
 	return fmt.Sprintf("%s (%s): %s", s.rejected, s.rejectedAt.UTC().Format(time.RFC3339), s.rejectedReason)
+}
+
+// NotRun lists, with why in a sentence, the sources a plugin added whose
+// kept plugin did not verify at Open: they have no plugin to run.
+func (r *Registry) NotRun() map[string]string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := map[string]string{}
+	for _, s := range r.sources {
+		if s.notRun && s.active == nil && s.rejected != "" {
+			out[s.name] = s.rejectedReason
+		}
+	}
+	return out
 }

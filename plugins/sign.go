@@ -142,15 +142,6 @@ func (v *Verifier) VerifyFile(path, source string, wasm []byte) error {
 	return nil
 }
 
-// Hook returns the check a Registry watching dir runs on a candidate
-// <source>.wasm before anything else. Its error does not name the file,
-// which the registry's rejection names already.
-func (v *Verifier) Hook(dir string) func(source string, wasm []byte) error {
-	return func(source string, wasm []byte) error {
-		return v.verifyBeside(filepath.Join(dir, source+".wasm"), source, wasm)
-	}
-}
-
 // verifyBeside reads the signature beside the plugin file at path, if
 // there is one, and checks it.
 func (v *Verifier) verifyBeside(path, source string, wasm []byte) error {

@@ -115,11 +115,19 @@ func (r *Registry) readDir(ctx context.Context) {
 		}
 		r.files[path] = stamp
 		wasm, err := os.ReadFile(path)
+		var sig []byte
+		if err == nil {
+			// The bytes verified are the bytes kept: the signature is
+			// read once, here, for both.
+			if sig, err = os.ReadFile(path + SignatureSuffix); errors.Is(err, os.ErrNotExist) {
+				sig, err = nil, nil
+			}
+		}
 		if err != nil {
 			r.Logger.Warn("reading candidate plugin", "path", path, "err", err)
 			continue
 		}
-		r.consider(ctx, strings.TrimSuffix(de.Name(), ".wasm"), path, wasm)
+		r.consider(ctx, strings.TrimSuffix(de.Name(), ".wasm"), path, wasm, sig)
 	}
 	for path := range r.files {
 		if !seen[path] {
@@ -130,7 +138,7 @@ func (r *Registry) readDir(ctx context.Context) {
 
 // consider compiles a candidate for source name unless it is already
 // active, pending or rejected, and makes it the source's pending candidate.
-func (r *Registry) consider(ctx context.Context, name, path string, wasm []byte) {
+func (r *Registry) consider(ctx context.Context, name, path string, wasm, sig []byte) {
 	sha := SHA256(wasm)
 	r.mu.Lock()
 	s := r.sources[name]
@@ -138,7 +146,7 @@ func (r *Registry) consider(ctx context.Context, name, path string, wasm []byte)
 	case s == nil || s.active == nil:
 		// A source it does not know: a plugin with a manifest adds it.
 		r.mu.Unlock()
-		r.considerNew(ctx, name, path, wasm)
+		r.considerNew(ctx, name, path, wasm, sig)
 		return
 	case s.active.plugin.SHA256 == sha,
 		s.pending != nil && s.pending.plugin.SHA256 == sha,
@@ -155,7 +163,7 @@ func (r *Registry) consider(ctx context.Context, name, path string, wasm []byte)
 	// bytes it refuses, not even compiling them.
 	var err error
 	if r.Verify != nil {
-		if verr := r.Verify(name, wasm); verr != nil {
+		if verr := r.Verify(name, wasm, sig); verr != nil {
 			err = refusal{rappel.RefusedUnverified, fmt.Errorf("it failed verification: %v", verr)}
 		}
 	}
@@ -180,7 +188,7 @@ func (r *Registry) consider(ctx context.Context, name, path string, wasm []byte)
 	if s.pending != nil {
 		_ = s.pending.plugin.Close(context.Background())
 	}
-	s.pending = &candidate{plugin: p, path: path, wasm: wasm, found: r.Now(), manifest: m}
+	s.pending = &candidate{plugin: p, path: path, wasm: wasm, sig: sig, found: r.Now(), manifest: m}
 	r.Logger.Info("plugin candidate found", "source", name, "path", path, "sha256", sha,
 		"has_payload", s.payload != nil, "has_current_payload", s.current != nil)
 }
@@ -277,12 +285,12 @@ func (r *Registry) try(ctx context.Context, name string) {
 	}
 	r.mu.Unlock()
 	// Megabytes written and synced: not under the lock every run takes.
-	r.persist(name, c.wasm, kept)
+	r.persist(name, c.wasm, c.sig, kept)
 	if oldManifest != nil {
 		r.manifestChanged(oldManifest, c.manifest)
 	}
 	if r.OnActivated != nil {
-		r.OnActivated(name, c.wasm, kept.Why)
+		r.OnActivated(name, c.wasm, c.sig, kept.Why)
 	}
 	r.Logger.Info("plugin activated", "source", name, "path", c.path, "sha256", c.plugin.SHA256, "on", t.what(),
 		"records", len(v.Records), "refused", v.Refused, "tried_in", time.Since(start).Round(time.Millisecond))

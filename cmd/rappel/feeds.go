@@ -141,7 +141,7 @@ func (c *FeedsConfig) register(fs *flag.FlagSet) {
 	fs.BoolVar(&c.AdminKeyAllowShort, "admin-key-allow-short", c.AdminKeyAllowShort, "accept an --admin-key shorter than 32 characters (development only: a short key can be guessed)")
 	fs.StringVar(&c.PluginsCacheDir, "plugins-cache-dir", c.PluginsCacheDir, "`directory` keeping the plugins' compiled machine code, which several nodes on one host may share (compiling is most of a first start); empty is the data dir's wazero-cache")
 	fs.StringVar(&c.PluginsDir, "plugins-dir", c.PluginsDir, "`directory` watched for new plugins (<source>.wasm), tried on the last good data before they replace the running ones")
-	fs.StringVar(&c.PluginKeys, "plugin-keys", c.PluginKeys, "`file` of the trusted public keys (minisign format, one a line, # for comments); a plugin from --plugins-dir goes live only with a signature (FILE.wasm.minisig) by one of them")
+	fs.StringVar(&c.PluginKeys, "plugin-keys", c.PluginKeys, "`file` of the trusted public keys (minisign format, one a line, # for comments); a plugin from --plugins-dir goes live only with a signature (FILE.wasm.minisig) by one of them, and a plugin kept in the data dir runs at start only while the signature kept beside it still verifies")
 	fs.BoolVar(&c.AllowUnsigned, "plugins-allow-unsigned", c.AllowUnsigned, "let plugins from --plugins-dir without a signature go live (development only; a signature that is there is still checked)")
 	fs.Float64Var(&c.MaxChange, "plugin-max-change", c.MaxChange, "largest `share` of the records a candidate plugin from --plugins-dir may change in any one field (title, hazard, what to do, allergens, units, dates...) and still go live; more holds it until POST /admin/plugins/{source}/approve")
 	fs.Float64Var(&c.DetailRate, "feed-detail-rate", c.DetailRate, "detail document `requests` a second at most (0 for no limit)")
@@ -214,13 +214,13 @@ func (c *FeedsConfig) validate() error {
 }
 
 // pluginVerifier reads --plugin-keys into the check a candidate from
-// --plugins-dir passes before it is tried; nil without --plugins-dir. A
-// watched directory needs trusted keys or, for development,
-// --plugins-allow-unsigned: anyone who can write there would otherwise
-// choose what the server serves.
+// --plugins-dir passes before it is tried, and a kept plugin at start; nil
+// without --plugins-dir or --plugin-keys. A watched directory needs
+// trusted keys or, for development, --plugins-allow-unsigned: anyone who
+// can write there would otherwise choose what the server serves.
 func (c *FeedsConfig) pluginVerifier() (*plugins.Verifier, error) {
 	switch {
-	case c.PluginsDir == "":
+	case c.PluginsDir == "" && c.PluginKeys == "":
 		return nil, nil
 	case c.PluginKeys == "" && !c.AllowUnsigned:
 		return nil, errors.New("--plugins-dir needs --plugin-keys FILE, the public keys whose signatures make a plugin trusted (rappel plugin keygen writes a pair), or --plugins-allow-unsigned for development")
@@ -282,7 +282,7 @@ func (c *ServeCommand) startFeeds(ctx context.Context, store *kv.Store, listener
 		// feeds, at start for those kept from before (docs/feeds.md, "Live
 		// feeds").
 		onSource := func(m *plugins.Manifest) error { return live.AddSource(manifestSource(m, u.DocumentsBudgetMiB<<20)) }
-		var onActivated func(string, []byte, string)
+		var onActivated func(string, []byte, []byte, string)
 		if node != nil {
 			// The leader's plugins are the fleet's: its successor runs
 			// them (docs/operations.md, "One refresh for the fleet").
@@ -370,7 +370,7 @@ func (c *FeedsConfig) limit(host *plugins.Host) {
 // openPlugins opens the plugin host, its compiled modules cached in the data
 // dir, and the registry of the bundled plugins, watching PluginsDir for
 // candidates. closeAll closes both.
-func (c *FeedsConfig) openPlugins(ctx context.Context, dataDir string, bundled iofs.FS, onSource func(*plugins.Manifest) error, onActivated func(string, []byte, string), log *slog.Logger) (reg *plugins.Registry, closeAll func() error, err error) {
+func (c *FeedsConfig) openPlugins(ctx context.Context, dataDir string, bundled iofs.FS, onSource func(*plugins.Manifest) error, onActivated func(string, []byte, []byte, string), log *slog.Logger) (reg *plugins.Registry, closeAll func() error, err error) {
 	host := plugins.NewHost()
 	c.limit(host)
 	host.CacheDir = filepath.Join(dataDir, "wazero-cache")
@@ -396,10 +396,17 @@ func (c *FeedsConfig) openPlugins(ctx context.Context, dataDir string, bundled i
 	reg = plugins.NewRegistry(host, mods)
 	reg.Dir = c.PluginsDir
 	reg.MaxChange = c.MaxChange
-	if verifier != nil {
+	if verifier != nil && c.PluginsDir != "" {
 		// A candidate from the directory goes live only signed by a
 		// trusted key (docs/feeds.md, "Live feeds").
-		reg.Verify = verifier.Hook(c.PluginsDir)
+		reg.Verify = verifier.Verify
+	}
+	if verifier != nil && len(verifier.KeyIDs()) > 0 {
+		// So does a plugin kept in the data dir, at every start, and one
+		// adopted from the fleet: a restored backup or a shared store
+		// is no proof of who built it (docs/operations.md, "Plugins kept
+		// in the data dir").
+		reg.VerifyKept = verifier.Verify
 	}
 	// A swap outlives a restart: the active plugin of each source is kept
 	// beside the store (docs/feeds.md, "Live feeds").

@@ -67,6 +67,23 @@ func recalls(tb testing.TB, base, query string) []rappel.Record {
 
 func recallCount(tb testing.TB, base, query string) int { return len(recalls(tb, base, query)) }
 
+// fdaNode is what a node adding the openFDA source needs: the bundle's
+// directory, an upstream serving the agencies' samples and the real
+// openFDA sample under /fda/, and a signing key pair (the public key's
+// file, the secret key's) in dir.
+func fdaNode(t *testing.T) (bundleDir string, up *feedstest.Upstream, dir, pub, key string) {
+	t.Helper()
+	docs := fdatest.RealDocuments(t)
+	bundleDir, up = MustBuildBundle(t), sampleUpstream(t)
+	for name, b := range docs {
+		up.Set("/fda/"+name, b)
+	}
+	dir = t.TempDir()
+	t.Setenv(passwordEnv, "correct horse")
+	pub, key = keygen(t, dir, "signer")
+	return bundleDir, up, dir, pub, key
+}
+
 // TestServe_NewSourcePlugin is the integrator's walk for a new source, on a
 // running node: the openFDA example plugin, its manifest written in with
 // "rappel plugin manifest" and signed with "rappel plugin sign", uploaded
@@ -77,16 +94,7 @@ func recallCount(tb testing.TB, base, query string) int { return len(recalls(tb,
 // with sentences. After a restart the source is still refreshed and its
 // agency known. Removing it archives its records with the reason.
 func TestServe_NewSourcePlugin(t *testing.T) {
-	docs := fdatest.RealDocuments(t)
-	bundleDir := MustBuildBundle(t)
-	up := sampleUpstream(t)
-	for name, b := range docs {
-		up.Set("/fda/"+name, b)
-	}
-
-	dir := t.TempDir()
-	t.Setenv(passwordEnv, "correct horse")
-	pub, key := keygen(t, dir, "signer")
+	bundleDir, up, dir, pub, key := fdaNode(t)
 	_, otherKey := keygen(t, dir, "other", "--unencrypted")
 
 	// The integrator's module: built, its manifest written in (pointing

@@ -330,7 +330,8 @@ func (c *PluginTestCommand) readManifest() error {
 		return err
 	}
 	c.manifest = m
-	return rappel.RegisterAgency(m.Agency)
+	_, err = rappel.RegisterSourceAgency(m.Source, m.Agency)
+	return err
 }
 
 // checkModuleSource checks that the module at path can run for source as

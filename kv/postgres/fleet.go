@@ -48,6 +48,11 @@ CREATE TABLE IF NOT EXISTS fleet_plugins (
 );
 `
 
+// schemaFleetSignatures keeps each fleet plugin's signature beside it, so
+// that the leader's successor verifies it with its own trusted keys; a row
+// written before has none, and a node with trusted keys does not adopt it.
+const schemaFleetSignatures = `ALTER TABLE fleet_plugins ADD COLUMN IF NOT EXISTS signature BYTEA;`
+
 // feedChannel is the PostgreSQL NOTIFY channel a publication is announced
 // on, its version as the payload. It is a hint for a follower that would
 // rather not wait for its next poll: CockroachDB has no NOTIFY, so a
@@ -290,7 +295,8 @@ func (s *Store) LatestVersion(ctx context.Context) (int64, error) {
 	return v, nil
 }
 
-// PutFleetPlugin records p as its source's plugin for the fleet, in one
+// PutFleetPlugin records p as its source's plugin for the fleet, with its
+// signature, in one
 // transaction that first checks, as Publish does, that node holds the
 // lease under token: a leader's successor runs it. Another leader's is
 // refused with rappel.ErrFenced.
@@ -302,9 +308,9 @@ func (s *Store) PutFleetPlugin(ctx context.Context, node string, token int64, p 
 		if err := checkFence(ctx, tx, node, token); err != nil {
 			return err
 		}
-		_, err := tx.Exec(ctx, `INSERT INTO fleet_plugins (source, sha256, wasm, why, at) VALUES ($1, $2, $3, $4, now())
-			ON CONFLICT (source) DO UPDATE SET sha256 = excluded.sha256, wasm = excluded.wasm, why = excluded.why, at = excluded.at`,
-			p.Source, p.SHA256, p.Wasm, p.Why)
+		_, err := tx.Exec(ctx, `INSERT INTO fleet_plugins (source, sha256, wasm, signature, why, at) VALUES ($1, $2, $3, $4, $5, now())
+			ON CONFLICT (source) DO UPDATE SET sha256 = excluded.sha256, wasm = excluded.wasm, signature = excluded.signature, why = excluded.why, at = excluded.at`,
+			p.Source, p.SHA256, p.Wasm, p.Signature, p.Why)
 		return err
 	})
 	if err != nil {
@@ -319,7 +325,7 @@ func (s *Store) FleetPlugins(ctx context.Context) ([]rappel.FleetPlugin, error) 
 	if s.pool == nil {
 		return nil, errNotOpen
 	}
-	rows, err := s.pool.Query(ctx, `SELECT source, sha256, wasm, why, at FROM fleet_plugins ORDER BY source`)
+	rows, err := s.pool.Query(ctx, `SELECT source, sha256, wasm, signature, why, at FROM fleet_plugins ORDER BY source`)
 	if err != nil {
 		return nil, fmt.Errorf("reading the fleet's plugins: %w", err)
 	}
@@ -327,7 +333,7 @@ func (s *Store) FleetPlugins(ctx context.Context) ([]rappel.FleetPlugin, error) 
 	var out []rappel.FleetPlugin
 	for rows.Next() {
 		var p rappel.FleetPlugin
-		if err := rows.Scan(&p.Source, &p.SHA256, &p.Wasm, &p.Why, &p.At); err != nil {
+		if err := rows.Scan(&p.Source, &p.SHA256, &p.Wasm, &p.Signature, &p.Why, &p.At); err != nil {
 			return nil, fmt.Errorf("reading the fleet's plugins: %w", err)
 		}
 		out = append(out, p)

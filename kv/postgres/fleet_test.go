@@ -300,3 +300,26 @@ func TestStore_PublishNotifies(t *testing.T) {
 		t.Fatalf("notification %s %q; want %s %q", n.Channel, n.Payload, feedChannel, strconv.FormatInt(v, 10))
 	}
 }
+
+// TestStore_FleetPluginSignature records a fleet plugin with its signature
+// and one without: each reads back as it was written, the signature
+// included, so that the next leader verifies what the last one verified.
+func TestStore_FleetPluginSignature(t *testing.T) {
+	s := mustNew(t)
+	ctx := context.Background()
+	l := mustAcquire(t, s, "a", time.Hour)
+	signed := rappel.FleetPlugin{Source: "openfda", SHA256: "ab", Wasm: []byte("\x00asm"), Signature: []byte("untrusted comment: x\n"), Why: "added"}
+	unsigned := rappel.FleetPlugin{Source: "vrdb", SHA256: "cd", Wasm: []byte("\x00asm"), Why: "swapped"}
+	for _, p := range []rappel.FleetPlugin{signed, unsigned} {
+		if err := s.PutFleetPlugin(ctx, "a", l.Token, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	all, err := s.FleetPlugins(ctx)
+	if err != nil || len(all) != 2 {
+		t.Fatalf("FleetPlugins = %+v, %v", all, err)
+	}
+	if string(all[0].Signature) != string(signed.Signature) || all[1].Signature != nil {
+		t.Fatalf("signatures read back: %q, %q", all[0].Signature, all[1].Signature)
+	}
+}

@@ -31,6 +31,7 @@ var migrations = []migration{
 	{Version: 4, Name: "webhook endpoints and their outbox", SQL: schemaWebhooks},
 	{Version: 5, Name: "the outbox of confirmation e-mails", SQL: schemaConfirmations},
 	{Version: 6, Name: "the fleet's feed lease and publication log", SQL: schemaFleet},
+	{Version: 7, Name: "the fleet plugins' signatures", SQL: schemaFleetSignatures},
 }
 
 // SchemaVersion is the newest schema this package knows.
