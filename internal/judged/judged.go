@@ -2,8 +2,13 @@
 // GET /recall's search: queries as people type them (misspelled, words
 // joined or split, in French with or without accents, half-typed, with a
 // synonym, or exact), each naming the records it should find, and the
-// figures computed from a system's answers (recall@10 and MRR, overall and
-// by kind).
+// figures computed from a system's answers (recall@10, MRR, nDCG@10 and the
+// share of empty answers, overall and by kind).
+//
+// A second, graded set (Graded, ReadGraded) judges queries written by hand
+// against the real agency files: each relevant record graded exact or
+// related, some queries with no answer at all; testdata/judged-real
+// describes it.
 //
 // The set is data: testdata/judged/queries.tsv, described in
 // testdata/judged/README.md. Generate derives it from the bundle's records
@@ -83,15 +88,41 @@ func Write(w io.Writer, qs []Query) error {
 // Read reads what Write writes, checking every line: six fields, a known
 // kind, a non-empty q, 1 to MaxTargets targets.
 func Read(r io.Reader) ([]Query, error) {
-	sc := bufio.NewScanner(r)
 	var qs []Query
+	err := readTSV(r, header, func(line int, f []string) error {
+		params, err := url.ParseQuery(f[3])
+		if err != nil {
+			return fmt.Errorf("line %d: params: %w", line, err)
+		}
+		q := Query{Kind: f[0], Variant: f[1], Q: f[2], Params: params, Targets: strings.Split(f[4], ","), Intended: f[5]}
+		switch {
+		case !slices.Contains(Kinds, q.Kind):
+			return fmt.Errorf("line %d: unknown kind %q", line, q.Kind)
+		case strings.TrimSpace(q.Q) == "":
+			return fmt.Errorf("line %d: empty q", line)
+		case f[4] == "" || len(q.Targets) > MaxTargets:
+			return fmt.Errorf("line %d: %d targets, want 1 to %d", line, len(q.Targets), MaxTargets)
+		}
+		qs = append(qs, q)
+		return nil
+	})
+	return qs, err
+}
+
+// readTSV reads a set's lines: the header first, then each non-empty line
+// split on tabs into as many fields as the header has, passed to add with
+// its line number.
+func readTSV(r io.Reader, head string, add func(line int, f []string) error) error {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(nil, 1<<20)
+	want := strings.Count(head, "\t") + 1
 	line := 0
 	for sc.Scan() {
 		line++
 		text := sc.Text()
 		if line == 1 {
-			if text != header {
-				return nil, fmt.Errorf("line 1 is %q, not the header %q", text, header)
+			if text != head {
+				return fmt.Errorf("line 1 is %q, not the header %q", text, head)
 			}
 			continue
 		}
@@ -99,25 +130,14 @@ func Read(r io.Reader) ([]Query, error) {
 			continue
 		}
 		f := strings.Split(text, "\t")
-		if len(f) != 6 {
-			return nil, fmt.Errorf("line %d has %d fields, not 6", line, len(f))
+		if len(f) != want {
+			return fmt.Errorf("line %d has %d fields, not %d", line, len(f), want)
 		}
-		params, err := url.ParseQuery(f[3])
-		if err != nil {
-			return nil, fmt.Errorf("line %d: params: %w", line, err)
+		if err := add(line, f); err != nil {
+			return err
 		}
-		q := Query{Kind: f[0], Variant: f[1], Q: f[2], Params: params, Targets: strings.Split(f[4], ","), Intended: f[5]}
-		switch {
-		case !slices.Contains(Kinds, q.Kind):
-			return nil, fmt.Errorf("line %d: unknown kind %q", line, q.Kind)
-		case strings.TrimSpace(q.Q) == "":
-			return nil, fmt.Errorf("line %d: empty q", line)
-		case f[4] == "" || len(q.Targets) > MaxTargets:
-			return nil, fmt.Errorf("line %d: %d targets, want 1 to %d", line, len(q.Targets), MaxTargets)
-		}
-		qs = append(qs, q)
 	}
-	return qs, sc.Err()
+	return sc.Err()
 }
 
 // Outcome is one query's answer: the record_ids of the first page, in
@@ -160,6 +180,8 @@ type Score struct {
 	Recall   float64 // mean recall@10
 	Hit      float64 // share of queries with at least one target in the top 10
 	MRR      float64 // mean reciprocal rank within the top 10
+	NDCG     float64 // mean nDCG@10, every target graded exact
+	Zero     float64 // share of queries answered with an empty page (refusals included)
 }
 
 // K is the page depth the figures are taken at.
@@ -175,10 +197,14 @@ func Scores(qs []Query, outs []Outcome) map[string]Score {
 			sums[kind] = s
 		}
 		s.N++
+		if len(o.IDs) == 0 {
+			s.Zero++
+		}
 		if o.Rejected {
 			s.Rejected++
 			return
 		}
+		s.NDCG += NDCGAt(q.grades(), o.IDs, K)
 		s.Recall += RecallAt(q, o.IDs, K)
 		s.MRR += ReciprocalRank(q, o.IDs, K)
 		if ReciprocalRank(q, o.IDs, K) > 0 {
@@ -192,7 +218,7 @@ func Scores(qs []Query, outs []Outcome) map[string]Score {
 	out := map[string]Score{}
 	for k, s := range sums {
 		n := float64(s.N)
-		out[k] = Score{N: s.N, Rejected: s.Rejected, Recall: s.Recall / n, Hit: s.Hit / n, MRR: s.MRR / n}
+		out[k] = Score{N: s.N, Rejected: s.Rejected, Recall: s.Recall / n, Hit: s.Hit / n, MRR: s.MRR / n, NDCG: s.NDCG / n, Zero: s.Zero / n}
 	}
 	return out
 }
