@@ -44,6 +44,9 @@ type Search struct {
 	Lang         string // "", en or fr: the variant of the records' bytes
 	// NoTypos turns off the matching of misspelled words (typos=off).
 	NoTypos bool
+	// NoRelax keeps every word of q required even when together they
+	// find nothing (relax=off); see Page.LeftOut.
+	NoRelax bool
 	// PrefixLast makes the last word of q a prefix too (prefix=last), for
 	// search as you type.
 	PrefixLast bool
@@ -116,6 +119,10 @@ type Page struct {
 	// own: misspellings matched to the dictionary's words, words matched
 	// split in two.
 	Corrections []Correction
+	// LeftOut are the words of q, as typed, that the search left out
+	// because with them it found nothing: the page is what the rest
+	// finds (docs/api.md, "When words find nothing together").
+	LeftOut []string
 	// Facets are the counts Search.Facets asked for, in its order.
 	Facets []Facet
 }

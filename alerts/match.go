@@ -292,7 +292,7 @@ func (ix *subIndex) clauseSets(ctx context.Context, rm rappel.RecordMatcher, pos
 	// Words as written (typos=off): a batch of new recalls is no
 	// dictionary to correct a word against — a word absent from the batch
 	// would be "corrected" to whatever near word it holds.
-	q := &rappel.Search{Query: &rappel.Query{Clauses: make([]rappel.Clause, 1)}, NoTypos: true}
+	q := &rappel.Search{Query: &rappel.Query{Clauses: make([]rappel.Clause, 1)}, NoTypos: true, NoRelax: true}
 	for i, c := range ix.clauses {
 		q.Query.Clauses[0] = c
 		ids, err := rm.MatchIDs(ctx, q)

@@ -26,11 +26,11 @@ var (
 var recallParams = slices.Concat(
 	[]string{"q", "category", "recall_type", "recall_agency", "hazard_class", "allergen"},
 	issuedAfterNames, issuedBeforeNames,
-	[]string{"sort_by", "sort_order", "limit", "offset", "cursor", "lang", "typos", "prefix", "facets", "highlight"})
+	[]string{"sort_by", "sort_order", "limit", "offset", "cursor", "lang", "typos", "prefix", "relax", "facets", "highlight"})
 
 // filterParams are the query parameters filtersOf reads.
 var filterParams = slices.DeleteFunc(slices.Clone(recallParams), func(name string) bool {
-	return slices.Contains([]string{"sort_by", "sort_order", "limit", "offset", "cursor", "facets", "highlight"}, name)
+	return slices.Contains([]string{"sort_by", "sort_order", "limit", "offset", "cursor", "relax", "facets", "highlight"}, name)
 })
 
 // Sort values a client may send besides closing, which is recognised only
@@ -39,9 +39,11 @@ var filterParams = slices.DeleteFunc(slices.Clone(recallParams), func(name strin
 var (
 	sortKeys   = rappel.Vocabulary{rappel.SortDate, rappel.SortPublished, rappel.SortValue, rappel.SortRelevance}
 	sortOrders = rappel.Vocabulary{"asc", "desc"}
-	// typoModes and prefixModes are the values of typos and prefix.
+	// typoModes, prefixModes and relaxModes are the values of typos,
+	// prefix and relax.
 	typoModes   = rappel.Vocabulary{"on", "off"}
 	prefixModes = rappel.Vocabulary{"none", "last"}
+	relaxModes  = rappel.Vocabulary{"on", "off"}
 )
 
 // searchRecalls answers GET /recall: it validates every parameter, reporting
@@ -198,6 +200,7 @@ func searchOf(p *params) (*rappel.Search, error) {
 	q.IssuedAfter, q.IssuedBefore = readDates(p)
 	q.Facets = readFacets(p)
 	q.Highlight = p.enum("highlight", rappel.Booleans) == "true"
+	q.NoRelax = p.enum("relax", relaxModes) == "off"
 	return q, p.err()
 }
 
@@ -211,6 +214,9 @@ func filtersOf(p *params) (*rappel.Search, error) {
 		return nil, err
 	}
 	q.IssuedAfter, q.IssuedBefore = readDates(p)
+	// A feed or an export is the records that match, all words required:
+	// leaving words out is for a person reading a page (Page.LeftOut).
+	q.NoRelax = true
 	return q, nil
 }
 
@@ -308,6 +314,10 @@ func writePage(w http.ResponseWriter, r *http.Request, page *rappel.Page, etag s
 	if len(page.Corrections) > 0 {
 		b, _ := json.Marshal(page.Corrections) // strings and lists of strings always encode
 		tail = append(append(tail, `,"corrections":`...), b...)
+	}
+	if len(page.LeftOut) > 0 {
+		b, _ := json.Marshal(page.LeftOut)
+		tail = append(append(tail, `,"left_out":`...), b...)
 	}
 	tail = append(tail, `,"next_cursor":`...)
 	tail = appendCursor(tail, page.NextCursor)

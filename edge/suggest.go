@@ -35,7 +35,7 @@ func (s *Server) getSuggest(w http.ResponseWriter, r *http.Request) error {
 	defer cancel()
 	snap := s.Catalog.Snapshot()
 	if pq, err := rappel.ParseQuery(q); err == nil && pq != nil {
-		checked, err := (&rappel.Search{Query: pq, PrefixLast: true, Limit: limit}).Checked()
+		checked, err := (&rappel.Search{Query: pq, PrefixLast: true, NoRelax: true, Limit: limit}).Checked()
 		if err != nil {
 			return err
 		}

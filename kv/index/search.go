@@ -37,6 +37,16 @@ func (v *View) Search(ctx context.Context, cq rappel.CheckedSearch) (*rappel.Pag
 	if err != nil {
 		return nil, err
 	}
+	var leftOut []string
+	if count == 0 && !q.NoRelax {
+		r, err := v.relax(ctx, parts, q, exp)
+		if err != nil {
+			return nil, err
+		}
+		if r != nil {
+			q, exp, ms, count, leftOut = r.q, r.exp, r.ms, r.count, r.leftOut
+		}
+	}
 	sortBy := sortOf(q)
 	relevance := sortBy == rappel.SortRelevance
 	var c *cursor
@@ -61,7 +71,7 @@ func (v *View) Search(ctx context.Context, cq rappel.CheckedSearch) (*rappel.Pag
 	if err != nil {
 		return nil, err
 	}
-	page := &rappel.Page{Count: count, Corrections: exp.corr}
+	page := &rappel.Page{Count: count, Corrections: exp.corr, LeftOut: leftOut}
 	if len(hits) > limit {
 		hits = hits[:limit]
 		if sortBy != rappel.SortValue { // a value-sorted search pages by offset

@@ -27,7 +27,7 @@ func (v *View) Suggest(ctx context.Context, q, lang string, limit int) (*rappel.
 	}
 	// The recalls are the newest that match: ranking every match of a
 	// short prefix by relevance would cost what a keystroke cannot.
-	s := &rappel.Search{Query: pq, PrefixLast: true, Limit: limit}
+	s := &rappel.Search{Query: pq, PrefixLast: true, NoRelax: true, Limit: limit}
 	parts := v.parts()
 	exp, err := parts[0].s.expansion(ctx, parts, s)
 	if err != nil {
