@@ -22,15 +22,7 @@ import (
 // norisk candidate its content gate holds for approval.
 func mustHeldRegistry(tb testing.TB) (*plugins.Registry, string) {
 	tb.Helper()
-	h := plugins.NewHost()
-	// In this process: this test binary does not serve as the child
-	// process a run uses otherwise (plugintest.ServeChild).
-	h.InProcess = true
-	h.Logger = slog.New(slog.DiscardHandler)
-	if err := h.Open(context.Background()); err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { h.Close(context.Background()) })
+	h := mustPluginHost(tb)
 	dir := tb.TempDir()
 	norisk := plugintest.Build(tb, "./plugins/testdata/guests/norisk")
 	if err := os.WriteFile(filepath.Join(dir, "hcdump.wasm"), norisk, 0o644); err != nil {

@@ -19,13 +19,7 @@ import (
 // a payload) and one refused for vrdb (not a module).
 func mustPluginsReport(tb testing.TB) func() any {
 	tb.Helper()
-	h := plugins.NewHost()
-	h.InProcess = true // nothing runs: the candidates are only compiled
-	h.Logger = slog.New(slog.DiscardHandler)
-	if err := h.Open(context.Background()); err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { h.Close(context.Background()) })
+	h := mustPluginHost(tb) // nothing runs: the candidates are only compiled
 	dir := tb.TempDir()
 	for name, wasm := range map[string][]byte{
 		"hcdump": plugintest.Build(tb, "./plugins/testdata/guests/upper"),

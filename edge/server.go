@@ -88,11 +88,22 @@ type Server struct {
 	// approval, for POST /admin/plugins/{source}/approve; the endpoint
 	// answers 503 while it is nil.
 	ApprovePlugin ApprovePlugin
-	// UploadPlugin, when set with Plugins, takes a plugin uploaded with
-	// PUT /admin/plugins/{source}; RemoveSource, DELETE's removal of a
-	// source a plugin added.
-	UploadPlugin UploadPlugin
-	RemoveSource RemoveSource
+	// UploadPlugin, when set with Plugins and UploadStaging, takes a
+	// plugin uploaded with PUT /admin/plugins/{source}, whose parts were
+	// streamed into files of UploadStaging (the plugins dir's
+	// plugins.StagingDir); RemoveSource is DELETE's removal of a source a
+	// plugin added, or of its refused plugins.
+	UploadPlugin  UploadPlugin
+	UploadStaging string
+	RemoveSource  RemoveSource
+	// UploadSlots is how many plugin uploads are taken at once, and
+	// UploadBytes how many bytes of their bodies, as their Content-Length
+	// declares them (the largest a body may be when it declares none);
+	// one over either is answered 503. 0 means DefaultUploadSlots and
+	// DefaultUploadBytes; UploadBytes is never less than one upload of
+	// the largest size.
+	UploadSlots int
+	UploadBytes int64
 	// Backup, when set, writes an archive of the node's data dir as of now
 	// to w (cmd/rappel's backup.go), for POST /admin/backup; the endpoint
 	// answers 503 while it is nil.
@@ -160,6 +171,8 @@ type Server struct {
 	// exports holds a token per export streaming, built on first use.
 	exportsOnce sync.Once
 	exports     chan struct{}
+	// uploads is what the plugin uploads being taken hold (admin_upload.go).
+	uploads uploadBudget
 	// stopping is set by StopStreams: the node is closing its
 	// connections, and a stream cut from then on was cut by the shutdown.
 	stopping atomic.Bool

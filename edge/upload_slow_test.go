@@ -7,6 +7,7 @@ import (
 	"mime/multipart"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -21,8 +22,13 @@ func TestServer_SlowUpload(t *testing.T) {
 	s.AdminKey = testAdminKey
 	s.Plugins = mustPluginsReport(t)
 	got := make(chan int, 1)
-	s.UploadPlugin = func(_ context.Context, _ string, wasm, _ []byte) (string, error) {
-		got <- len(wasm)
+	s.UploadStaging = t.TempDir()
+	s.UploadPlugin = func(_ context.Context, _ string, wasm, _ string) (string, error) {
+		info, err := os.Stat(wasm)
+		if err != nil {
+			return "", err
+		}
+		got <- int(info.Size())
 		return PluginHeld, nil
 	}
 	hs := s.HTTPServer("127.0.0.1:0")

@@ -2,9 +2,12 @@ package plugins
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -435,36 +438,45 @@ const (
 	UploadHeld      = "held"      // it waits for a payload, or an approval
 )
 
-// Upload takes a plugin for source as if it had been dropped into Dir: the
-// signature (nil for none) is written beside it first, then the module,
-// each atomically, so that a watcher never sees one without the other;
-// then Dir is scanned at once, which verifies and tries it. It returns
-// what became of the plugin, or why it was refused.
-func (r *Registry) Upload(ctx context.Context, source string, wasm, sig []byte) (string, error) {
+// Upload takes a plugin for source as if it had been dropped into Dir:
+// its module and its signature ("" for none), files written whole in Dir's
+// StagingDir, are renamed into Dir, the signature first, so that a watcher
+// never sees the module without it; then Dir is scanned at once, which
+// verifies and tries it. The staged files are Dir's afterwards, or gone. A
+// refused upload leaves Dir for RefusedDir at once, whatever the reason
+// (refused.go). It returns what became of the plugin, or why it was
+// refused.
+func (r *Registry) Upload(ctx context.Context, source, wasmPath, sigPath string) (string, error) {
 	if r.Dir == "" {
 		return "", errors.New("this node watches no plugins directory (--plugins-dir) to keep uploads in")
 	}
 	if !sourceNamePattern.MatchString(source) && r.Active(source) == "" {
 		return "", fmt.Errorf("%q is not a source name: 2 to 32 lower-case letters, digits and _, starting with a letter", source)
 	}
-	sha := SHA256(wasm)
+	sha, err := fileSHA256(wasmPath)
+	if err != nil {
+		return "", fmt.Errorf("reading the staged upload: %w", err)
+	}
 	before := r.Active(source)
 	path := filepath.Join(r.Dir, source+".wasm")
-	var err error
-	if sig != nil {
-		err = writeFileAtomic(path+SignatureSuffix, sig)
+	if sigPath != "" {
+		err = os.Rename(sigPath, path+SignatureSuffix)
 	} else {
 		err = removeIfThere(path + SignatureSuffix)
 	}
 	if err == nil {
-		err = writeFileAtomic(path, wasm)
+		err = os.Rename(wasmPath, path)
 	}
 	if err != nil {
-		return "", fmt.Errorf("keeping the upload in the plugins directory: %w", err)
+		return "", fmt.Errorf("moving the upload into the plugins directory: %w", err)
 	}
+	r.mu.Lock()
+	r.uploading[path] = sha
+	r.mu.Unlock()
 	r.Scan(ctx)
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	delete(r.uploading, path)
 	s := r.sources[source]
 	switch {
 	case s == nil:
@@ -479,4 +491,18 @@ func (r *Registry) Upload(ctx context.Context, source string, wasm, sig []byte) 
 		return "", errors.New(s.rejectedReason)
 	}
 	return "", errors.New("it was replaced by another plugin written into the plugins directory meanwhile")
+}
+
+// fileSHA256 is SHA256 of the file at path, read as a stream.
+func fileSHA256(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }

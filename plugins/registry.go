@@ -71,8 +71,13 @@ type Registry struct {
 	// source's plugin here (a swap, a new source), with why: a fleet's
 	// leader records it for its successor (see Adopt).
 	OnActivated func(source string, wasm, sig []byte, why string)
-	Now         func() time.Time
-	Logger      *slog.Logger
+	// RefusedMax and RefusedMaxBytes bound what RefusedDir keeps of the
+	// refused candidates (refused.go): the newest, older ones deleted
+	// first.
+	RefusedMax      int
+	RefusedMaxBytes int64
+	Now             func() time.Time
+	Logger          *slog.Logger
 
 	bundled map[string][]byte
 	// history is the last swaps and refusals, newest last, for
@@ -82,9 +87,15 @@ type Registry struct {
 	mu      sync.Mutex
 	sources map[string]*source
 	files   map[string]fileStamp // Dir's files as last read
-	kick    chan struct{}
-	stop    context.CancelFunc
-	done    chan struct{}
+	// refused is what RefusedDir keeps, oldest first; toRefuse the
+	// refusals whose files wait to be moved there; uploading the files
+	// Upload wrote and is scanning, by path, with their SHA-256.
+	refused   []RefusedPlugin
+	toRefuse  []toRefuse
+	uploading map[string]string
+	kick      chan struct{}
+	stop      context.CancelFunc
+	done      chan struct{}
 }
 
 // source is what the registry knows about one source.
@@ -168,14 +179,16 @@ type heldCandidate struct {
 // modules in initial by source name (the bundled plugins).
 func NewRegistry(host *Host, initial map[string][]byte) *Registry {
 	return &Registry{
-		Host:         host,
-		PollInterval: DefaultPollInterval,
-		MaxLoss:      DefaultMaxLoss,
-		MaxChange:    DefaultMaxChange,
-		Partial:      DefaultPartial(),
-		Now:          time.Now,
-		Logger:       slog.Default(),
-		bundled:      initial,
+		Host:            host,
+		PollInterval:    DefaultPollInterval,
+		MaxLoss:         DefaultMaxLoss,
+		MaxChange:       DefaultMaxChange,
+		Partial:         DefaultPartial(),
+		RefusedMax:      DefaultRefusedMax,
+		RefusedMaxBytes: DefaultRefusedMaxBytes,
+		Now:             time.Now,
+		Logger:          slog.Default(),
+		bundled:         initial,
 	}
 }
 
@@ -194,6 +207,10 @@ func (r *Registry) Open(ctx context.Context) error {
 	}
 	if r.Dir == "" {
 		return nil
+	}
+	r.uploading = make(map[string]string)
+	if err := r.openRefused(); err != nil {
+		return err
 	}
 	r.Scan(ctx)
 	wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))

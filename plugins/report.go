@@ -58,10 +58,14 @@ type SourceReport struct {
 }
 
 // Report is the registry's state for GET /admin/plugins: every source's
-// plugins, and the last swaps and refusals, newest first.
+// plugins, the last swaps and refusals, newest first, and the refused
+// candidates kept.
 type Report struct {
 	Sources []SourceReport `json:"sources"`
 	History []Event        `json:"history"`
+	// Refused is what RefusedDir keeps of the refused candidates, newest
+	// first.
+	Refused []RefusedPlugin `json:"refused"`
 }
 
 // Report returns every source's active plugin and candidates, and the
@@ -77,6 +81,7 @@ func (r *Registry) Report() Report {
 	for i := len(r.history) - 1; i >= 0; i-- {
 		rep.History = append(rep.History, r.history[i])
 	}
+	rep.Refused = r.refusedReport()
 	return rep
 }
 

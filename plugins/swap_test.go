@@ -115,8 +115,11 @@ func TestRegistry_Report(t *testing.T) {
 	})
 	<-done
 	c = report(t, r, "hcdump").Candidates
-	if len(c) != 1 || c[0].State != "refused" || !strings.Contains(c[0].Why, "stopped after") || c[0].Path != filepath.Join(dir, "hcdump.wasm") {
-		t.Fatalf("candidates after the trial = %+v, want loop refused", c)
+	if len(c) != 1 || c[0].State != "refused" || !strings.Contains(c[0].Why, "stopped after") || filepath.Dir(c[0].Path) != filepath.Join(dir, plugins.RefusedDir) {
+		t.Fatalf("candidates after the trial = %+v, want loop refused, moved to refused/", c)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "hcdump.wasm")); !os.IsNotExist(err) {
+		t.Errorf("the refused candidate is still in the plugins dir: %v", err)
 	}
 	if h := r.Report().History; len(h) != 1 || h[0].Event != "refused" || h[0].Why != c[0].Why {
 		t.Fatalf("history = %+v", h)

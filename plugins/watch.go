@@ -67,6 +67,7 @@ func (r *Registry) Scan(ctx context.Context) {
 	defer r.scanMu.Unlock()
 	if r.Dir != "" {
 		r.readDir(ctx)
+		defer r.keepRefused()
 	}
 	r.mu.Lock()
 	var ready []string
@@ -151,9 +152,10 @@ func (r *Registry) consider(ctx context.Context, name, path string, wasm, sig []
 	case s.active.plugin.SHA256 == sha,
 		s.pending != nil && s.pending.plugin.SHA256 == sha,
 		s.held != nil && s.held.c.plugin.SHA256 == sha:
-		// A refused candidate is considered again when its file or its
-		// signature changed (readDir reads only those): a signature
-		// copied in after the module is not a refusal for ever.
+		// A refused candidate that stayed in Dir (refused.go) is
+		// considered again when its file or its signature changed
+		// (readDir reads only those): a signature copied in after the
+		// module is not a refusal for ever.
 		r.mu.Unlock()
 		return
 	}
@@ -375,6 +377,9 @@ func (r *Registry) Approve(ctx context.Context, source, sha string) error {
 	// replace the candidate the operator approved.
 	r.scanMu.Lock()
 	r.try(ctx, source)
+	if r.Dir != "" {
+		r.keepRefused()
+	}
 	r.scanMu.Unlock()
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -394,6 +399,9 @@ func (r *Registry) reject(s *source, sha, path string, why error) {
 	s.rejectedReason = fmt.Sprintf("%s (sha256 %s) was not activated: %s.", filepath.Base(path), sha[:12], strings.TrimRight(why.Error(), ". "))
 	r.remember(s.name, sha, "refused", s.rejectedReason)
 	s.counted().refusals[refusalClass(why)]++
+	if r.final(path, sha, why) {
+		r.toRefuse = append(r.toRefuse, toRefuse{source: s.name, sha: sha, path: path, why: s.rejectedReason, at: s.rejectedAt})
+	}
 	r.Logger.Warn("plugin candidate rejected", "source", s.name, "path", path, "sha256", sha, "reason", s.rejectedReason)
 }
 

@@ -306,9 +306,8 @@ func (c *ServeCommand) startFeeds(ctx context.Context, store *kv.Store, listener
 		srv.PluginStats = reg.Stats
 		srv.ApprovePlugin = reg.Approve
 		if u.PluginsDir != "" {
-			srv.UploadPlugin = func(ctx context.Context, source string, wasm, sig []byte) (string, error) {
-				return reg.Upload(ctx, source, wasm, sig)
-			}
+			srv.UploadPlugin = reg.Upload
+			srv.UploadStaging = filepath.Join(u.PluginsDir, plugins.StagingDir)
 		}
 		srv.RemoveSource = func(ctx context.Context, source, reason string) error {
 			return removeSource(ctx, live, reg, source, reason)

@@ -27,9 +27,14 @@ func manifestSource(m *plugins.Manifest, budget int64) *feeds.Source {
 
 // removeSource removes a source a plugin's manifest added: the feeds stop
 // refreshing it and archive its records, then its plugin is dropped, in
-// that order so that no refresh runs between without a plugin.
+// that order so that no refresh runs between without a plugin. The
+// source's refused plugins go too; for a source no manifest added, they
+// are all that goes, and only a source without any is refused.
 func removeSource(ctx context.Context, live *feeds.Live, reg *plugins.Registry, source, reason string) error {
 	if reg.Manifest(source) == nil {
+		if n, err := reg.DropRefused(source); n > 0 || err != nil {
+			return err
+		}
 		if reg.Active(source) != "" || slices.Contains(live.SourceNames(), source) {
 			return edge.ErrBundledSource
 		}
@@ -38,5 +43,9 @@ func removeSource(ctx context.Context, live *feeds.Live, reg *plugins.Registry, 
 	if err := live.RemoveSource(ctx, source, reason); err != nil && !errors.Is(err, feeds.ErrNoSource) {
 		return err
 	}
-	return reg.Remove(source, reason)
+	if err := reg.Remove(source, reason); err != nil {
+		return err
+	}
+	_, err := reg.DropRefused(source)
+	return err
 }

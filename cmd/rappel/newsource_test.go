@@ -91,8 +91,9 @@ func fdaNode(t *testing.T) (bundleDir string, up *feedstest.Upstream, dir, pub, 
 // documents the manifest lists (the real openFDA sample, served on
 // loopback) and its records answer GET /recall, the agency filter and the
 // statistics. An unsigned upload and one signed by another key are refused
-// with sentences. After a restart the source is still refreshed and its
-// agency known. Removing it archives its records with the reason.
+// with sentences, and kept under refused. After a restart the source is
+// still refreshed and its agency known. Removing it archives its records
+// with the reason and deletes its refused uploads.
 func TestServe_NewSourcePlugin(t *testing.T) {
 	bundleDir, up, dir, pub, key := fdaNode(t)
 	_, otherKey := keygen(t, dir, "other", "--unencrypted")
@@ -156,6 +157,10 @@ func TestServe_NewSourcePlugin(t *testing.T) {
 		if code != 422 || !strings.Contains(string(body), tc.want) || !strings.Contains(string(body), "was not activated") {
 			t.Fatalf("PUT /admin/plugins/openfda %s = %d %s; want a 422 saying %q", tc.name, code, body, tc.want)
 		}
+	}
+	// The refused uploads left --plugins-dir for its refused/, listed.
+	if got := adminPlugins(t, base).Refused; len(got) != 2 || got[0].Source != "openfda" || !strings.Contains(got[1].Why, "no signature") {
+		t.Fatalf("GET /admin/plugins lists the refused uploads as %+v", got)
 	}
 	// Agencies are registered per process: another test of this binary
 	// may have registered FDA already.
@@ -227,6 +232,9 @@ func TestServe_NewSourcePlugin(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(pluginsDir, "openfda.wasm")); !os.IsNotExist(err) {
 		t.Fatalf("the removed source's plugin is still in --plugins-dir: %v", err)
+	}
+	if got := adminPlugins(t, base).Refused; len(got) != 0 {
+		t.Fatalf("the removed source's refused uploads are still kept: %+v", got)
 	}
 	if code, r := record(t, base, "fda-f-0087-2014"); code != 200 || r.Status != rappel.StatusArchived {
 		t.Fatalf("GET /recall/fda-f-0087-2014 after the removal = %d %+v", code, r)
