@@ -17,6 +17,7 @@ import (
 type forgivingPage struct {
 	Count       int                 `json:"count"`
 	Corrections []rappel.Correction `json:"corrections"`
+	LeftOut     []string            `json:"left_out"`
 	Results     []struct {
 		RecordID string `json:"record_id"`
 	} `json:"results"`

@@ -148,6 +148,10 @@ type GradedScore struct {
 	Zero       float64 // share of the answerable queries answered with an empty page
 	NoAnswer   int     // no-answer queries
 	Empty      int     // no-answer queries answered with an empty page
+	// Told is the no-answer queries answered with an empty page or with
+	// a page that says which words it left out: a client can show "no
+	// results for xbox controller; results for controller".
+	Told int
 }
 
 // GradedScores returns the figures of each class and of all queries
@@ -168,6 +172,9 @@ func GradedScores(qs []Graded, outs []Outcome) map[string]GradedScore {
 			s.NoAnswer++
 			if len(o.IDs) == 0 {
 				s.Empty++
+			}
+			if len(o.IDs) == 0 || len(o.LeftOut) > 0 {
+				s.Told++
 			}
 			return
 		}
@@ -237,6 +244,11 @@ func GradedTable(w io.Writer, classes, names []string, scores []map[string]Grade
 			fmt.Fprintf(w, "| no-answer queries answered empty | %d |", first.NoAnswer)
 			for _, s := range scores {
 				fmt.Fprintf(w, " %d of %d | | |", s[class].Empty, s[class].NoAnswer)
+			}
+			fmt.Fprintln(w)
+			fmt.Fprintf(w, "| no-answer queries empty, or words left out said | %d |", first.NoAnswer)
+			for _, s := range scores {
+				fmt.Fprintf(w, " %d of %d | | |", s[class].Told, s[class].NoAnswer)
 			}
 			fmt.Fprintln(w)
 		}

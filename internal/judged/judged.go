@@ -146,6 +146,9 @@ func readTSV(r io.Reader, head string, add func(line int, f []string) error) err
 type Outcome struct {
 	IDs      []string
 	Rejected bool
+	// LeftOut are the words the search said it left out to answer
+	// (GET /recall's left_out): a page for fewer words than were asked.
+	LeftOut []string
 }
 
 // RecallAt returns the share of q's targets among the first k ids, out of
@@ -269,6 +272,7 @@ func Serve(h http.Handler, qs []Query, prepare func(*http.Request)) ([]Outcome, 
 				Results []struct {
 					RecordID string `json:"record_id"`
 				} `json:"results"`
+				LeftOut []string `json:"left_out"`
 			}
 			if err := json.Unmarshal(w.Body.Bytes(), &page); err != nil {
 				return nil, fmt.Errorf("%s: %w", v.Encode(), err)
@@ -276,6 +280,7 @@ func Serve(h http.Handler, qs []Query, prepare func(*http.Request)) ([]Outcome, 
 			for _, res := range page.Results {
 				outs[i].IDs = append(outs[i].IDs, res.RecordID)
 			}
+			outs[i].LeftOut = page.LeftOut
 		case http.StatusUnprocessableEntity:
 			outs[i].Rejected = true
 		default:

@@ -27,8 +27,9 @@ import (
 //     Damerau–Levenshtein distance of it: none for words of up to 4
 //     characters, 1 for 5 to 8, 2 for 9 and more, a changed first letter
 //     counting 2; never for words with digits (barcodes, recall numbers,
-//     model codes). A word that matches exactly is never expanded, so a
-//     correctly spelled query keeps its exact count.
+//     model codes), nor for a word of the synonym list. A word that
+//     matches exactly is never expanded, so a correctly spelled query
+//     keeps its exact count.
 //   - Such a word also matches as two adjacent words when it splits into
 //     two that the dictionary has ("airbag" as "air bag", "f150" as
 //     "F-150", "ecoli" as "E. coli"); two adjacent words of the query also
@@ -399,7 +400,10 @@ func (lx *lexicon) expandTerm(t rappel.Term, typos bool, exp *expansion) *termEx
 		}
 		return te
 	}
-	if long || lx.exact(word) {
+	// A word the vocabulary knows is matched by its group (synonyms.tsv),
+	// never corrected into another: "arachides" finds peanuts, not
+	// "archiv".
+	if long || lx.exact(word) || len(te.alts) > 0 {
 		return te.orNil()
 	}
 	var matched []string
