@@ -123,6 +123,10 @@ type Page struct {
 	// because with them it found nothing: the page is what the rest
 	// finds (docs/api.md, "When words find nothing together").
 	LeftOut []string
+	// Optional are the words of q, as typed, that a search sorted by
+	// relevance made optional because together they found too little:
+	// the page ranks first the records holding the most of them.
+	Optional []string
 	// Facets are the counts Search.Facets asked for, in its order.
 	Facets []Facet
 }

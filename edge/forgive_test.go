@@ -18,6 +18,7 @@ type forgivingPage struct {
 	Count       int                 `json:"count"`
 	Corrections []rappel.Correction `json:"corrections"`
 	LeftOut     []string            `json:"left_out"`
+	Optional    []string            `json:"optional"`
 	Results     []struct {
 		RecordID string `json:"record_id"`
 	} `json:"results"`

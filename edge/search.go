@@ -319,6 +319,10 @@ func writePage(w http.ResponseWriter, r *http.Request, page *rappel.Page, etag s
 		b, _ := json.Marshal(page.LeftOut)
 		tail = append(append(tail, `,"left_out":`...), b...)
 	}
+	if len(page.Optional) > 0 {
+		b, _ := json.Marshal(page.Optional)
+		tail = append(append(tail, `,"optional":`...), b...)
+	}
 	tail = append(tail, `,"next_cursor":`...)
 	tail = appendCursor(tail, page.NextCursor)
 	tail = append(tail, `,"next":`...)

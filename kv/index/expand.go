@@ -71,6 +71,12 @@ type expansion struct {
 	// two of them join into, or a synonym of their words as a phrase.
 	joins map[int]join
 	corr  []rappel.Correction
+	// soft is one more than the index of a softened search's optional
+	// clause (relax.go), whose words relevance counts (scorer.coord); 0
+	// for none. strict are then, by part, the documents the search matched
+	// before it was softened.
+	soft   int
+	strict map[*Snapshot]*roaring.Bitmap
 }
 
 // termExp is what one query term also matches.

@@ -3,6 +3,7 @@ package index
 import (
 	"container/heap"
 	"context"
+	"math/bits"
 	"strings"
 
 	"github.com/RoaringBitmap/roaring/v2"
@@ -30,7 +31,21 @@ type scorer struct {
 	// document lacks costs a look at its cursor, one it holds its
 	// positions read and a BM25 computed (searchOps).
 	hits int
+	// coord is set for a softened search (relax.go): the score of a
+	// document adds coordBonus for each word of the optional clause it
+	// holds, so that the records with more of the words rank first.
+	coord bool
+	// strict, with coord, are the documents that match every word of the
+	// search before it was softened (a word pair may have matched as the
+	// word it joins into, or as a synonym of the pair): they rank before
+	// any document the softening added.
+	strict *roaring.Bitmap
 }
+
+// coordBonus is worth more than any BM25 sum of a query's words (each at
+// most idf·(k1+1), about 25), so that a record holding more of the words
+// of a softened search always ranks before one holding fewer.
+const coordBonus = 1000
 
 // scoreItem is one addition to a document's score: a leaf on its own, or
 // a group of leaves summed first (the words of one text, in both
@@ -38,6 +53,9 @@ type scorer struct {
 type scoreItem struct {
 	group  bool
 	leaves []scoreLeaf
+	// word is the index of the word of a softened search's optional
+	// clause the item scores, -1 for any other.
+	word int
 }
 
 // scoreLeaf is one term of one stream: its posting's cursor (nil when the
@@ -122,8 +140,9 @@ func (ix *textIndex) newScorer(qcs []rappel.Clause, cs corpus, exp *expansion) (
 		}
 		return scoreLeaf{s: s, c: c, idf: idfOf(cs.docs, cs.df(s, term, p)), weight: weight}, nil
 	}
+	word := -1 // the optional clause's word being compiled
 	text := func(text string, weight float64) error {
-		item := scoreItem{group: true}
+		item := scoreItem{group: true, word: word}
 		var err error
 		tokens(text, func(w string) {
 			for s := range ix.postings {
@@ -138,11 +157,16 @@ func (ix *textIndex) newScorer(qcs []rappel.Clause, cs corpus, exp *expansion) (
 		sc.items = append(sc.items, item)
 		return err
 	}
+	sc.coord = exp != nil && exp.soft > 0
 	for i, c := range qcs {
 		if c.Exclude {
 			continue
 		}
-		for _, t := range c.Terms {
+		for k, t := range c.Terms {
+			word = -1
+			if sc.coord && i == exp.soft-1 {
+				word = k
+			}
 			var te *termExp
 			if exp != nil {
 				te = exp.terms[t]
@@ -161,7 +185,7 @@ func (ix *textIndex) newScorer(qcs []rappel.Clause, cs corpus, exp *expansion) (
 					if err != nil {
 						return nil, err
 					}
-					sc.items = append(sc.items, scoreItem{leaves: []scoreLeaf{l}})
+					sc.items = append(sc.items, scoreItem{leaves: []scoreLeaf{l}, word: word})
 				}
 			}
 			for _, alt := range te.alts {
@@ -170,6 +194,7 @@ func (ix *textIndex) newScorer(qcs []rappel.Clause, cs corpus, exp *expansion) (
 				}
 			}
 		}
+		word = -1
 		if exp != nil {
 			for _, alt := range exp.joins[i].alts {
 				if err := text(alt.Text, 0.5); err != nil {
@@ -184,17 +209,31 @@ func (ix *textIndex) newScorer(qcs []rappel.Clause, cs corpus, exp *expansion) (
 // score is the score of doc; documents must come in ascending order.
 func (sc *scorer) score(doc int32) float64 {
 	var total float64
+	var held uint64 // with coord: the optional clause's words doc holds
 	for i := range sc.items {
 		it := &sc.items[i]
 		if !it.group {
-			total += sc.leafScore(&it.leaves[0], doc)
+			v := sc.leafScore(&it.leaves[0], doc)
+			if v > 0 && it.word >= 0 {
+				held |= 1 << uint(it.word)
+			}
+			total += v
 			continue
 		}
 		var sum float64
 		for j := range it.leaves {
 			sum += sc.leafScore(&it.leaves[j], doc)
 		}
+		if sum > 0 && it.word >= 0 {
+			held |= 1 << uint(it.word)
+		}
 		total += sum
+	}
+	if sc.coord {
+		total += coordBonus * float64(bits.OnesCount64(held))
+		if sc.strict != nil && sc.strict.Contains(uint32(doc)) {
+			total += coordBonus * (rappel.MaxQueryTerms + 1)
+		}
 	}
 	return total
 }
@@ -300,6 +339,9 @@ func rankPage(ctx context.Context, qcs []rappel.Clause, cs corpus, exp *expansio
 		sc, err := p.s.text.newScorer(qcs, cs, exp)
 		if err != nil {
 			return nil, err
+		}
+		if sc.coord {
+			sc.strict = exp.strict[p.s]
 		}
 		if err := rankInto(ctx, p.s, p.m, sc, top); err != nil {
 			return nil, err

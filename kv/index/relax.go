@@ -6,6 +6,8 @@ import (
 	"sort"
 	"unicode/utf8"
 
+	"github.com/RoaringBitmap/roaring/v2"
+
 	"github.com/rappel-ca/rappel"
 )
 
@@ -37,6 +39,8 @@ type relaxed struct {
 	ms      []partMatches
 	count   int
 	leftOut []string
+	// optional are the words a softened search made optional.
+	optional []string
 }
 
 // relax returns the relaxation of q, which found nothing, or nil when q
@@ -173,4 +177,63 @@ func withClauses(q *rappel.Search, cs []rappel.Clause) *rappel.Search {
 	rq.Query = &rappel.Query{Clauses: slices.Clone(cs)}
 	rq.PrefixLast = false
 	return &rq
+}
+
+// Softening a search that finds too little. When a search sorted by
+// relevance finds fewer than softBelow records with all its words, its
+// plain words become one OR: a record needs one of them, and ranks by how
+// many it holds (coordBonus a word), then by BM25, so the records with
+// every word still come first and those missing one follow ("bread
+// metal" finds the notice with both, then the buns and bagels with
+// "pieces of metal"); what matched the search before it was softened
+// ranks before all else. Phrases, exclusions and ORs stay required. The page
+// lists the words made optional (Page.Optional) and counts every record
+// it ranks. A search sorted otherwise is not softened: by date, a record
+// with one word would come before one with all.
+const softBelow = 3
+
+// soften returns the softened q, or nil when q has fewer than two plain
+// words to make optional or softening finds no more.
+func (v *View) soften(ctx context.Context, parts []part, q *rappel.Search, strictMs []partMatches, strict int) (*relaxed, error) {
+	cs := clauses(q)
+	var kept []rappel.Clause
+	var or rappel.Clause
+	at := -1
+	for _, c := range cs {
+		if c.Exclude || len(c.Terms) != 1 || c.Terms[0].Phrase {
+			kept = append(kept, c)
+			continue
+		}
+		if at < 0 {
+			at = len(kept)
+			kept = append(kept, rappel.Clause{})
+		}
+		or.Terms = append(or.Terms, c.Terms[0])
+	}
+	if len(or.Terms) < 2 || len(or.Terms) > maxRelaxWords {
+		return nil, nil
+	}
+	kept[at] = or
+	rq := withClauses(q, kept)
+	e, err := newLexicon(ctx, parts).expand(rq)
+	if err != nil {
+		return nil, err
+	}
+	e.soft = at + 1
+	e.strict = map[*Snapshot]*roaring.Bitmap{}
+	for _, m := range strictMs {
+		e.strict[m.s] = m.m
+	}
+	ms, n, err := v.matches(ctx, parts, rq, e)
+	if err != nil || n <= strict {
+		return nil, err
+	}
+	words := make([]string, len(or.Terms))
+	for i, t := range or.Terms {
+		words[i] = t.Text
+		if t.Prefix {
+			words[i] += "*"
+		}
+	}
+	return &relaxed{q: rq, exp: e, ms: ms, count: n, optional: words}, nil
 }

@@ -37,7 +37,7 @@ func (v *View) Search(ctx context.Context, cq rappel.CheckedSearch) (*rappel.Pag
 	if err != nil {
 		return nil, err
 	}
-	var leftOut []string
+	var leftOut, optional []string
 	if count == 0 && !q.NoRelax {
 		r, err := v.relax(ctx, parts, q, exp)
 		if err != nil {
@@ -45,6 +45,14 @@ func (v *View) Search(ctx context.Context, cq rappel.CheckedSearch) (*rappel.Pag
 		}
 		if r != nil {
 			q, exp, ms, count, leftOut = r.q, r.exp, r.ms, r.count, r.leftOut
+		}
+	} else if count < softBelow && !q.NoRelax && sortOf(q) == rappel.SortRelevance {
+		r, err := v.soften(ctx, parts, q, ms, count)
+		if err != nil {
+			return nil, err
+		}
+		if r != nil {
+			q, exp, ms, count, optional = r.q, r.exp, r.ms, r.count, r.optional
 		}
 	}
 	sortBy := sortOf(q)
@@ -71,7 +79,7 @@ func (v *View) Search(ctx context.Context, cq rappel.CheckedSearch) (*rappel.Pag
 	if err != nil {
 		return nil, err
 	}
-	page := &rappel.Page{Count: count, Corrections: exp.corr, LeftOut: leftOut}
+	page := &rappel.Page{Count: count, Corrections: exp.corr, LeftOut: leftOut, Optional: optional}
 	if len(hits) > limit {
 		hits = hits[:limit]
 		if sortBy != rappel.SortValue { // a value-sorted search pages by offset
