@@ -158,6 +158,7 @@ func TestSearch_RealFindings(t *testing.T) {
 		{`"xbox controller"`, rel},
 		{"xbox OR iphone controller", rel},
 		{"iphone 15", rel},
+		{"hepatitis a", rel}, // not "hepat" corrected into "heat", then "a"
 		{"xyzzy qwertyuiop", rel},
 	} {
 		if p := forgive(t, h, c.q, c.extra); p.Count != 0 || len(p.LeftOut) != 0 {

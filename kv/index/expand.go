@@ -584,7 +584,7 @@ func (lx *lexicon) nearest(stream int, word string) []expTerm {
 	if f.main != forms[0] {
 		forms = append(forms, f.main)
 	}
-	for _, q := range forms {
+	for i, q := range forms {
 		if !lx.charge(typoWalkWork(utf8.RuneCountInString(q), budget)) {
 			continue
 		}
@@ -592,10 +592,18 @@ func (lx *lexicon) nearest(stream int, word string) []expTerm {
 		if aut == nil {
 			continue
 		}
+		// The stem is shorter than the word, and the word's budget of
+		// typos makes a short stem near many unrelated words ("hepatitis",
+		// stemmed "hepat", is one edit from "heat"): a term reached from
+		// the stem must begin as the stem does.
+		head := ""
+		if i > 0 {
+			head = firstRunes(q, stemHead)
+		}
 		for _, part := range lx.parts {
 			lx.walk(part, stream, nil, aut, func(term string, _ int) bool {
 				d := typoDistance(q, term)
-				if d > budget {
+				if d > budget || !strings.HasPrefix(term, head) {
 					return true
 				}
 				if old, ok := dist[term]; !ok || d < old {
@@ -629,6 +637,21 @@ func (lx *lexicon) nearest(stream int, word string) []expTerm {
 		}
 	}
 	return top(seen, maxTypoTerms, func(t string) int { return dist[t] })
+}
+
+// stemHead is how many first characters a correction reached from a
+// misspelled word's stem shares with it (nearest).
+const stemHead = 3
+
+// firstRunes returns the first n characters of s, or s.
+func firstRunes(s string, n int) string {
+	for i := range s {
+		if n == 0 {
+			return s[:i]
+		}
+		n--
+	}
+	return s
 }
 
 // minEditWord is the length from which a misspelled word's single edits
