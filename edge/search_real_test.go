@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/rappel-ca/rappel/internal/judged"
-	"github.com/rappel-ca/rappel/internal/judged/realjudged"
+	"github.com/rappel-ca/rappel/plugins/realjudged"
 )
 
 // Floors of the real judged set, just under what the search measured when

@@ -49,6 +49,8 @@ type recallPage struct {
 	Results    []rappel.Record `json:"results"`
 	NextCursor *string         `json:"next_cursor"`
 	Next       *string         `json:"next"`
+	LeftOut    []string        `json:"left_out"`
+	Optional   []string        `json:"optional"`
 }
 
 func (p recallPage) ids() []string {

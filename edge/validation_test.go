@@ -138,6 +138,7 @@ func TestValidation_Walk(t *testing.T) {
 		get("query:sort_order", "/recall", q("sort_order", "descending"), 422, "enum@query.sort_order"),
 		get("query:typos", "/recall", q("typos", "no"), 422, "enum@query.typos"),
 		get("query:prefix", "/recall", q("prefix", "first"), 422, "enum@query.prefix"),
+		get("query:relax", "/recall", q("relax", "no"), 422, "enum@query.relax"),
 		get("query:q", "/recall/suggest", q("q", `"peanut`), 422, "value_error@query.q"),
 		get("query:lang", "/recall/suggest", q("lang", "de"), 422, "enum@query.lang"),
 		get("query:limit", "/recall/suggest", q("limit", "21"), 422, "less_than_equal@query.limit"),

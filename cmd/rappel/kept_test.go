@@ -106,6 +106,7 @@ func TestBackup_RestoredUnsignedPluginNotRun(t *testing.T) {
 			"--feed-hc-en", up.URL + "/hc/recalls-en.json", "--feed-hc-fr", up.URL + "/hc/recalls-fr.json",
 			"--feed-tc-vrdb", up.URL + "/tc/vrdb.csv", "--feed-detail", up.URL + "/detail/{lang}/{id}.json",
 			"--refresh-interval", "1h", "--admin-key", adminKey, "--plugins-dir", t.TempDir(), "--plugin-keys", pub, "--feed-detail-rate", "0",
+			"--plugin-documents-allow-loopback", // the manifest's documents are on the loopback upstream
 		}); err != nil {
 			t.Fatal(err)
 		}

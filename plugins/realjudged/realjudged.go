@@ -28,7 +28,7 @@ import (
 func Set(t testing.TB) []judged.Graded {
 	t.Helper()
 	_, here, _, _ := runtime.Caller(0)
-	f, err := os.Open(filepath.Join(filepath.Dir(here), "..", "..", "..", "testdata", "judged-real", "queries.tsv"))
+	f, err := os.Open(filepath.Join(filepath.Dir(here), "..", "..", "testdata", "judged-real", "queries.tsv"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,7 @@ import (
 
 	"github.com/rappel-ca/rappel"
 	"github.com/rappel-ca/rappel/internal/judged"
-	"github.com/rappel-ca/rappel/internal/judged/realjudged"
+	"github.com/rappel-ca/rappel/plugins/realjudged"
 	"github.com/rappel-ca/rappel/kv/postgres/pgtest"
 )
 
