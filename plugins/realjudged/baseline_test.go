@@ -15,8 +15,8 @@ import (
 
 	"github.com/rappel-ca/rappel"
 	"github.com/rappel-ca/rappel/internal/judged"
-	"github.com/rappel-ca/rappel/plugins/realjudged"
 	"github.com/rappel-ca/rappel/kv/postgres/pgtest"
+	"github.com/rappel-ca/rappel/plugins/realjudged"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
