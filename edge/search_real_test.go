@@ -146,6 +146,16 @@ func TestSearch_RealFindings(t *testing.T) {
 		t.Errorf("bread metal by date: %+v, want the strict %d records", byDate, strict.Count)
 	}
 
+	// "car seat" means a child's car seat: the first page is those recalls
+	// (the pair is a phrase of the vocabulary, siège d'auto), not the seat
+	// belts of cars.
+	seats := forgive(t, h, "car seat", rel)
+	for i, r := range seats.Results[:min(8, len(seats.Results))] {
+		if !childSeats[r.RecordID] {
+			t.Errorf("car seat: result %d is %s %q, not a child car seat recall", i+1, r.RecordID, title[r.RecordID])
+		}
+	}
+
 	p := forgive(t, h, "xbox controller", rel)
 	if p.Count == 0 || !slices.Equal(p.LeftOut, []string{"xbox"}) {
 		t.Errorf("xbox controller: %d records, left out %q; want what 'controller' finds, with xbox left out", p.Count, p.LeftOut)
@@ -165,4 +175,12 @@ func TestSearch_RealFindings(t *testing.T) {
 			t.Errorf("%s (%s): %d records, left out %q; want nothing", c.q, c.extra, p.Count, p.LeftOut)
 		}
 	}
+}
+
+// childSeats are the child car seat recalls of the real Transport Canada
+// file, as testdata/judged-real judges "car seat".
+var childSeats = map[string]bool{
+	"tc-2022723": true, "tc-2022745": true, "tc-2022748": true, "tc-2024718": true, "tc-2024736": true,
+	"tc-2024764": true, "tc-2024768": true, "tc-2024773": true, "tc-2024774": true, "tc-2025055": true,
+	"tc-2025236": true, "tc-2025237": true, "tc-2025239": true, "tc-2026354": true,
 }
