@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"slices"
 	"strings"
@@ -141,6 +142,35 @@ func TestSearch_RealFindings(t *testing.T) {
 	if strict.Count == 0 || strict.Count >= 3 || soft.Count <= strict.Count || !slices.Equal(soft.Optional, []string{"bread", "metal"}) ||
 		soft.Results[0].RecordID != strict.Results[0].RecordID {
 		t.Errorf("bread metal: strict %+v, softened %+v", strict, soft)
+	}
+	// Its pages, cursor after cursor, are the one ranking: each record
+	// once, as many as count says.
+	seen := map[string]bool{}
+	for path := "/recall?limit=2&sort_by=relevance&q=bread+metal"; path != ""; {
+		var page struct {
+			Count   int      `json:"count"`
+			Next    *string  `json:"next_cursor"`
+			Opt     []string `json:"optional"`
+			Results []struct {
+				RecordID string `json:"record_id"`
+			} `json:"results"`
+		}
+		if code, body := getJSON(t, h, path, &page); code != 200 || page.Count != soft.Count || len(page.Opt) != 2 {
+			t.Fatalf("%s: %d %.300s", path, code, body)
+		}
+		for _, r := range page.Results {
+			if seen[r.RecordID] {
+				t.Fatalf("%s comes twice in the softened pages", r.RecordID)
+			}
+			seen[r.RecordID] = true
+		}
+		path = ""
+		if page.Next != nil {
+			path = "/recall?limit=2&sort_by=relevance&q=bread+metal&cursor=" + url.QueryEscape(*page.Next)
+		}
+	}
+	if len(seen) != soft.Count || soft.Count < 5 {
+		t.Errorf("the softened pages hold %d records, count says %d", len(seen), soft.Count)
 	}
 	if byDate := forgive(t, h, "bread metal"); byDate.Count != strict.Count || len(byDate.Optional) != 0 {
 		t.Errorf("bread metal by date: %+v, want the strict %d records", byDate, strict.Count)
