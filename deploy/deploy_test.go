@@ -15,6 +15,7 @@ const (
 	dashboardFile = "grafana/rappel-dashboard.json"
 	rulesFile     = "prometheus/rappel-rules.yml"
 	rulesTestFile = "prometheus/rappel-rules.test.yml"
+	alertmanager  = "alertmanager/rappel-alertmanager.yml"
 	operations    = "../docs/operations.md"
 )
 
@@ -208,4 +209,34 @@ func TestDashboard_Queries(t *testing.T) {
 		t.Fatal(err)
 	}
 	runPromtool(t, "check", "rules", path)
+}
+
+// TestAlertmanager_Config: the shipped Alertmanager configuration is one
+// amtool accepts, and every alert its inhibit rules name is one of the
+// rules': a renamed alert would silently stop being held back, or stop
+// holding others.
+func TestAlertmanager_Config(t *testing.T) {
+	amtool, err := exec.LookPath("amtool")
+	if err != nil {
+		if os.Getenv("RAPPEL_CI") != "" {
+			t.Fatal("amtool is not installed, and CI must check the Alertmanager configuration: apt-get install -y prometheus-alertmanager")
+		}
+		t.Skip("amtool is not installed (apt-get install -y --no-install-recommends prometheus-alertmanager); skipping the check of the Alertmanager configuration")
+	}
+	if out, err := exec.Command(amtool, "check-config", alertmanager).CombinedOutput(); err != nil {
+		t.Fatalf("amtool check-config %s: %v\n%s", alertmanager, err, out)
+	}
+	known := map[string]bool{}
+	for _, a := range alerts(t) {
+		known[a.name] = true
+	}
+	names := regexp.MustCompile(`Rappel[A-Za-z]+`).FindAllString(read(t, alertmanager), -1)
+	if len(names) == 0 {
+		t.Fatal("the Alertmanager configuration names no alert")
+	}
+	for _, n := range names {
+		if !known[n] {
+			t.Errorf("%s names %s, which is no alert of %s", alertmanager, n, rulesFile)
+		}
+	}
 }
