@@ -8,6 +8,8 @@ import (
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
+
+	"github.com/rappel-ca/rappel"
 )
 
 // counterOf returns the value of the counter name with labels in fams,
@@ -129,4 +131,28 @@ func grepLines(s, sub string) string {
 		}
 	}
 	return b.String()
+}
+
+// TestMetrics_Fleet: a node of a fleet exports what the fleet alert rules
+// read (deploy/prometheus: RappelFleetNoLeader, RappelFleetFollowerLagging)
+// from its FleetStats; a node on its own exports none of them.
+func TestMetrics_Fleet(t *testing.T) {
+	s, _ := MustServer(t, MustCatalog(t, testRecords()))
+	url := MustHTTP(t, s.MetricsHandler()).URL + "/metrics"
+	if fams := scrape(t, url, nil); fams["rappel_fleet_leading"] != nil {
+		t.Fatal("a node on its own exports rappel_fleet_leading")
+	}
+	s.FleetStats = func() rappel.FleetStats {
+		return rappel.FleetStats{Version: 7, Latest: 9, Lag: 90 * time.Second, SinceContact: 2 * time.Second, Ready: true}
+	}
+	fams := scrape(t, url, nil)
+	for name, want := range map[string]float64{
+		"rappel_fleet_leading": 0, "rappel_fleet_dataset_version": 7, "rappel_fleet_latest_version": 9,
+		"rappel_fleet_lag_seconds": 90, "rappel_fleet_since_contact_seconds": 2, "rappel_fleet_ready": 1, "rappel_fleet_degraded": 0,
+	} {
+		m := series(fams, name, nil)
+		if m == nil || m.GetGauge().GetValue() != want {
+			t.Errorf("%s = %v, want %v", name, m, want)
+		}
+	}
 }
