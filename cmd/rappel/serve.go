@@ -229,7 +229,11 @@ func (c *ServeCommand) Run(ctx context.Context) (err error) {
 	defer func() {
 		if err := store.Close(); err != nil {
 			log.Error("closing store", "error", err)
+			return
 		}
+		// The last word of a clean stop: the store is flushed and closed,
+		// and the next start opens it without recovery.
+		log.Info("stopped: the store is closed")
 	}()
 	// The bundle's read index is unpacked, on a first start, while the
 	// store ingests the bundle's tables; it is released after the read

@@ -98,6 +98,18 @@ func TestShutdown(t *testing.T) {
 		if code := exitStatus(t, cmd, stderr); code != 0 {
 			t.Fatalf("exit status %d after SIGTERM with nothing in flight, want 0:\n%s", code, stderr.String())
 		}
+		// The last line says the store closed: a stop that ended before it
+		// (a kill, a hang) has no such line.
+		var last map[string]any
+		for line := range strings.Lines(stderr.String()) {
+			var l map[string]any
+			if json.Unmarshal([]byte(line), &l) == nil {
+				last = l
+			}
+		}
+		if last == nil || last["msg"] != "stopped: the store is closed" {
+			t.Fatalf("the last log line of a clean stop is %v, want the store closed:\n%s", last, stderr.String())
+		}
 	})
 	t.Run("CutAtTimeout", func(t *testing.T) {
 		addr, cmd, stderr := startMain(t, "--shutdown-timeout", "300ms")
