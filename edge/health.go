@@ -35,6 +35,10 @@ type health struct {
 	// Storage is there while the node's storage fails its writes: status
 	// is then "degraded".
 	Storage *storageFault `json:"storage,omitempty"`
+	// StaleSources names the feeds with no successful refresh for three
+	// intervals: status is then "degraded", the node serving their
+	// records as they were.
+	StaleSources []string `json:"stale_sources,omitempty"`
 	// Coverage is, for the newest years of recalls, the share of the
 	// notices with products and with a barcode (rappel.CoverageOf);
 	// empty when the data holds no notice, never null.
@@ -72,8 +76,9 @@ type storageFault struct {
 
 // health answers 200 while the node can answer from the data it holds, and
 // 503 when it holds no records at all, so that a load balancer routes
-// around it. Its status is "degraded" while the storage fails its writes:
-// reads are still served, writes answer 503.
+// around it. Its status is "degraded" while the storage fails its writes
+// (reads are still served, writes answer 503), while a feed is stale
+// (named in stale_sources), and while a fleet node is behind its fleet.
 func (s *Server) health(w http.ResponseWriter, r *http.Request) error {
 	if err := paramsOf(w).err(); err != nil {
 		return err
@@ -90,6 +95,12 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) error {
 	}
 	if s.FleetStats != nil && s.FleetStats().Degraded {
 		h.Status = "degraded"
+	}
+	for _, f := range h.Feeds {
+		if f.Stale {
+			h.StaleSources = append(h.StaleSources, f.Source)
+			h.Status = "degraded"
+		}
 	}
 	if s.StorageFault != nil {
 		if err, since := s.StorageFault(); err != nil {

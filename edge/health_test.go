@@ -3,8 +3,10 @@ package edge
 import (
 	"encoding/json"
 	"net/http"
+	"slices"
 	"testing"
 
+	"github.com/rappel-ca/rappel"
 	"github.com/rappel-ca/rappel/internal/buildinfo"
 )
 
@@ -60,5 +62,30 @@ func TestMetrics_BuildInfo(t *testing.T) {
 				t.Errorf("%d rappel_build_info series, want 1", n)
 			}
 		})
+	}
+}
+
+// TestHealth_StaleFeeds: a feed with no success for three intervals makes
+// /health say degraded, naming it, and still answer 200, so that a probe
+// that reads only status sees that the node serves old records; with
+// every feed fresh it is ok and names none.
+func TestHealth_StaleFeeds(t *testing.T) {
+	s, _ := MustServer(t, MustCatalog(t, testRecords()))
+	states := []rappel.FeedState{{Source: "hcdump"}, {Source: "vrdb", Stale: true}}
+	s.Feeds = func() []rappel.FeedState { return states }
+	url := MustHTTP(t, s.Handler()).URL + "/health"
+	var h struct {
+		Status       string   `json:"status"`
+		StaleSources []string `json:"stale_sources"`
+	}
+	code, body := adminDo(t, http.MethodGet, url, "")
+	if code != http.StatusOK || json.Unmarshal([]byte(body), &h) != nil || h.Status != "degraded" || !slices.Equal(h.StaleSources, []string{"vrdb"}) {
+		t.Fatalf("GET /health with vrdb stale = %d %s", code, body)
+	}
+	states[1].Stale = false
+	h.StaleSources = nil
+	code, body = adminDo(t, http.MethodGet, url, "")
+	if code != http.StatusOK || json.Unmarshal([]byte(body), &h) != nil || h.Status != "ok" || h.StaleSources != nil {
+		t.Fatalf("GET /health with every feed fresh = %d %s", code, body)
 	}
 }
