@@ -108,10 +108,12 @@ func TestServer_Health_Feeds(t *testing.T) {
 	base := MustHTTP(t, s.Handler()).URL
 	code, body := adminDo(t, http.MethodGet, base+"/health", "")
 	var h struct {
-		Status string             `json:"status"`
-		Feeds  []rappel.FeedState `json:"feeds"`
+		Status       string             `json:"status"`
+		StaleSources []string           `json:"stale_sources"`
+		Feeds        []rappel.FeedState `json:"feeds"`
 	}
-	if code != 200 || json.Unmarshal([]byte(body), &h) != nil || h.Status != "ok" {
+	// vrdb is stale: the node is degraded, and says which feed.
+	if code != 200 || json.Unmarshal([]byte(body), &h) != nil || h.Status != "degraded" || len(h.StaleSources) != 1 || h.StaleSources[0] != "vrdb" {
 		t.Fatalf("GET /health = %d %s", code, body)
 	}
 	// Each feed: last attempt and success, last error, stale, records,
