@@ -104,11 +104,18 @@ func TestRules_EveryAlertTested(t *testing.T) {
 	}
 }
 
-// TestRules_Runbooks: every alert says what happened and points to a
-// section of the operations guide that names it.
+// runbookBase is where every alert's runbook_url points: the operations
+// guide as the forge renders it, so that the link in a page opens the
+// alert's own section.
+const runbookBase = "https://github.com/rappel-ca/rappel/blob/main/docs/operations.md#"
+
+// TestRules_Runbooks: every alert says what happened and has a clickable
+// runbook_url to a section of the operations guide of its own, headed by
+// the alert's name, that says what to look at first.
 func TestRules_Runbooks(t *testing.T) {
 	doc := read(t, operations)
-	runbook := regexp.MustCompile(`runbook: "docs/operations\.md#([a-z0-9-]+)"`)
+	runbook := regexp.MustCompile(`runbook_url: "([^"]*)"`)
+	seen := map[string]string{}
 	for _, a := range alerts(t) {
 		for _, ann := range []string{"summary:", "description:"} {
 			if !strings.Contains(a.block, ann) {
@@ -117,14 +124,23 @@ func TestRules_Runbooks(t *testing.T) {
 		}
 		m := runbook.FindStringSubmatch(a.block)
 		if m == nil {
-			t.Errorf("%s has no runbook annotation pointing into docs/operations.md", a.name)
+			t.Errorf("%s has no runbook_url annotation", a.name)
 			continue
 		}
-		section := sectionOf(doc, m[1])
+		anchor, ok := strings.CutPrefix(m[1], runbookBase)
+		if !ok || anchor != strings.ToLower(a.name) {
+			t.Errorf("%s: runbook_url %q, want %s%s, its own section", a.name, m[1], runbookBase, strings.ToLower(a.name))
+			continue
+		}
+		if other, dup := seen[anchor]; dup {
+			t.Errorf("%s and %s share the runbook section #%s", other, a.name, anchor)
+		}
+		seen[anchor] = a.name
+		section := sectionOf(doc, anchor)
 		if section == "" {
-			t.Errorf("%s: docs/operations.md has no section #%s", a.name, m[1])
-		} else if !strings.Contains(section, "`"+a.name+"`") {
-			t.Errorf("%s: the section #%s of docs/operations.md does not say what to do about it", a.name, m[1])
+			t.Errorf("%s: docs/operations.md has no section headed ### %s", a.name, a.name)
+		} else if !strings.Contains(section, "Look first at ") || !strings.Contains(section, "**Pages") && !strings.Contains(section, "**Opens a ticket") {
+			t.Errorf("%s: the section #%s of docs/operations.md does not say whether it pages and what to look at first", a.name, anchor)
 		}
 	}
 }
