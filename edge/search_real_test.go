@@ -131,6 +131,18 @@ func TestSearch_RealFindings(t *testing.T) {
 	if one, many := forgive(t, h, "pneu"), forgive(t, h, "pneus"); many.Count != one.Count || one.Count == 0 {
 		t.Errorf("pneus finds %d, pneu %d", many.Count, one.Count)
 	}
+	// A brand for its drug, a British spelling, a pill for a tablet.
+	for q, want := range map[string]string{"childrens tylenol": "acetaminophen", "hand sanitiser": "sanitiz", "tylenol": "acetaminophen"} {
+		if p := forgive(t, h, q, rel); p.Count == 0 || !strings.Contains(title[p.Results[0].RecordID], want) {
+			t.Errorf("%s: the first of %d records is not about %s", q, p.Count, want)
+		}
+	}
+	// The word that keeps the others apart is not the most common one:
+	// "blood pressure medication" leaves out "medication", not "pressure".
+	if p := forgive(t, h, "blood pressure medication", rel); p.Count == 0 || !slices.Equal(p.LeftOut, []string{"medication"}) ||
+		!strings.Contains(title[p.Results[0].RecordID], "blood pressure") {
+		t.Errorf("blood pressure medication: %d records, left out %q", p.Count, p.LeftOut)
+	}
 	if p := forgive(t, h, "arachides", rel); p.Count == 0 || len(p.Corrections) != 0 {
 		t.Errorf("arachides: %d records, corrections %+v; a word of the vocabulary is not corrected", p.Count, p.Corrections)
 	}

@@ -101,17 +101,9 @@ func (v *View) relax(ctx context.Context, parts []part, q *rappel.Search, exp *e
 		return x.clause > y.clause
 	})
 	maxOut := positive / 2
-	out := map[int]bool{}
-	for k, cand := range cands {
-		if k >= maxOut {
-			break
-		}
-		out[cand.clause] = true
-		// Words that find nothing on their own go together: the search
-		// cannot find anything while one of them stays.
-		if cand.count == 0 && k+1 < len(cands) && cands[k+1].count == 0 && k+1 < maxOut {
-			continue
-		}
+	// try runs the search without the clauses in out, and returns it when
+	// it finds something and what it keeps still says something.
+	try := func(out map[int]bool) (*relaxed, error) {
 		var kept []rappel.Clause
 		var left []string
 		for i, c := range cs {
@@ -127,11 +119,39 @@ func (v *View) relax(ctx context.Context, parts []part, q *rappel.Search, exp *e
 			return nil, err
 		}
 		ms, n, err := v.matches(ctx, parts, rq, e)
-		if err != nil {
+		if err != nil || n == 0 || !informative(cs, out, cands, v.Len()) {
 			return nil, err
 		}
-		if n > 0 && informative(cs, out, cands, v.Len()) {
-			return &relaxed{q: rq, exp: e, ms: ms, count: n, leftOut: left}, nil
+		return &relaxed{q: rq, exp: e, ms: ms, count: n, leftOut: left}, nil
+	}
+	out := map[int]bool{}
+	for k, cand := range cands {
+		if k >= maxOut {
+			break
+		}
+		out[cand.clause] = true
+		// Words that find nothing on their own go together: the search
+		// cannot find anything while one of them stays.
+		if cand.count == 0 && k+1 < len(cands) && cands[k+1].count == 0 && k+1 < maxOut {
+			continue
+		}
+		if r, err := try(out); r != nil || err != nil {
+			return r, err
+		}
+	}
+	// Leaving out the words in that order found nothing: the word that
+	// keeps the others apart may be another ("medication" in "blood
+	// pressure medication", where "pressure" is the most common). Each
+	// other word is then left out alone, in the same order, so that the
+	// answer keeps as many of the words as any could.
+	if cands[0].count > 0 {
+		for _, cand := range cands[1:] {
+			if cand.count == 0 {
+				break
+			}
+			if r, err := try(map[int]bool{cand.clause: true}); r != nil || err != nil {
+				return r, err
+			}
 		}
 	}
 	return nil, nil
