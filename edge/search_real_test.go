@@ -137,6 +137,19 @@ func TestSearch_RealFindings(t *testing.T) {
 			t.Errorf("%s: the first of %d records is not about %s", q, p.Count, want)
 		}
 	}
+	// What the notice says to do is searched: the Seasonique and Seasonale
+	// notices say "birth control" there, or "pills", where their titles
+	// say neither.
+	pills := forgive(t, h, "birth control pills", rel)
+	found := 0
+	for _, r := range pills.Results {
+		if slices.Contains([]string{"hc-77379", "hc-77384", "hc-77550", "hc-77566", "hc-77568"}, r.RecordID) {
+			found++
+		}
+	}
+	if found < 4 {
+		t.Errorf("birth control pills: %d of the 5 birth control notices on the first page", found)
+	}
 	// The word that keeps the others apart is not the most common one:
 	// "blood pressure medication" leaves out "medication", not "pressure".
 	if p := forgive(t, h, "blood pressure medication", rel); p.Count == 0 || !slices.Equal(p.LeftOut, []string{"medication"}) ||

@@ -20,6 +20,60 @@ import (
 // matches across the end of one field and the start of the next.
 const fieldGap = 64
 
+// Fields weigh by what they say about a record. A record's fields are
+// indexed in tiers, each starting its positions at tier<<tierShift, so
+// that a position says which tier its word came from and no field list
+// is kept beside the postings: a word counts in a record's term
+// frequency as much as its tier's weight (BM25F's weighting of fields,
+// with the saturation applied to the sum). "seat" in a child car seat's
+// title then weighs more than "Seats And Restraints", the system of a
+// car's seat-belt recall. A tier's words past 65,536 positions run into
+// the next tier's range and count as it does, which no real record
+// reaches.
+const tierShift = 16
+
+// The tiers, in the order a record's fields are indexed.
+const (
+	// tierMain is the title, the product's names and description, makes
+	// and models, and the identifiers: what the record is about.
+	tierMain = iota
+	// tierParties is the hazard and who made, sold or recalled it.
+	tierParties
+	// tierLabels is the classification: categories, systems, the alert's
+	// type, places of distribution and origin.
+	tierLabels
+	// tierAdvice is what the notice tells people to do: searched, so that
+	// the words only it holds ("birth control product") find the notice,
+	// and weighed least, since its wording is much the same from notice
+	// to notice. Its words do not count in the record's length, so that
+	// a long piece of advice does not push the record's other words down.
+	tierAdvice
+	tiers
+)
+
+// tierWeight is each tier's weight in a term frequency.
+var tierWeight = [tiers]float64{tierMain: 1, tierParties: 0.7, tierLabels: 0.35, tierAdvice: 0.2}
+
+// tierOf is the tier of a position.
+func tierOf(at uint32) int { return min(int(at>>tierShift), tiers-1) }
+
+// weightedTF is the term frequency of the encoded positions b: each
+// occurrence weighs as its tier does.
+func weightedTF(b []byte) float64 {
+	var tf float64
+	at := uint32(0)
+	for len(b) > 0 {
+		d, n := binary.Uvarint(b)
+		if n <= 0 {
+			break // checked when the posting was read; cannot happen
+		}
+		at += uint32(d)
+		b = b[n:]
+		tf += tierWeight[tierOf(at)]
+	}
+	return tf
+}
+
 // posting is one term's occurrences: the documents holding it, and for
 // each its positions, for phrases and term frequency. The positions of
 // the i-th document are pos[offs[i]:offs[i+1]], as uvarint differences
@@ -63,17 +117,9 @@ func (p *posting) span(doc int32) []byte {
 // spanAt returns the encoded positions of the rank-th document of p.
 func (p *posting) spanAt(rank int) []byte { return p.pos[p.offs[rank]:p.offs[rank+1]] }
 
-// tf is how many times doc holds the term: the number of uvarints in its
-// span, each ending on a byte below 0x80.
-func (p *posting) tf(doc int32) int {
-	n := 0
-	for _, c := range p.span(doc) {
-		if c < 0x80 {
-			n++
-		}
-	}
-	return n
-}
+// tf is how many times doc holds the term, each time weighed by its
+// field's tier.
+func (p *posting) tf(doc int32) float64 { return weightedTF(p.span(doc)) }
 
 // rankWalk finds the rank of each of a series of ascending documents in a
 // bitmap. A rank from the start (Bitmap.Rank) costs, in a run container, a
@@ -170,6 +216,8 @@ type textBuilder struct {
 	ix  *textIndex
 	doc int32
 	pos [2]uint32
+	// tier is the tier of the fields being added.
+	tier int
 	// lensOnly has finish leave the postings' offsets as lengths, for
 	// the segment writer to expand one posting at a time.
 	lensOnly bool
@@ -191,6 +239,17 @@ func newTextBuilder(an *analyzer, docs int) *textBuilder {
 func (b *textBuilder) startDoc(doc int32) {
 	b.doc = doc
 	b.pos = [2]uint32{}
+	b.tier = tierMain
+}
+
+// startTier moves the current document to the fields of tier t, which
+// must not be before the current one.
+func (b *textBuilder) startTier(t int) {
+	b.tier = t
+	base := uint32(t) << tierShift
+	for s := range b.pos {
+		b.pos[s] = max(b.pos[s], base)
+	}
 }
 
 // add indexes text as one field of the current document in stream.
@@ -206,7 +265,9 @@ func (b *textBuilder) add(stream int, text string) {
 			b.addTerm(stream, f.alt)
 		}
 		b.pos[stream]++
-		ix.docLen[stream][b.doc]++
+		if b.tier != tierAdvice {
+			ix.docLen[stream][b.doc]++
+		}
 	})
 	b.pos[stream] += fieldGap
 }
@@ -283,37 +344,23 @@ func avgLen(lens []uint32, docs int) float64 {
 	return total / float64(docs)
 }
 
-// indexRecord adds the searchable text of r: titles, product names and
-// descriptions, hazards, categories, brands and firms, places of
-// distribution and identifiers. It leaves out contact text and the
-// boilerplate of what_to_do.
+// indexRecord adds the searchable text of r, tier by tier: titles,
+// product names and descriptions, makes, models and identifiers; hazards
+// and firms; categories, systems and places; what to do. It leaves out
+// contact text.
 func indexRecord(b *textBuilder, r *rappel.Record) {
-	for s, tr := range []*rappel.Translation{r.Translations.EN, r.Translations.FR} {
-		if tr == nil {
-			continue
-		}
-		for _, f := range []string{tr.Title, tr.ProductDescription, tr.HazardDescription, tr.Category, tr.System, tr.VehicleCategory} {
-			b.add(s, f)
-		}
-	}
-	for _, f := range []string{r.Category, r.AlertType, r.System, r.VehicleCategory, r.RecallingFirm, r.Manufacturer,
-		r.Importer, r.PlaceOfOrigin, r.RecallID, r.ManufacturerRecallNumber, r.IdentificationNumber, r.UPC,
-		r.VehicleMake, r.VehicleModel, r.DIN, r.NPN, r.CFIAID, r.Municipality} {
-		b.addBoth(f)
-	}
-	// A number written abbreviated in a list of the manufacturer's
-	// ("CR5350/5351") is indexed written out too, so that each of them
-	// finds its recall.
-	for _, n := range rappel.RecallNumbers(r.ManufacturerRecallNumber) {
-		if !strings.Contains(r.ManufacturerRecallNumber, n) {
-			b.addBoth(n)
+	trs := []*rappel.Translation{r.Translations.EN, r.Translations.FR}
+	each := func(f func(tr *rappel.Translation) []string) {
+		for s, tr := range trs {
+			if tr != nil {
+				for _, text := range f(tr) {
+					b.add(s, text)
+				}
+			}
 		}
 	}
-	for _, list := range [][]string{r.Categories, r.Companies, r.Distribution, r.Allergens} {
-		for _, f := range list {
-			b.addBoth(f)
-		}
-	}
+
+	each(func(tr *rappel.Translation) []string { return []string{tr.Title, tr.ProductDescription} })
 	for _, p := range r.ProductList {
 		b.addBoth(p.Name)
 		if g, err := rappel.ParseGTIN(p.UPC); err == nil {
@@ -327,6 +374,43 @@ func indexRecord(b *textBuilder, r *rappel.Record) {
 	for _, m := range r.AffectedModels {
 		b.addBoth(m.Make + " " + m.Model)
 	}
+	for _, f := range []string{r.VehicleMake, r.VehicleModel, r.RecallID, r.ManufacturerRecallNumber, r.IdentificationNumber, r.UPC,
+		r.DIN, r.NPN, r.CFIAID} {
+		b.addBoth(f)
+	}
+	// A number written abbreviated in a list of the manufacturer's
+	// ("CR5350/5351") is indexed written out too, so that each of them
+	// finds its recall.
+	for _, n := range rappel.RecallNumbers(r.ManufacturerRecallNumber) {
+		if !strings.Contains(r.ManufacturerRecallNumber, n) {
+			b.addBoth(n)
+		}
+	}
+
+	b.startTier(tierParties)
+	each(func(tr *rappel.Translation) []string { return []string{tr.HazardDescription} })
+	for _, f := range []string{r.RecallingFirm, r.Manufacturer, r.Importer} {
+		b.addBoth(f)
+	}
+	for _, list := range [][]string{r.Companies, r.Allergens} {
+		for _, f := range list {
+			b.addBoth(f)
+		}
+	}
+
+	b.startTier(tierLabels)
+	each(func(tr *rappel.Translation) []string { return []string{tr.Category, tr.System, tr.VehicleCategory} })
+	for _, f := range []string{r.Category, r.AlertType, r.System, r.VehicleCategory, r.PlaceOfOrigin, r.Municipality} {
+		b.addBoth(f)
+	}
+	for _, list := range [][]string{r.Categories, r.Distribution} {
+		for _, f := range list {
+			b.addBoth(f)
+		}
+	}
+
+	b.startTier(tierAdvice)
+	each(func(tr *rappel.Translation) []string { return []string{tr.WhatToDo} })
 }
 
 // termDocs returns the documents matching one query term (a word, or a

@@ -79,7 +79,7 @@ func TestPostCursor_SameAsLookup(t *testing.T) {
 		c := &postCursor{p: p, it: docs.Iterator()}
 		for d := rng.IntN(every); d < n; d += 1 + rng.IntN(every) {
 			if got, want := c.tf(uint32(d)), p.tf(int32(d)); got != want {
-				t.Fatalf("every %d: tf of document %d is %d, want %d", every, d, got, want)
+				t.Fatalf("every %v: tf of document %v is %v, want %v", every, d, got, want)
 			}
 		}
 	}

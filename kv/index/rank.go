@@ -35,6 +35,11 @@ type scorer struct {
 	// document adds coordBonus for each word of the optional clause it
 	// holds, so that the records with more of the words rank first.
 	coord bool
+	// pairs are the items of the query's consecutive words whose nearness
+	// in a document adds to its score (proximity).
+	pairs [][2]int
+	// spans is scratch space for the positions nearness compares.
+	spans [2][]uint32
 	// strict, with coord, are the documents that match every word of the
 	// search before it was softened (a word pair may have matched as the
 	// word it joins into, or as a synonym of the pair): they rank before
@@ -81,7 +86,7 @@ const farJump = 256
 
 // tf returns how many times doc holds the cursor's term. Documents must
 // come in ascending order.
-func (c *postCursor) tf(doc uint32) int {
+func (c *postCursor) tf(doc uint32) float64 {
 	it := c.it
 	if !it.HasNext() {
 		return 0
@@ -111,16 +116,9 @@ func (c *postCursor) tf(doc uint32) int {
 	return c.p.tfAt(c.rank)
 }
 
-// tfAt is how many times the rank-th document of p holds the term.
-func (p *posting) tfAt(rank int) int {
-	n := 0
-	for _, c := range p.pos[p.offs[rank]:p.offs[rank+1]] {
-		if c < 0x80 {
-			n++
-		}
-	}
-	return n
-}
+// tfAt is how many times the rank-th document of p holds the term, each
+// time weighed by its field's tier.
+func (p *posting) tfAt(rank int) float64 { return weightedTF(p.spanAt(rank)) }
 
 // newScorer compiles the scored terms of qcs and exp over ix, with the
 // collection figures cs. The error reports a malformed posting.
@@ -158,6 +156,7 @@ func (ix *textIndex) newScorer(qcs []rappel.Clause, cs corpus, exp *expansion) (
 		return err
 	}
 	sc.coord = exp != nil && exp.soft > 0
+	last := -1 // the item of the last word, for proximity
 	for i, c := range qcs {
 		if c.Exclude {
 			continue
@@ -172,9 +171,22 @@ func (ix *textIndex) newScorer(qcs []rappel.Clause, cs corpus, exp *expansion) (
 				te = exp.terms[t]
 			}
 			if te == nil || !te.only {
+				at := len(sc.items)
 				if err := text(t.Text, 1); err != nil {
 					return nil, err
 				}
+				// The words a softened search made one OR are still the
+				// words typed one after the other.
+				if proximityWord(c, t, sc.items[at].leaves, len(ix.postings), word >= 0) {
+					if last >= 0 {
+						sc.pairs = append(sc.pairs, [2]int{last, at})
+					}
+					last = at
+				} else {
+					last = -1
+				}
+			} else {
+				last = -1
 			}
 			if te == nil {
 				continue
@@ -229,6 +241,9 @@ func (sc *scorer) score(doc int32) float64 {
 		}
 		total += sum
 	}
+	for _, pr := range sc.pairs {
+		total += sc.nearBonus(pr, uint32(doc))
+	}
 	if sc.coord {
 		total += coordBonus * float64(bits.OnesCount64(held))
 		if sc.strict != nil && sc.strict.Contains(uint32(doc)) {
@@ -238,11 +253,34 @@ func (sc *scorer) score(doc int32) float64 {
 	return total
 }
 
+// nearBonus is what the nearness of a pair of words in doc adds to its
+// score, in the stream where they are nearest: the words' items were
+// scored for doc first, so that the cursors of the words doc holds are on
+// it.
+func (sc *scorer) nearBonus(pr [2]int, doc uint32) float64 {
+	var best float64
+	a, b := sc.items[pr[0]].leaves, sc.items[pr[1]].leaves
+	for s := range a {
+		la, lb := &a[s], &b[s]
+		if la.c == nil || lb.c == nil || !la.c.on(doc) || !lb.c.on(doc) {
+			continue
+		}
+		sc.spans[0] = decodePositions(sc.spans[0][:0], la.c.p.spanAt(la.c.rank))
+		sc.spans[1] = decodePositions(sc.spans[1][:0], lb.c.p.spanAt(lb.c.rank))
+		best = max(best, proximityBonus(sc.spans[0], sc.spans[1], la.idf, lb.idf))
+	}
+	return best
+}
+
+// on reports whether the cursor stands on doc, which its last tf asked
+// about.
+func (c *postCursor) on(doc uint32) bool { return c.it.HasNext() && c.it.PeekNext() == doc }
+
 func (sc *scorer) leafScore(l *scoreLeaf, doc int32) float64 {
 	if l.c == nil {
 		return 0
 	}
-	tf := float64(l.c.tf(uint32(doc)))
+	tf := l.c.tf(uint32(doc))
 	if tf == 0 {
 		return 0
 	}

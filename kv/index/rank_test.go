@@ -25,6 +25,8 @@ import (
 // as textIndex.score did.
 func (ix *textIndex) refScore(qcs []rappel.Clause, doc int32, cs corpus, exp *expansion) float64 {
 	var total float64
+	var near [][2]string // consecutive words whose nearness adds
+	last := ""
 	for i, c := range qcs {
 		if c.Exclude {
 			continue
@@ -36,6 +38,18 @@ func (ix *textIndex) refScore(qcs []rappel.Clause, doc int32, cs corpus, exp *ex
 			}
 			if te == nil || !te.only {
 				total += ix.refText(t.Text, doc, cs, 1)
+				n := 0
+				tokens(t.Text, func(string) { n++ })
+				if len(c.Terms) == 1 && !t.Phrase && !t.Prefix && n == 1 {
+					if last != "" {
+						near = append(near, [2]string{last, t.Text})
+					}
+					last = t.Text
+				} else {
+					last = ""
+				}
+			} else {
+				last = ""
 			}
 			if te == nil {
 				continue
@@ -55,7 +69,29 @@ func (ix *textIndex) refScore(qcs []rappel.Clause, doc int32, cs corpus, exp *ex
 			}
 		}
 	}
+	for _, pr := range near {
+		total += ix.refNear(pr[0], pr[1], doc, cs)
+	}
 	return total
+}
+
+// refNear is the proximity bonus of words a then b in doc: the best of
+// the streams.
+func (ix *textIndex) refNear(a, b string, doc int32, cs corpus) float64 {
+	var best float64
+	for s := range ix.postings {
+		var ws [2]string
+		tokens(a, func(w string) { ws[0] = ix.an.term(s, w) })
+		tokens(b, func(w string) { ws[1] = ix.an.term(s, w) })
+		pa, _ := ix.post(s, ws[0])
+		pb, _ := ix.post(s, ws[1])
+		if pa == nil || pb == nil || pa.span(doc) == nil || pb.span(doc) == nil {
+			continue
+		}
+		best = max(best, proximityBonus(decodePositions(nil, pa.span(doc)), decodePositions(nil, pb.span(doc)),
+			idfOf(cs.docs, cs.df(s, ws[0], pa)), idfOf(cs.docs, cs.df(s, ws[1], pb))))
+	}
+	return best
 }
 
 func (ix *textIndex) refText(text string, doc int32, cs corpus, weight float64) float64 {
@@ -73,7 +109,7 @@ func (ix *textIndex) refBM25(s int, term string, doc int32, cs corpus, weight fl
 	if p == nil {
 		return 0
 	}
-	tf := float64(p.tf(doc))
+	tf := p.tf(doc)
 	if tf == 0 {
 		return 0
 	}

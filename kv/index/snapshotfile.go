@@ -23,7 +23,7 @@ import (
 // folding). Any change to either is a new version, so that a node never
 // reads terms made by other rules than its queries use: a segment of
 // another version is rebuilt, not served.
-const SegmentContent = 3
+const SegmentContent = 4
 
 // Sections of a snapshot's segment. Columns are little-endian; tables are
 // a blob and a column of offsets (segment.Table); bitmaps are roaring's
