@@ -5,5 +5,6 @@
 // and the Grafana dashboard (grafana/rappel-dashboard.json). Its tests run
 // promtool over the rules and amtool over the configuration; cmd/rappel
 // checks that a running node exports every series the rules and the
-// dashboard name.
+// dashboard name, and runs the rules in a real Prometheus scraping a node
+// (TestPrometheus_RealAlerts).
 package deploy

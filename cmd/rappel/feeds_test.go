@@ -44,10 +44,16 @@ func health(tb testing.TB, base string) healthBody {
 	return h
 }
 
-// waitFor polls until ok or fails after a minute.
+// waitFor polls until ok or fails after a minute and a half.
 func waitFor(tb testing.TB, what string, ok func() bool) {
 	tb.Helper()
-	deadline := time.Now().Add(90 * time.Second)
+	waitWithin(tb, what, 90*time.Second, ok)
+}
+
+// waitWithin is waitFor failing after d.
+func waitWithin(tb testing.TB, what string, d time.Duration, ok func() bool) {
+	tb.Helper()
+	deadline := time.Now().Add(d)
 	for !ok() {
 		if time.Now().After(deadline) {
 			tb.Fatalf("timed out waiting for %s", what)

@@ -39,6 +39,13 @@ func TestMainProcess(t *testing.T) {
 func startMain(t *testing.T, extra ...string) (string, *exec.Cmd, *syncWriter) {
 	t.Helper()
 	dir, _ := mustDataDir(t)
+	return startMainOn(t, dir, extra...)
+}
+
+// startMainOn is startMain on the data dir dir: an empty one loads the
+// embedded bundle.
+func startMainOn(t *testing.T, dir string, extra ...string) (string, *exec.Cmd, *syncWriter) {
+	t.Helper()
 	args := append([]string{"serve", "--data-dir", dir, "--addr", "127.0.0.1:0", "--min-free-mib", "0",
 		"--log-format", "json", "--api-keys", "test-key"}, extra...)
 	b, _ := json.Marshal(args)
