@@ -79,13 +79,14 @@ type FeedFailure string
 const (
 	// FailureFetch: the upstream could not be fetched: unreachable, an
 	// HTTP error status, a timeout, a body past its cap, an address the
-	// rules refuse; for the detail source, every notice it tried.
+	// rules refuse; for the detail source, every notice it tried (three
+	// or more) failing so.
 	FailureFetch FeedFailure = "fetch"
 	// FailureParse: a document was fetched but is not in its format and
 	// nothing usable stands in for it: JSON that does not parse (and a
 	// CSV fallback that does not either), a CSV that is not one, an HTML
 	// page where data was expected; for the detail source, every notice
-	// it fetched unreadable.
+	// it tried (three or more) answering something unreadable.
 	FailureParse FeedFailure = "parse"
 	// FailurePlugin: the source's plugin failed on what was fetched: it
 	// trapped, ran past its deadline, or its output was refused.
