@@ -20,7 +20,7 @@ const testAdminKey = "admin_7c1e0b3f"
 func feedStates() []rappel.FeedState {
 	return []rappel.FeedState{
 		{Source: "hcdump", Live: true, LastAttempt: datasetTime, LastSuccess: datasetTime, Records: 12, Plugin: "abc"},
-		{Source: "vrdb", Live: true, LastAttempt: datasetTime.Add(time.Minute), LastError: "Fetching https://x/vrdb.csv: the upstream answered 500.", Stale: true, Records: 5,
+		{Source: "vrdb", Live: true, LastAttempt: datasetTime.Add(time.Minute), LastError: "Fetching https://x/vrdb.csv: the upstream answered 500.", LastErrorReason: rappel.FailureFetch, Stale: true, Records: 5,
 			Rejected: 1, Problems: []rappel.Problem{{Source: "vrdb", RecordID: "tc-1", Reason: "Line 3 has 2 fields."}}},
 	}
 }
@@ -55,7 +55,7 @@ func TestServer_AdminRefresh(t *testing.T) {
 	t.Run("OK", func(t *testing.T) {
 		code, body := adminDo(t, http.MethodPost, base+"/admin/refresh", testAdminKey)
 		var got struct{ Feeds []rappel.FeedState }
-		if code != 200 || json.Unmarshal([]byte(body), &got) != nil || len(got.Feeds) != 2 || got.Feeds[1].LastError == "" {
+		if code != 200 || json.Unmarshal([]byte(body), &got) != nil || len(got.Feeds) != 2 || got.Feeds[1].LastError == "" || got.Feeds[1].LastErrorReason != rappel.FailureFetch {
 			t.Fatalf("POST /admin/refresh = %d %s", code, body)
 		}
 		if refreshed != 1 {

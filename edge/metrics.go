@@ -370,7 +370,7 @@ var (
 	feedChangedDesc = prometheus.NewDesc("rappel_feed_last_refresh_changed_records",
 		"The source's records its last successful refresh found added, changed or gone upstream; 0 until its first since the node started.", []string{"source"}, nil)
 	feedErrorDesc = prometheus.NewDesc("rappel_feed_error",
-		"1 when the source's last refresh failed (its last_error in /health is set), else 0.", []string{"source"}, nil)
+		"1, labelled with its reason (last_error_reason in /health), when the source's last refresh failed; else 0 with reason \"\".", []string{"source", "reason"}, nil)
 	feedStaleDesc = prometheus.NewDesc("rappel_feed_stale",
 		"1 when the source has had no success for three refresh intervals, else 0.", []string{"source"}, nil)
 	feedRecordsDesc = prometheus.NewDesc("rappel_feed_records",
@@ -402,7 +402,10 @@ func (c *feedCollector) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(feedDurationDesc, prometheus.GaugeValue, f.LastDuration.Seconds(), f.Source)
 		}
 		ch <- prometheus.MustNewConstMetric(feedChangedDesc, prometheus.GaugeValue, float64(f.LastChanged), f.Source)
-		ch <- prometheus.MustNewConstMetric(feedErrorDesc, prometheus.GaugeValue, boolValue(f.LastError != ""), f.Source)
+		// One series per source, labelled with its reason: a failing
+		// source's reason is read beside the 1, and the alert counts its
+		// minutes across reasons (deploy/prometheus/rappel-rules.yml).
+		ch <- prometheus.MustNewConstMetric(feedErrorDesc, prometheus.GaugeValue, boolValue(f.LastError != ""), f.Source, string(f.LastErrorReason))
 		ch <- prometheus.MustNewConstMetric(feedStaleDesc, prometheus.GaugeValue, boolValue(f.Stale), f.Source)
 		ch <- prometheus.MustNewConstMetric(feedRecordsDesc, prometheus.GaugeValue, float64(f.Records), f.Source)
 		ch <- prometheus.MustNewConstMetric(feedRejectedDesc, prometheus.GaugeValue, float64(f.Rejected), f.Source)

@@ -78,7 +78,7 @@ func mustMetricsServer(tb testing.TB) *Server {
 			{Source: "hcdump", Live: true, LastAttempt: now.Add(-90 * time.Second), LastSuccess: now.Add(-90 * time.Second), Records: 40000, Plugin: "abc",
 				LastDuration: 1500 * time.Millisecond, LastChanged: 12},
 			{Source: "vrdb", Live: true, LastAttempt: now.Add(-time.Minute), LastSuccess: now.Add(-2 * time.Hour),
-				LastError: "the upstream answered 503 Service Unavailable", Stale: true, Records: 1000, Rejected: 2},
+				LastError: "the upstream answered 503 Service Unavailable", LastErrorReason: rappel.FailureFetch, Stale: true, Records: 1000, Rejected: 2},
 		}
 	}
 	s.OutboxDepth = func(context.Context) (int, error) { return 3, nil }
@@ -159,11 +159,14 @@ func TestMetrics(t *testing.T) {
 		if v := gauge("rappel_feed_last_refresh_changed_records", map[string]string{"source": "hcdump"}); v != 12 {
 			t.Errorf("hcdump records changed = %v, want 12", v)
 		}
-		if v := gauge("rappel_feed_error", map[string]string{"source": "vrdb"}); v != 1 {
-			t.Errorf("vrdb error = %v, want 1", v)
+		if v := gauge("rappel_feed_error", map[string]string{"source": "vrdb", "reason": "fetch"}); v != 1 {
+			t.Errorf("vrdb error = %v, want 1 with its reason", v)
 		}
-		if v := gauge("rappel_feed_error", map[string]string{"source": "hcdump"}); v != 0 {
-			t.Errorf("hcdump error = %v, want 0", v)
+		if v := gauge("rappel_feed_error", map[string]string{"source": "hcdump", "reason": ""}); v != 0 {
+			t.Errorf("hcdump error = %v, want 0 with no reason", v)
+		}
+		if n := len(fams["rappel_feed_error"].GetMetric()); n != 2 {
+			t.Errorf("rappel_feed_error has %d series, want one per source", n)
 		}
 		if v := gauge("rappel_feed_stale", map[string]string{"source": "vrdb"}); v != 1 {
 			t.Errorf("vrdb stale = %v, want 1", v)

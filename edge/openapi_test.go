@@ -410,6 +410,7 @@ func TestOpenAPI_Vocabularies(t *testing.T) {
 		{"HazardClass", schema("HazardClass"), rappel.HazardClasses},
 		{"Allergen", schema("Allergen"), rappel.Allergens},
 		{"Lang", schema("Lang"), rappel.Langs},
+		{"FeedFailure", schema("FeedFailure"), feedFailures()},
 		{"sort_by", param("GET /recall", "sort_by"), sortKeys},
 		{"sort_order", param("GET /recall", "sort_order"), sortOrders},
 		{"highlight", param("GET /recall", "highlight"), rappel.Booleans},
@@ -420,6 +421,15 @@ func TestOpenAPI_Vocabularies(t *testing.T) {
 			t.Errorf("%s: documented %v, the handlers take %v", c.what, c.documented, c.vocab)
 		}
 	}
+}
+
+// feedFailures is rappel.FeedFailures as strings.
+func feedFailures() []string {
+	out := make([]string, len(rappel.FeedFailures))
+	for i, f := range rappel.FeedFailures {
+		out[i] = string(f)
+	}
+	return out
 }
 
 // docCase is one request of TestOpenAPI_Responses.

@@ -33,7 +33,7 @@ func (r *Refresher) apply(ctx context.Context, p *plan) (changed bool, err error
 		return r.switchOne(ctx, p, now)
 	}
 	stored := map[string]string{} // the source's partial records: record_id → hash
-	if err := r.Store.PartialHashes(ctx, p.src.Name, func(id, h string) error {
+	if err := r.store().PartialHashes(ctx, p.src.Name, func(id, h string) error {
 		stored[id] = h
 		return nil
 	}); err != nil {
@@ -85,7 +85,8 @@ func (r *Refresher) apply(ctx context.Context, p *plan) (changed bool, err error
 		case n != nil:
 			nh, err := rappel.ContentHash(n)
 			if err != nil {
-				return false, fmt.Errorf("hashing record %s: %w", id, err)
+				// A record the plugin emitted that cannot be written.
+				return false, rappel.Fail(rappel.FailurePlugin, fmt.Errorf("hashing record %s: %w", id, err))
 			}
 			if nh != h {
 				puts[id] = n
@@ -135,7 +136,7 @@ func (r *Refresher) apply(ctx context.Context, p *plan) (changed bool, err error
 		p.st.Plugin = out.plugin
 	}
 	r.keepProblems(p, affected, norm.full, append(out.problems, asm.problems...))
-	info, err := r.Store.DatasetInfo(ctx)
+	info, err := r.store().DatasetInfo(ctx)
 	if err != nil {
 		return false, err
 	}
@@ -221,7 +222,7 @@ func (r *Refresher) normalizeRaw(ctx context.Context, p *plan, affected map[stri
 	}
 	out, err := r.normalize(ctx, p.src, structs, recs)
 	if err != nil {
-		return nil, pluginFailure{err}
+		return nil, pluginFailure{rappel.Fail(rappel.FailurePlugin, err)}
 	}
 	p.took.normalized += len(recs)
 	return out, nil
@@ -291,7 +292,7 @@ func (r *Refresher) fillData(ctx context.Context, p *plan, affected map[string]b
 		return recs, nil
 	}
 	data := map[string][]byte{}
-	if err := r.Store.RawData(ctx, p.src.Name, func(raw rappel.RawRecord) error {
+	if err := r.store().RawData(ctx, p.src.Name, func(raw rappel.RawRecord) error {
 		if need[raw.Key] && raw.Data != nil {
 			data[raw.Key] = raw.Data
 		}
@@ -302,7 +303,7 @@ func (r *Refresher) fillData(ctx context.Context, p *plan, affected map[string]b
 	for i := range structs {
 		if structs[i].Data == nil {
 			if structs[i].Data = data[structs[i].Key]; structs[i].Data == nil {
-				return nil, fmt.Errorf("reading stored raw record %q: it has no data", structs[i].Key)
+				return nil, storage(fmt.Errorf("reading stored raw record %q: it has no data", structs[i].Key))
 			}
 		}
 	}
@@ -342,14 +343,14 @@ func (r *Refresher) checkSafe(p *plan, stored map[string]string, puts map[string
 		}
 	}
 	if after == 0 && p.src.Template == "" {
-		return fmt.Errorf("the upstream gave no records: refusing to empty the source, which holds %d", len(stored))
+		return rappel.Fail(rappel.FailureSuspiciousRemoval, fmt.Errorf("the upstream gave no records: refusing to empty the source, which holds %d", len(stored)))
 	}
 	if !p.st.Feed.Live || len(stored) == 0 {
 		return nil
 	}
 	if share := float64(len(dels)) / float64(len(stored)); share > r.MaxRemoval {
-		return fmt.Errorf("this refresh would remove %d of the source's %d records (%.0f%%, more than the %.0f%% allowed per refresh): refused as suspicious",
-			len(dels), len(stored), 100*share, 100*r.MaxRemoval)
+		return rappel.Fail(rappel.FailureSuspiciousRemoval, fmt.Errorf("this refresh would remove %d of the source's %d records (%.0f%%, more than the %.0f%% allowed per refresh): refused as suspicious",
+			len(dels), len(stored), 100*share, 100*r.MaxRemoval))
 	}
 	return nil
 }
@@ -409,7 +410,7 @@ func (r *Refresher) keepProblems(p *plan, affected map[string]bool, full bool, f
 func (r *Refresher) write(ctx context.Context, p *plan, c *rappel.SourceChange, info *rappel.DatasetInfo, now time.Time) error {
 	if p.unchanged {
 		r.keepProblems(p, nil, false, nil)
-		i, err := r.Store.DatasetInfo(ctx)
+		i, err := r.store().DatasetInfo(ctx)
 		if err != nil {
 			return err
 		}
@@ -423,7 +424,7 @@ func (r *Refresher) write(ctx context.Context, p *plan, c *rappel.SourceChange, 
 	st := &p.st
 	r.markSucceeded(st, now)
 	c.State = *st
-	if err := r.Store.ApplySource(ctx, c); err != nil {
+	if err := r.store().ApplySource(ctx, c); err != nil {
 		return err
 	}
 	r.setState(st.Feed)

@@ -44,7 +44,7 @@ func (r *Refresher) assemble(ctx context.Context, src *Source, puts map[string]*
 			m = puts
 		} else {
 			var err error
-			if m, err = r.Store.Partials(ctx, s.Name, ids); err != nil {
+			if m, err = r.store().Partials(ctx, s.Name, ids); err != nil {
 				return nil, err
 			}
 		}
@@ -113,7 +113,7 @@ const mergeProblem = "After merging the sources: "
 // merges fine once the second has: its problem must not outlive that.
 func (r *Refresher) settleMergeProblems(ctx context.Context) (wrote bool, err error) {
 	for _, src := range r.Sources {
-		st, err := r.Store.SourceState(ctx, src.Name)
+		st, err := r.store().SourceState(ctx, src.Name)
 		if err != nil {
 			return wrote, err
 		}
@@ -136,7 +136,7 @@ func (r *Refresher) settleMergeProblems(ctx context.Context) (wrote bool, err er
 		st.Rejected = kept
 		st.Feed.Rejected = len(kept)
 		st.Feed.Problems = kept[:min(len(kept), maxProblemsShown)]
-		if err := r.Store.ApplySource(ctx, &rappel.SourceChange{State: st}); err != nil {
+		if err := r.store().ApplySource(ctx, &rappel.SourceChange{State: st}); err != nil {
 			return wrote, err
 		}
 		wrote = true
@@ -151,7 +151,7 @@ func (r *Refresher) mergesFine(ctx context.Context, id string) (bool, error) {
 	var parts [][]*rappel.Record
 	n := 0
 	for _, s := range r.assemblyOrder() {
-		m, err := r.Store.Partials(ctx, s.Name, []string{id})
+		m, err := r.store().Partials(ctx, s.Name, []string{id})
 		if err != nil {
 			return false, err
 		}
@@ -190,7 +190,7 @@ func (r *Refresher) assemblyOrder() []*Source {
 
 // storedRecord returns the assembled record with id, or nil.
 func (r *Refresher) storedRecord(ctx context.Context, id string) (*rappel.Record, error) {
-	rec, err := r.Store.Record(ctx, id)
+	rec, err := r.store().Record(ctx, id)
 	if rappel.ErrorCode(err) == rappel.ENOTFOUND {
 		return nil, nil
 	}

@@ -93,10 +93,18 @@ func (detailFormat) join(recs []rappel.RawRecord) (map[string][]byte, error) {
 // does not exist) and a problem for each notice it could not get; notices
 // it had no time for are in neither and stay pending.
 func (r *Refresher) fetchDetails(ctx context.Context, src *Source, nids []string, versions map[string]string, hints map[string]noticeHint) ([]rappel.RawRecord, []rappel.Problem) {
+	got, problems, _ := r.fetchNotices(ctx, src, nids, versions, hints)
+	return got, problems
+}
+
+// fetchNotices is fetchDetails, with the reason of each problem's
+// failure, in the problems' order.
+func (r *Refresher) fetchNotices(ctx context.Context, src *Source, nids []string, versions map[string]string, hints map[string]noticeHint) ([]rappel.RawRecord, []rappel.Problem, []rappel.FeedFailure) {
 	var (
 		mu       sync.Mutex
 		got      []rappel.RawRecord
 		problems []rappel.Problem
+		reasons  []rappel.FeedFailure
 		wg       sync.WaitGroup
 	)
 	tick := newLimiter(r.DetailRate)
@@ -112,6 +120,7 @@ func (r *Refresher) fetchDetails(ctx context.Context, src *Source, nids []string
 				if err != nil {
 					if ctx.Err() == nil {
 						problems = append(problems, rappel.Problem{Source: src.Name, RecordID: "hc-" + nid, Reason: err.Error() + "; it is tried again at the next refresh."})
+						reasons = append(reasons, failureOf(err))
 					}
 				} else {
 					raw.Version = versions[nid]
@@ -135,7 +144,7 @@ feed:
 	close(work)
 	wg.Wait()
 	sortRaw(got)
-	return got, problems
+	return got, problems, reasons
 }
 
 // fetchNotice fetches a notice's detail: its recall pages first from
@@ -176,7 +185,7 @@ func (r *Refresher) fetchAPI(ctx context.Context, src *Source, nid string, tick 
 			continue
 		}
 		if !json.Valid(resp.Body) {
-			return rappel.RawRecord{}, false, fmt.Errorf("fetching the %s detail document of notice %s: the document is not JSON: %s", lang, nid, describe(resp.Body))
+			return rappel.RawRecord{}, false, rappel.Fail(rappel.FailureParse, fmt.Errorf("fetching the %s detail document of notice %s: the document is not JSON: %s", lang, nid, describe(resp.Body)))
 		}
 		docs[i] = resp.Body
 	}

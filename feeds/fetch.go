@@ -131,7 +131,9 @@ func (f *Fetcher) traced(ctx context.Context, c *retryablehttp.Client, url strin
 		}
 		endSpan(span, err)
 	}()
-	return f.get(ctx, c, url, prev, maxBody)
+	// Whatever fails here, the upstream could not be fetched.
+	resp, err = f.get(ctx, c, url, prev, maxBody)
+	return resp, rappel.Fail(rappel.FailureFetch, err)
 }
 
 // get is Get without its span, by client c.

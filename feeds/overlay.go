@@ -126,7 +126,7 @@ func (r *Refresher) planOverlay(ctx context.Context, src *Source, st rappel.Sour
 		baseBody = nil
 		recs, err := src.format.split(docs)
 		if err != nil {
-			return nil, err
+			return nil, rappel.Fail(rappel.FailureParse, err)
 		}
 		releaseDocs(docs)
 		for _, rec := range recs {
@@ -170,7 +170,7 @@ func (r *Refresher) fetchWhole(ctx context.Context, d Doc, p *plan) ([]byte, err
 		return nil, err
 	}
 	if resp.NotModified {
-		return nil, fmt.Errorf("fetching %s again whole: the upstream answered 304 Not Modified", d.URL)
+		return nil, rappel.Fail(rappel.FailureFetch, fmt.Errorf("fetching %s again whole: the upstream answered 304 Not Modified", d.URL))
 	}
 	fs := resp.State
 	fs.FetchedAt = r.Now()

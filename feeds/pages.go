@@ -94,7 +94,7 @@ func (r *Refresher) fetchPages(ctx context.Context, src *Source, nid string, tic
 			docs[i], states[i] = hint.prev.body[i], hint.prev.state[i]
 		default:
 			if t := bytes.TrimSpace(skipBOM(resp.Body)); len(t) == 0 || t[0] != '<' {
-				return raw, false, fmt.Errorf("fetching the %s recall page of notice %s: the page is not HTML: %s", lang, nid, describe(resp.Body))
+				return raw, false, rappel.Fail(rappel.FailureParse, fmt.Errorf("fetching the %s recall page of notice %s: the page is not HTML: %s", lang, nid, describe(resp.Body)))
 			}
 			docs[i], states[i] = resp.Body, resp.State
 		}
@@ -193,7 +193,7 @@ func (r *Refresher) pageHints(ctx context.Context, src *Source, nids []string, o
 		want[nid] = true
 	}
 	hints := map[string]noticeHint{}
-	err := r.Store.RawData(ctx, src.Follows, func(raw rappel.RawRecord) error {
+	err := r.store().RawData(ctx, src.Follows, func(raw rappel.RawRecord) error {
 		if !want[raw.Key] || raw.Data == nil {
 			return nil
 		}
@@ -213,7 +213,7 @@ func (r *Refresher) pageHints(ctx context.Context, src *Source, nids []string, o
 	if !stored {
 		return hints, nil // new notices only: nothing stored to ask again for
 	}
-	err = r.Store.RawData(ctx, src.Name, func(raw rappel.RawRecord) error {
+	err = r.store().RawData(ctx, src.Name, func(raw rappel.RawRecord) error {
 		if want[raw.Key] && raw.Data != nil {
 			if s, ok := storedPagesOf(raw); ok {
 				h := hints[raw.Key]

@@ -214,11 +214,11 @@ func (r *Refresher) split(ctx context.Context, p *plan, docs map[string][]byte, 
 		recs, err := p.src.format.split(docs)
 		var broken *brokenDoc
 		if err == nil || !errors.As(err, &broken) {
-			return recs, err
+			return recs, rappel.Fail(rappel.FailureParse, err)
 		}
 		i := slices.IndexFunc(p.src.Docs, func(d Doc) bool { return d.Name == broken.name })
 		if i < 0 || p.src.Docs[i].Fallback == nil || read[broken.name] {
-			return nil, err
+			return nil, rappel.Fail(rappel.FailureParse, err)
 		}
 		d := p.src.Docs[i]
 		doc, pr, err := r.standIn(ctx, p.src, d, prev, p.st.Files, broken, false)
@@ -249,11 +249,13 @@ func fallbackName(d Doc) string {
 // takes the fallback's state, which the next refresh asks with.
 func (r *Refresher) standIn(ctx context.Context, src *Source, d Doc, prevFiles, files map[string]rappel.FileState, broken *brokenDoc, lazy bool) ([]byte, []rappel.Problem, error) {
 	fb := *d.Fallback
+	// The document itself does not parse, whatever keeps its fallback
+	// from standing in; one not modified since fails as its fallback does.
 	fail := func(err error) error {
 		if broken == nil {
 			return fmt.Errorf("%s was not modified since a refresh that read %s in its place, which now fails: %w", d.Name, fb.Name, err)
 		}
-		return fmt.Errorf("%w; its fallback %s could not stand in: %v", broken, fb.Name, err)
+		return rappel.Fail(rappel.FailureParse, fmt.Errorf("%w; its fallback %s could not stand in: %v", broken, fb.Name, err))
 	}
 	prev, used := prevFiles[fb.Name]
 	ask := rappel.FileState{}
@@ -279,13 +281,13 @@ func (r *Refresher) standIn(ctx context.Context, src *Source, d Doc, prevFiles, 
 				return nil, nil, fail(err)
 			}
 			if resp.NotModified {
-				return nil, nil, fail(errors.New("fetched again whole, the upstream answered 304"))
+				return nil, nil, fail(rappel.Fail(rappel.FailureFetch, errors.New("fetched again whole, the upstream answered 304")))
 			}
 		}
 	}
 	if doc == nil {
 		if doc, reading, err = src.format.(fallbackFormat).fromFallback(d.Name, resp.Body); err != nil {
-			return nil, nil, fail(fmt.Errorf("reading %s from %s: %w", fb.Name, fb.URL, err))
+			return nil, nil, fail(rappel.Fail(rappel.FailureParse, fmt.Errorf("reading %s from %s: %w", fb.Name, fb.URL, err)))
 		}
 		files[fb.Name] = resp.State
 	}
@@ -317,7 +319,7 @@ func standInProblem(src *Source, d Doc, broken *brokenDoc, state rappel.FileStat
 // raw records; nil when none are stored.
 func (r *Refresher) rebuiltDoc(ctx context.Context, src *Source, name string) ([]byte, error) {
 	var stored []rappel.RawRecord
-	if err := r.Store.RawData(ctx, src.Name, func(raw rappel.RawRecord) error {
+	if err := r.store().RawData(ctx, src.Name, func(raw rappel.RawRecord) error {
 		stored = append(stored, raw)
 		return nil
 	}); err != nil {
@@ -328,7 +330,7 @@ func (r *Refresher) rebuiltDoc(ctx context.Context, src *Source, name string) ([
 	}
 	docs, err := src.format.join(stored)
 	if err != nil {
-		return nil, err
+		return nil, storage(err)
 	}
 	return docs[name], nil
 }
@@ -346,7 +348,7 @@ func (r *Refresher) fetchDoc(ctx context.Context, d Doc, ask rappel.FileState, s
 	}
 	limit, byBudget := spent.limit(limit)
 	if byBudget && limit <= 0 {
-		return nil, spent.exceeded(d, 0)
+		return nil, rappel.Fail(rappel.FailureFetch, spent.exceeded(d, 0))
 	}
 	get := r.Fetcher.GetLimited
 	if d.FromManifest {
@@ -358,17 +360,17 @@ func (r *Refresher) fetchDoc(ctx context.Context, d Doc, ask rappel.FileState, s
 	case errors.As(err, &cut):
 		spent.add(cut.cap)
 		if byBudget {
-			return nil, spent.exceeded(d, cut.cap)
+			return nil, rappel.Fail(rappel.FailureFetch, spent.exceeded(d, cut.cap))
 		}
 		return nil, err
 	case err != nil:
 		return nil, err
 	case resp.NotFound:
-		return nil, fmt.Errorf("fetching %s: the upstream answered 404 Not Found", d.URL)
+		return nil, rappel.Fail(rappel.FailureFetch, fmt.Errorf("fetching %s: the upstream answered 404 Not Found", d.URL))
 	case !resp.NotModified:
 		spent.add(int64(len(resp.Body)))
 		if err := checkFormat(d, resp.Body); err != nil {
-			return nil, err
+			return nil, rappel.Fail(rappel.FailureParse, err)
 		}
 	}
 	return resp, nil
@@ -449,7 +451,7 @@ func (r *Refresher) upgradeHashes(ctx context.Context, p *plan) error {
 	if len(stale) == 0 {
 		return nil
 	}
-	return r.Store.RawData(ctx, p.src.Name, func(raw rappel.RawRecord) error {
+	return r.store().RawData(ctx, p.src.Name, func(raw rappel.RawRecord) error {
 		if !stale[raw.Key] || raw.Data == nil {
 			return nil
 		}
@@ -486,7 +488,7 @@ func (p *plan) rehash(key, h string) {
 // when there are none.
 func (r *Refresher) fillMissing(ctx context.Context, src *Source, docs map[string][]byte, files map[string]rappel.FileState, missing []Doc, spent *reading) error {
 	var stored []rappel.RawRecord
-	if err := r.Store.RawData(ctx, src.Name, func(raw rappel.RawRecord) error {
+	if err := r.store().RawData(ctx, src.Name, func(raw rappel.RawRecord) error {
 		stored = append(stored, raw)
 		return nil
 	}); err != nil {
@@ -496,7 +498,7 @@ func (r *Refresher) fillMissing(ctx context.Context, src *Source, docs map[strin
 	if len(stored) > 0 {
 		var err error
 		if rebuilt, err = src.format.join(stored); err != nil {
-			return err
+			return storage(err)
 		}
 	}
 	for _, d := range missing {
@@ -509,7 +511,7 @@ func (r *Refresher) fillMissing(ctx context.Context, src *Source, docs map[strin
 			return err
 		}
 		if resp.NotModified {
-			return fmt.Errorf("fetching %s again whole: the upstream answered 304", d.URL)
+			return rappel.Fail(rappel.FailureFetch, fmt.Errorf("fetching %s again whole: the upstream answered 304", d.URL))
 		}
 		docs[d.Name], files[d.Name] = resp.Body, resp.State
 	}
@@ -523,12 +525,12 @@ func (r *Refresher) fillMissing(ctx context.Context, src *Source, docs map[strin
 // not written down: they are found again by the same comparison at the
 // next refresh, so neither a budget nor a crash loses any.
 func (r *Refresher) planDetail(ctx context.Context, src *Source, st rappel.SourceState) (*plan, error) {
-	follow, err := r.Store.SourceState(ctx, src.Follows)
+	follow, err := r.store().SourceState(ctx, src.Follows)
 	if err != nil {
 		return nil, err
 	}
 	if !follow.Feed.Live {
-		return nil, fmt.Errorf("waiting for %s's first live refresh: detail documents are fetched for its notices", src.Follows)
+		return nil, rappel.Fail(rappel.FailureWaiting, fmt.Errorf("waiting for %s's first live refresh: detail documents are fetched for its notices", src.Follows))
 	}
 	p := &plan{src: src, st: st, attempted: map[string]bool{}}
 	version := docsVersion(follow)
@@ -540,10 +542,11 @@ func (r *Refresher) planDetail(ctx context.Context, src *Source, st rappel.Sourc
 	if st.Feed.Live && st.Followed == version && !r.pluginChanged(src, st) {
 		// Caught up with the same notices: nothing to fetch.
 		p.unchanged = true
+		p.st.Feed.Note = caughtUp(src)
 		return p, nil
 	}
 	wants := map[string]string{} // NID → the hash of its row
-	if err := r.Store.RawIndex(ctx, src.Follows, func(raw rappel.RawRecord) error {
+	if err := r.store().RawIndex(ctx, src.Follows, func(raw rappel.RawRecord) error {
 		if wantsDetail(raw) {
 			wants[raw.Key] = raw.Hash
 		}
@@ -570,11 +573,15 @@ func (r *Refresher) planDetail(ctx context.Context, src *Source, st rappel.Sourc
 		return nil, err
 	}
 	fctx, stop := r.detailContext(ctx)
-	got, problems := r.fetchDetails(fctx, src, pending, wants, hints)
+	got, problems, reasons := r.fetchNotices(fctx, src, pending, wants, hints)
 	stop()
 	if err := ctx.Err(); err != nil {
+		return nil, rappel.Fail(rappel.FailureFetch, err)
+	}
+	if err := judgeDetails(got, problems, reasons); err != nil {
 		return nil, err
 	}
+	p.st.Feed.Note = detailNote(src, len(wants), len(pending), len(got)+len(problems))
 	p.problems = problems
 	for _, pr := range problems {
 		p.attempted[pr.RecordID] = true
@@ -598,6 +605,58 @@ func (r *Refresher) planDetail(ctx context.Context, src *Source, st rappel.Sourc
 	}
 	p.unchanged = len(got) == 0 && !removed && len(p.rehashed) == 0 && st.Feed.Live && !r.pluginChanged(src, st)
 	return p, nil
+}
+
+// minDetailFailures is the fewest failed notices that fail a refresh of
+// detail documents in which none succeeded (judgeDetails).
+const minDetailFailures = 3
+
+// judgeDetails judges a fetch of detail documents by what it fetched: when
+// at least minDetailFailures notices were tried and every one failed, the
+// upstream is down or answers nothing readable, and the refresh fails
+// with that reason (parse when every notice answered something
+// unreadable, else fetch) instead of succeeding with problems. Fewer
+// failures, or any notice fetched, leave the failures as problems of
+// their notices: one notice whose page is broken must not make the whole
+// source stale, and what was fetched is kept (RATIONALE.md, "Why does
+// the detail source fail only when every notice it tried failed?").
+func judgeDetails(got []rappel.RawRecord, problems []rappel.Problem, reasons []rappel.FeedFailure) error {
+	if len(got) > 0 || len(problems) < minDetailFailures {
+		return nil
+	}
+	reason := rappel.FailureParse
+	for _, f := range reasons {
+		if f != rappel.FailureParse {
+			reason = rappel.FailureFetch
+		}
+	}
+	first := slices.MinFunc(problems, func(a, b rappel.Problem) int { return strings.Compare(a.RecordID, b.RecordID) })
+	what := "could be fetched"
+	if reason == rappel.FailureParse {
+		what = "was readable"
+	}
+	return rappel.Fail(reason, fmt.Errorf("none of the %d notices whose detail documents this refresh tried %s (%s: %s, and %d more); they are tried again at the next refresh",
+		len(problems), what, first.RecordID, strings.TrimSuffix(first.Reason, "; it is tried again at the next refresh."), len(problems)-1))
+}
+
+// detailNote says, for a fetch of detail documents that fetched nothing,
+// why: wants notices want them, pending of them were due, tried were
+// tried. It is empty when some were tried.
+func detailNote(src *Source, wants, pending, tried int) string {
+	switch {
+	case tried > 0:
+		return ""
+	case wants == 0:
+		return fmt.Sprintf("Nothing to fetch: %s lists no notice with detail documents.", src.Follows)
+	case pending == 0:
+		return caughtUp(src)
+	}
+	return fmt.Sprintf("No detail document fetched: the refresh's time for them ran out before the first; %d notices wait for the next refresh.", pending)
+}
+
+// caughtUp is the note of a detail source with nothing left to fetch.
+func caughtUp(src *Source) string {
+	return fmt.Sprintf("Nothing to fetch: every notice %s lists has the detail documents fetched for its current row.", src.Follows)
 }
 
 // pendingDetails returns the notices whose detail documents are to be
@@ -656,7 +715,7 @@ func (r *Refresher) resolveVersions(ctx context.Context, follows string, old map
 	}
 	canon := r.Sources[i].format.canonical
 	current := map[string]bool{}
-	err := r.Store.RawData(ctx, follows, func(raw rappel.RawRecord) error {
+	err := r.store().RawData(ctx, follows, func(raw rappel.RawRecord) error {
 		if !nids[raw.Key] || raw.Data == nil {
 			return nil
 		}
@@ -723,7 +782,7 @@ func docsVersion(st rappel.SourceState) string {
 // rawIndex reads the stored raw index of source, by key.
 func (r *Refresher) rawIndex(ctx context.Context, source string) (map[string]rappel.RawRecord, error) {
 	out := map[string]rappel.RawRecord{}
-	err := r.Store.RawIndex(ctx, source, func(raw rappel.RawRecord) error {
+	err := r.store().RawIndex(ctx, source, func(raw rappel.RawRecord) error {
 		out[raw.Key] = raw
 		return nil
 	})

@@ -161,7 +161,7 @@ func (r *Refresher) Open(ctx context.Context) error {
 	r.started = r.Now()
 	r.kick = make(chan struct{}, 1)
 	r.states = map[string]rappel.FeedState{}
-	states, err := r.Store.SourceStates(ctx)
+	states, err := r.store().SourceStates(ctx)
 	if err != nil {
 		return fmt.Errorf("opening feeds: %w", err)
 	}
@@ -319,7 +319,7 @@ func (r *Refresher) hold(ctx context.Context) (context.Context, func(), error) {
 // tell tells every listener, in order, what the refresh changed, and keeps
 // the records marked as changed until every one of them has caught up.
 func (r *Refresher) tell(ctx context.Context) error {
-	info, ierr := r.Store.DatasetInfo(ctx)
+	info, ierr := r.store().DatasetInfo(ctx)
 	var errs []error
 	for _, l := range r.Listeners {
 		if err := l.DataChanged(ctx, r.dirty); err != nil {
@@ -340,7 +340,7 @@ func (r *Refresher) tell(ctx context.Context) error {
 // moved reports whether the dataset version moved since the listeners
 // were last told.
 func (r *Refresher) moved(ctx context.Context) bool {
-	info, err := r.Store.DatasetInfo(ctx)
+	info, err := r.store().DatasetInfo(ctx)
 	return err == nil && info.Version != r.told
 }
 
@@ -353,12 +353,12 @@ func (r *Refresher) refreshSource(ctx context.Context, src *Source) (changed boo
 		endSpan(span, err)
 	}()
 	start := r.Now()
-	st, err := r.Store.SourceState(ctx, src.Name)
+	st, err := r.store().SourceState(ctx, src.Name)
 	if err != nil {
 		r.Logger.WarnContext(ctx, "reading a source's state before its refresh", "source", src.Name, "err", err)
 		return false, err
 	}
-	st.Feed.LastAttempt = start
+	st.Feed.LastAttempt, st.Feed.Note = start, ""
 	var p *plan
 	if src.Template != "" {
 		p, err = r.planDetail(ctx, src, st)
@@ -381,7 +381,7 @@ func (r *Refresher) refreshSource(ctx context.Context, src *Source) (changed boo
 // state (st, as read before it); p is its plan, nil when the fetch failed.
 func (r *Refresher) failed(ctx context.Context, src *Source, st rappel.SourceState, p *plan, err error, start time.Time) {
 	r.offerPayload(src, p, err)
-	st.Feed.LastError = errorSentence(err)
+	st.Feed.LastError, st.Feed.LastErrorReason, st.Feed.Note = errorSentence(err), failureOf(err), ""
 	st.Feed.LastDuration = r.Now().Sub(start)
 	// /health names the plugin this refresh ran, which failed, not
 	// the one that made the stored records (st.Plugin, kept).
@@ -392,7 +392,7 @@ func (r *Refresher) failed(ctx context.Context, src *Source, st rappel.SourceSta
 	// with a context of its own.
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	if serr := r.Store.ApplySource(sctx, &rappel.SourceChange{State: st}); serr != nil {
+	if serr := r.store().ApplySource(sctx, &rappel.SourceChange{State: st}); serr != nil {
 		r.Logger.ErrorContext(ctx, "recording a failed refresh", "source", src.Name, "err", serr)
 	}
 	r.setState(st.Feed)
@@ -499,7 +499,7 @@ func (r *Refresher) LastGood(ctx context.Context, source string) (fs.FS, error) 
 		return nil, fmt.Errorf("reading the last good payload: no source %q", source)
 	}
 	var recs []rappel.RawRecord
-	if err := r.Store.RawData(ctx, source, func(raw rappel.RawRecord) error {
+	if err := r.store().RawData(ctx, source, func(raw rappel.RawRecord) error {
 		recs = append(recs, raw)
 		return nil
 	}); err != nil {

@@ -239,31 +239,33 @@ type fault struct {
 	// apply breaks things; the harness heals the upstream and restores
 	// the shipped plugins afterwards.
 	apply func(t *testing.T, h *harness)
-	// want is in the source's last_error.
-	want string
+	// want is in the source's last_error, and reason is its
+	// last_error_reason.
+	want   string
+	reason rappel.FeedFailure
 }
 
 var faults = []fault{
-	{"Status500", "hcdump", func(t *testing.T, h *harness) { h.up.Fail("/hc/recalls-en.json", feedstest.Fault{Status: 500}) }, "500"},
+	{"Status500", "hcdump", func(t *testing.T, h *harness) { h.up.Fail("/hc/recalls-en.json", feedstest.Fault{Status: 500}) }, "500", rappel.FailureFetch},
 	{"Timeout", "vrdb", func(t *testing.T, h *harness) {
 		h.setFetcher(200 * time.Millisecond)
 		h.up.Fail("/tc/vrdb.csv", feedstest.Fault{Delay: 3 * time.Second})
-	}, "Timeout"},
-	{"Truncated", "hcdump", func(t *testing.T, h *harness) { h.up.Fail("/hc/recalls-fr.json", feedstest.Fault{Truncate: true}) }, "ended early"},
+	}, "Timeout", rappel.FailureFetch},
+	{"Truncated", "hcdump", func(t *testing.T, h *harness) { h.up.Fail("/hc/recalls-fr.json", feedstest.Fault{Truncate: true}) }, "ended early", rappel.FailureFetch},
 	{"HTML", "hcdump", func(t *testing.T, h *harness) {
 		h.up.Set("/hc/recalls-en.json", []byte("<!DOCTYPE html>\n<html><body><h1>Site maintenance</h1></body></html>"))
-	}, "HTML"},
+	}, "HTML", rappel.FailureParse},
 	{"RenamedColumns", "vrdb", func(t *testing.T, h *harness) {
 		replace(t, h, "/tc/vrdb.csv", `"RECALL_NUMBER_NUM","YEAR"`, `"RECALL_NO","MODEL_YEAR"`)
-	}, "RECALL_NUMBER_NUM"},
+	}, "RECALL_NUMBER_NUM", rappel.FailurePlugin},
 	{"InvalidJSON", "hcdump", func(t *testing.T, h *harness) {
 		// As the dump of early 2024: a string left unterminated mid-file.
 		replace(t, h, "/hc/recalls-en.json", `"Archived": "0"}`, `"Archived": "0}`)
-	}, "the document is not valid JSON at byte"},
+	}, "the document is not valid JSON at byte", rappel.FailureParse},
 	{"EmptyArray", "hcdump", func(t *testing.T, h *harness) {
 		h.up.Set("/hc/recalls-en.json", []byte("[]"))
 		h.up.Set("/hc/recalls-fr.json", []byte("[]"))
-	}, "refusing to empty"},
+	}, "refusing to empty", rappel.FailureSuspiciousRemoval},
 	{"MassRemoval", "vrdb", func(t *testing.T, h *harness) {
 		// Keep the header and the rows of one recall of five (rows span
 		// lines: their comments have line breaks).
@@ -280,15 +282,15 @@ var faults = []fault{
 			}
 		}
 		h.up.Set("/tc/vrdb.csv", kept)
-	}, "refused as suspicious"},
+	}, "refused as suspicious", rappel.FailureSuspiciousRemoval},
 	{"PluginLoops", "vrdb", func(t *testing.T, h *harness) {
 		h.norm.host.Timeout = time.Second
 		h.norm.Use("vrdb", guests+"loop")
-	}, "stopped after"},
-	{"PluginPanics", "hcdump", func(t *testing.T, h *harness) { h.norm.Use("hcdump", guests+"panic") }, "plugin"},
-	{"PluginAllocates", "detail", func(t *testing.T, h *harness) { h.norm.Use("detail", guests+"hog") }, "plugin"},
-	{"PluginGarbage", "hcdump", func(t *testing.T, h *harness) { h.norm.Use("hcdump", guests+"garbage") }, "refused as suspicious"},
-	{"PluginBadFields", "vrdb", func(t *testing.T, h *harness) { h.norm.Use("vrdb", guests+"badfields") }, "refused as suspicious"},
+	}, "stopped after", rappel.FailurePlugin},
+	{"PluginPanics", "hcdump", func(t *testing.T, h *harness) { h.norm.Use("hcdump", guests+"panic") }, "plugin", rappel.FailurePlugin},
+	{"PluginAllocates", "detail", func(t *testing.T, h *harness) { h.norm.Use("detail", guests+"hog") }, "plugin", rappel.FailurePlugin},
+	{"PluginGarbage", "hcdump", func(t *testing.T, h *harness) { h.norm.Use("hcdump", guests+"garbage") }, "refused as suspicious", rappel.FailureSuspiciousRemoval},
+	{"PluginBadFields", "vrdb", func(t *testing.T, h *harness) { h.norm.Use("vrdb", guests+"badfields") }, "refused as suspicious", rappel.FailureSuspiciousRemoval},
 }
 
 // TestRefresher_Refresh_Faults breaks the upstream or a plugin in every way
@@ -319,6 +321,9 @@ func TestRefresher_Refresh_Faults(t *testing.T) {
 			if !strings.Contains(st.LastError, f.want) || !st.LastAttempt.Equal(h.now) || !st.LastSuccess.Equal(prev.LastSuccess) {
 				t.Errorf("state = %+v, want last_error with %q, and the last success kept", st, f.want)
 			}
+			if st.LastErrorReason != f.reason {
+				t.Errorf("last_error_reason = %q, want %q (last_error: %s)", st.LastErrorReason, f.reason, st.LastError)
+			}
 			t.Logf("last_error: %s", st.LastError)
 			if !reflect.DeepEqual(h.records(), good) {
 				t.Error("records changed after a failed refresh")
@@ -343,7 +348,7 @@ func TestRefresher_Refresh_Faults(t *testing.T) {
 				h.norm.Use(source, pkg)
 			}
 			h.mustRefresh()
-			if st := h.state(f.source); st.LastError != "" || !st.LastSuccess.Equal(h.now) || st.Stale {
+			if st := h.state(f.source); st.LastError != "" || st.LastErrorReason != "" || !st.LastSuccess.Equal(h.now) || st.Stale {
 				t.Errorf("after recovery state = %+v", st)
 			}
 			if !reflect.DeepEqual(h.records(), good) {

@@ -124,13 +124,13 @@ func (r *Refresher) RemoveSource(ctx context.Context, name, reason string) error
 		return fmt.Errorf("%w: %q (the sources are %v)", ErrNoSource, name, r.SourceNames())
 	}
 	var ids []string
-	if err := r.Store.PartialHashes(ctx, name, func(id, _ string) error {
+	if err := r.store().PartialHashes(ctx, name, func(id, _ string) error {
 		ids = append(ids, id)
 		return nil
 	}); err != nil {
 		return err
 	}
-	parts, err := r.Store.Partials(ctx, name, ids)
+	parts, err := r.store().Partials(ctx, name, ids)
 	if err != nil {
 		return err
 	}
@@ -153,25 +153,25 @@ func (r *Refresher) RemoveSource(ctx context.Context, name, reason string) error
 	if err != nil {
 		return err
 	}
-	st, err := r.Store.SourceState(ctx, name)
+	st, err := r.store().SourceState(ctx, name)
 	if err != nil {
 		return err
 	}
 	st.Feed.Removed = fmt.Sprintf("%s: %s", now.UTC().Format(time.RFC3339), reason)
-	st.Feed.LastError, st.Feed.Records = "", len(puts)
+	st.Feed.LastError, st.Feed.LastErrorReason, st.Feed.Records = "", "", len(puts)
 	c := &rappel.SourceChange{State: st, PutRecords: asm.put, DeleteRecords: asm.del, DeletePartials: sortedKeys(dels),
 		Events: &rappel.RecordEvents{At: now, Source: name, Created: asm.added, Updated: asm.updated, Archived: asm.archived}}
 	for _, id := range sortedKeys(puts) {
 		c.PutPartials = append(c.PutPartials, puts[id])
 	}
-	info, err := r.Store.DatasetInfo(ctx)
+	info, err := r.store().DatasetInfo(ctx)
 	if err != nil {
 		return err
 	}
 	info.Records += asm.delta
 	info.UpdatedAt = now
 	c.Info = &info
-	if err := r.Store.ApplySource(ctx, c); err != nil {
+	if err := r.store().ApplySource(ctx, c); err != nil {
 		return err
 	}
 	r.smu.Lock()

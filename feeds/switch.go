@@ -39,7 +39,7 @@ import (
 // synthetic reports whether the store's dataset is synthetic (or from
 // before datasets had a kind: rappel.DatasetInfo.Synthetic).
 func (r *Refresher) synthetic(ctx context.Context) (bool, error) {
-	info, err := r.Store.DatasetInfo(ctx)
+	info, err := r.store().DatasetInfo(ctx)
 	if err != nil {
 		return false, err
 	}
@@ -49,7 +49,7 @@ func (r *Refresher) synthetic(ctx context.Context) (bool, error) {
 // errAwaitingSwitch is why a source that only enriches records cannot
 // refresh over synthetic data: the switch is made by a source that creates
 // records.
-var errAwaitingSwitch = errors.New("waiting for a source that creates records (the dump, the vehicle file) to replace the generated data: detail documents only add to records")
+var errAwaitingSwitch error = &rappel.FeedError{Reason: rappel.FailureWaiting, Err: errors.New("waiting for a source that creates records (the dump, the vehicle file) to replace the generated data: detail documents only add to records")}
 
 // switchPlan is a creating source's part of the switch: its plan, fetched
 // whole, and its plugin's output over every raw record.
@@ -103,11 +103,11 @@ func (r *Refresher) planSwitch(ctx context.Context, src *Source) (sp switchPlan,
 	ctx, span := tracer.Start(ctx, "feeds.RefreshSource", trace.WithAttributes(attribute.String("rappel.feed.source", src.Name)))
 	defer func() { endSpan(span, err) }()
 	sp.start = r.Now()
-	st, err := r.Store.SourceState(ctx, src.Name)
+	st, err := r.store().SourceState(ctx, src.Name)
 	if err != nil {
 		return sp, err
 	}
-	st.Feed.LastAttempt = sp.start
+	st.Feed.LastAttempt, st.Feed.Note = sp.start, ""
 	p, err := r.planDocs(ctx, src, st)
 	if err == nil {
 		p.took.fetch = r.Now().Sub(sp.start)
@@ -133,7 +133,7 @@ func (r *Refresher) normalizeSwitch(ctx context.Context, p *plan) (*run, error) 
 	}
 	p.took.normalize = time.Since(t0)
 	if len(out.records) == 0 {
-		return nil, fmt.Errorf("the upstream gave no records: refusing to replace the generated data with nothing")
+		return nil, rappel.Fail(rappel.FailureSuspiciousRemoval, errors.New("the upstream gave no records: refusing to replace the generated data with nothing"))
 	}
 	return out, nil
 }
@@ -216,7 +216,7 @@ func (r *Refresher) switchDataset(ctx context.Context, parts []switchPlan, now t
 		r.markSucceeded(&p.st, now)
 		states = append(states, p.st)
 	}
-	prev, err := r.Store.DatasetInfo(ctx)
+	prev, err := r.store().DatasetInfo(ctx)
 	if err != nil {
 		return err
 	}
@@ -226,12 +226,12 @@ func (r *Refresher) switchDataset(ctx context.Context, parts []switchPlan, now t
 	// generated ones the switch replaced.
 	info := rappel.DatasetInfo{UpdatedAt: now, Source: "feeds", Kind: rappel.DatasetAgencies, Records: len(recs), Version: prev.Version}
 	t0 = time.Now()
-	err = r.Store.Replace(ctx, recs, partials, raws, states, info)
+	err = r.store().Replace(ctx, recs, partials, raws, states, info)
 	for _, sp := range parts {
 		sp.p.took.write = time.Since(t0)
 	}
 	if err != nil {
-		return fmt.Errorf("replacing the generated data with the agencies': %w", err)
+		return rappel.Fail(rappel.FailureStorage, fmt.Errorf("replacing the generated data with the agencies': %w", err))
 	}
 	for _, st := range states {
 		r.setState(st.Feed)
@@ -247,7 +247,7 @@ func (r *Refresher) switchDataset(ctx context.Context, parts []switchPlan, now t
 // documents whole and its first snapshot is Initial. Its last attempt (when,
 // its error, its plugin) is kept for /health.
 func (r *Refresher) resetStates(ctx context.Context, except ...string) ([]rappel.SourceState, error) {
-	stored, err := r.Store.SourceStates(ctx)
+	stored, err := r.store().SourceStates(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -264,7 +264,7 @@ func (r *Refresher) resetStates(ctx context.Context, except ...string) ([]rappel
 		// What its last attempt did stays: a source whose refresh failed
 		// beside the switch still says why, and which plugin failed.
 		out = append(out, rappel.SourceState{Feed: rappel.FeedState{Source: old.Source, LastAttempt: old.LastAttempt,
-			LastError: old.LastError, LastDuration: old.LastDuration, Plugin: old.Plugin, PluginRejected: old.PluginRejected,
+			LastError: old.LastError, LastErrorReason: old.LastErrorReason, LastDuration: old.LastDuration, Plugin: old.Plugin, PluginRejected: old.PluginRejected,
 			PluginHeld: old.PluginHeld, Removed: old.Removed}})
 	}
 	for _, st := range stored {
@@ -280,7 +280,7 @@ func (r *Refresher) resetStates(ctx context.Context, except ...string) ([]rappel
 func (r *Refresher) markSucceeded(st *rappel.SourceState, now time.Time) {
 	st.Feed.Live = true
 	st.Feed.LastSuccess = now
-	st.Feed.LastError = ""
+	st.Feed.LastError, st.Feed.LastErrorReason = "", ""
 	st.Feed.Removed = ""
 	st.Feed.Plugin = st.Plugin
 	if len(st.Rejected) > maxProblemsKept {

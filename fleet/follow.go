@@ -89,7 +89,7 @@ func (n *Node) apply(ctx context.Context, p *rappel.Publication) error {
 		return err
 	}
 	st.Feed.Source, st.Feed.Live = Source, true
-	st.Feed.LastAttempt, st.Feed.LastSuccess, st.Feed.LastError = n.Now(), n.Now(), ""
+	st.Feed.LastAttempt, st.Feed.LastSuccess, st.Feed.LastError, st.Feed.LastErrorReason = n.Now(), n.Now(), "", ""
 	st.Followed = strconv.FormatInt(p.Version, 10)
 	info := p.Info
 	info.Version = p.Version

@@ -83,6 +83,9 @@ type ServeCommand struct {
 	// system; nil means statfs (vfs.Default.GetDiskUsage). Tests replace
 	// it, since filling a real file system is not something a test does.
 	freeSpace func(dir string) (uint64, error)
+	// storeFS, when set, is the file system the store lives on instead of
+	// the disk: tests fill it (errorfs), for the same reason.
+	storeFS vfs.FS
 }
 
 // DefaultMinFreeMiB is --min-free-mib's default: room for the store to
@@ -335,6 +338,9 @@ func (c *ServeCommand) openStore(ctx context.Context, log *slog.Logger) (*kv.Sto
 	store := kv.NewStore(filepath.Join(c.DataDir, "pebble"))
 	store.Logger = log
 	store.KeepChanges = kv.DefaultKeepChanges
+	if c.storeFS != nil {
+		store.FS = c.storeFS
+	}
 	if err := store.Open(ctx); err != nil {
 		return nil, err
 	}
