@@ -78,9 +78,9 @@ func Nearest(s string, candidates []string) (string, bool) {
 	return best, bestD*3 <= max(min(len(ls), 256), min(len(best), 256))
 }
 
-// editDistance is the optimal-string-alignment distance between a and b, in
-// bytes: Levenshtein plus the swap of two neighbours as one edit, the most
-// common typo in a parameter name ("lnag").
+// editDistance is OSADistance between a and b as parameter names, read
+// to 256 bytes each: the swap of two neighbours is the most common typo in
+// a parameter name ("lnag").
 func editDistance(a, b string) int {
 	if len(a) > 256 {
 		a = a[:256]
@@ -88,26 +88,34 @@ func editDistance(a, b string) int {
 	if len(b) > 256 {
 		b = b[:256]
 	}
-	// Only error paths call this, so a full matrix keeps it plain.
-	d := make([][]int, len(a)+1)
-	for i := range d {
-		d[i] = make([]int, len(b)+1)
-		d[i][0] = i
-	}
-	for j := range d[0] {
-		d[0][j] = j
+	return OSADistance([]rune(a), []rune(b))
+}
+
+// OSADistance is the optimal string alignment distance between a and b, in
+// letters: Levenshtein plus the swap of two neighbours as one edit, no
+// letter edited twice. It is the one edit distance of the module: the
+// nearest parameter or value a message suggests, the typo correction of
+// searches and the judged sets' misspellings all measure with it. Three
+// rows are kept: the one before the previous is what a swap looks back
+// to.
+func OSADistance(a, b []rune) int {
+	prev2, prev, cur := make([]int, len(b)+1), make([]int, len(b)+1), make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
 	}
 	for i := 1; i <= len(a); i++ {
+		cur[0] = i
 		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
+			sub := prev[j-1]
+			if a[i-1] != b[j-1] {
+				sub++
 			}
-			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			cur[j] = min(prev[j]+1, cur[j-1]+1, sub)
 			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
-				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+				cur[j] = min(cur[j], prev2[j-2]+1)
 			}
 		}
+		prev2, prev, cur = prev, cur, prev2
 	}
-	return d[len(a)][len(b)]
+	return prev[len(b)]
 }

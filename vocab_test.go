@@ -36,3 +36,19 @@ func TestEditDistance(t *testing.T) {
 		}
 	}
 }
+
+// TestOSADistance: the one edit distance, in letters, a swap of
+// neighbours one edit.
+func TestOSADistance(t *testing.T) {
+	for _, c := range []struct {
+		a, b string
+		want int
+	}{
+		{"", "", 0}, {"lang", "lang", 0}, {"lnag", "lang", 1}, {"listeria", "lysteria", 1},
+		{"salmonela", "salmonella", 1}, {"ca", "abc", 3}, {"élevé", "eleve", 2}, {"", "abc", 3},
+	} {
+		if got := OSADistance([]rune(c.a), []rune(c.b)); got != c.want {
+			t.Errorf("OSADistance(%q, %q) = %d, want %d", c.a, c.b, got, c.want)
+		}
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/rappel-ca/rappel/internal/atomicfile"
 	"io/fs"
 	"os"
 	"path"
@@ -259,7 +260,7 @@ func WritePlugins(dir string, mods map[string][]byte) error {
 	}
 	defer enc.Close()
 	for source, b := range mods {
-		if err := writeFileAtomic(filepath.Join(pdir, source+".wasm"+packedExt), enc.EncodeAll(b, nil)); err != nil {
+		if err := atomicfile.Write(filepath.Join(pdir, source+".wasm"+packedExt), enc.EncodeAll(b, nil), 0o644); err != nil {
 			return err
 		}
 	}
@@ -302,7 +303,7 @@ func writeManifest(dir string, m Manifest) error {
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(filepath.Join(dir, manifestFile), mb)
+	return atomicfile.Write(filepath.Join(dir, manifestFile), mb, 0o644)
 }
 
 // encodeManifest is the manifest file's content.
@@ -444,18 +445,7 @@ func writeLines(path string, n int, item func(int) any) error {
 	if err := zw.Close(); err != nil {
 		return fmt.Errorf("compressing bundle: %w", err)
 	}
-	return writeFileAtomic(path, buf.Bytes())
-}
-
-func writeFileAtomic(path string, b []byte) error {
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	return nil
+	return atomicfile.Write(path, buf.Bytes(), 0o644)
 }
 
 // AddProblems counts problems per source and keeps the first few as examples.

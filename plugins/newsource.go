@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/rappel-ca/rappel/internal/atomicfile"
 	"io"
 	"io/fs"
 	"os"
@@ -331,7 +332,7 @@ func (r *Registry) Remove(source, reason string) error {
 	if r.ActiveDir != "" {
 		b, err := json.MarshalIndent(removedSource{Manifest: m, Reason: reason, Since: since}, "", "  ")
 		if err == nil {
-			err = writeFileAtomic(filepath.Join(r.ActiveDir, source+".removed.json"), append(b, '\n'))
+			err = atomicfile.Write(filepath.Join(r.ActiveDir, source+".removed.json"), append(b, '\n'), 0o600)
 		}
 		errs = append(errs, err, removeIfThere(filepath.Join(r.ActiveDir, source+".json")), removeIfThere(filepath.Join(r.ActiveDir, source+".wasm")), removeIfThere(filepath.Join(r.ActiveDir, source+".wasm"+SignatureSuffix)))
 	}

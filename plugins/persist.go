@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/rappel-ca/rappel/internal/atomicfile"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -45,17 +46,17 @@ func (r *Registry) persist(source string, wasm, sig []byte, m activeManifest) {
 	err := os.MkdirAll(r.ActiveDir, 0o755)
 	path := filepath.Join(r.ActiveDir, source+".wasm")
 	if err == nil {
-		err = writeFileAtomic(path, wasm)
+		err = atomicfile.Write(path, wasm, 0o600)
 	}
 	if err == nil && sig != nil {
-		err = writeFileAtomic(path+SignatureSuffix, sig)
+		err = atomicfile.Write(path+SignatureSuffix, sig, 0o600)
 	} else if err == nil {
 		err = removeIfThere(path + SignatureSuffix)
 	}
 	if err == nil {
 		var b []byte
 		if b, err = json.MarshalIndent(m, "", "  "); err == nil {
-			err = writeFileAtomic(filepath.Join(r.ActiveDir, source+".json"), append(b, '\n'))
+			err = atomicfile.Write(filepath.Join(r.ActiveDir, source+".json"), append(b, '\n'), 0o600)
 		}
 	}
 	if err != nil {
@@ -123,28 +124,4 @@ func (k *keptUnverified) Error() string {
 // instead (then).
 func (k *keptUnverified) refusal(then string) error {
 	return refusal{rappel.RefusedUnverified, fmt.Errorf("it is the plugin kept in the data dir (plugins/active), and at start it failed verification with the trusted keys (--plugin-keys): %v; %s; to run it, put it and a signature by a trusted key in --plugins-dir again", strings.TrimRight(k.err.Error(), ". "), then)}
-}
-
-// writeFileAtomic writes b to path through a temporary file renamed into
-// place, synced, so that a reader sees the old file or the new, whole.
-func writeFileAtomic(path string, b []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	_, err = f.Write(b)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		_ = os.Remove(tmp)
-	}
-	return err
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/rappel-ca/rappel/internal/atomicfile"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -177,7 +178,7 @@ func (r *Registry) moveRefused(q toRefuse, size int64) (RefusedPlugin, error) {
 	}
 	b, err := json.MarshalIndent(rp, "", "  ")
 	if err == nil {
-		err = writeFileAtomic(filepath.Join(dir, base+".json"), append(b, '\n'))
+		err = atomicfile.Write(filepath.Join(dir, base+".json"), append(b, '\n'), 0o600)
 	}
 	return rp, err
 }

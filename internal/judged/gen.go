@@ -232,7 +232,7 @@ func (g *gen) misspell(w string, n int) (string, []string, bool) {
 			ops = append(ops, op)
 		}
 		bad := string(rs)
-		if osa([]rune(w), rs) != n || rs[0] != []rune(w)[0] || len(g.c.post[unaccent(bad)]) > 0 {
+		if rappel.OSADistance([]rune(w), rs) != n || rs[0] != []rune(w)[0] || len(g.c.post[unaccent(bad)]) > 0 {
 			continue
 		}
 		if last := rs[len(rs)-1]; last == 's' && !strings.HasSuffix(w, "s") || strings.HasSuffix(w, "s") && last != 's' {
@@ -279,32 +279,6 @@ var neighbours = map[rune]string{
 	'q': "wa", 'w': "qes", 'e': "wrd", 'r': "etf", 't': "ryg", 'y': "tuh", 'u': "yij", 'i': "uok", 'o': "ipl", 'p': "ol",
 	'a': "qsz", 's': "adw", 'd': "sfe", 'f': "dgr", 'g': "fht", 'h': "gjy", 'j': "hku", 'k': "jli", 'l': "ko",
 	'z': "xa", 'x': "zcs", 'c': "xvd", 'v': "cbf", 'b': "vng", 'n': "bmh", 'm': "nj",
-}
-
-// osa is the optimal string alignment distance between a and b, in
-// letters (Damerau-Levenshtein where a swap of neighbours is one edit and
-// no letter is edited twice), kept in three rows: the one before the
-// previous is what a swap looks back to.
-func osa(a, b []rune) int {
-	prev2, prev, cur := make([]int, len(b)+1), make([]int, len(b)+1), make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			sub := prev[j-1]
-			if a[i-1] != b[j-1] {
-				sub++
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, sub)
-			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
-				cur[j] = min(cur[j], prev2[j-2]+1)
-			}
-		}
-		prev2, prev, cur = prev, cur, prev2
-	}
-	return prev[len(b)]
 }
 
 func isLetters(w string) bool {

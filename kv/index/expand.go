@@ -701,7 +701,7 @@ func top(seen map[string]int, n int, dist func(string) int) []expTerm {
 // letter counting two.
 func typoDistance(a, b string) int {
 	ra, rb := []rune(a), []rune(b)
-	d := osa(ra, rb)
+	d := rappel.OSADistance(ra, rb)
 	if len(ra) > 0 && len(rb) > 0 && ra[0] != rb[0] {
 		d++
 	}
@@ -721,31 +721,6 @@ func oneEditDistance(typed, cand string) int {
 		return 2
 	}
 	return 1
-}
-
-// osa is the optimal string alignment distance of a and b.
-func osa(a, b []rune) int {
-	prev2 := make([]int, len(b)+1)
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
-				cur[j] = min(cur[j], prev2[j-2]+1)
-			}
-		}
-		prev2, prev, cur = prev, cur, prev2
-	}
-	return prev[len(b)]
 }
 
 // Levenshtein automaton builders, one per distance, built once: building
