@@ -83,6 +83,9 @@ type ServeCommand struct {
 	// system; nil means statfs (vfs.Default.GetDiskUsage). Tests replace
 	// it, since filling a real file system is not something a test does.
 	freeSpace func(dir string) (uint64, error)
+	// storeFS is the file system of the node's store; nil means the
+	// disk. Tests wrap the disk in Pebble's errorfs to inject faults.
+	storeFS vfs.FS
 }
 
 // DefaultMinFreeMiB is --min-free-mib's default: room for the store to
@@ -261,7 +264,7 @@ func (c *ServeCommand) Run(ctx context.Context) (err error) {
 	}
 	defer closeShared()
 	keys, _ := shared.Keys.(*kv.Keys) // nil in a fleet: the keys are the shared store's
-	srv.Backup = (&dataBackup{dataDir: c.DataDir, store: store, keys: keys, now: time.Now}).write
+	srv.Backups = &dataBackup{dataDir: c.DataDir, store: store, keys: keys, now: time.Now}
 	stopKeys, err := startKeys(ctx, shared.Keys, splitList(c.APIKeys), shared.Quota, c.UsageInterval, srv, log)
 	if err != nil {
 		return err
@@ -335,6 +338,7 @@ func (c *ServeCommand) openStore(ctx context.Context, log *slog.Logger) (*kv.Sto
 	store := kv.NewStore(filepath.Join(c.DataDir, "pebble"))
 	store.Logger = log
 	store.KeepChanges = kv.DefaultKeepChanges
+	store.FS = c.storeFS
 	if err := store.Open(ctx); err != nil {
 		return nil, err
 	}
