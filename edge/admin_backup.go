@@ -142,7 +142,8 @@ func (s *Server) adminBackup(w http.ResponseWriter, r *http.Request) error {
 	files, err := a.Write(ctx, cw)
 	switch {
 	case err == nil:
-		s.backupSucceeded(ctx, x, BackupResult{EndedAt: s.Now(), Duration: s.Now().Sub(start), Files: files, Bytes: cw.n})
+		end := s.Now()
+		s.backupSucceeded(ctx, x, BackupResult{EndedAt: end, Duration: end.Sub(start), Files: files, Bytes: cw.n})
 	case s.stopping.Load():
 		s.backupFailed(ctx, x, start, slog.LevelWarn, "The node shut down before the archive was whole.", err)
 	case x.gone || ctx.Err() != nil:

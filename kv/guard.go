@@ -22,9 +22,10 @@ import (
 )
 
 // Failing storage. Pebble's file system is wrapped (guardFS) so that an
-// operation that fails is held, not returned to Pebble: a write, create,
-// rename or preallocation is retried at every probe tick, a sync or close
-// that failed never is. While anything is held the store is faulted: every
+// operation on the store's own files that fails is held, not returned to
+// Pebble (a checkpoint's files are not the store's, and fail alone): a
+// write, create, rename or preallocation is retried at every probe tick,
+// a sync or close that failed never is. While anything is held the store is faulted: every
 // write answers at once an EUNAVAILABLE *rappel.Error naming the reason, a
 // write already inside Pebble returns after WriteTimeout (its commit goes
 // on in the background on a copy of the batch; the change log allows it,
