@@ -96,6 +96,7 @@ func (s *Server) initMetrics() *metrics {
 			&certificateCollector{s: s},
 			&coverageCollector{s: s},
 			&fleetCollector{s: s},
+			&backupCollector{s: s},
 			m.exports, m.exportBytes, m.exportCuts,
 			collectors.NewGoCollector(),
 			collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),

@@ -2,7 +2,6 @@ package edge
 
 import (
 	"context"
-	"io"
 	"log/slog"
 	"net/http"
 	"sync"
@@ -104,10 +103,10 @@ type Server struct {
 	// the largest size.
 	UploadSlots int
 	UploadBytes int64
-	// Backup, when set, writes an archive of the node's data dir as of now
-	// to w (cmd/rappel's backup.go), for POST /admin/backup; the endpoint
-	// answers 503 while it is nil.
-	Backup func(ctx context.Context, w io.Writer) error
+	// Backups, when set, takes the backups of POST /admin/backup
+	// (admin_backup.go) and keeps the last success, which /metrics
+	// reports; the endpoint answers 503 while it is nil.
+	Backups Backups
 	// AdminKey opens the admin endpoints to requests carrying it in
 	// x-admin-key; empty keeps them closed (403).
 	AdminKey string
@@ -173,6 +172,9 @@ type Server struct {
 	exports     chan struct{}
 	// uploads is what the plugin uploads being taken hold (admin_upload.go).
 	uploads uploadBudget
+	// backupState is the last successful backup and the failures, for
+	// /metrics (admin_backup.go).
+	backupState backupState
 	// stopping is set by StopStreams: the node is closing its
 	// connections, and a stream cut from then on was cut by the shutdown.
 	stopping atomic.Bool

@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"math"
 	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -20,9 +22,10 @@ import (
 )
 
 // Failing storage. Pebble's file system is wrapped (guardFS) so that an
-// operation that fails is held, not returned to Pebble: a write, create,
-// rename or preallocation is retried at every probe tick, a sync or close
-// that failed never is. While anything is held the store is faulted: every
+// operation on the store's own files that fails is held, not returned to
+// Pebble (a checkpoint's files are not the store's, and fail alone): a
+// write, create, rename or preallocation is retried at every probe tick,
+// a sync or close that failed never is. While anything is held the store is faulted: every
 // write answers at once an EUNAVAILABLE *rappel.Error naming the reason, a
 // write already inside Pebble returns after WriteTimeout (its commit goes
 // on in the background on a copy of the batch; the change log allows it,
@@ -311,23 +314,46 @@ func (e *opError) Error() string {
 func (e *opError) Unwrap() error { return e.err }
 
 // guardFS is the file system Pebble gets: every operation that writes
-// goes through guard.hold.
+// the store's own files, those in its directory (dir), goes through
+// guard.hold. Pebble writes outside it only for a checkpoint
+// (Store.Checkpoint: the copy's directory, its files, and the parent it
+// syncs), and those operations are the checkpoint's alone: their errors
+// go back to Pebble, which removes the partial copy and returns the error
+// to the caller, and the store does not count as failing. A backup that
+// finds the disk full fails by itself, fast, while the store goes on
+// taking writes.
 type guardFS struct {
 	vfs.FS
-	g *guard
+	g   *guard
+	dir string
 }
 
 func (fs guardFS) Unwrap() vfs.FS { return fs.FS }
 
+// own reports whether name is the store's directory or inside it.
+func (fs guardFS) own(name string) bool {
+	name, dir := filepath.Clean(name), filepath.Clean(fs.dir)
+	return name == dir || strings.HasPrefix(name, dir+string(filepath.Separator))
+}
+
 func (fs guardFS) file(f vfs.File, name string) vfs.File {
-	if f == nil {
-		return nil
+	if f == nil || !fs.own(name) {
+		return f
 	}
 	return &guardFile{File: f, g: fs.g, name: fs.PathBase(name)}
 }
 
+// hold is guard.hold for an operation on name, which runs op as it is
+// when name is not the store's own.
+func (fs guardFS) hold(name, what string, retry bool, op func() error) error {
+	if !fs.own(name) {
+		return op()
+	}
+	return fs.g.hold(what, retry, op)
+}
+
 func (fs guardFS) Create(name string, c vfs.DiskWriteCategory) (f vfs.File, err error) {
-	err = fs.g.hold("creating "+fs.PathBase(name), true, func() (err error) {
+	err = fs.hold(name, "creating "+fs.PathBase(name), true, func() (err error) {
 		f, err = fs.FS.Create(name, c)
 		return err
 	})
@@ -335,7 +361,7 @@ func (fs guardFS) Create(name string, c vfs.DiskWriteCategory) (f vfs.File, err 
 }
 
 func (fs guardFS) OpenReadWrite(name string, c vfs.DiskWriteCategory, opts ...vfs.OpenOption) (f vfs.File, err error) {
-	err = fs.g.hold("opening "+fs.PathBase(name), true, func() (err error) {
+	err = fs.hold(name, "opening "+fs.PathBase(name), true, func() (err error) {
 		f, err = fs.FS.OpenReadWrite(name, c, opts...)
 		return err
 	})
@@ -343,7 +369,7 @@ func (fs guardFS) OpenReadWrite(name string, c vfs.DiskWriteCategory, opts ...vf
 }
 
 func (fs guardFS) ReuseForWrite(oldname, newname string, c vfs.DiskWriteCategory) (f vfs.File, err error) {
-	err = fs.g.hold("reusing "+fs.PathBase(oldname), true, func() (err error) {
+	err = fs.hold(newname, "reusing "+fs.PathBase(oldname), true, func() (err error) {
 		f, err = fs.FS.ReuseForWrite(oldname, newname, c)
 		return err
 	})
@@ -358,15 +384,15 @@ func (fs guardFS) OpenDir(name string) (vfs.File, error) {
 }
 
 func (fs guardFS) Link(oldname, newname string) error {
-	return fs.g.hold("linking "+fs.PathBase(newname), true, func() error { return fs.FS.Link(oldname, newname) })
+	return fs.hold(newname, "linking "+fs.PathBase(newname), true, func() error { return fs.FS.Link(oldname, newname) })
 }
 
 func (fs guardFS) Rename(oldname, newname string) error {
-	return fs.g.hold("renaming "+fs.PathBase(oldname), true, func() error { return fs.FS.Rename(oldname, newname) })
+	return fs.hold(newname, "renaming "+fs.PathBase(oldname), true, func() error { return fs.FS.Rename(oldname, newname) })
 }
 
 func (fs guardFS) MkdirAll(dir string, perm os.FileMode) error {
-	return fs.g.hold("creating "+fs.PathBase(dir), true, func() error { return fs.FS.MkdirAll(dir, perm) })
+	return fs.hold(dir, "creating "+fs.PathBase(dir), true, func() error { return fs.FS.MkdirAll(dir, perm) })
 }
 
 // guardFile is a file Pebble writes.

@@ -262,3 +262,89 @@ func TestStore_DiskFullUsage(t *testing.T) {
 		t.Fatalf("after recovery: %v, %v; want key1 at 5 (the refused push not counted)", totals, err)
 	}
 }
+
+// TestStore_CheckpointFailsAlone fails a checkpoint's writes as a backup
+// finds a full disk (ENOSPC on creating, writing, linking and renaming
+// its files), then its syncs (EIO): the checkpoint returns the error
+// instead of being held, leaves nothing of itself, and the store neither
+// counts as failing nor stops taking writes. Once the disk works, a
+// checkpoint opens as a store holding every record.
+func TestStore_CheckpointFailsAlone(t *testing.T) {
+	var fault atomic.Value // "", "write" or "sync"
+	fault.Store("")
+	var root string // set before the first fault: the checkpoints' directory
+	inj := errorfs.InjectorFunc(func(op errorfs.Op) error {
+		if !strings.HasPrefix(op.Path, root+string(os.PathSeparator)) {
+			return nil
+		}
+		switch op.Kind {
+		case errorfs.OpCreate, errorfs.OpReuseForWrite, errorfs.OpFileWrite, errorfs.OpFileWriteAt,
+			errorfs.OpFilePreallocate, errorfs.OpLink, errorfs.OpRename, errorfs.OpMkdirAll:
+			if fault.Load() == "write" {
+				return &os.PathError{Op: "write", Path: op.Path, Err: syscall.ENOSPC}
+			}
+		case errorfs.OpFileSync, errorfs.OpFileSyncData, errorfs.OpFileSyncTo:
+			if fault.Load() == "sync" {
+				return &os.PathError{Op: "sync", Path: op.Path, Err: syscall.EIO}
+			}
+		}
+		return nil
+	})
+	s := openGuarded(t, inj)
+	defer s.Close()
+	root = filepath.Join(filepath.Dir(s.Path), ".backup-1")
+	if err := os.Mkdir(root, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(root, "pebble")
+	MustPut(t, s, makeRecord(1))
+	if err := s.db.Flush(); err != nil { // a table for the checkpoint to link
+		t.Fatal(err)
+	}
+
+	for i, tc := range []struct {
+		fault string
+		errno syscall.Errno
+	}{{"write", syscall.ENOSPC}, {"sync", syscall.EIO}} {
+		t.Run(tc.fault, func(t *testing.T) {
+			fault.Store(tc.fault)
+			defer fault.Store("")
+			done := make(chan error, 1)
+			go func() { done <- s.Checkpoint(dir) }()
+			var err error
+			select {
+			case err = <-done:
+			case <-time.After(time.Minute):
+				t.Fatal("the checkpoint was held instead of failing")
+			}
+			if !errors.Is(err, tc.errno) {
+				t.Fatalf("checkpoint whose %ss fail: %v; want %v", tc.fault, err, tc.errno)
+			}
+			if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+				t.Fatalf("the failed checkpoint left %s: %v", dir, err)
+			}
+			if err, _ := s.StorageFault(); err != nil {
+				t.Fatalf("a failed checkpoint marked the storage failing: %v", err)
+			}
+			MustPut(t, s, makeRecord(2+i))
+		})
+	}
+
+	if err := s.Checkpoint(dir); err != nil {
+		t.Fatalf("checkpoint once the disk works: %v", err)
+	}
+	cp := NewStore(dir)
+	cp.Logger = slog.New(slog.DiscardHandler)
+	if err := cp.Open(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer cp.Close()
+	for _, i := range []int{1, 2, 3} {
+		if r, err := cp.Record(context.Background(), makeRecord(i).RecordID); err != nil || r == nil {
+			t.Fatalf("record %d in the checkpoint: %v, %v", i, r, err)
+		}
+	}
+	if err := s.Checkpoint(filepath.Join(s.Path, "inside")); err == nil || !strings.Contains(err.Error(), "outside the store's directory") {
+		t.Fatalf("checkpoint inside the store's directory: %v", err)
+	}
+}

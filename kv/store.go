@@ -209,7 +209,7 @@ func (s *Store) Open(ctx context.Context) error {
 	}
 	g := newGuard(s.Logger, s.WriteTimeout, s.ProbeInterval)
 	db, err := pebble.Open(s.Path, &pebble.Options{
-		FS:     guardFS{FS: s.fs(), g: g},
+		FS:     guardFS{FS: s.fs(), g: g, dir: s.Path},
 		Logger: pebbleLogger{s.Logger},
 	})
 	if err != nil {
@@ -261,15 +261,34 @@ func (s *Store) Close() error {
 }
 
 // Checkpoint writes a consistent copy of the database as of now into dir,
-// which must not exist: Pebble hard-links the immutable tables and copies
-// the manifest and write-ahead log up to one point, so the copy opens as
-// a store of its own while this one keeps taking writes. A backup of the
-// data dir (rappel backup) starts with one.
+// which must not exist and must be outside the store's directory: Pebble
+// hard-links the immutable tables and copies the manifest and write-ahead
+// log up to one point, so the copy opens as a store of its own while this
+// one keeps taking writes. A backup of the data dir (rappel backup) starts
+// with one.
+//
+// A checkpoint that cannot write (a full disk, an I/O error) fails alone:
+// its error is returned at once, what it wrote is removed, and the store
+// does not count as failing (guardFS), since its own files are untouched.
 func (s *Store) Checkpoint(dir string) error {
 	if s.db == nil {
 		return errors.New("checkpointing pebble: store is not open")
 	}
+	if (guardFS{dir: s.Path}).own(dir) {
+		return fmt.Errorf("checkpointing pebble %q into %q: the copy must be outside the store's directory", s.Path, dir)
+	}
+	switch _, err := s.fs().Stat(dir); {
+	case err == nil:
+		return fmt.Errorf("checkpointing pebble %q into %q: it exists already", s.Path, dir)
+	case !errors.Is(err, os.ErrNotExist):
+		return fmt.Errorf("checkpointing pebble %q into %q: %w", s.Path, dir, err)
+	}
 	if err := s.db.Checkpoint(dir); err != nil {
+		// Pebble removes the partial copy itself, unless the removal
+		// fails too; this is a second try.
+		if _, statErr := s.fs().Stat(dir); statErr == nil {
+			err = errors.Join(err, s.fs().RemoveAll(dir))
+		}
 		return fmt.Errorf("checkpointing pebble %q into %q: %w", s.Path, dir, err)
 	}
 	return nil

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -13,10 +14,14 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 
+	"github.com/rappel-ca/rappel"
+	"github.com/rappel-ca/rappel/edge"
 	"github.com/rappel-ca/rappel/internal/archive"
 	"github.com/rappel-ca/rappel/kv"
 )
@@ -31,11 +36,12 @@ import (
 // backup: the store and the key database, archived from checkpoints;
 // wazero's cache of compiled plugins, rebuilt at start; the bundle's
 // read index unpacked from the binary, which the restored node's binary
-// unpacks again (or replaces, if it carries another bundle); and dot-names,
-// which are files being written (temporary names) and the checkpoints
-// of backups in progress.
+// unpacks again (or replaces, if it carries another bundle); the record
+// of the last backup (lastBackupFile), which is the node's, not its
+// data's; and dot-names, which are files being written (temporary names)
+// and the checkpoints of backups in progress.
 func backupSkip(name string) bool {
-	return name == "pebble" || name == "keys" || name == "wazero-cache" || name == "bundle" || strings.HasPrefix(name, ".")
+	return name == "pebble" || name == "keys" || name == "wazero-cache" || name == "bundle" || name == lastBackupFile || strings.HasPrefix(name, ".")
 }
 
 // backupPrefix names the temporary directory a backup checkpoints into,
@@ -44,7 +50,8 @@ const backupPrefix = ".backup-"
 
 // removeUnfinishedBackups deletes the checkpoints of backups that a
 // crash or a SIGKILL interrupted: hard links that would otherwise keep
-// deleted sstables on disk for ever. At start no backup can be running.
+// deleted sstables on disk for ever (and a record of the last backup
+// that was being written, Keep). At start no backup can be running.
 func removeUnfinishedBackups(dataDir string, log *slog.Logger) {
 	dirs, _ := filepath.Glob(filepath.Join(dataDir, backupPrefix+"*"))
 	for _, d := range dirs {
@@ -56,7 +63,13 @@ func removeUnfinishedBackups(dataDir string, log *slog.Logger) {
 	}
 }
 
-// dataBackup writes backups of one node's data dir.
+// lastBackupFile is where the node keeps its last successful backup
+// (edge.Backups.Keep), so that its metrics say when its data was last
+// saved across restarts. It stays out of backups: a node restored from
+// one has not been backed up itself.
+const lastBackupFile = "last-backup.json"
+
+// dataBackup takes backups of one node's data dir (edge.Backups).
 type dataBackup struct {
 	dataDir string
 	store   *kv.Store
@@ -66,34 +79,136 @@ type dataBackup struct {
 	now  func() time.Time
 }
 
-// write streams an archive of the data dir as of now to w: the store and
-// the key database as checkpoints taken first (hard links into a
-// temporary directory of the data dir, removed after), then the other
-// files. The segment files of the read index are immutable once named; one
-// that a refresh removes mid-backup is left out, and the restored node
-// rebuilds what its store names and lacks.
-func (b *dataBackup) write(ctx context.Context, w io.Writer) error {
+var _ edge.Backups = (*dataBackup)(nil)
+
+// Start takes the checkpoints of the store and of the key database (hard
+// links into a temporary directory of the data dir, which the archive's
+// Close removes). One that fails removes what it wrote and is answered
+// 503 with a sentence: the store's own files are untouched, so the node
+// goes on serving and taking writes (kv.Store.Checkpoint).
+func (b *dataBackup) Start(ctx context.Context) (edge.BackupArchive, error) {
 	tmp, err := os.MkdirTemp(b.dataDir, backupPrefix)
 	if err != nil {
-		return fmt.Errorf("starting a backup: %w", err)
+		return nil, backupRefused("creating the directory of its checkpoints", err)
 	}
-	defer os.RemoveAll(tmp)
+	a := &dataArchive{b: b, tmp: tmp}
 	if err := b.store.Checkpoint(filepath.Join(tmp, "pebble")); err != nil {
-		return err
+		return nil, errors.Join(backupRefused("the checkpoint of the store", err), a.Close())
 	}
 	if b.keys != nil {
 		if _, err := b.keys.Checkpoint(ctx, filepath.Join(tmp, "keys")); err != nil {
-			return err
+			return nil, errors.Join(backupRefused("the checkpoint of the key database", err), a.Close())
 		}
 	}
-	a := archive.NewWriter(w, b.now())
-	if err := archiveTree(ctx, a, tmp, "", func(string) bool { return false }); err != nil {
+	a.at = b.now()
+	return a, nil
+}
+
+// backupRefused is the error of a backup whose what failed with err: a
+// sentence that names the system's reason without the data dir's paths,
+// and says what to do.
+func backupRefused(what string, err error) error {
+	reason, advice := "see the node's log (backup failed)", "Look at the node's log, then try again."
+	var errno syscall.Errno
+	switch {
+	case errors.Is(err, kv.ErrKeysBusy):
+		reason, advice = "another process holds the key database", "Try again once rappel keys is done."
+	case errors.As(err, &errno):
+		reason = errno.Error()
+		if errno == syscall.ENOSPC || errno == syscall.EDQUOT {
+			advice = "Free space on the data dir's file system, then try again."
+		}
+	}
+	return &rappel.Error{
+		Code:    rappel.EUNAVAILABLE,
+		Message: fmt.Sprintf("The backup could not be taken: %s failed (%s). %s The node goes on serving and taking writes.", what, reason, advice),
+		Err:     err,
+	}
+}
+
+// dataArchive is a backup whose checkpoints are taken.
+type dataArchive struct {
+	b   *dataBackup
+	tmp string
+	at  time.Time
+}
+
+// Write streams an archive of the data dir as of the checkpoints to w:
+// the checkpoints first, then the other files. The segment files of the
+// read index are immutable once named; one that a refresh removes
+// mid-backup is left out, and the restored node rebuilds what its store
+// names and lacks.
+func (a *dataArchive) Write(ctx context.Context, w io.Writer) (int, error) {
+	aw := archive.NewWriter(w, a.at)
+	if err := archiveTree(ctx, aw, a.tmp, "", func(string) bool { return false }); err != nil {
+		return 0, err
+	}
+	if err := archiveTree(ctx, aw, a.b.dataDir, "", backupSkip); err != nil {
+		return 0, err
+	}
+	return aw.Files(), aw.Close()
+}
+
+// Close removes the checkpoints.
+func (a *dataArchive) Close() error { return os.RemoveAll(a.tmp) }
+
+// write is Start and Write in one, for tests that take a backup without
+// a node.
+func (b *dataBackup) write(ctx context.Context, w io.Writer) error {
+	a, err := b.Start(ctx)
+	if err != nil {
 		return err
 	}
-	if err := archiveTree(ctx, a, b.dataDir, "", backupSkip); err != nil {
+	defer a.Close()
+	_, err = a.Write(ctx, w)
+	return err
+}
+
+// lastBackup is lastBackupFile's content.
+type lastBackup struct {
+	EndedAt         time.Time `json:"ended_at"`
+	DurationSeconds float64   `json:"duration_seconds"`
+	Files           int       `json:"files"`
+	Bytes           int64     `json:"bytes"`
+}
+
+// Last reads lastBackupFile; a data dir without one never had a backup.
+func (b *dataBackup) Last() (edge.BackupResult, error) {
+	data, err := os.ReadFile(filepath.Join(b.dataDir, lastBackupFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return edge.BackupResult{}, nil
+	}
+	if err != nil {
+		return edge.BackupResult{}, err
+	}
+	var l lastBackup
+	if err := json.Unmarshal(data, &l); err != nil {
+		return edge.BackupResult{}, fmt.Errorf("reading %s: %w", lastBackupFile, err)
+	}
+	return edge.BackupResult{EndedAt: l.EndedAt, Duration: time.Duration(l.DurationSeconds * float64(time.Second)), Files: l.Files, Bytes: l.Bytes}, nil
+}
+
+// Keep replaces lastBackupFile with res, whole or not at all: written
+// under a temporary name that a start removes if a crash left it
+// (removeUnfinishedBackups), synced, then renamed.
+func (b *dataBackup) Keep(res edge.BackupResult) error {
+	data, err := json.Marshal(lastBackup{EndedAt: res.EndedAt.UTC(), DurationSeconds: res.Duration.Seconds(), Files: res.Files, Bytes: res.Bytes})
+	if err != nil {
 		return err
 	}
-	return a.Close()
+	f, err := os.CreateTemp(b.dataDir, backupPrefix+"record-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name()) // once renamed, there is nothing to remove
+	if _, err := f.Write(data); err != nil {
+		_ = f.Close()
+		return err
+	}
+	if err := syncClose(f); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), filepath.Join(b.dataDir, lastBackupFile))
 }
 
 // archiveTree adds the regular files under root/rel to a, skipping the
@@ -156,13 +271,29 @@ type BackupCommand struct {
 	To       string
 	Node     string
 	AdminKey string
-	Client   *http.Client
-	Stdout   io.Writer
+	// Timeout bounds the whole backup, from the request to the file's
+	// rename (--timeout); 0 means no limit.
+	Timeout time.Duration
+	Client  *http.Client
+	// Stdout receives the line that says the backup is written, Stderr
+	// the progress lines, one every ProgressEvery (0 means
+	// DefaultBackupProgress).
+	Stdout, Stderr io.Writer
+	ProgressEvery  time.Duration
 }
+
+// DefaultBackupTimeout is --timeout's default: a data dir of a few hundred
+// MiB takes seconds over a LAN, so ten minutes is room for a slow link
+// while a node that never answers ends the command before a cron job's
+// next run.
+const DefaultBackupTimeout = 10 * time.Minute
+
+// DefaultBackupProgress is how often rappel backup says how far it got.
+const DefaultBackupProgress = 5 * time.Second
 
 // NewBackupCommand returns a BackupCommand with its defaults.
 func NewBackupCommand() *BackupCommand {
-	return &BackupCommand{Node: "http://127.0.0.1:8080", Stdout: os.Stdout}
+	return &BackupCommand{Node: "http://127.0.0.1:8080", Timeout: DefaultBackupTimeout, Stdout: os.Stdout, Stderr: os.Stderr}
 }
 
 func (c *BackupCommand) flagSet() *flag.FlagSet {
@@ -170,6 +301,7 @@ func (c *BackupCommand) flagSet() *flag.FlagSet {
 	fs.StringVar(&c.To, "to", c.To, "`file` to write the backup into (written whole or not at all)")
 	fs.StringVar(&c.Node, "node", c.Node, "base `URL` of the running node to back up")
 	fs.StringVar(&c.AdminKey, "admin-key", c.AdminKey, "the node's admin `key`, sent in x-admin-key")
+	fs.DurationVar(&c.Timeout, "timeout", c.Timeout, "longest the whole backup may take, such as 30m; 0 for no limit")
 	return fs
 }
 
@@ -183,6 +315,8 @@ func (c *BackupCommand) ParseFlags(args []string) error {
 		return errors.New("--to is empty; give the file to write the backup into")
 	case c.AdminKey == "":
 		return errors.New("--admin-key is empty; give the node's admin key (its --admin-key)")
+	case c.Timeout < 0:
+		return fmt.Errorf("--timeout is %s; give a positive duration such as 30m, or 0 for no limit", c.Timeout)
 	}
 	if u, err := url.Parse(c.Node); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return fmt.Errorf("--node is %q; give the node's base URL such as http://127.0.0.1:8080", c.Node)
@@ -193,13 +327,35 @@ func (c *BackupCommand) ParseFlags(args []string) error {
 // Run fetches the backup into a temporary file beside To, checking the
 // archive as it arrives, and renames it to To only once it is whole: a
 // stream cut short, or an archive that does not match its manifest,
-// leaves no file.
+// leaves no file. It gives up after Timeout, and says every ProgressEvery
+// on Stderr how far it got.
 func (c *BackupCommand) Run(ctx context.Context) error {
+	if c.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, c.Timeout, errBackupTimeout)
+		defer cancel()
+	}
+	p := c.startProgress()
+	defer p.stop()
+	err := c.fetch(ctx, p)
+	if err != nil && errors.Is(context.Cause(ctx), errBackupTimeout) {
+		return fmt.Errorf("the backup from %s did not finish within %s (--timeout; %s received), and no %s was written: give a longer --timeout for a large data dir or a slow link, or see the node's log (backup started, backup failed) if it never answered",
+			c.Node, c.Timeout, sizeText(p.bytes.Load()), c.To)
+	}
+	return err
+}
+
+// errBackupTimeout is the cause of a backup's context that Timeout ended.
+var errBackupTimeout = errors.New("the backup's --timeout passed")
+
+// fetch is Run within its timeout.
+func (c *BackupCommand) fetch(ctx context.Context, p *backupProgress) error {
 	body, err := c.request(ctx)
 	if err != nil {
 		return err
 	}
 	defer body.Close()
+	p.answered.Store(true)
 	tmp, err := os.CreateTemp(filepath.Dir(c.To), "."+filepath.Base(c.To)+".tmp-*")
 	if err != nil {
 		return fmt.Errorf("writing the backup: %w", err)
@@ -211,7 +367,7 @@ func (c *BackupCommand) Run(ctx context.Context) error {
 			_ = os.Remove(tmp.Name())
 		}
 	}()
-	m, err := archive.Read(io.TeeReader(body, tmp), archive.Discard)
+	m, err := archive.Read(io.TeeReader(body, progressWriter{tmp, p}), archive.Discard)
 	if err != nil {
 		return fmt.Errorf("the backup from %s failed, and no %s was written: %w", c.Node, c.To, err)
 	}
@@ -228,6 +384,75 @@ func (c *BackupCommand) Run(ctx context.Context) error {
 	}
 	fmt.Fprintf(c.Stdout, "backup of %s as of %s written to %s: %d files, %s\n", c.Node, m.CreatedAt.Format(time.RFC3339), c.To, len(m.Files), mebibytes(uint64(size), true))
 	return nil
+}
+
+// backupProgress is what a backup has received, told on Stderr every
+// ProgressEvery, so that a backup that takes long, or a node that does not
+// answer, is seen as such rather than as a silent command.
+type backupProgress struct {
+	bytes    atomic.Int64
+	answered atomic.Bool
+	done     chan struct{}
+	stopped  chan struct{}
+}
+
+// startProgress starts the progress lines.
+func (c *BackupCommand) startProgress() *backupProgress {
+	p := &backupProgress{done: make(chan struct{}), stopped: make(chan struct{})}
+	every := c.ProgressEvery
+	if every <= 0 {
+		every = DefaultBackupProgress
+	}
+	out := c.Stderr
+	if out == nil {
+		out = io.Discard
+	}
+	start := time.Now()
+	go func() {
+		defer close(p.stopped)
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-p.done:
+				return
+			case <-t.C:
+			}
+			took := time.Since(start).Round(time.Second)
+			if !p.answered.Load() {
+				fmt.Fprintf(out, "rappel backup: waiting for %s to take its checkpoints and answer (%s)\n", c.Node, took)
+				continue
+			}
+			fmt.Fprintf(out, "rappel backup: %s received from %s (%s)\n", sizeText(p.bytes.Load()), c.Node, took)
+		}
+	}()
+	return p
+}
+
+// stop ends the progress lines; none is written after it returns.
+func (p *backupProgress) stop() {
+	close(p.done)
+	<-p.stopped
+}
+
+// progressWriter counts into p what it writes to w.
+type progressWriter struct {
+	w io.Writer
+	p *backupProgress
+}
+
+func (w progressWriter) Write(b []byte) (int, error) {
+	n, err := w.w.Write(b)
+	w.p.bytes.Add(int64(n))
+	return n, err
+}
+
+// sizeText is n bytes for a progress line: KiB below a MiB, MiB above.
+func sizeText(n int64) string {
+	if n < 1<<20 {
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return mebibytes(uint64(n), false)
 }
 
 // request starts POST /admin/backup and returns the body of its 200.
@@ -256,9 +481,21 @@ func (c *BackupCommand) request(ctx context.Context) (io.ReadCloser, error) {
 	if resp.StatusCode != http.StatusOK {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
 		resp.Body.Close()
-		return nil, fmt.Errorf("asking %s for a backup: %s: %s", c.Node, resp.Status, strings.TrimSpace(string(b)))
+		return nil, fmt.Errorf("asking %s for a backup: %s: %s", c.Node, resp.Status, problemDetail(b))
 	}
 	return resp.Body, nil
+}
+
+// problemDetail is the sentence of a node's error answer (its JSON
+// "detail"), or the answer as it came when it has none.
+func problemDetail(body []byte) string {
+	var p struct {
+		Detail string `json:"detail"`
+	}
+	if json.Unmarshal(body, &p) == nil && p.Detail != "" {
+		return p.Detail
+	}
+	return strings.TrimSpace(string(body))
 }
 
 // bareURL is raw without user info and query string, for a sentence.

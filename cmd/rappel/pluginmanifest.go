@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/rappel-ca/rappel/internal/atomicfile"
 	"io"
 	"os"
 	"path/filepath"
@@ -79,27 +80,13 @@ func (c *PluginManifestCommand) Run() error {
 	if dst == "" {
 		dst = c.Wasm
 	}
-	if err := writeReplacing(dst, with); err != nil {
+	if err := atomicfile.Write(dst, with, 0o644); err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "wrote the manifest of source %s into %s (sha256 %s); sign it now: rappel plugin sign %s --key KEY\n",
 		m.Source, dst, plugins.SHA256(with), dst)
 	if base := sourceOfModule(dst); base != m.Source {
 		fmt.Fprintf(out, "note: the server runs a plugin for %s only as %s.wasm; rename %s\n", m.Source, m.Source, filepath.Base(dst))
-	}
-	return nil
-}
-
-// writeReplacing writes b to path through a file beside it renamed into
-// place, so that a watcher never reads it half written.
-func writeReplacing(path string, b []byte) error {
-	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp")
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return err
 	}
 	return nil
 }

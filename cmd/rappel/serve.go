@@ -264,7 +264,7 @@ func (c *ServeCommand) Run(ctx context.Context) (err error) {
 	}
 	defer closeShared()
 	keys, _ := shared.Keys.(*kv.Keys) // nil in a fleet: the keys are the shared store's
-	srv.Backup = (&dataBackup{dataDir: c.DataDir, store: store, keys: keys, now: time.Now}).write
+	srv.Backups = &dataBackup{dataDir: c.DataDir, store: store, keys: keys, now: time.Now}
 	stopKeys, err := startKeys(ctx, shared.Keys, splitList(c.APIKeys), shared.Quota, c.UsageInterval, srv, log)
 	if err != nil {
 		return err

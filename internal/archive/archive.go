@@ -73,6 +73,9 @@ func (a *Writer) Add(name string, size int64, mode int64, r io.Reader) error {
 	return nil
 }
 
+// Files returns the number of files added so far.
+func (a *Writer) Files() int { return len(a.manifest.Files) }
+
 // Close writes the manifest and the tar trailer.
 func (a *Writer) Close() error {
 	b, err := json.MarshalIndent(a.manifest, "", "  ")
