@@ -546,3 +546,10 @@ var formatNames = map[rune]string{
 	0x2060: "word joiner", 0x2066: "left-to-right isolate", 0x2067: "right-to-left isolate",
 	0x2068: "first strong isolate", 0x2069: "pop directional isolate", 0xFEFF: "zero-width no-break space, or byte order mark",
 }
+
+// QueryTimeout is the client's 504 for a search that ran past its time
+// budget, err (if any) the cause kept for the log: the searcher and the
+// edge both answer with it.
+func QueryTimeout(err error) *Error {
+	return &Error{Code: ETIMEOUT, Message: "The query took longer than its time budget; narrow it with a date range (issued_after, issued_before), a filter or more specific words.", Err: err}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/mail"
 	"net/netip"
+	"regexp"
 	"strings"
 	"time"
 )
@@ -490,4 +491,19 @@ type Outbox interface {
 type NewRecallsSource interface {
 	NewRecalls(ctx context.Context) ([]NewRecalls, error)
 	AckNewRecalls(ctx context.Context, seq uint64) error
+}
+
+// addressPattern is anything shaped like an e-mail address.
+var addressPattern = regexp.MustCompile(`[^\s<>()\[\]"',;:@]+@[^\s<>()\[\]"',;:@]+`)
+
+// RedactAddresses replaces every e-mail address in s by with. An address
+// is personal data that neither logs nor spans may carry: SMTP servers
+// quote the recipient in their replies ("550 <a@b.example>: mailbox
+// unavailable"), and libraries log the address they were given. It is the
+// one rule of what counts as an address, for every place that redacts.
+func RedactAddresses(s, with string) string {
+	if strings.IndexByte(s, '@') < 0 {
+		return s
+	}
+	return addressPattern.ReplaceAllString(s, with)
 }

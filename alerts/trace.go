@@ -1,7 +1,7 @@
 package alerts
 
 import (
-	"regexp"
+	"github.com/rappel-ca/rappel"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
@@ -13,15 +13,12 @@ import (
 // without an SDK installed every span is a no-op.
 var tracer = otel.Tracer("github.com/rappel-ca/rappel/alerts")
 
-// addressPattern matches e-mail addresses, for redactAddresses.
-var addressPattern = regexp.MustCompile(`[^\s<>()\[\]"',;:@]+@[^\s<>()\[\]"',;:@]+`)
-
 // redactAddresses replaces every e-mail address in s by "<address>". SMTP
 // servers quote the recipient in their replies ("550 <a@b.example>:
 // mailbox unavailable"), and neither spans nor logs may carry a
 // subscriber's address.
 func redactAddresses(s string) string {
-	return addressPattern.ReplaceAllString(s, "<address>")
+	return rappel.RedactAddresses(s, "<address>")
 }
 
 // endSend records an SMTP send's outcome on its span and ends it.

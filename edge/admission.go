@@ -140,7 +140,7 @@ func (s *Server) acquire(ctx context.Context, w http.ResponseWriter, cost int, m
 		} else {
 			s.countAdmission("timeout")
 		}
-		return nil, &rappel.Error{Code: rappel.ETIMEOUT, Message: timeoutMessage, Err: ctx.Err()}
+		return nil, rappel.QueryTimeout(ctx.Err())
 	}
 }
 

@@ -168,7 +168,7 @@ func searchError(err error) error {
 	if rappel.ErrorCode(err) == rappel.EINTERNAL && errors.Is(err, context.DeadlineExceeded) {
 		// A searcher that let the context's error through: still the
 		// client's 504, not a 500.
-		err = &rappel.Error{Code: rappel.ETIMEOUT, Message: timeoutMessage, Err: err}
+		err = rappel.QueryTimeout(err)
 	}
 	return err
 }
@@ -180,8 +180,6 @@ func searchError(err error) error {
 var pageBufs = sync.Pool{New: func() any { b := make([]byte, 0, 64<<10); return &b }}
 
 const maxPooledPage = 2 << 20
-
-const timeoutMessage = "The query took longer than its time budget; narrow it with a date range (issued_after, issued_before), a filter or more specific words."
 
 // searchOf validates GET /recall's parameters into a rappel.Search, one
 // by one. The checks across them that are 400s (offset above 9500, cursor

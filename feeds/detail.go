@@ -39,7 +39,7 @@ func (detailFormat) split(docs map[string][]byte) ([]rappel.RawRecord, error) {
 	}
 	out := make([]rappel.RawRecord, 0, len(byNID))
 	for nid, pair := range byNID {
-		ids := []string{"hc-" + nid}
+		ids := []string{rappel.HealthRecordID(nid)}
 		out = append(out, newRaw(detailFormat{}, nid, ids, pair[0], pair[1]))
 	}
 	sortRaw(out)
@@ -53,7 +53,7 @@ func detailRaw(nid string, en, fr []byte) rappel.RawRecord {
 	for i, doc := range [][]byte{en, fr} {
 		if doc != nil {
 			lists[i] = [][]byte{doc}
-			ids = []string{"hc-" + nid}
+			ids = []string{rappel.HealthRecordID(nid)}
 		}
 	}
 	return newRaw(detailFormat{}, nid, ids, lists[0], lists[1])
@@ -119,7 +119,7 @@ func (r *Refresher) fetchNotices(ctx context.Context, src *Source, nids []string
 				mu.Lock()
 				if err != nil {
 					if ctx.Err() == nil {
-						problems = append(problems, rappel.Problem{Source: src.Name, RecordID: "hc-" + nid, Reason: err.Error() + "; it is tried again at the next refresh."})
+						problems = append(problems, rappel.Problem{Source: src.Name, RecordID: rappel.HealthRecordID(nid), Reason: err.Error() + "; it is tried again at the next refresh."})
 						reasons = append(reasons, failureOf(err))
 					}
 				} else {

@@ -138,12 +138,8 @@ func (g *hcGroup) ids() []string {
 	if strings.HasPrefix(g.key, anonymousPrefix) {
 		return nil
 	}
-	if rappel.ClassifyDumpRow(g.org, g.archived, g.category).RecallType == rappel.TypeVehicle {
-		if rn := rappel.TransportRecallNumber(append(g.urls, g.titles...)...); rn != "" {
-			return []string{"tc-" + rn}
-		}
-	}
-	return []string{"hc-" + g.key}
+	vehicle := rappel.ClassifyDumpRow(g.org, g.archived, g.category).RecallType == rappel.TypeVehicle
+	return []string{rappel.DumpRecordID(g.key, vehicle, append(g.urls, g.titles...)...)}
 }
 
 // jsonString is the text of a JSON string or number, or "".

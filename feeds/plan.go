@@ -588,7 +588,7 @@ func (r *Refresher) planDetail(ctx context.Context, src *Source, st rappel.Sourc
 	}
 	for _, raw := range got {
 		p.cur[raw.Key] = raw
-		p.attempted["hc-"+raw.Key] = true
+		p.attempted[rappel.HealthRecordID(raw.Key)] = true
 	}
 	p.st.Followed = ""
 	if left := len(pending) - len(got) - len(problems); left > 0 {
@@ -767,7 +767,7 @@ func (r *Refresher) detailContext(ctx context.Context) (fctx context.Context, st
 // fetch: every notice but Transport Canada's (whose record is tc-<rn>), by
 // its NID, a number.
 func wantsDetail(raw rappel.RawRecord) bool {
-	return raw.Key != "" && strings.Trim(raw.Key, "0123456789") == "" && len(raw.IDs) == 1 && raw.IDs[0] == "hc-"+raw.Key
+	return raw.Key != "" && strings.Trim(raw.Key, "0123456789") == "" && len(raw.IDs) == 1 && raw.IDs[0] == rappel.HealthRecordID(raw.Key)
 }
 
 // docsVersion identifies a source's documents as last fetched.

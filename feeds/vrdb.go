@@ -101,7 +101,7 @@ func (vrdbFormat) split(docs map[string][]byte) ([]rappel.RawRecord, error) {
 		key := order[i]
 		var ids []string
 		if !strings.HasPrefix(key, anonymousPrefix) && strings.Trim(key, "0123456789") == "" {
-			ids = []string{"tc-" + key}
+			ids = []string{rappel.TransportRecordID(key)}
 		}
 		own := rows[key]
 		canon := make([][]byte, len(own))

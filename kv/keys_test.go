@@ -15,9 +15,9 @@ func TestIndexKey(t *testing.T) {
 		id     string
 		want   string
 	}{
-		{FieldType, []string{"food"}, "hc-1", "i/type/food\x00\x01hc-1"},
-		{FieldCategory, []string{"a\x00b"}, "hc-1", "i/category/a\x00\xffb\x00\x01hc-1"},
-		{FieldCategory, []string{""}, "hc-1", "i/category/\x00\x01hc-1"},
+		{fieldRecallID, []string{"food"}, "hc-1", "i/recall_id/food\x00\x01hc-1"},
+		{fieldRecallID, []string{"a\x00b"}, "hc-1", "i/recall_id/a\x00\xffb\x00\x01hc-1"},
+		{fieldRecallID, []string{""}, "hc-1", "i/recall_id/\x00\x01hc-1"},
 		{fieldVehicle, []string{"FORD", "2018", "F-150"}, "tc-2", "i/vehicle/FORD\x00\x012018\x00\x01F-150\x00\x01tc-2"},
 	} {
 		got := indexKey(tt.field, tt.values, tt.id)
@@ -57,7 +57,7 @@ func FuzzIndexKey(f *testing.F) {
 	f.Add("a\x00", "\xffx", "a", "\x00\xffx", true)
 	f.Add("FORD", "hc-1", "FORD", "hc-2", true)
 	f.Fuzz(func(t *testing.T, v1, id1, v2, id2 string, vehicle bool) {
-		field, vals1, vals2 := FieldCategory, []string{v1}, []string{v2}
+		field, vals1, vals2 := fieldRecallID, []string{v1}, []string{v2}
 		if vehicle {
 			// Split each value in three to exercise multi-value keys.
 			field, vals1, vals2 = fieldVehicle, split3(v1), split3(v2)

@@ -12,20 +12,10 @@ import (
 	"github.com/rappel-ca/rappel"
 )
 
-// Index fields RecordIDsByIndex looks up, named like the API's filter
-// parameters. Each holds the record's value of that field verbatim.
-const (
-	FieldType        = "type" // recall_type
-	FieldAgency      = "agency"
-	FieldHazardClass = "hazard_class"
-	FieldAllergen    = "allergen" // one key per element of allergens
-	FieldCategory    = "category"
-	FieldStatus      = "status"
-	FieldEventDate   = "event_date"
-	FieldRecallDate  = "recall_date"
-)
-
-// Index fields with lookups of their own.
+// Index fields, each with a lookup of its own: the barcode, recall-number
+// and VIN look-ups of the API. Filters are the read index's (kv/index),
+// not the store's: keys for them would be written on every put and never
+// read.
 const (
 	fieldRecallID = "recall_id"
 	fieldGTIN     = "gtin"
@@ -35,9 +25,6 @@ const (
 
 // Store serves the barcode and VIN lookups from its index keys.
 var _ rappel.Lookup = (*Store)(nil)
-
-// IndexFields lists the fields RecordIDsByIndex accepts.
-var IndexFields = []string{FieldType, FieldAgency, FieldHazardClass, FieldAllergen, FieldCategory, FieldStatus, FieldEventDate, FieldRecallDate}
 
 // fieldArity is the number of values of each index field's keys.
 func fieldArity(field string) int {
@@ -56,16 +43,6 @@ func indexKeys(r *rappel.Record) [][]byte {
 			keys = append(keys, indexKey(field, []string{indexValue(value)}, r.RecordID))
 		}
 	}
-	add(FieldType, r.RecallType)
-	add(FieldAgency, r.Agency)
-	add(FieldHazardClass, r.HazardClass)
-	for _, a := range r.Allergens {
-		add(FieldAllergen, a)
-	}
-	add(FieldCategory, r.Category)
-	add(FieldStatus, r.Status)
-	add(FieldEventDate, r.EventDate)
-	add(FieldRecallDate, r.RecallDate)
 	add(fieldRecallID, r.RecallID)
 	for _, g := range r.GTINs() {
 		add(fieldGTIN, string(g))
@@ -168,16 +145,6 @@ func (s *Store) RecordIDsByVehicle(ctx context.Context, make, model string, year
 // recallID (several records may share one), in record_id order.
 func (s *Store) RecordIDsByRecallID(ctx context.Context, recallID string) ([]string, error) {
 	return s.scanIDs(ctx, indexKeyPrefix(fieldRecallID, indexValue(recallID)), 0)
-}
-
-// RecordIDsByIndex returns the ids of the records whose field equals value
-// exactly, in record_id order. field is one of IndexFields; any other is an
-// *rappel.Error with code EINVALID.
-func (s *Store) RecordIDsByIndex(ctx context.Context, field, value string) ([]string, error) {
-	if !slices.Contains(IndexFields, field) {
-		return nil, rappel.Unknown("indexed field", field, rappel.Suggest(field, IndexFields), "use "+rappel.QuoteList(IndexFields, "or"))
-	}
-	return s.scanIDs(ctx, indexKeyPrefix(field, indexValue(value)), 0)
 }
 
 // scanIDs returns the record_ids of the index keys starting with prefix,

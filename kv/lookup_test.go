@@ -14,10 +14,6 @@ import (
 // find is a lookup as a function, for tables.
 type find func(s *Store) ([]string, error)
 
-func byIndex(field, value string) find {
-	return func(s *Store) ([]string, error) { return s.RecordIDsByIndex(context.Background(), field, value) }
-}
-
 // mustGTIN is the GTIN-14 of a valid code.
 func mustGTIN(tb testing.TB, code string) rappel.GTIN {
 	tb.Helper()
@@ -46,15 +42,6 @@ func byRecallID(id string) find {
 // fixtureFinds are lookups that each find the fixture.
 func fixtureFinds(tb testing.TB) map[string]find {
 	return map[string]find{
-		"type":         byIndex(FieldType, rappel.TypeFood),
-		"agency":       byIndex(FieldAgency, rappel.AgencyCFIA),
-		"hazard_class": byIndex(FieldHazardClass, "class_1"),
-		"allergen1":    byIndex(FieldAllergen, "milk"),
-		"allergen2":    byIndex(FieldAllergen, "peanut"),
-		"category":     byIndex(FieldCategory, "Allergen - Milk"),
-		"status":       byIndex(FieldStatus, rappel.StatusActive),
-		"event_date":   byIndex(FieldEventDate, "2024-03-14"),
-		"recall_date":  byIndex(FieldRecallDate, "2024-03-13"),
 		"recall_id":    byRecallID("RA-73512"),
 		"upc_product1": byGTIN(tb, "0 41798 00145 9"),
 		"upc_product2": byGTIN(tb, "059749876544"),
@@ -91,8 +78,8 @@ func TestStore_RecordIDsBy(t *testing.T) {
 
 	t.Run("NotFound", func(t *testing.T) {
 		for name, f := range map[string]find{
-			"other_value":     byIndex(FieldType, "no such type"),
-			"value_prefix":    byIndex(FieldCategory, "Allergen"),
+			"other_value":     byRecallID("RA-00000"),
+			"value_prefix":    byRecallID("RA-735"),
 			"other_upc":       byGTIN(t, "12345670"), // an EAN-8 in no record
 			"other_year":      byVehicle("FORD", "F-150", 2019),
 			"other_make":      byVehicle("FORDX", "", 2018),
@@ -106,16 +93,20 @@ func TestStore_RecordIDsBy(t *testing.T) {
 	})
 
 	t.Run("SortedAndComplete", func(t *testing.T) {
+		// Records put in reverse order with one barcode are found in
+		// record_id order, each once.
+		var shared []*rappel.Record
 		var want []string
-		for _, o := range append(others, r) {
-			if o.RecallType == rappel.TypeVehicle {
-				want = append(want, o.RecordID)
-			}
+		for i := 9; i >= 0; i-- {
+			o := makeRecord(200 + i)
+			o.UPC = "12345670"
+			shared = append(shared, o)
+			want = append(want, o.RecordID)
 		}
+		MustPut(t, s, shared...)
 		slices.Sort(want)
-		got := mustFind(t, s, byIndex(FieldType, rappel.TypeVehicle))
-		if !slices.Equal(got, want) {
-			t.Errorf("type=vehicle found %q, want %q", got, want)
+		if got := mustFind(t, s, byGTIN(t, "12345670")); !slices.Equal(got, want) {
+			t.Errorf("upc 12345670 found %q, want %q", got, want)
 		}
 	})
 
@@ -134,15 +125,6 @@ func TestStore_RecordIDsBy(t *testing.T) {
 		}
 	})
 
-	t.Run("ErrUnknownField", func(t *testing.T) {
-		_, err := s.RecordIDsByIndex(context.Background(), "agnecy", "CFIA")
-		if code := rappel.ErrorCode(err); code != rappel.EINVALID {
-			t.Fatalf("unknown field: %v, code %q", err, code)
-		}
-		if msg := rappel.ErrorMessage(err); msg != "Unknown indexed field 'agnecy'; did you mean 'agency'?" {
-			t.Errorf("message %q", msg)
-		}
-	})
 }
 
 // TestStore_RecordIDsByGTIN checks that every printing of one code finds
@@ -181,31 +163,28 @@ func TestStore_PutRecords_Update(t *testing.T) {
 	MustPut(t, s, old, makeRecord(1))
 
 	upd := fixture(t)
-	upd.RecallType = rappel.TypeConsumerProduct
-	upd.Allergens = []string{"milk"}
+	upd.RecallID = "RA-99999"
 	upd.ProductList = upd.ProductList[1:]
 	upd.UPC = ""
 	upd.AffectedModels = []rappel.VehicleModel{{Make: "Toyota", Model: "Corolla", Year: 2020}}
 	MustPut(t, s, upd)
 
 	for name, f := range map[string]find{
-		"old_type":     byIndex(FieldType, rappel.TypeFood),
-		"old_allergen": byIndex(FieldAllergen, "peanut"),
-		"old_upc":      byGTIN(t, "041798001459"),
-		"old_rec_upc":  byGTIN(t, "062000123455"),
-		"old_vehicle":  byVehicle("FORD", "F-150", 2018),
-		"old_make":     byVehicle("FORD", "", 2019),
+		"old_recall_id": byRecallID("RA-73512"),
+		"old_upc":       byGTIN(t, "041798001459"),
+		"old_rec_upc":   byGTIN(t, "062000123455"),
+		"old_vehicle":   byVehicle("FORD", "F-150", 2018),
+		"old_make":      byVehicle("FORD", "", 2019),
 	} {
 		if ids := mustFind(t, s, f); slices.Contains(ids, old.RecordID) {
 			t.Errorf("%s: stale index key still finds %q", name, ids)
 		}
 	}
 	for name, f := range map[string]find{
-		"new_type":     byIndex(FieldType, rappel.TypeConsumerProduct),
-		"kept":         byIndex(FieldAllergen, "milk"),
-		"kept_upc":     byGTIN(t, "059749876544"),
-		"new_vehicle":  byVehicle("TOYOTA", "COROLLA", 2020),
-		"new_any_make": byVehicle("toyota", "", 2020),
+		"new_recall_id": byRecallID("RA-99999"),
+		"kept_upc":      byGTIN(t, "059749876544"),
+		"new_vehicle":   byVehicle("TOYOTA", "COROLLA", 2020),
+		"new_any_make":  byVehicle("toyota", "", 2020),
 	} {
 		if ids := mustFind(t, s, f); !slices.Equal(ids, []string{old.RecordID}) {
 			t.Errorf("%s: lookup found %q", name, ids)
@@ -232,7 +211,7 @@ func TestStore_SeparatorInValue(t *testing.T) {
 	var recs []*rappel.Record
 	for i, v := range values {
 		r := makeRecord(i)
-		r.Category = v
+		r.RecallID = v
 		r.AffectedModels = []rappel.VehicleModel{{Make: "M\x00" + v, Model: v, Year: 2000}}
 		recs = append(recs, r)
 	}
@@ -243,8 +222,8 @@ func TestStore_SeparatorInValue(t *testing.T) {
 		if v == "" {
 			want = nil // empty values are not indexed
 		}
-		if ids := mustFind(t, s, byIndex(FieldCategory, v)); !slices.Equal(ids, want) {
-			t.Errorf("category %q found %q, want %q", v, ids, want)
+		if ids := mustFind(t, s, byRecallID(v)); !slices.Equal(ids, want) {
+			t.Errorf("recall_id %q found %q, want %q", v, ids, want)
 		}
 		if v == "" {
 			continue

@@ -341,7 +341,7 @@ func TestStore_PutRecords_Concurrent(t *testing.T) {
 	for range 4 {
 		go func() {
 			for range 50 {
-				if _, err := s.RecordIDsByIndex(ctx, FieldType, rappel.TypeFood); err != nil {
+				if _, err := s.RecordIDsByRecallID(ctx, "RA-60001"); err != nil {
 					errs <- err
 					return
 				}

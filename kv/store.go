@@ -22,13 +22,14 @@ import (
 // upgrade what a store written under an older one needs: Open does it, and
 // refuses a store written under a newer one, whose writes this code would
 // not keep whole (it would put records without logging them).
-const schemaVersion = 3
+const schemaVersion = 4
 
 // Versions that changed something a store must be upgraded for.
 const (
 	// indexSchema is the last version that changed how index keys derive
-	// from a record: an older store has its index rebuilt.
-	indexSchema = 2
+	// from a record: an older store has its index rebuilt. 4 dropped the
+	// keys of eight filter fields, which nothing read.
+	indexSchema = 4
 	// changesSchema added the change log: an older store starts one, as
 	// a new generation, since its records were written unlogged.
 	changesSchema = 3

@@ -234,9 +234,9 @@ func TestStore_Open(t *testing.T) {
 		r := fixture(t)
 		MustPut(t, s, r)
 		b := s.db.NewBatch()
-		orphan := indexKey(FieldType, []string{"cannabis"}, "gone-1")
+		orphan := indexKey(fieldRecallID, []string{"RA-1"}, "gone-1")
 		b.Set(orphan, nil, nil)
-		b.Delete(indexKey(FieldType, []string{r.RecallType}, r.RecordID), nil)
+		b.Delete(indexKey(fieldRecallID, []string{r.RecallID}, r.RecordID), nil)
 		b.Delete(schemaKey, nil)
 		if err := b.Commit(pebble.Sync); err != nil {
 			t.Fatal(err)

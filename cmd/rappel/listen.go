@@ -8,6 +8,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/rappel-ca/rappel"
 	stdlog "log"
 	"log/slog"
 	"net"
@@ -16,7 +17,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -522,16 +522,8 @@ type slogCore struct {
 // redactedEmail replaces an e-mail address in certmagic's logs.
 const redactedEmail = "[acme-email]"
 
-// addressPattern is anything shaped like an e-mail address.
-var addressPattern = regexp.MustCompile(`[^\s<>()\[\]"',;:@]+@[^\s<>()\[\]"',;:@]+`)
-
 // redactAddresses replaces every e-mail address in s.
-func redactAddresses(s string) string {
-	if strings.IndexByte(s, '@') < 0 {
-		return s
-	}
-	return addressPattern.ReplaceAllString(s, redactedEmail)
-}
+func redactAddresses(s string) string { return rappel.RedactAddresses(s, redactedEmail) }
 
 func (c slogCore) Enabled(l zapcore.Level) bool {
 	return c.log.Enabled(context.Background(), slogLevel(l))

@@ -15,10 +15,7 @@ import (
 // stops within a small part of it (docs/api.md, "Limits").
 const ctxCheckEvery = 256
 
-func timeoutError() error {
-	return rappel.Errorf(rappel.ETIMEOUT,
-		"The query took longer than its time budget; narrow it with a date range (issued_after, issued_before), a filter or more specific words.")
-}
+func timeoutError() error { return rappel.QueryTimeout(nil) }
 
 // Search answers a GET /recall request from the view, whether it is a
 // base alone or a base with a delta over it: the search was checked where

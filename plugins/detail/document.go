@@ -63,7 +63,7 @@ type notice struct {
 
 // problem reports a problem with the notice's record.
 func (n *notice) problem(format string, args ...any) {
-	n.report(rappel.Problem{Source: Source, RecordID: "hc-" + n.nid, Reason: fmt.Sprintf(format, args...)})
+	n.report(rappel.Problem{Source: Source, RecordID: rappel.HealthRecordID(n.nid), Reason: fmt.Sprintf(format, args...)})
 }
 
 // read decodes the notice's document in lang, or reports why it cannot.
@@ -126,7 +126,7 @@ func (n *notice) record() *rappel.Record {
 		return nil
 	}
 	en, fr := n.docs[rappel.LangEN], n.docs[rappel.LangFR]
-	rec := &rappel.Record{RecordID: "hc-" + n.nid}
+	rec := &rappel.Record{RecordID: rappel.HealthRecordID(n.nid)}
 	for _, lang := range rappel.Langs {
 		d := n.docs[lang]
 		if d == nil {

@@ -51,7 +51,7 @@ func Normalize(fsys fs.FS, emit func(*rappel.Record) error, report func(rappel.P
 	seen := make(map[string]bool)
 	err = readRows(fsys, langEN, report, func(en *notice) error {
 		if seen[en.nid] {
-			report(rappel.Problem{Source: Source, RecordID: "hc-" + en.nid, Reason: fmt.Sprintf("Row %d of %s repeats NID %s; it was skipped and the first row kept.", en.row, fileEN, en.nid)})
+			report(rappel.Problem{Source: Source, RecordID: rappel.HealthRecordID(en.nid), Reason: fmt.Sprintf("Row %d of %s repeats NID %s; it was skipped and the first row kept.", en.row, fileEN, en.nid)})
 			return nil
 		}
 		seen[en.nid] = true
@@ -91,7 +91,7 @@ func readFrench(fsys fs.FS, report func(rappel.Problem)) (*french, error) {
 	fr := &french{rows: make(map[string]*notice)}
 	err := readRows(fsys, langFR, report, func(n *notice) error {
 		if _, dup := fr.rows[n.nid]; dup {
-			report(rappel.Problem{Source: Source, RecordID: "hc-" + n.nid, Reason: fmt.Sprintf("Row %d of %s repeats NID %s; it was skipped and the first row kept.", n.row, fileFR, n.nid)})
+			report(rappel.Problem{Source: Source, RecordID: rappel.HealthRecordID(n.nid), Reason: fmt.Sprintf("Row %d of %s repeats NID %s; it was skipped and the first row kept.", n.row, fileFR, n.nid)})
 			return nil
 		}
 		fr.rows[n.nid] = n
@@ -118,7 +118,7 @@ func build(en, fr *notice, emit func(*rappel.Record) error, report func(rappel.P
 		if primary == nil {
 			primary = fr
 		}
-		report(rappel.Problem{Source: Source, RecordID: "hc-" + primary.nid, Reason: skip})
+		report(rappel.Problem{Source: Source, RecordID: rappel.HealthRecordID(primary.nid), Reason: skip})
 		return nil
 	}
 	for _, p := range problems {

@@ -67,7 +67,7 @@ func newRecord(en, fr *notice) (rec *rappel.Record, problems []string, skip stri
 		n.url = abs
 	}
 	rec = &rappel.Record{
-		RecordID:   "hc-" + primary.nid,
+		RecordID:   rappel.HealthRecordID(primary.nid),
 		RecallID:   primary.nid,
 		Agency:     k.agency,
 		RecallType: k.recallType,
@@ -103,7 +103,7 @@ func newRecord(en, fr *notice) (rec *rappel.Record, problems []string, skip stri
 	if tc {
 		// The database gives the recall's dates; when it does not list the
 		// recall, the last update stands in for them (rappel.Assemble).
-		rec.RecordID, rec.RecallID = "tc-"+rn, rn
+		rec.RecordID, rec.RecallID = rappel.TransportRecordID(rn), rn
 		rec.LastUpdated = updated
 	} else {
 		// The dump's Last updated is only a fallback for the dates: the

@@ -111,7 +111,7 @@ func idOf(n *notice) string {
 	if n == nil || n.nid == "" {
 		return ""
 	}
-	return "hc-" + n.nid
+	return rappel.HealthRecordID(n.nid)
 }
 
 // parseRow checks one decoded array element and cleans its values. On a

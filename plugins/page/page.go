@@ -87,7 +87,7 @@ func Read(fsys fs.FS, nid string, files map[string]string, report func(rappel.Pr
 	default:
 		return nil
 	}
-	rec.RecordID, rec.RecallID = "hc-"+nid, nid
+	rec.RecordID, rec.RecallID = rappel.HealthRecordID(nid), nid
 	return rec
 }
 
@@ -99,7 +99,7 @@ type notice struct {
 
 // problem reports a problem with the notice's record.
 func (n *notice) problem(format string, args ...any) {
-	n.report(rappel.Problem{Source: Source, RecordID: "hc-" + n.nid, Reason: fmt.Sprintf(format, args...)})
+	n.report(rappel.Problem{Source: Source, RecordID: rappel.HealthRecordID(n.nid), Reason: fmt.Sprintf(format, args...)})
 }
 
 // read parses one page into the record it gives, or reports why it gives

@@ -166,7 +166,7 @@ func (g *recall) record() *rappel.Record {
 		return cmp.Or(cmp.Compare(a.Make, b.Make), cmp.Compare(a.Model, b.Model), cmp.Compare(a.Year, b.Year))
 	})
 	rec := &rappel.Record{
-		RecordID:                 "tc-" + g.number,
+		RecordID:                 rappel.TransportRecordID(g.number),
 		RecallID:                 g.number,
 		Agency:                   rappel.AgencyTransportCanada,
 		RecallType:               rappel.TypeVehicle,

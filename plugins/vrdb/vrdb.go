@@ -282,5 +282,5 @@ func idOf(number string) string {
 	if !guest.IsNumber(number) {
 		return ""
 	}
-	return "tc-" + number
+	return rappel.TransportRecordID(number)
 }
