@@ -1,6 +1,7 @@
 package synth
 
 import (
+	"github.com/rappel-ca/rappel"
 	"maps"
 	"math/rand/v2"
 	"slices"
@@ -37,16 +38,12 @@ const (
 // dumpRow is one object of the Health Canada dump.
 type dumpRow [numCols]field
 
-// The dump's keys in English and French (testdata/FORMATS.md).
-var (
-	dumpKeysEN = [numCols]string{"NID", "Title", "URL", "Organization", "Product", "Issue",
-		"What you should do", "Category", "Recall class", "Last updated", "Archived"}
-	dumpKeysFR = [numCols]string{"NID", "Titre", "URL", "Organization", "Produit", "Problème",
-		"Ce que vous devriez faire", "Catégorie", "Classe de rappel", "Dernière mise à jour", "Archivé"}
-)
+// The dump's keys in English and French, the domain's (testdata/FORMATS.md),
+// in the order of the columns above.
+var dumpKeysEN, dumpKeysFR = rappel.DumpColumnsEN, rappel.DumpColumnsFR
 
 // appendJSON appends the row as one JSON object with keys.
-func (row *dumpRow) appendJSON(b []byte, keys *[numCols]string) []byte {
+func (row *dumpRow) appendJSON(b []byte, keys []string) []byte {
 	b = append(b, '{')
 	for i, f := range row {
 		if i > 0 {
@@ -327,7 +324,7 @@ func (g *generator) tcRows(r *rand.Rand, e *entry, v *vehicleRecall, rn string, 
 	st := g.style(e, true)
 	base := row
 	st.write(&row, typeVehicle, 0)
-	en = row.appendJSON(nil, &dumpKeysEN)
+	en = row.appendJSON(nil, dumpKeysEN)
 	if !e.hasFR {
 		return en, nil
 	}
@@ -338,7 +335,7 @@ func (g *generator) tcRows(r *rand.Rand, e *entry, v *vehicleRecall, rn string, 
 	row[colIssue].v = sys.fr
 	row[colCategory].v = v.cats[0].dumpFR
 	st.write(&row, typeVehicle, 1)
-	return en, row.appendJSON(nil, &dumpKeysFR)
+	return en, row.appendJSON(nil, dumpKeysFR)
 }
 
 // Shares of the dump's older vocabulary and of its lost paragraph breaks

@@ -123,7 +123,7 @@ func (g *generator) noticeDoc(e *entry) (output, *document) {
 	base := row
 	st.write(&row, e.typ, 0)
 	out := output{nid: nid}
-	out.dumpEN = row.appendJSON(nil, &dumpKeysEN)
+	out.dumpEN = row.appendJSON(nil, dumpKeysEN)
 	if e.hasFR {
 		row = base
 		row[colTitle].v = quirkTitle(r, titleFR)
@@ -137,7 +137,7 @@ func (g *generator) noticeDoc(e *entry) (output, *document) {
 		row[colCategory].v = catFR
 		row[colClass] = frenchClass(class)
 		st.write(&row, e.typ, 1)
-		out.dumpFR = row.appendJSON(nil, &dumpKeysFR)
+		out.dumpFR = row.appendJSON(nil, dumpKeysFR)
 	}
 	if !e.hasDetail {
 		return out, nil
