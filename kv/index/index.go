@@ -29,8 +29,9 @@ import (
 	"github.com/rappel-ca/rappel/kv/segment"
 )
 
-// Snapshot is an immutable view of all records. It implements
-// rappel.Snapshot.
+// Snapshot is an immutable index of a set of records: a base built from
+// the store, or a delta over one. A View of a snapshot (Snapshot.View)
+// implements rappel.Snapshot.
 //
 // Everything it holds per record is a flat array: a column of numbers, a
 // table of byte strings, a roaring bitmap. A snapshot built in memory

@@ -158,7 +158,7 @@ func (r *Reader) Bytes(name string, size, want int) []byte {
 	return nil
 }
 
-// Column returns section name as want values of T (any number when
+// ReadColumn returns section name as want values of T (any number when
 // want < 0), in place where the host allows it (see Column).
 func ReadColumn[T Word](r *Reader, name string, want int) []T {
 	var zero T
