@@ -448,6 +448,20 @@ type OutboxState struct {
 	ClaimedUntil time.Time `json:"claimed_until,omitzero"`
 }
 
+// OutboxDepth is what an e-mail outbox holds still to be sent (pending
+// rows, retries included), counted as it goes out: Mails e-mails, one per
+// subscription and batch (Seq) as the sender groups rows into digests,
+// made of Rows rows (an alert e-mail lists every recall of its batch; a
+// confirmation e-mail is one row). Oldest is the CreatedAt of the oldest
+// pending row, zero when none is pending. The stores count it for the
+// metrics (the Pebble store keeps it as it writes, the shared store asks
+// the database), so that a gauge says how many e-mails wait, not how many
+// rows.
+type OutboxDepth struct {
+	Mails, Rows int
+	Oldest      time.Time
+}
+
 // Outbox keeps alert rows durably; every write is synced (or committed).
 // Methods honour ctx before doing I/O. Several nodes may share one Outbox
 // and run matching and sending at the same time: matching marks record ids

@@ -67,6 +67,9 @@ type Config struct {
 	// (2 minutes) and SMTP timeout (30 s); the lease must exceed the
 	// timeout. Tests shorten both to see a dead node's claim recovered.
 	Lease, SMTPTimeout time.Duration
+	// LogEvery, when set, replaces the sender's least time between two log
+	// lines of one failure (Sender.LogEvery, a minute); tests shorten it.
+	LogEvery time.Duration
 	// PendingTTL, ConfirmPerAddress, ConfirmWindow and
 	// SubscriptionsPerKeyDay are the Service's limits (0 turns each off;
 	// rappel serve's flags give the defaults).
@@ -232,6 +235,9 @@ func NewRunner(cfg Config, store Store, records RecordSource, ix Index, log *slo
 	}
 	if cfg.SMTPTimeout > 0 {
 		s.Timeout = cfg.SMTPTimeout
+	}
+	if cfg.LogEvery > 0 {
+		s.LogEvery = cfg.LogEvery
 	}
 	r.Sender = s
 	return r, nil

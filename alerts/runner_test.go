@@ -144,7 +144,7 @@ func TestRunner_DataChanged(t *testing.T) {
 	if left, err := st.UnmatchedRecords(ctx, []string{"hc-9", "hc-10"}); len(left) != 0 || err != nil {
 		t.Fatalf("unmatched after the pass: %v, %v", left, err)
 	}
-	waitUntil(t, "the alert recorded as sent", func() bool { n, err := st.PendingAlerts(ctx); return err == nil && n == 0 })
+	waitUntil(t, "the alert recorded as sent", func() bool { d, err := st.AlertDepth(ctx); return err == nil && d.Rows == 0 })
 	if batches, err := st.NewRecalls(ctx); len(batches) != 0 || err != nil {
 		t.Fatalf("batches left: %+v, %v", batches, err)
 	}
@@ -169,8 +169,8 @@ func TestRunner_CloseFlushes(t *testing.T) {
 	if ids := alertIDs(t, smtp); len(ids) != 1 || ids[0] != "<alert."+sub+".hc-11@rappel.example.ca>" {
 		t.Fatalf("alerts after Close: %v", ids)
 	}
-	if n, err := st.PendingAlerts(ctx); n != 0 || err != nil {
-		t.Fatalf("pending after Close: %d, %v", n, err)
+	if d, err := st.AlertDepth(ctx); d.Rows != 0 || err != nil {
+		t.Fatalf("pending after Close: %+v, %v", d, err)
 	}
 	if err := r.Close(); err != nil {
 		t.Fatalf("second Close: %v", err)

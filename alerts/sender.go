@@ -9,12 +9,15 @@ import (
 	"net"
 	"os"
 	"strconv"
+	"sync"
+	"syscall"
 	"time"
 
 	mail "github.com/wneessen/go-mail"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/rappel-ca/rappel"
+	"github.com/rappel-ca/rappel/internal/lograte"
 )
 
 // Sender drains the outbox over SMTP (or into a directory, see MailDir):
@@ -79,9 +82,21 @@ type Sender struct {
 	// that long after its subscription is dropped, as its link would no
 	// longer work. 0 sends it however late.
 	PendingTTL time.Duration
-	Now        func() time.Time
-	Random     interface{ Read([]byte) (int, error) }
-	Logger     *slog.Logger
+	// LogEvery is the least time between two log lines of one failure: of
+	// one kind of e-mail, deferred or refused, for one cause (failureCause:
+	// the same SMTP step answering the same codes, the same network
+	// error), however many e-mails it hits. The lines in between are
+	// counted and the next one says how many; 0 logs every failure.
+	// NewSender sets a minute.
+	LogEvery time.Duration
+	Now      func() time.Time
+	Random   interface{ Read([]byte) (int, error) }
+	Logger   *slog.Logger
+
+	// failures holds back the repeated lines of LogEvery, which it takes
+	// at its first use.
+	failures     lograte.Limiter
+	failuresOnce sync.Once
 
 	// accepted, when set, runs after the server accepted a message and
 	// before the rows are recorded as sent: the crash test kills the
@@ -92,7 +107,7 @@ type Sender struct {
 // NewSender returns a Sender with defaults.
 func NewSender() *Sender {
 	return &Sender{Random: rand.Reader, FromName: "Rappel", MinBackoff: 30 * time.Second, MaxBackoff: time.Hour, Timeout: 30 * time.Second, MaxAttempts: 48,
-		Node: DefaultNode(), Lease: 2 * time.Minute, ClaimLimit: 500, Now: time.Now, Logger: slog.Default()}
+		Node: DefaultNode(), Lease: 2 * time.Minute, ClaimLimit: 500, LogEvery: time.Minute, Now: time.Now, Logger: slog.Default()}
 }
 
 // DefaultNode names this process in outbox claims: host name and pid.
@@ -146,11 +161,14 @@ func (s *Sender) SendConfirmations(ctx context.Context) (int, error) {
 }
 
 // drain claims and sends the digests of q due now, claim after claim
-// until none is left, and returns how many went out.
+// until none is left, and returns how many went out. At the end it logs
+// the failures held back for LogEvery, so that their count is told even
+// when they do not come again.
 func (s *Sender) drain(ctx context.Context, q *queue) (int, error) {
 	if s.Lease <= s.Timeout {
 		return 0, fmt.Errorf("sending %ss: the claim lease (%s) must exceed the SMTP timeout (%s)", q.what, s.Lease, s.Timeout)
 	}
+	defer func() { s.failureLog().Flush(ctx, s.Logger, s.Now()) }()
 	sent := 0
 	for {
 		rows, err := q.claim(ctx, s.Node, s.Now(), s.Lease, max(s.ClaimLimit, 1))
@@ -342,7 +360,7 @@ func (s *Sender) record(ctx context.Context, d *digest, err error, now time.Time
 		// the next process of a single node, rather than failing them.
 		return false, fmt.Errorf("sending %s: %w", d.q.what, ctx.Err())
 	case isTemporary(err) && (s.MaxAttempts <= 0 || d.rows[0].Attempts+1 < s.MaxAttempts):
-		s.Logger.Warn(d.q.what+" deferred", "subscription", d.sub, "seq", d.seq, "error", redactAddresses(err.Error()))
+		s.logFailure(ctx, d, slog.LevelWarn, "deferred", err, now)
 		for _, r := range d.rows {
 			r.Attempts++
 			r.Error = err.Error()
@@ -350,9 +368,49 @@ func (s *Sender) record(ctx context.Context, d *digest, err error, now time.Time
 		}
 		return false, s.update(ctx, d)
 	default:
-		s.Logger.Error(d.q.what+" refused", "subscription", d.sub, "seq", d.seq, "error", redactAddresses(err.Error()))
+		s.logFailure(ctx, d, slog.LevelError, "refused", err, now)
 		return false, s.finish(ctx, d, rappel.AlertFailed, err.Error(), now)
 	}
+}
+
+// logFailure logs err, the failure of sending d at now (outcome is
+// "deferred" or "refused"), at most once per LogEvery for its kind of
+// e-mail, outcome and cause: a server down fails every e-mail of a pass
+// alike, and one line says so as well as hundreds.
+func (s *Sender) logFailure(ctx context.Context, d *digest, level slog.Level, outcome string, err error, now time.Time) {
+	msg := d.q.what + " " + outcome
+	s.failureLog().Log(ctx, s.Logger, now, msg+": "+failureCause(err), level, msg,
+		"subscription", d.sub, "seq", d.seq, "error", redactAddresses(err.Error()))
+}
+
+// failureLog is the limiter of logFailure.
+func (s *Sender) failureLog() *lograte.Limiter {
+	s.failuresOnce.Do(func() { s.failures.Every = s.LogEvery })
+	return &s.failures
+}
+
+// failureCause names the class of a send's failure, what makes two
+// failures alike for the log, without what varies from one e-mail to the
+// next (addresses, message and queue ids): an SMTP reply by the step it
+// answered and its codes, a network error by its operation and error, a
+// mail dir's by its errno.
+func failureCause(err error) string {
+	var se *mail.SendError
+	if errors.As(err, &se) {
+		return fmt.Sprintf("smtp %s: %d %s", se.Reason, se.ErrorCode(), se.EnhancedStatusCode())
+	}
+	var oe *net.OpError
+	if errors.As(err, &oe) && oe.Err != nil {
+		return "net " + oe.Op + ": " + redactAddresses(oe.Err.Error())
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return "timeout"
+	}
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		return "errno: " + errno.Error()
+	}
+	return redactAddresses(err.Error())
 }
 
 func (s *Sender) finish(ctx context.Context, d *digest, status, msg string, now time.Time) error {

@@ -102,12 +102,7 @@ func (s *Server) initMetrics() *metrics {
 			collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		)
 		m.api, m.own = s.promHandler(m.registry, false), s.promHandler(m.registry, true)
-		if s.OutboxDepth != nil {
-			m.registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-				Name: "rappel_alert_outbox_pending",
-				Help: "Alert e-mails waiting in the outbox to be sent (pending rows, retries included).",
-			}, s.outboxDepth))
-		}
+		m.registry.MustRegister(&mailOutboxCollector{s: s})
 		// Registered whatever the fields hold now: the webhooks are wired
 		// after the metrics listener may have started, and the fields are
 		// read at each scrape.
@@ -233,11 +228,8 @@ func (s *Server) buildInfoGauge() prometheus.Collector {
 	}, func() float64 { return 1 })
 }
 
-// outboxDepth reads OutboxDepth for a scrape; a failure reads as NaN, which
-// Prometheus shows as a gap rather than a false zero.
-func (s *Server) outboxDepth() float64 { return s.countDepth(s.OutboxDepth, "alert") }
-
-// countDepth reads an outbox's depth for a scrape.
+// countDepth reads an outbox's depth for a scrape; a failure reads as NaN,
+// which Prometheus shows as a gap rather than a false zero.
 func (s *Server) countDepth(depth func(context.Context) (int, error), what string) float64 {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()

@@ -66,7 +66,8 @@ next:
 }
 
 // mustMetricsServer is a Server with the admin key, two feeds (one fresh,
-// one failing) and an outbox of 3, at a fixed time.
+// one failing), 3 alert e-mails waiting (of 6 rows, the oldest for 90 s)
+// and no confirmation e-mail, at a fixed time.
 func mustMetricsServer(tb testing.TB) *Server {
 	tb.Helper()
 	now := time.Date(2026, 11, 22, 6, 0, 0, 0, time.UTC)
@@ -81,7 +82,10 @@ func mustMetricsServer(tb testing.TB) *Server {
 				LastError: "the upstream answered 503 Service Unavailable", LastErrorReason: rappel.FailureFetch, Stale: true, Records: 1000, Rejected: 2},
 		}
 	}
-	s.OutboxDepth = func(context.Context) (int, error) { return 3, nil }
+	s.OutboxDepth = func(context.Context) (rappel.OutboxDepth, error) {
+		return rappel.OutboxDepth{Mails: 3, Rows: 6, Oldest: now.Add(-90 * time.Second)}, nil
+	}
+	s.ConfirmDepth = func(context.Context) (rappel.OutboxDepth, error) { return rappel.OutboxDepth{}, nil }
 	return s
 }
 
@@ -174,8 +178,11 @@ func TestMetrics(t *testing.T) {
 		if v := gauge("rappel_feed_plugin_info", map[string]string{"source": "hcdump", "plugin": "abc"}); v != 1 {
 			t.Errorf("hcdump plugin info = %v, want 1 labelled with its /health plugin", v)
 		}
-		if v := gauge("rappel_alert_outbox_pending", nil); v != 3 {
-			t.Errorf("outbox = %v, want 3", v)
+		for name, want := range map[string]float64{"rappel_alert_outbox_pending": 3, "rappel_alert_outbox_oldest_seconds": 90,
+			"rappel_confirmation_outbox_pending": 0, "rappel_confirmation_outbox_oldest_seconds": 0} {
+			if v := gauge(name, nil); v != want {
+				t.Errorf("%s = %v, want %v", name, v, want)
+			}
 		}
 		limited := func(plan string) float64 {
 			m := series(fams, "rappel_rate_limited_requests_total", map[string]string{"plan": plan})
@@ -200,10 +207,18 @@ func TestMetrics(t *testing.T) {
 
 	t.Run("OutboxError", func(t *testing.T) {
 		s := mustMetricsServer(t)
-		s.OutboxDepth = func(context.Context) (int, error) { return 0, errors.New("disk on fire") }
+		s.OutboxDepth = func(context.Context) (rappel.OutboxDepth, error) {
+			return rappel.OutboxDepth{}, errors.New("disk on fire")
+		}
+		s.ConfirmDepth = nil
 		fams := scrape(t, MustHTTP(t, s.Handler()).URL+"/metrics", map[string]string{"x-admin-key": metricsAdminKey})
-		if m := series(fams, "rappel_alert_outbox_pending", nil); m == nil || m.GetGauge().GetValue() == m.GetGauge().GetValue() {
-			t.Errorf("outbox gauge after a failed count = %v, want NaN", m)
+		for _, name := range []string{"rappel_alert_outbox_pending", "rappel_alert_outbox_oldest_seconds"} {
+			if m := series(fams, name, nil); m == nil || m.GetGauge().GetValue() == m.GetGauge().GetValue() {
+				t.Errorf("%s after a failed count = %v, want NaN", name, m)
+			}
+		}
+		if m := series(fams, "rappel_confirmation_outbox_pending", nil); m != nil {
+			t.Errorf("a confirmation outbox gauge without ConfirmDepth: %v", m)
 		}
 	})
 }

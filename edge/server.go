@@ -120,9 +120,11 @@ type Server struct {
 	// ("GET /recall/{record_id}") through otelhttp; nil leaves tracing out
 	// of the middleware chain altogether (trace.go).
 	TracerProvider trace.TracerProvider
-	// OutboxDepth, when set, counts the alert e-mails waiting to be sent,
-	// for the rappel_alert_outbox_pending metric.
-	OutboxDepth func(ctx context.Context) (int, error)
+	// OutboxDepth and ConfirmDepth, when set, count the alert and the
+	// confirmation e-mails waiting to be sent, for the
+	// rappel_alert_outbox_* and rappel_confirmation_outbox_* metrics
+	// (outboxmetrics.go); read at each scrape.
+	OutboxDepth, ConfirmDepth func(ctx context.Context) (rappel.OutboxDepth, error)
 	// ExpensiveCost is the estimated cost, in cost units, from which a
 	// search runs in the pool of expensive searches (admission.go); 0
 	// means DefaultExpensiveCost.

@@ -136,7 +136,7 @@ func (s *Store) commitMatches(ctx context.Context, o outbox, op string, records 
 				return 0, err
 			}
 		}
-		n := 0
+		var written []rowChange
 		for _, r := range rows {
 			if !marked[r.Record] {
 				continue
@@ -152,12 +152,12 @@ func (s *Store) commitMatches(ctx context.Context, o outbox, op string, records 
 			if err := setValue(b, k, storedAlert{AlertRow: *r}); err != nil {
 				return 0, fmt.Errorf("encoding %s: %w", o.what, err)
 			}
-			n++
+			written = append(written, rowChange{now: r})
 		}
-		if err := endWrite(span, b, s.db.commit(b, "writing "+o.what+"s")); err != nil {
+		if err := endWrite(span, b, s.commitOutbox(o, b, "writing "+o.what+"s", written)); err != nil {
 			return 0, err
 		}
-		return n, nil
+		return len(written), nil
 	})
 }
 
@@ -273,7 +273,7 @@ func (s *Store) update(ctx context.Context, o outbox, op, node string, rows []*r
 		if err := ctx.Err(); err != nil {
 			return 0, err
 		}
-		n := 0
+		var written []rowChange
 		for _, r := range rows {
 			k := o.key(r.Sub, r.Record)
 			cur := new(storedAlert)
@@ -289,42 +289,13 @@ func (s *Store) update(ctx context.Context, o outbox, op, node string, rows []*r
 			if err := setValue(b, k, next); err != nil {
 				return 0, fmt.Errorf("encoding %s: %w", o.what, err)
 			}
-			n++
+			written = append(written, rowChange{was: &cur.AlertRow, now: &next.AlertRow})
 		}
-		if err := endWrite(span, b, s.db.commit(b, "updating "+o.what+"s")); err != nil {
+		if err := endWrite(span, b, s.commitOutbox(o, b, "updating "+o.what+"s", written)); err != nil {
 			return 0, err
 		}
-		return n, nil
+		return len(written), nil
 	})
-}
-
-// PendingAlerts counts the outbox rows still to be sent (pending, retries
-// included), for the outbox-depth metric. It decodes only each row's
-// status; sent and failed rows stay in the outbox, so the scan reads them
-// too, which is cheap while the outbox is small (see ClaimAlerts).
-func (s *Store) PendingAlerts(ctx context.Context) (int, error) {
-	return s.pending(ctx, alertOutbox)
-}
-
-func (s *Store) pending(ctx context.Context, o outbox) (int, error) {
-	n := 0
-	var row struct {
-		Status string `json:"status"`
-	}
-	err := s.scan(ctx, []byte(o.rows), func(_, val []byte) error {
-		row.Status = ""
-		if err := decodeValue(val, &row); err != nil {
-			return fmt.Errorf("decoding %s: %w", o.what, err)
-		}
-		if row.Status == rappel.AlertPending {
-			n++
-		}
-		return nil
-	})
-	if err != nil {
-		return 0, fmt.Errorf("counting pending %ss: %w", o.what, err)
-	}
-	return n, nil
 }
 
 // PruneAlerts deletes the final rows created before before and the

@@ -96,3 +96,77 @@ func TestStore_WebhookOutbox(t *testing.T) {
 		return st, st
 	})
 }
+
+func TestStore_OutboxDepth(t *testing.T) {
+	storetest.OutboxDepth(t, func(t *testing.T) (storetest.DepthStore, storetest.DepthStore) {
+		st := mustAlertStore(t)
+		return st, st
+	})
+}
+
+// TestStore_OutboxDepthDiskFull: a write of the outbox refused on a full
+// disk may still land once there is room (the guard holds it): the
+// e-mails counted then are those on disk, as a restart counts them, and
+// the count follows the writes after it.
+func TestStore_OutboxDepthDiskFull(t *testing.T) {
+	ctx := context.Background()
+	full := storetest.DiskFull()
+	s := openGuarded(t, full)
+	t.Cleanup(func() { s.Close() })
+	t0 := time.Date(2026, 11, 22, 5, 0, 0, 0, time.UTC)
+	var rows []*rappel.AlertRow
+	for _, sub := range []string{"s1", "s2"} {
+		for _, rec := range []string{"hc-1", "hc-2"} {
+			rows = append(rows, &rappel.AlertRow{Sub: sub, Record: rec, OutboxState: rappel.OutboxState{Seq: 1, Status: rappel.AlertPending, CreatedAt: t0, NextAt: t0}})
+		}
+	}
+	if _, err := s.CommitMatches(ctx, []string{"hc-1", "hc-2"}, rows); err != nil {
+		t.Fatal(err)
+	}
+	depth := func(when string) rappel.OutboxDepth {
+		t.Helper()
+		d, err := s.AlertDepth(ctx)
+		if err != nil {
+			t.Fatalf("%s: %v", when, err)
+		}
+		return d
+	}
+	if d := depth("before"); d.Mails != 2 || d.Rows != 4 {
+		t.Fatalf("before the fault: %+v, want 2 e-mails of 4 rows", d)
+	}
+	claimed, err := s.ClaimAlerts(ctx, "n1", t0, time.Minute, 10)
+	if err != nil || len(claimed) != 4 {
+		t.Fatalf("ClaimAlerts = %d rows, %v", len(claimed), err)
+	}
+	for _, r := range claimed[:2] { // s1's e-mail
+		r.Status, r.SentAt = rappel.AlertSent, t0
+	}
+	full.On()
+	_, err = s.UpdateAlerts(ctx, "n1", claimed[:2])
+	mustUnavailable(t, err, "no space left on device")
+	during := depth("during the fault")
+	full.Off()
+	waitRecovered(t, s)
+	after := depth("after recovery")
+	MustReopen(t, s)
+	if fresh := depth("after a restart"); fresh != after {
+		t.Fatalf("after recovery %+v, after a restart %+v: the count kept is not what is on disk", after, fresh)
+	}
+	t.Logf("during the fault %+v, after recovery %+v", during, after)
+	if after.Mails == 2 { // the refused write did not land: send s1's e-mail again
+		if claimed, err = s.ClaimAlerts(ctx, "n1", t0, time.Minute, 10); err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range claimed {
+			if r.Sub == "s1" {
+				r.Status = rappel.AlertSent
+			}
+		}
+		if _, err := s.UpdateAlerts(ctx, "n1", claimed); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if d := depth("s1's e-mail sent"); d.Mails != 1 || d.Rows != 2 || !d.Oldest.Equal(t0) {
+		t.Fatalf("with s2's e-mail left: %+v, want 1 e-mail of 2 rows", d)
+	}
+}

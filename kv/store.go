@@ -176,6 +176,9 @@ type Store struct {
 	// gen and floor are the change log's generation and floor, seq the
 	// last number handed out; read at Open, changed under mu.
 	gen, floor, seq uint64
+	// depths count the outboxes' pending rows (outboxdepth.go), from
+	// nothing at each Open.
+	depths *depths
 }
 
 var _ rappel.RecordStore = (*Store)(nil)
@@ -218,6 +221,7 @@ func (s *Store) Open(ctx context.Context) error {
 	}
 	g.start(db)
 	s.db = &guardedDB{DB: db, g: g}
+	s.depths = &depths{}
 	err = s.checkSchema(ctx)
 	if err == nil {
 		err = s.openChanges()

@@ -94,12 +94,14 @@ func (s *Store) CreatePending(ctx context.Context, sub *rappel.Subscription, tok
 			}
 			queued = ok
 		}
+		var written []rowChange // a new subscription's row: none was there
 		if queued {
 			if err := setValue(b, confirmOutbox.key(row.Sub, row.Record), storedAlert{AlertRow: *row}); err != nil {
 				return false, fmt.Errorf("encoding %s: %w", confirmOutbox.what, err)
 			}
+			written = append(written, rowChange{now: row})
 		}
-		if err := s.db.commit(b, "storing subscription"); err != nil {
+		if err := s.commitOutbox(confirmOutbox, b, "storing subscription", written); err != nil {
 			return false, err
 		}
 		return queued, nil

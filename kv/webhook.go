@@ -153,7 +153,8 @@ func (s *Store) UpdateDeliveries(ctx context.Context, node string, ds []*rappel.
 // PendingDeliveries counts the webhook deliveries still to be made, for
 // the outbox-depth metric.
 func (s *Store) PendingDeliveries(ctx context.Context) (int, error) {
-	return s.pending(ctx, webhookOutbox)
+	d, err := s.outboxDepth(ctx, webhookOutbox)
+	return d.Rows, err
 }
 
 // RecordEvents returns the batches of record events not yet acknowledged,

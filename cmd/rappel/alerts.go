@@ -62,7 +62,8 @@ func (c *AlertsConfig) start(ctx context.Context, store *kv.Store, shared *postg
 	srv.WebhookDepth = store.PendingDeliveries
 	if shared != nil {
 		st = shared
-		srv.OutboxDepth = shared.PendingAlerts // the fleet's outbox, not this node's empty one
+		// The fleet's outboxes, not this node's empty ones.
+		srv.OutboxDepth, srv.ConfirmDepth = shared.AlertDepth, shared.ConfirmDepth
 		srv.WebhookDepth = shared.PendingDeliveries
 		cfg.Node, cfg.RecordWait = shared.Node, fleetRecordWait
 	}

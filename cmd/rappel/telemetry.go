@@ -72,11 +72,11 @@ func (c *TelemetryConfig) register(fs *flag.FlagSet) {
 }
 
 // start wires the Server's telemetry fields (the tracer provider of tel,
-// nil when tracing is off, and the outbox count) and starts the metrics
-// listener. stop closes the listener.
+// nil when tracing is off, and the e-mail outboxes' counts) and starts the
+// metrics listener. stop closes the listener.
 func (c *TelemetryConfig) start(ctx context.Context, tel *Telemetry, store *kv.Store, srv *edge.Server, log *slog.Logger) (stop func(), err error) {
 	srv.TracerProvider = tel.TracerProvider()
-	srv.OutboxDepth = store.PendingAlerts
+	srv.OutboxDepth, srv.ConfirmDepth = store.AlertDepth, store.ConfirmDepth
 	if c.MetricsAddr == "" {
 		return func() {}, nil
 	}

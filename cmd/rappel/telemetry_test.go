@@ -222,8 +222,9 @@ func TestServe_Telemetry(t *testing.T) {
 	}
 }
 
-// TestTelemetryConfig_OutboxDepth checks the outbox gauge against a real
-// Pebble outbox: pending rows count, sent rows do not.
+// TestTelemetryConfig_OutboxDepth checks the outbox gauges against a real
+// Pebble outbox: pending e-mails count, one per subscription and batch
+// however many rows it has, and sent rows do not.
 func TestTelemetryConfig_OutboxDepth(t *testing.T) {
 	clearOTEL(t)
 	ctx := context.Background()
@@ -238,6 +239,7 @@ func TestTelemetryConfig_OutboxDepth(t *testing.T) {
 	for _, rec := range []string{"hc-1", "hc-2", "hc-3"} {
 		rows = append(rows, &rappel.AlertRow{Sub: "sub1", Record: rec, OutboxState: rappel.OutboxState{Seq: 1, Status: rappel.AlertPending, CreatedAt: now, NextAt: now}})
 	}
+	rows = append(rows, &rappel.AlertRow{Sub: "sub2", Record: "hc-1", OutboxState: rappel.OutboxState{Seq: 1, Status: rappel.AlertPending, CreatedAt: now, NextAt: now}})
 	if _, err := st.CommitMatches(ctx, []string{"hc-1", "hc-2", "hc-3"}, rows); err != nil {
 		t.Fatal(err)
 	}
@@ -253,6 +255,7 @@ func TestTelemetryConfig_OutboxDepth(t *testing.T) {
 	srv := edge.NewServer()
 	srv.Catalog = &index.Catalog{} // an empty snapshot
 	srv.Logger = slog.New(slog.DiscardHandler)
+	srv.Now = func() time.Time { return now.Add(90 * time.Second) }
 	ready := make(chan net.Addr, 1)
 	tc := TelemetryConfig{MetricsAddr: "127.0.0.1:0", MetricsReady: func(a net.Addr) { ready <- a }}
 	stop, err := tc.start(ctx, nil, st, srv, srv.Logger)
@@ -261,8 +264,11 @@ func TestTelemetryConfig_OutboxDepth(t *testing.T) {
 	}
 	defer stop()
 	code, body := get(t, "http://"+(<-ready).String()+"/metrics", "")
-	if code != http.StatusOK || !strings.Contains(string(body), "\nrappel_alert_outbox_pending 2\n") {
-		t.Fatalf("GET /metrics = %d, want rappel_alert_outbox_pending 2 in\n%s", code, body)
+	for _, want := range []string{"\nrappel_alert_outbox_pending 2\n", "\nrappel_alert_outbox_oldest_seconds 90\n",
+		"\nrappel_confirmation_outbox_pending 0\n", "\nrappel_confirmation_outbox_oldest_seconds 0\n"} {
+		if code != http.StatusOK || !strings.Contains(string(body), want) {
+			t.Fatalf("GET /metrics = %d, want %q in\n%s", code, want, body)
+		}
 	}
 }
 

@@ -142,6 +142,8 @@ var within = map[string][]string{
 	"internal/judged":      nil,
 	"internal/spantest":    nil,
 	"internal/importrules": nil,
+	"internal/atomicfile":  nil,
+	"internal/lograte":     nil,
 }
 
 // libraries are the third-party libraries whose use the rules bound, by

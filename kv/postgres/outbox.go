@@ -345,10 +345,41 @@ func (s *Store) update(ctx context.Context, o outbox, node string, rows []*rappe
 	return n, nil
 }
 
-// PendingAlerts counts the outbox rows still to be sent, fleet-wide, for
-// the outbox-depth metric.
-func (s *Store) PendingAlerts(ctx context.Context) (int, error) {
-	return s.pending(ctx, alertOutbox)
+// AlertDepth counts the alert e-mails waiting to be sent, fleet-wide, for
+// the outbox metrics.
+func (s *Store) AlertDepth(ctx context.Context) (rappel.OutboxDepth, error) {
+	return s.depth(ctx, alertOutbox)
+}
+
+// ConfirmDepth counts the confirmation e-mails waiting to be sent,
+// fleet-wide.
+func (s *Store) ConfirmDepth(ctx context.Context) (rappel.OutboxDepth, error) {
+	return s.depth(ctx, confirmOutbox)
+}
+
+// depth counts o's pending rows by e-mail (subscription and batch) in one
+// query. The partial index of due rows (outboxTables) holds the pending
+// rows only, so the sent and failed rows the retention keeps cost nothing:
+// about 10 ms for 10,000 pending rows among 100,000, and 0.2 s when all
+// 100,000 are pending, each its own e-mail (RATIONALE.md, "Why do the
+// outbox gauges count e-mails").
+func (s *Store) depth(ctx context.Context, o outbox) (rappel.OutboxDepth, error) {
+	if s.pool == nil {
+		return rappel.OutboxDepth{}, errNotOpen
+	}
+	var mails, rows int64
+	var oldest *time.Time
+	err := s.pool.QueryRow(ctx, o.sql(`SELECT count(*), COALESCE(sum(n), 0), min(oldest) FROM (
+			SELECT count(*) AS n, min(created_at) AS oldest FROM {rows} WHERE status = $1 GROUP BY sub, seq) AS mails`),
+		rappel.AlertPending).Scan(&mails, &rows, &oldest)
+	if err != nil {
+		return rappel.OutboxDepth{}, fmt.Errorf("counting pending %ss: %w", o.what, err)
+	}
+	d := rappel.OutboxDepth{Mails: int(mails), Rows: int(rows)}
+	if oldest != nil {
+		d.Oldest = oldest.UTC()
+	}
+	return d, nil
 }
 
 func (s *Store) pending(ctx context.Context, o outbox) (int, error) {

@@ -1,9 +1,7 @@
 package postgres
 
 import (
-	"context"
 	"testing"
-	"time"
 
 	"github.com/rappel-ca/rappel"
 	"github.com/rappel-ca/rappel/kv/postgres/pgtest"
@@ -34,29 +32,12 @@ func TestStore_Outbox(t *testing.T) {
 	})
 }
 
-// TestStore_PendingAlerts counts the fleet's pending rows, for the outbox
-// gauge: rows written by one node, one of them sent by another.
-func TestStore_PendingAlerts(t *testing.T) {
-	ctx := context.Background()
-	dsn := pgtest.DSN(t)
-	a, b := mustOpen(t, dsn), mustOpen(t, dsn)
-	now := time.Date(2026, 11, 22, 6, 0, 0, 0, time.UTC)
-	var rows []*rappel.AlertRow
-	for _, rec := range []string{"hc-1", "hc-2", "hc-3"} {
-		rows = append(rows, &rappel.AlertRow{Sub: "s1", Record: rec, OutboxState: rappel.OutboxState{Seq: 1, Status: rappel.AlertPending, CreatedAt: now, NextAt: now}})
-	}
-	if n, err := a.CommitMatches(ctx, []string{"hc-1", "hc-2", "hc-3"}, rows); n != 3 || err != nil {
-		t.Fatalf("CommitMatches = %d, %v", n, err)
-	}
-	claimed, err := b.ClaimAlerts(ctx, "n2", now, time.Minute, 1)
-	if err != nil || len(claimed) != 1 {
-		t.Fatalf("ClaimAlerts = %d rows, %v", len(claimed), err)
-	}
-	claimed[0].Status, claimed[0].SentAt = rappel.AlertSent, now
-	if n, err := b.UpdateAlerts(ctx, "n2", claimed); n != 1 || err != nil {
-		t.Fatalf("UpdateAlerts = %d, %v", n, err)
-	}
-	if n, err := a.PendingAlerts(ctx); n != 2 || err != nil {
-		t.Fatalf("PendingAlerts = %d, %v; want 2", n, err)
-	}
+// TestStore_OutboxDepth counts the fleet's pending e-mails as the Pebble
+// store counts a node's, with rows written by one node and sent by the
+// other.
+func TestStore_OutboxDepth(t *testing.T) {
+	storetest.OutboxDepth(t, func(t *testing.T) (storetest.DepthStore, storetest.DepthStore) {
+		dsn := pgtest.DSN(t)
+		return mustOpen(t, dsn), mustOpen(t, dsn)
+	})
 }
