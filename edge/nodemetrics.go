@@ -10,7 +10,7 @@ import (
 	"github.com/rappel-ca/rappel"
 )
 
-// The collectors below read the figures the node's parts keep (plugins,
+// The collectors below read the figures the node's parts keep (feeds, plugins,
 // storage, read index, certificates) at each scrape, from the Server's
 // fields: nothing is kept here between scrapes, and the parts do not
 // depend on Prometheus. Every series of a part that is wired is there from
@@ -24,6 +24,68 @@ func constMetric[N uint64 | int | float64](ch chan<- prometheus.Metric, d *prome
 // constHistogram sends h as one histogram series.
 func constHistogram(ch chan<- prometheus.Metric, d *prometheus.Desc, h rappel.Histogram, labels ...string) {
 	ch <- prometheus.MustNewConstHistogram(d, h.Count, h.Sum, h.Cumulative(), labels...)
+}
+
+// feedCollector reports every live feed's state at scrape time, from
+// Server.Feeds: nothing is kept between scrapes.
+type feedCollector struct{ s *Server }
+
+var (
+	feedAgeDesc = prometheus.NewDesc("rappel_feed_last_success_age_seconds",
+		"Seconds since the source's last successful refresh; absent while it has had none.", []string{"source"}, nil)
+	feedSuccessDesc = prometheus.NewDesc("rappel_feed_last_success_timestamp_seconds",
+		"Unix time of the source's last successful refresh; absent while it has had none.", []string{"source"}, nil)
+	feedAttemptDesc = prometheus.NewDesc("rappel_feed_last_attempt_timestamp_seconds",
+		"Unix time of the source's last refresh, successful or not; absent while it has had none. Later than the last success while refreshes fail.", []string{"source"}, nil)
+	feedDurationDesc = prometheus.NewDesc("rappel_feed_last_refresh_duration_seconds",
+		"How long the source's last refresh took, successful or not; absent until its first refresh since the node started.", []string{"source"}, nil)
+	feedChangedDesc = prometheus.NewDesc("rappel_feed_last_refresh_changed_records",
+		"The source's records its last successful refresh found added, changed or gone upstream; 0 until its first since the node started.", []string{"source"}, nil)
+	feedErrorDesc = prometheus.NewDesc("rappel_feed_error",
+		"1, labelled with its reason (last_error_reason in /health), when the source's last refresh failed; else 0 with reason \"\".", []string{"source", "reason"}, nil)
+	feedStaleDesc = prometheus.NewDesc("rappel_feed_stale",
+		"1 when the source has had no success for three refresh intervals, else 0.", []string{"source"}, nil)
+	feedRecordsDesc = prometheus.NewDesc("rappel_feed_records",
+		"Records the source's last successful refresh holds.", []string{"source"}, nil)
+	feedRejectedDesc = prometheus.NewDesc("rappel_feed_rejected_records",
+		"Upstream records the source's last refresh rejected.", []string{"source"}, nil)
+	feedPluginDesc = prometheus.NewDesc("rappel_feed_plugin_info",
+		"1, labelled with the SHA-256 of the plugin the source's last refresh ran (its plugin in /health).", []string{"source", "plugin"}, nil)
+)
+
+func (c *feedCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{feedAgeDesc, feedSuccessDesc, feedAttemptDesc, feedDurationDesc, feedChangedDesc, feedErrorDesc, feedStaleDesc, feedRecordsDesc, feedRejectedDesc, feedPluginDesc,
+		feedStepDesc, feedChangedTotalDesc, feedRejectedTotalDesc, feedLastErrorDesc} {
+		ch <- d
+	}
+}
+
+func (c *feedCollector) Collect(ch chan<- prometheus.Metric) {
+	now := c.s.Now()
+	for _, f := range c.s.feeds() {
+		if !f.LastSuccess.IsZero() {
+			ch <- prometheus.MustNewConstMetric(feedAgeDesc, prometheus.GaugeValue, now.Sub(f.LastSuccess).Seconds(), f.Source)
+			ch <- prometheus.MustNewConstMetric(feedSuccessDesc, prometheus.GaugeValue, unixSeconds(f.LastSuccess), f.Source)
+		}
+		if !f.LastAttempt.IsZero() {
+			ch <- prometheus.MustNewConstMetric(feedAttemptDesc, prometheus.GaugeValue, unixSeconds(f.LastAttempt), f.Source)
+		}
+		if f.LastDuration > 0 {
+			ch <- prometheus.MustNewConstMetric(feedDurationDesc, prometheus.GaugeValue, f.LastDuration.Seconds(), f.Source)
+		}
+		ch <- prometheus.MustNewConstMetric(feedChangedDesc, prometheus.GaugeValue, float64(f.LastChanged), f.Source)
+		// One series per source, labelled with its reason: a failing
+		// source's reason is read beside the 1, and the alert counts its
+		// minutes across reasons (deploy/prometheus/rappel-rules.yml).
+		ch <- prometheus.MustNewConstMetric(feedErrorDesc, prometheus.GaugeValue, boolValue(f.LastError != ""), f.Source, string(f.LastErrorReason))
+		ch <- prometheus.MustNewConstMetric(feedStaleDesc, prometheus.GaugeValue, boolValue(f.Stale), f.Source)
+		ch <- prometheus.MustNewConstMetric(feedRecordsDesc, prometheus.GaugeValue, float64(f.Records), f.Source)
+		ch <- prometheus.MustNewConstMetric(feedRejectedDesc, prometheus.GaugeValue, float64(f.Rejected), f.Source)
+		if f.Plugin != "" {
+			ch <- prometheus.MustNewConstMetric(feedPluginDesc, prometheus.GaugeValue, 1, f.Source, f.Plugin)
+		}
+		collectRefreshes(ch, f)
+	}
 }
 
 // pluginCollector reports PluginStats.
