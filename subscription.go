@@ -521,3 +521,27 @@ func RedactAddresses(s, with string) string {
 	}
 	return addressPattern.ReplaceAllString(s, with)
 }
+
+// TrimClaim cuts rows, sorted by subscription and batch (group gives a
+// row's), to limit without splitting the last group, unless that group is
+// all there is: the rows of one subscription and batch are one e-mail,
+// claimed and sent together, so that a claim's limit never sends half of
+// one and the other half later as a second e-mail. Both stores' claims cut
+// with it.
+func TrimClaim[R any](rows []R, limit int, group func(R) (string, uint64)) []R {
+	if len(rows) <= limit {
+		return rows
+	}
+	sub, seq := group(rows[limit])
+	n := limit
+	for n > 0 {
+		if s, q := group(rows[n-1]); s != sub || q != seq {
+			break
+		}
+		n--
+	}
+	if n == 0 {
+		n = limit
+	}
+	return rows[:n]
+}

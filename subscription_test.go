@@ -197,3 +197,23 @@ func TestSubscribeRequest_EmailChars(t *testing.T) {
 		t.Fatalf("%q: %q, %v", email, addr, err)
 	}
 }
+
+// TestTrimClaim: a claim's limit never splits one e-mail's rows, unless
+// that e-mail is all there is.
+func TestTrimClaim(t *testing.T) {
+	type row struct {
+		sub string
+		seq uint64
+	}
+	group := func(r row) (string, uint64) { return r.sub, r.seq }
+	rows := []row{{"a", 1}, {"a", 1}, {"b", 1}, {"b", 1}, {"b", 1}, {"b", 2}}
+	for _, c := range []struct{ limit, want int }{{10, 6}, {6, 6}, {5, 5}, {4, 2}, {3, 2}, {2, 2}, {1, 1}} {
+		if got := TrimClaim(rows, c.limit, group); len(got) != c.want {
+			t.Errorf("limit %d: %d rows, want %d", c.limit, len(got), c.want)
+		}
+	}
+	one := []row{{"a", 1}, {"a", 1}, {"a", 1}}
+	if got := TrimClaim(one, 2, group); len(got) != 2 {
+		t.Errorf("one e-mail over the limit: %d rows, want the limit, 2", len(got))
+	}
+}

@@ -221,7 +221,7 @@ func (s *Store) claim(ctx context.Context, o outbox, op, node string, now time.T
 		slices.SortFunc(due, func(x, y *storedAlert) int {
 			return cmp.Or(strings.Compare(x.Sub, y.Sub), cmp.Compare(x.Seq, y.Seq), strings.Compare(x.Record, y.Record))
 		})
-		due = trimClaim(due, limit)
+		due = rappel.TrimClaim(due, limit, (*storedAlert).group)
 		until := now.Add(lease).Truncate(time.Microsecond)
 		out := make([]*rappel.AlertRow, len(due))
 		for i, r := range due {
@@ -239,27 +239,8 @@ func (s *Store) claim(ctx context.Context, o outbox, op, node string, now time.T
 	})
 }
 
-// trimClaim cuts rows, sorted by subscription and batch, to limit without
-// splitting the last group of one subscription and batch, unless that
-// group is all there is.
-func trimClaim[R interface{ group() (string, uint64) }](rows []R, limit int) []R {
-	if len(rows) <= limit {
-		return rows
-	}
-	sub, seq := rows[limit].group()
-	n := limit
-	for n > 0 {
-		if s, q := rows[n-1].group(); s != sub || q != seq {
-			break
-		}
-		n--
-	}
-	if n == 0 {
-		n = limit
-	}
-	return rows[:n]
-}
-
+// group is a row's subscription and batch, the e-mail it belongs to
+// (rappel.TrimClaim).
 func (r *storedAlert) group() (string, uint64) { return r.Sub, r.Seq }
 
 // UpdateAlerts writes the rows still held by the claim they carry, with

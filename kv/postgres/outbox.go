@@ -269,7 +269,7 @@ func (s *Store) claim(ctx context.Context, o outbox, node string, now time.Time,
 		}
 		// The database's order (its collation) groups rows as well as Go's
 		// byte order does; the rows are sorted in Go's once trimmed.
-		out = trimClaim(due, limit)
+		out = rappel.TrimClaim(due, limit, func(r *rappel.AlertRow) (string, uint64) { return r.Sub, r.Seq })
 		sortAlerts(out)
 		b := &pgx.Batch{}
 		for _, r := range out {
@@ -285,24 +285,6 @@ func (s *Store) claim(ctx context.Context, o outbox, node string, now time.Time,
 		return nil, fmt.Errorf("claiming %ss: %w", o.what, err)
 	}
 	return out, nil
-}
-
-// trimClaim cuts rows, sorted by subscription and batch, to limit without
-// splitting the last group of one subscription and batch, unless that
-// group is all there is.
-func trimClaim(rows []*rappel.AlertRow, limit int) []*rappel.AlertRow {
-	if len(rows) <= limit {
-		return rows
-	}
-	same := func(a, b *rappel.AlertRow) bool { return a.Sub == b.Sub && a.Seq == b.Seq }
-	n := limit
-	for n > 0 && same(rows[n-1], rows[limit]) {
-		n--
-	}
-	if n == 0 {
-		n = limit
-	}
-	return rows[:n]
 }
 
 // UpdateAlerts writes the rows still held by the claim they carry and
