@@ -3,7 +3,9 @@ package rappel
 import (
 	"reflect"
 	"regexp"
+	"slices"
 	"sort"
+	"strings"
 	"time"
 )
 
@@ -80,7 +82,8 @@ var SourcePrecedence = []string{"detail", "hcdump", "vrdb"}
 // Assemble merges the records of several sources into servable records.
 // parts are in order of precedence (see Merge); records with the same
 // record_id become one; a record no source dated takes its last update as
-// its dates (standInDates). Each result is stamped with fetchedAt when it has no
+// its dates (standInDates); every product gets what its printed codes say
+// it covers (fillApplicability). Each result is stamped with fetchedAt when it has no
 // fetched_at of its own and validated; invalid ones are left out and reported
 // as problems. Results are in record_id order.
 func Assemble(fetchedAt time.Time, parts ...[]*Record) ([]*Record, []Problem) {
@@ -108,6 +111,7 @@ func Assemble(fetchedAt time.Time, parts ...[]*Record) ([]*Record, []Problem) {
 			r.FetchedAt = stamp
 		}
 		standInDates(r)
+		fillApplicability(r)
 		if err := r.Validate(); err != nil {
 			problems = append(problems, Problem{Source: "assemble", RecordID: id, Reason: err.Error()})
 			continue
@@ -116,3 +120,24 @@ func Assemble(fetchedAt time.Time, parts ...[]*Record) ([]*Record, []Problem) {
 	}
 	return out, problems
 }
+
+// fillApplicability reads, for each product of r that prints codes and
+// has no applicability yet, what those codes cover (ParseApplicability),
+// from its lot codes joined by "; ", the separator the normalizers cut
+// them at. It is done here, once the sources are merged, so that every
+// source's products get it by the same rules. The product list is copied
+// first: merging shares it with the source's own record.
+func fillApplicability(r *Record) {
+	if !slices.ContainsFunc(r.ProductList, needsApplicability) {
+		return
+	}
+	r.ProductList = slices.Clone(r.ProductList)
+	for i := range r.ProductList {
+		if p := &r.ProductList[i]; needsApplicability(*p) {
+			a := ParseApplicability(strings.Join(p.LotCodes, "; "))
+			p.Applicability = &a
+		}
+	}
+}
+
+func needsApplicability(p Product) bool { return p.Applicability == nil && len(p.LotCodes) > 0 }

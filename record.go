@@ -85,13 +85,16 @@ type Translation struct {
 // source's printing, for example "0 41798 00145 9". UPCPrefix holds, in
 // digits, the start every barcode of the product shares when the notice
 // lists only that ("Starting with 0235278"): items sold by weight carry
-// in-store codes whose last digits encode the price.
+// in-store codes whose last digits encode the price. Applicability is what
+// its printed codes (LotCodes) say it covers, read when the sources are
+// assembled (Assemble); nil when it prints none.
 type Product struct {
-	Name      string   `json:"name"`
-	UPC       string   `json:"upc"`
-	UPCPrefix string   `json:"upc_prefix,omitempty"`
-	LotCodes  []string `json:"lot_codes,omitempty"`
-	Size      string   `json:"size,omitempty"`
+	Name          string         `json:"name"`
+	UPC           string         `json:"upc"`
+	UPCPrefix     string         `json:"upc_prefix,omitempty"`
+	LotCodes      []string       `json:"lot_codes,omitempty"`
+	Size          string         `json:"size,omitempty"`
+	Applicability *Applicability `json:"applicability,omitempty"`
 }
 
 // VehicleModel is one element of affected_models: a make, model and model
