@@ -13,6 +13,7 @@ import (
 
 	"github.com/rappel-ca/rappel"
 	"github.com/rappel-ca/rappel/internal/buildinfo"
+	"github.com/rappel-ca/rappel/match"
 )
 
 // Server serves the recall API. Set its fields before calling Handler or
@@ -173,6 +174,9 @@ type Server struct {
 	exports     chan struct{}
 	// uploads is what the plugin uploads being taken hold (admin_upload.go).
 	uploads uploadBudget
+	// matchRecords are the current snapshot's records as POST
+	// /recall/match prepared them (match.go).
+	matchRecords atomic.Pointer[match.Cache]
 	// stopping is set by StopStreams: the node is closing its
 	// connections, and a stream cut from then on was cut by the shutdown.
 	stopping atomic.Bool
