@@ -89,6 +89,12 @@ func (s *Server) barcodeRecalls(r *http.Request, look rappel.Lookup, g rappel.GT
 // barcodeInvalid records the 422 item of a barcode ParseGTIN refused, with
 // the fix: the right check digit, or what a barcode holds.
 func barcodeInvalid(p *params, v string, err error) {
+	p.invalid(rappel.InvalidValue(rappel.QueryLoc("upc"), v, barcodeReason(v, err)))
+}
+
+// barcodeReason is why ParseGTIN refused v, and the fix: the right check
+// digit, or what a barcode holds.
+func barcodeReason(v string, err error) rappel.Reason {
 	var be *rappel.BarcodeError
 	if !errors.As(err, &be) {
 		be = &rappel.BarcodeError{Reason: err.Error(), WantCheck: -1}
@@ -106,5 +112,5 @@ func barcodeInvalid(p *params, v string, err error) {
 	default:
 		r.Fix = "check for a missing or extra digit"
 	}
-	p.invalid(rappel.InvalidValue(rappel.QueryLoc("upc"), v, r))
+	return r
 }

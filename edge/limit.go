@@ -239,35 +239,45 @@ func (p *planLimits) policyHeader(month int64, monthSeconds int64) []string {
 // (with Retry-After set) when the key is over its rate or its quota.
 // Development keys (rappel.PlanDev) are not limited and get no headers.
 func (s *Server) limit(w http.ResponseWriter, key *rappel.APIKey) error {
-	return s.limitUnits(w, key, 1, 0)
+	return s.limitUnits(w, key, 1, 0, pricedSearch)
 }
+
+// priced names what a cost is the price of, in a 429's sentence, and how to
+// make it cost less.
+type priced struct{ what, fix string }
+
+var (
+	pricedSearch = priced{"this search", "narrow the search (fewer ORed words, a filter or a date range) so that it costs less"}
+	pricedBatch  = priced{"this batch", "send fewer items at once, or items with barcodes, which cost least"}
+)
 
 // charge takes from key's bucket and quota what a search of cost units
 // costs beyond the unit its request was charged (docs/api.md, "Limits"), and
 // sets the RateLimit header again to what is left. A cost above the
 // plan's burst is charged the burst, so that a full bucket always takes
 // it.
-func (s *Server) charge(w http.ResponseWriter, key *rappel.APIKey, cost int) error {
+func (s *Server) charge(w http.ResponseWriter, key *rappel.APIKey, cost int, p priced) error {
 	if key == nil || key.Plan == rappel.PlanDev || cost <= 1 {
 		return nil
 	}
-	p := s.limits().plans[key.Plan]
-	if p == nil {
+	pl := s.limits().plans[key.Plan]
+	if pl == nil {
 		return nil // limit refused the request already
 	}
 	units := int64(cost)
-	if p.interval > 0 {
-		units = min(units, int64(p.plan.Burst))
+	if pl.interval > 0 {
+		units = min(units, int64(pl.plan.Burst))
 	}
 	if units <= 1 {
 		return nil
 	}
-	return s.limitUnits(w, key, units-1, cost)
+	return s.limitUnits(w, key, units-1, cost, p)
 }
 
 // limitUnits takes units from key's bucket and quota; cost, when not 0, is
-// the cost of the search they are taken for, which a 429 names.
-func (s *Server) limitUnits(w http.ResponseWriter, key *rappel.APIKey, units int64, cost int) error {
+// the cost of the search (or what what names) they are taken for, which a
+// 429 names.
+func (s *Server) limitUnits(w http.ResponseWriter, key *rappel.APIKey, units int64, cost int, what priced) error {
 	if key.Plan == rappel.PlanDev {
 		return nil
 	}
@@ -300,8 +310,8 @@ func (s *Server) limitUnits(w http.ResponseWriter, key *rappel.APIKey, units int
 			wait := ceilSeconds(time.Duration(next))
 			if cost > 0 {
 				err = rappel.Errorf(rappel.ERATELIMIT,
-					"Rate limit exceeded: this search costs %d units (an ordinary request costs 1) and the %s plan allows %s units a second with bursts of %d; retry in %d s (Retry-After), or narrow the search (fewer ORed words, a filter or a date range) so that it costs less.",
-					cost, p.plan.Name, strconv.FormatFloat(p.plan.Rate, 'f', -1, 64), p.plan.Burst, wait)
+					"Rate limit exceeded: %s costs %d units (an ordinary request costs 1) and the %s plan allows %s units a second with bursts of %d; retry in %d s (Retry-After), or %s.",
+					what.what, cost, p.plan.Name, strconv.FormatFloat(p.plan.Rate, 'f', -1, 64), p.plan.Burst, wait, what.fix)
 			} else {
 				err = rappel.Errorf(rappel.ERATELIMIT,
 					"Rate limit exceeded: the %s plan allows %s requests a second with bursts of %d; retry in %d s (Retry-After).",

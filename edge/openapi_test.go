@@ -511,6 +511,11 @@ func TestOpenAPI_Responses(t *testing.T) {
 		{"GET", "/recall/products?id=990199", "", key, 200},
 		{"GET", "/recall/tc-2026901?lang=en", "", key, 200},
 		{"GET", "/recall/hc-1", "", key, 404},
+		{"POST", "/recall/match", `{"items":[{"id":"a","gtin":"` + cheddarUPC + `","brand":"Laiterie Charlevoix","lot":"BB 2026 DE 15","lang":"fr"},` +
+			`{"id":7,"brand":"Toyota","model":"Camry","year":2011},{"brand":"Toyota","model":"Camry","year":2014},{"brand":"Desert Sun","name":"pitted dates"},` +
+			`{"gtin":"12345","colour":"red"},{"name":"zzqxv"},{"lot":"A1"}]}`, key, 200},
+		{"POST", "/recall/match", `{"item":[]}`, key, 422},
+		{"POST", "/recall/match", `{"items":[{"name":"cheddar"}]}`, map[string]string{"X-Gateway-Key": testKey, "Content-Type": "text/plain"}, 415},
 		{"POST", "/recall/alerts/subscribe", `{"email":"name@example.ca","q":"cheddar","agency":null,"lang":"fr"}`, key, 200},
 		{"POST", "/recall/alerts/subscribe", `{"emial":"name@example.ca"}`, key, 422},
 		{"GET", "/recall/alerts/confirm?token=AAAAAAAAAAAAAAAAAAAAAA", "", jsonAccept, 404},

@@ -54,6 +54,7 @@ func (s *Server) routes() []route {
 		{methods: get, pattern: "/recall/upc", params: []string{"upc", "lang"}, handle: s.getByBarcode},
 		{methods: get, pattern: "/recall/vin", params: []string{"vin", "lang"}, handle: s.getByVIN},
 		{methods: get, pattern: "/recall/{record_id}", params: []string{"lang"}, handle: s.getRecord},
+		{methods: []string{http.MethodPost}, pattern: "/recall/match", handle: s.matchCatalog},
 		{methods: []string{http.MethodPost}, pattern: "/recall/alerts/subscribe", handle: s.subscribe},
 		{methods: get, pattern: "/recall/alerts/confirm", public: true, params: []string{"token"}, handle: s.linkGet(confirmLink)},
 		{methods: []string{http.MethodPost}, pattern: "/recall/alerts/confirm", public: true, params: []string{"token"}, handle: s.linkPost(confirmLink)},

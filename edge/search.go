@@ -147,10 +147,15 @@ func (s *Server) admitSearch(ctx context.Context, w http.ResponseWriter, snap ra
 // for a slot of the pool: in the queue for a keyed request, not at all for
 // one without a key, which must not fill the queue keyed clients wait in.
 func (s *Server) payForSearch(w http.ResponseWriter, x *exchange, cost int) (waitMode, error) {
+	return s.payFor(w, x, cost, pricedSearch)
+}
+
+// payFor is payForSearch for what p names.
+func (s *Server) payFor(w http.ResponseWriter, x *exchange, cost int, p priced) (waitMode, error) {
 	w.Header()[headerSearchCost] = []string{strconv.Itoa(cost)}
 	switch {
 	case x != nil && x.key != nil:
-		return queued, s.charge(w, x.key, cost)
+		return queued, s.charge(w, x.key, cost, p)
 	case x != nil:
 		return noQueue, s.limitAnonymous(w, x.remote, cost-1, cost)
 	}

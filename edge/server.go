@@ -12,6 +12,7 @@ import (
 
 	"github.com/rappel-ca/rappel"
 	"github.com/rappel-ca/rappel/internal/buildinfo"
+	"github.com/rappel-ca/rappel/match"
 )
 
 // Server serves the recall API. Set its fields before calling Handler or
@@ -177,6 +178,9 @@ type Server struct {
 	// backupState is the last successful backup and the failures, for
 	// /metrics (admin_backup.go).
 	backupState backupState
+	// matchRecords are the current snapshot's records as POST
+	// /recall/match prepared them (match.go).
+	matchRecords atomic.Pointer[match.Cache]
 	// stopping is set by StopStreams: the node is closing its
 	// connections, and a stream cut from then on was cut by the shutdown.
 	stopping atomic.Bool

@@ -77,6 +77,9 @@ func TestValidation_Walk(t *testing.T) {
 	hook := func(body string, items ...string) badCase {
 		return badCase{what: "body", method: http.MethodPost, target: "/recall/webhooks", body: body, status: 422, items: items}
 	}
+	screen := func(body string, items ...string) badCase {
+		return badCase{what: "body", method: http.MethodPost, target: "/recall/match", body: body, status: 422, items: items}
+	}
 	cursor := "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
 	wrongCheck := "0"
 	if camryVIN[8] == '0' {
@@ -242,6 +245,20 @@ func TestValidation_Walk(t *testing.T) {
 		{what: "query:token", method: http.MethodPost, target: "/recall/alerts/unsubscribe", status: 422, items: []string{"missing@query.token"}},
 		{what: "query:token", method: http.MethodPost, target: "/recall/alerts/unsubscribe?token=nope", status: 404},
 
+		// Screening a catalog: a body that holds no catalog. An item that
+		// cannot be read is its own 422 inside a 200 (TestMatch).
+		screen(strings.Repeat(" ", maxMatchBody+1), "string_too_long@body"),
+		screen(``, "json_invalid@body"),
+		screen(`{"items":[{"name":"cheddar"}`, "json_invalid@body"),
+		screen(`{"itms":[{"name":"cheddar"}]}`, "extra_forbidden@body.itms", "missing@body.items"),
+		screen(`{"items":"cheddar"}`, "value_error@body.items"),
+		screen(`{"items":[]}`, "value_error@body.items"),
+		screen(`{"items":[`+strings.Repeat(`{"name":"cheddar"},`, maxMatchItems)+`{"name":"cheddar"}]}`, "value_error@body.items"),
+		{what: "body", method: http.MethodPost, target: "/recall/match", body: `items=1`, status: 415,
+			header: map[string]string{"Content-Type": "application/x-www-form-urlencoded"}},
+		{what: "query:", method: http.MethodPost, target: "/recall/match?lang=fr", body: `{"items":[{"name":"cheddar"}]}`,
+			status: 422, items: []string{"extra_forbidden@query.lang"}},
+
 		// Webhooks: the body, unknown parameters and ids no endpoint has.
 		hook(strings.Repeat(" ", maxWebhookBody+1), "string_too_long@body"),
 		hook(`{"url": "https://x.ca/",`, "json_invalid@body"),
@@ -285,7 +302,7 @@ func TestValidation_Walk(t *testing.T) {
 					t.Errorf("%s: no bad path value of %s", key, w[1])
 				}
 			}
-			if (m == http.MethodPost || m == http.MethodPut) && (rt.pattern == "/recall/alerts/subscribe" || strings.HasPrefix(rt.pattern, "/admin/plugins/{source}")) && !covered[key+" body"] {
+			if (m == http.MethodPost || m == http.MethodPut) && (rt.pattern == "/recall/alerts/subscribe" || rt.pattern == "/recall/match" || strings.HasPrefix(rt.pattern, "/admin/plugins/{source}")) && !covered[key+" body"] {
 				t.Errorf("%s: no bad body", key)
 			}
 		}

@@ -23,8 +23,9 @@ const module = "github.com/rappel-ca/rappel"
 // depends on it; kv, plugins, bundle, edge, feeds, fleet and alerts, the
 // service packages, do not import each other, and cmd wires them. The
 // libraries beside the domain (internal, vindecode, idn) import the
-// domain at most, and any part may use them. Imports by tests are not
-// bound: a test may put the real parts next to each other.
+// domain at most, and any part may use them. match, the screening of a
+// catalog, imports the domain only; the edge serves it. Imports by tests
+// are not bound: a test may put the real parts next to each other.
 var allowed = map[string][]string{
 	"":          nil,
 	"internal":  {""},
@@ -33,12 +34,13 @@ var allowed = map[string][]string{
 	"kv":        {"", "internal"},
 	"plugins":   {"", "internal"},
 	"bundle":    {"", "internal"},
-	"edge":      {"", "internal", "vindecode", "idn"},
+	"match":     {""},
+	"edge":      {"", "internal", "vindecode", "idn", "match"},
 	"feeds":     {"", "internal"},
 	"fleet":     {"", "internal"},
 	"alerts":    {"", "internal", "idn"},
 	"deploy":    nil,
-	"cmd":       {"", "internal", "vindecode", "idn", "kv", "plugins", "bundle", "edge", "feeds", "fleet", "alerts"},
+	"cmd":       {"", "internal", "vindecode", "idn", "kv", "plugins", "bundle", "edge", "feeds", "fleet", "alerts", "match"},
 }
 
 // pkg is what go list says of a package.

@@ -1,74 +1,15 @@
 package page_test
 
 import (
-	"encoding/json"
-	"fmt"
 	"html"
 	"slices"
 	"strings"
 	"testing"
-	"unicode"
 
 	"github.com/rappel-ca/rappel"
 	"github.com/rappel-ca/rappel/plugins/guest"
-	"github.com/rappel-ca/rappel/plugins/guest/guesttest"
+	"github.com/rappel-ca/rappel/plugins/realjudged"
 )
-
-// radarFile is the parsed output of 34 live pages (PROVENANCE.md): its
-// affected-products keys are the camelCase of the pages' real <th> texts.
-const radarFile = "pages/recall-radar-web-2026-07-canada-detail-parsed-EXCERPT.json"
-
-// radarRecord is one record of radarFile.
-type radarRecord struct {
-	NID    string `json:"NID"`
-	Title  string `json:"Title"`
-	URL    string `json:"URL"`
-	Detail struct {
-		RecallType  string   `json:"recallType"`
-		Title       string   `json:"title"`
-		LastUpdated string   `json:"lastUpdated"`
-		BrandNames  []string `json:"brandNames"`
-		Summary     struct {
-			Product, Issue, Action string
-		} `json:"summary"`
-		Header   string `json:"affectedProductsHeader"`
-		Caption  string `json:"affectedProductsCaption"`
-		Products []struct {
-			Fields orderedFields `json:"fields"`
-		} `json:"affectedProducts"`
-		Images []struct {
-			URL string `json:"url"`
-			Alt string `json:"alt"`
-		} `json:"images"`
-	} `json:"Detail"`
-}
-
-// orderedFields keeps a row's keys in their order, the table's columns.
-type orderedFields struct {
-	keys   []string
-	values map[string]string
-}
-
-func (f *orderedFields) UnmarshalJSON(b []byte) error {
-	dec := json.NewDecoder(strings.NewReader(string(b)))
-	if _, err := dec.Token(); err != nil {
-		return err
-	}
-	f.values = map[string]string{}
-	for dec.More() {
-		k, err := dec.Token()
-		if err != nil {
-			return err
-		}
-		var v string
-		if err := dec.Decode(&v); err != nil {
-			return err
-		}
-		f.keys = append(f.keys, k.(string))
-		f.values[k.(string)] = v
-	}
-	return nil
-}
 
 // role is what the contract (testdata/FORMATS.md) says a column becomes.
 type role string
@@ -82,7 +23,7 @@ const (
 	roleDescribe role = "describe" // the name's details, "Header: value"
 )
 
-// radarColumns are every key of radarFile's tables, by page type, and the
+// radarColumns are every key of realjudged.RadarFile's tables, by page type, and the
 // role of each: a key the file has and this map lacks fails the test.
 var radarColumns = map[string]role{
 	// food
@@ -96,31 +37,6 @@ var radarColumns = map[string]role{
 	"model": roleLot, "serialNumbers": roleLot, "styleNumber": roleLot, "colours": roleDescribe, "itemDescription": roleName,
 	// cannabis
 	"productSize": roleSize, "packagingDate": roleLot, "printedValues": roleDescribe, "actualValues": roleDescribe,
-}
-
-// headerText turns a camelCase key back into a header as the pages print
-// it: "lotOrSerialNumber" is "Lot or serial number", "codeS" "Code(s)",
-// "upc" "UPC".
-func headerText(key string) string {
-	switch key {
-	case "codeS":
-		return "Code(s)"
-	case "upc":
-		return "UPC"
-	}
-	var b strings.Builder
-	for i, r := range key {
-		switch {
-		case i == 0:
-			b.WriteRune(unicode.ToUpper(r))
-		case unicode.IsUpper(r):
-			b.WriteRune(' ')
-			b.WriteRune(unicode.ToLower(r))
-		default:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
 }
 
 // pageType names the page type of a record by its table's keys.
@@ -141,84 +57,23 @@ func pageType(keys []string) string {
 	return "consumer"
 }
 
-// radarRecords reads radarFile's records of page type typ.
-func radarRecords(t *testing.T, typ string) []radarRecord {
+// radarRecords reads the records of realjudged.RadarFile of page type typ.
+func radarRecords(t *testing.T, typ string) []realjudged.RadarRecord {
 	t.Helper()
-	var f struct{ Records []radarRecord }
-	if err := json.Unmarshal(guesttest.RealSample(t, radarFile), &f); err != nil {
-		t.Fatal(err)
-	}
-	var out []radarRecord
-	for _, r := range f.Records {
-		if len(r.Detail.Products) > 0 && pageType(r.Detail.Products[0].Fields.keys) == typ {
+	var out []realjudged.RadarRecord
+	for _, r := range realjudged.Radar(t) {
+		if len(r.Detail.Products) > 0 && pageType(r.Detail.Products[0].Fields.Keys) == typ {
 			out = append(out, r)
 		}
 	}
 	if len(out) == 0 {
-		t.Fatalf("%s has no %s page", radarFile, typ)
+		t.Fatalf("%s has no %s page", realjudged.RadarFile, typ)
 	}
 	return out
 }
 
 // esc is HTML text.
 func esc(s string) string { return html.EscapeString(s) }
-
-// currentPage writes r as a page of the current layout, in the markup of
-// the live pages (82165, 82667): header, brands, last updated, summary,
-// images, and the affected-products table with the real headers, a
-// <thead> unless thead is false (the header row is then the first row of
-// data, as the file has it).
-func currentPage(r radarRecord, thead bool) string {
-	d := r.Detail
-	var b strings.Builder
-	fmt.Fprintf(&b, `<!DOCTYPE html><html lang="en"><head><link rel="canonical" href="%s"></head><body><main property="mainContentOfPage">`, esc(r.URL))
-	fmt.Fprintf(&b, `<div class="region region-header"><div class="h3" id="wb-cont-nav">%s</div><h1 class="gc-thickline" id="wb-cont"><span>%s</span></h1></div>`, esc(d.RecallType), esc(d.Title))
-	b.WriteString(`<details class="ar-brand-details"><summary>Brand(s)</summary><div class="ar-brand"><div class="field field--name-field-brand-ref field--type-entity-reference field--label-hidden field--items">`)
-	for _, br := range d.BrandNames {
-		fmt.Fprintf(&b, `<div class="field--item"><a href="/en/search/site?f%%5B1%%5D=brand%%3A1">%s</a></div>`, esc(br))
-	}
-	b.WriteString(`</div></div></details>`)
-	fmt.Fprintf(&b, `<div class="ar-last-modified ar-section"><div class="field field--name-field-last-updated field--type-datetime field--label-inline"><div class="field--label">Last updated</div><div class="field field--name-field-last-updated field--type-datetime field--label-hidden field--item"><time datetime="%sT12:00:00Z">%s</time></div></div></div>`, d.LastUpdated, d.LastUpdated)
-	fmt.Fprintf(&b, `<section class="ar-summary ar-section overflow-auto"><h2 class="h2" id="section_1">Summary</h2><div class="alert alert-info">`+
-		`<div class="field field--name-field-product field--label-inline"><div id="product" class="field--label">Product</div><div class="field field--name-field-product field--type-string field--label-hidden field--item">%s</div></div>`+
-		`<div class="issue-type clearfix"><div class="field field--name-field-issue-type field--label-inline"><div id="issue" class="field--label">Issue</div><div class="field field--name-field-issue-type field--type-entity-reference field--label-hidden field--items"><div class="field--item">%s</div></div></div></div>`+
-		`<div class="field field--name-field-action field--label-inline"><div id="action" class="field--label">What to do</div><div class="field field--name-field-action field--type-text-long field--label-hidden field--item"><p>%s</p></div></div></div></section>`,
-		esc(d.Summary.Product), esc(d.Summary.Issue), esc(d.Summary.Action))
-	if len(d.Images) > 0 {
-		b.WriteString(`<div class="ar-product-images ar-section"><div class="product-images">`)
-		for _, im := range d.Images {
-			path := strings.TrimPrefix(im.URL, "https://recalls-rappels.canada.ca")
-			fmt.Fprintf(&b, `<div class="slick__slide"><a href="%s"><div data-b-thumb="x"><img decoding="async" class="media__element b-lazy img-responsive" loading="lazy" data-src="%s" src="data:image/svg+xml;charset=utf-8,%%3Csvg%%3E" alt="%s"/></div></a></div>`, esc(path), esc(path), esc(im.Alt))
-		}
-		b.WriteString(`</div></div>`)
-	}
-	b.WriteString(`<section class="ar-affected-products ar-section"><h2 class="h2" id="section_2">Affected products</h2>`)
-	if d.Header != "" {
-		fmt.Fprintf(&b, `<div class="field field--name-field-affected-products-header field--type-text-long field--label-hidden field--item"><p>%s</p></div>`, esc(d.Header))
-	}
-	b.WriteString(`<table class="table table-bordered">`)
-	if d.Caption != "" {
-		fmt.Fprintf(&b, `<caption>%s</caption>`, esc(d.Caption))
-	}
-	keys := d.Products[0].Fields.keys
-	if thead {
-		b.WriteString(`<thead><tr>`)
-		for _, k := range keys {
-			fmt.Fprintf(&b, `<th><p>%s</p></th>`, esc(headerText(k)))
-		}
-		b.WriteString(`</tr></thead>`)
-	}
-	b.WriteString(`<tbody>`)
-	for _, p := range d.Products {
-		b.WriteString(`<tr>`)
-		for _, k := range keys {
-			fmt.Fprintf(&b, `<td><p>%s</p></td>`, esc(p.Fields.values[k]))
-		}
-		b.WriteString(`</tr>`)
-	}
-	b.WriteString(`</tbody></table></section></main></body></html>`)
-	return b.String()
-}
 
 // isNoneText says a cell holds nothing, as the contract reads it.
 func isNoneText(s string) bool {
@@ -249,12 +104,12 @@ func checkPageType(t *testing.T, typ string) {
 	recs := radarRecords(t, typ)
 	pages := map[string]string{}
 	for _, r := range recs {
-		for _, k := range r.Detail.Products[0].Fields.keys {
+		for _, k := range r.Detail.Products[0].Fields.Keys {
 			if _, ok := radarColumns[k]; !ok {
-				t.Errorf("NID %s: the column %q (%q) has no role in this test: add it to the contract", r.NID, k, headerText(k))
+				t.Errorf("NID %s: the column %q (%q) has no role in this test: add it to the contract", r.NID, k, realjudged.HeaderText(k))
 			}
 		}
-		pages["en/"+r.NID+".html"] = currentPage(r, true)
+		pages["en/"+r.NID+".html"] = r.Page(true)
 	}
 	v := run(t, pages)
 	for _, p := range v.Problems {
@@ -285,7 +140,7 @@ func checkPageType(t *testing.T, typ string) {
 }
 
 // checkSummary checks the parts of a page around its table.
-func checkSummary(t *testing.T, r radarRecord, rec *rappel.Record) {
+func checkSummary(t *testing.T, r realjudged.RadarRecord, rec *rappel.Record) {
 	d := r.Detail
 	tr := rec.Translations.EN
 	if tr == nil || tr.Title != guest.CleanText(d.Title) {
@@ -317,12 +172,12 @@ func checkSummary(t *testing.T, r radarRecord, rec *rappel.Record) {
 
 // checkRow checks the products one table row gave, at the head of prods,
 // and returns how many it gives.
-func checkRow(t *testing.T, r radarRecord, i int, f orderedFields, prods []rappel.Product) int {
+func checkRow(t *testing.T, r realjudged.RadarRecord, i int, f realjudged.RadarFields, prods []rappel.Product) int {
 	var brand, name, size []string
 	var lots, upcs []string
 	var details []string
-	for _, k := range f.keys {
-		v := guest.CleanText(f.values[k])
+	for _, k := range f.Keys {
+		v := guest.CleanText(f.Values[k])
 		if isNoneText(v) {
 			continue
 		}
@@ -403,7 +258,7 @@ func TestTableWithoutHead(t *testing.T) {
 	recs := radarRecords(t, "no-thead")
 	pages := map[string]string{}
 	for _, r := range recs {
-		pages["en/"+r.NID+".html"] = currentPage(r, false)
+		pages["en/"+r.NID+".html"] = r.Page(false)
 	}
 	v := run(t, pages)
 	for _, p := range v.Problems {
@@ -420,7 +275,7 @@ func TestTableWithoutHead(t *testing.T) {
 		}
 		for i, row := range rows {
 			p := rec.ProductList[i]
-			vals := row.Fields.values
+			vals := row.Fields.Values
 			if !strings.HasPrefix(p.Name, vals["column1"]) || !strings.Contains(p.Name, vals["column2"]) {
 				t.Errorf("NID %s: name %q, want %q with its dosage form %q", r.NID, p.Name, vals["column1"], vals["column2"])
 			}
