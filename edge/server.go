@@ -181,6 +181,8 @@ type Server struct {
 	// matchRecords are the current snapshot's records as POST
 	// /recall/match prepared them (match.go).
 	matchRecords atomic.Pointer[match.Cache]
+	// active counts the requests running (counted, WaitRequests).
+	active sync.WaitGroup
 	// stopping is set by StopStreams: the node is closing its
 	// connections, and a stream cut from then on was cut by the shutdown.
 	stopping atomic.Bool
@@ -244,7 +246,39 @@ func (s *Server) handler(routes []route) http.Handler {
 		h = t(s.annotateSpan(h))
 	}
 	h = s.requestID(h)
-	return h
+	return s.counted(h)
+}
+
+// counted keeps count of the requests h is running (Server.active), so
+// that a shutdown that closed their connections can wait for their
+// access lines (WaitRequests).
+func (s *Server) counted(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.active.Add(1)
+		defer s.active.Done()
+		h.ServeHTTP(w, r)
+	})
+}
+
+// WaitRequests waits, at most d, for the requests still running to return,
+// and reports whether they all did. A shutdown calls it after closing the
+// connections of the requests that outlived its timeout: each then fails
+// at its next read or write and returns, logging itself as cut, before
+// the process goes on to close the store and exit.
+func (s *Server) WaitRequests(d time.Duration) bool {
+	done := make(chan struct{})
+	go func() {
+		s.active.Wait()
+		close(done)
+	}()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-done:
+		return true
+	case <-t.C:
+		return false
+	}
 }
 
 // Server timeouts and limits. Requests are small GETs (and small JSON bodies

@@ -484,6 +484,12 @@ func (c *ListenConfig) serve(ctx context.Context, srv *edge.Server, log *slog.Lo
 		for _, hs := range servers {
 			hs.Close()
 		}
+		// The requests cut return at their next read or write: their
+		// access lines are written before the store closes and the
+		// process exits, or they would be lost.
+		if !srv.WaitRequests(time.Second) {
+			log.Warn("requests still running after their connections were closed; exiting without their access lines")
+		}
 		return errors.Join(serveErr, fmt.Errorf("finishing requests in flight: %w", shutdownErr))
 	}
 	return serveErr
