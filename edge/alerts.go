@@ -132,16 +132,9 @@ func decodeFields(r *http.Request, max int64, example string, fields []string, d
 	if int64(len(body)) > max {
 		return nil, rappel.Invalids(rappel.InvalidTooLong(rappel.BodyLoc(""), "", -1, int(max)))
 	}
-	var raw map[string]json.RawMessage
-	if err := json.Unmarshal(body, &raw); err != nil || raw == nil {
-		why := rappel.Reason{Problem: "is not a JSON object", Fix: example}
-		var se *json.SyntaxError
-		if len(bytes.TrimSpace(body)) == 0 {
-			why.Problem = "is empty"
-		} else if errors.As(err, &se) {
-			why.Problem = fmt.Sprintf("is not valid JSON: %s, at byte %d", se.Error(), se.Offset)
-		}
-		return nil, rappel.Invalids(rappel.InvalidJSON(rappel.BodyLoc(""), why))
+	raw, err := bodyObject(body, example)
+	if err != nil {
+		return nil, err
 	}
 	var items []rappel.Invalid
 	for _, k := range slices.Sorted(maps.Keys(raw)) {
@@ -364,3 +357,21 @@ var (
 		`<h1>Subscription confirmed</h1><p>You will receive an e-mail when a new recall matches your search.</p>` +
 		`<h1 lang="fr">Abonnement confirmé</h1><p lang="fr">Vous recevrez un courriel lorsqu'un nouveau rappel correspondra à votre recherche.</p></body></html>`))
 )
+
+// bodyObject reads body as one JSON object, its members unread, or says
+// in the body's 422 why it is not one (empty, not JSON, where it breaks),
+// with example as the fix. Every JSON body of the API is read with it.
+func bodyObject(body []byte, example string) (map[string]json.RawMessage, error) {
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(body, &raw); err != nil || raw == nil {
+		why := rappel.Reason{Problem: "is not a JSON object", Fix: example}
+		var se *json.SyntaxError
+		if len(bytes.TrimSpace(body)) == 0 {
+			why.Problem = "is empty"
+		} else if errors.As(err, &se) {
+			why.Problem = fmt.Sprintf("is not valid JSON: %s, at byte %d", se.Error(), se.Offset)
+		}
+		return nil, rappel.Invalids(rappel.InvalidJSON(rappel.BodyLoc(""), why))
+	}
+	return raw, nil
+}

@@ -1,7 +1,6 @@
 package edge
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -185,16 +184,9 @@ func (s *Server) matchCache(snap rappel.Snapshot) *match.Cache {
 // no items array, no item, too many, another field) is a 422 of the body;
 // an item that cannot be read is an entry with its problems.
 func decodeMatchBody(body []byte) (*matchRequest, error) {
-	var top map[string]json.RawMessage
-	if err := json.Unmarshal(body, &top); err != nil || top == nil {
-		why := rappel.Reason{Problem: "is not a JSON object", Fix: matchExample}
-		var se *json.SyntaxError
-		if len(bytes.TrimSpace(body)) == 0 {
-			why.Problem = "is empty"
-		} else if errors.As(err, &se) {
-			why.Problem = fmt.Sprintf("is not valid JSON: %s, at byte %d", se.Error(), se.Offset)
-		}
-		return nil, rappel.Invalids(rappel.InvalidJSON(rappel.BodyLoc(""), why))
+	top, err := bodyObject(body, matchExample)
+	if err != nil {
+		return nil, err
 	}
 	var problems []rappel.Invalid
 	for _, k := range slices.Sorted(maps.Keys(top)) {
