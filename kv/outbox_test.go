@@ -170,3 +170,10 @@ func TestStore_OutboxDepthDiskFull(t *testing.T) {
 		t.Fatalf("with s2's e-mail left: %+v, want 1 e-mail of 2 rows", d)
 	}
 }
+
+func TestStore_WatchlistStore(t *testing.T) {
+	storetest.WatchlistStore(t, func(t *testing.T) (rappel.WatchlistStore, rappel.WatchlistStore) {
+		st := mustAlertStore(t)
+		return st, st
+	})
+}

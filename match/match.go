@@ -62,24 +62,10 @@ const (
 	Undecided  = "undecided"
 )
 
-// Item is one product of a catalog, as the edge decoded and checked it.
-// Every field is optional, but an item holds at least a barcode, a brand,
-// a name or a model.
-type Item struct {
-	Name, Brand, Model string
-	// GTIN is the item's barcode in its GTIN-14 form (rappel.ParseGTIN).
-	GTIN rappel.GTIN
-	// Lot and Date are the lot code and the best-before or other date
-	// printed on the item, as printed.
-	Lot, Date string
-	// Year is a vehicle's model year, 0 when not given.
-	Year int
-	// Category is the retailer's own category, for the record: matching
-	// does not depend on it.
-	Category string
-	// Lang is the language of the candidates' titles, "" for English.
-	Lang string
-}
+// Item is one product of a catalog, as the edge decoded and checked it
+// (rappel.CatalogItem): every field is optional, but an item holds at
+// least a barcode, a brand, a name or a model.
+type Item = rappel.CatalogItem
 
 // Result is the answer for one item: its status, the notices that made
 // it, strongest first, and for no_match a sentence naming the dataset's

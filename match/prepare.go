@@ -153,9 +153,16 @@ func (p *record) title(lang string) string { return p.rec.Title(lang) }
 // It keeps at most maxCached records; past that, records are prepared per
 // batch. Safe for concurrent use.
 type Cache struct {
-	snap rappel.Snapshot
+	snap records
 	m    sync.Map // record_id → *record
 	n    atomic.Int64
+}
+
+// records are what a Cache prepares records from: a snapshot, or the
+// records of one refresh (Batch).
+type records interface {
+	Record(id string) (*rappel.Record, bool)
+	Info() rappel.DatasetInfo
 }
 
 // maxCached bounds a Cache: about a kilobyte or two a record.
@@ -166,7 +173,7 @@ func NewCache(snap rappel.Snapshot) *Cache { return &Cache{snap: snap} }
 
 // For reports whether the cache holds snap's records: a new snapshot
 // needs a new cache.
-func (c *Cache) For(snap rappel.Snapshot) bool { return c != nil && c.snap == snap }
+func (c *Cache) For(snap rappel.Snapshot) bool { return c != nil && c.snap == records(snap) }
 
 // record returns the prepared record id, or nil when the snapshot lacks
 // it (a lookup of the store may name a record a refresh has just
