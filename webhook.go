@@ -28,7 +28,7 @@ const (
 )
 
 // WebhookEvents are the event types an endpoint may subscribe to.
-var WebhookEvents = Vocabulary{EventRecallCreated, EventRecallUpdated, EventRecallArchived}
+var WebhookEvents = Vocabulary{EventRecallCreated, EventRecallUpdated, EventRecallArchived, EventWatchlistMatch}
 
 // Webhook endpoint states.
 const (

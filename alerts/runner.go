@@ -162,6 +162,9 @@ type Runner struct {
 	// HookSender match and post webhook deliveries, in the same loop.
 	Hooks       *HookService
 	HookMatcher *HookMatcher
+	// Watchlists is the rappel.Watchlists the edge serves; HookMatcher
+	// matches the lists with the record events.
+	Watchlists *WatchService
 	HookSender  *HookSender
 
 	records      RecordSource
@@ -270,6 +273,9 @@ func (r *Runner) newHooks(cfg Config, store Store, records RecordSource, ix Inde
 	m := NewHookMatcher(ix)
 	m.Hooks, m.Outbox, m.Records, m.Logger = store, store, records, r.log
 	r.HookSender, r.HookMatcher, r.Hooks = s, m, NewHookService(store, s)
+	if ws, ok := store.(rappel.WatchlistStore); ok {
+		m.Watchlists, r.Watchlists = ws, NewWatchService(ws)
+	}
 }
 
 // Open starts the loops: a pass of each at once (batches left by a

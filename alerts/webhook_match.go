@@ -18,6 +18,10 @@ import (
 type HookMatcher struct {
 	Hooks  rappel.WebhookStore
 	Outbox rappel.WebhookOutbox
+	// Watchlists, when set, are matched with the same events
+	// (watch_match.go): their hits are stored, and delivered as
+	// watchlist.match events.
+	Watchlists rappel.WatchlistStore
 	matching
 }
 
@@ -103,10 +107,12 @@ func (m *HookMatcher) Match(ctx context.Context, e *rappel.RecordEvents) (int, e
 	}
 	recs := make([]*rappel.Record, len(keys))
 	evOf := map[string]*hookEvent{} // by record_id: one event per record and batch
+	unmatched := make([]*hookEvent, len(keys))
 	for i, k := range keys {
 		ev := &events[byKey[k]]
 		recs[i] = ev.rec
 		evOf[ev.rec.RecordID] = ev
+		unmatched[i] = ev
 	}
 	var rows []*rappel.Delivery
 	if len(ss) > 0 {
@@ -128,6 +134,14 @@ func (m *HookMatcher) Match(ctx context.Context, e *rappel.RecordEvents) (int, e
 				OutboxState: rappel.OutboxState{Seq: e.Seq, Status: rappel.AlertPending, CreatedAt: now, NextAt: now}})
 		}
 	}
+	wkeys, wrows, err := m.watchHits(ctx, e.At, unmatched, hooks)
+	if err != nil {
+		return 0, fmt.Errorf("matching watchlists with batch %d: %w", e.Seq, err)
+	}
+	for _, d := range wrows {
+		d.Seq = e.Seq
+	}
+	keys, rows = append(keys, wkeys...), append(rows, wrows...)
 	n, err := m.Outbox.CommitEvents(ctx, keys, rows)
 	if err != nil {
 		return 0, fmt.Errorf("writing webhook deliveries of batch %d: %w", e.Seq, err)

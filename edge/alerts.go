@@ -152,6 +152,8 @@ func decodeFields(r *http.Request, max int64, example string, fields []string, d
 			what := "a string"
 			if _, list := p.(**[]string); list {
 				what = "an array of strings"
+			} else if _, flag := p.(**bool); flag {
+				what = "true or false"
 			}
 			items = append(items, rappel.InvalidValue(rappel.BodyLoc(k), nil,
 				rappel.Reason{Problem: "is not " + what, Fix: "send " + what + ", or null to leave it out"}))

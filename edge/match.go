@@ -188,29 +188,7 @@ func decodeMatchBody(body []byte) (*matchRequest, error) {
 	if err != nil {
 		return nil, err
 	}
-	var problems []rappel.Invalid
-	for _, k := range slices.Sorted(maps.Keys(top)) {
-		if k != "items" {
-			problems = append(problems, rappel.InvalidExtra(rappel.BodyLoc(k), nil, []string{"items"}))
-		}
-	}
-	raw, ok := top["items"]
-	var list []json.RawMessage
-	switch {
-	case !ok || string(raw) == "null":
-		problems = append(problems, rappel.InvalidMissing(rappel.BodyLoc("items"),
-			"send the products of the catalog as an array of objects, such as '[{\"gtin\": \"0 42272 90583 6\"}]'"))
-	case json.Unmarshal(raw, &list) != nil:
-		problems = append(problems, rappel.InvalidValue(rappel.BodyLoc("items"), nil,
-			rappel.Reason{Problem: "is not an array", Fix: "send the products of the catalog as an array of objects, such as '[{\"gtin\": \"0 42272 90583 6\"}]'"}))
-	case len(list) == 0:
-		problems = append(problems, rappel.InvalidValue(rappel.BodyLoc("items"), nil,
-			rappel.Reason{Problem: "holds no item", Fix: "send at least one product to screen"}))
-	case len(list) > maxMatchItems:
-		problems = append(problems, rappel.InvalidValue(rappel.BodyLoc("items"), nil,
-			rappel.Reason{Problem: fmt.Sprintf("holds %d items, more than the %d a request may hold", len(list), maxMatchItems),
-				Fix: fmt.Sprintf("send the catalog in batches of %d items or fewer", maxMatchItems), Ctx: map[string]any{"max_items": maxMatchItems}}))
-	}
+	list, problems := itemList(top, []string{"items"}, maxMatchItems, "send the catalog in batches of %d items or fewer")
 	if len(problems) > 0 {
 		return nil, rappel.Invalids(problems...)
 	}
@@ -224,6 +202,36 @@ func decodeMatchBody(body []byte) (*matchRequest, error) {
 		req.entries[i] = e
 	}
 	return req, nil
+}
+
+// itemList returns the items array of a body's top object, and the
+// problems of the body as a whole: a field not in fields, no items array,
+// no item, more than max (tooMany is the fix, with max in it).
+func itemList(top map[string]json.RawMessage, fields []string, max int, tooMany string) ([]json.RawMessage, []rappel.Invalid) {
+	var problems []rappel.Invalid
+	for _, k := range slices.Sorted(maps.Keys(top)) {
+		if !slices.Contains(fields, k) {
+			problems = append(problems, rappel.InvalidExtra(rappel.BodyLoc(k), nil, fields))
+		}
+	}
+	raw, ok := top["items"]
+	var list []json.RawMessage
+	switch {
+	case !ok || string(raw) == "null":
+		problems = append(problems, rappel.InvalidMissing(rappel.BodyLoc("items"),
+			"send the products of the catalog as an array of objects, such as '[{\"gtin\": \"0 42272 90583 6\"}]'"))
+	case json.Unmarshal(raw, &list) != nil:
+		problems = append(problems, rappel.InvalidValue(rappel.BodyLoc("items"), nil,
+			rappel.Reason{Problem: "is not an array", Fix: "send the products of the catalog as an array of objects, such as '[{\"gtin\": \"0 42272 90583 6\"}]'"}))
+	case len(list) == 0:
+		problems = append(problems, rappel.InvalidValue(rappel.BodyLoc("items"), nil,
+			rappel.Reason{Problem: "holds no item", Fix: "send at least one product"}))
+	case len(list) > max:
+		problems = append(problems, rappel.InvalidValue(rappel.BodyLoc("items"), nil,
+			rappel.Reason{Problem: fmt.Sprintf("holds %d items, more than the %d a request may hold", len(list), max),
+				Fix: fmt.Sprintf(tooMany, max), Ctx: map[string]any{"max_items": max}}))
+	}
+	return list, problems
 }
 
 // itemLoc is the loc of field of item i, or of the item when field is "".

@@ -65,6 +65,13 @@ func (s *Server) routes() []route {
 		{methods: get, pattern: "/recall/webhooks/{id}", handle: s.getWebhook},
 		{methods: []string{http.MethodDelete}, pattern: "/recall/webhooks/{id}", handle: s.deleteWebhook},
 		{methods: []string{http.MethodPost}, pattern: "/recall/webhooks/{id}/test", handle: s.testWebhook},
+		{methods: []string{http.MethodPost}, pattern: "/recall/watchlists", handle: s.createWatchlist},
+		{methods: get, pattern: "/recall/watchlists", handle: s.listWatchlists},
+		{methods: get, pattern: "/recall/watchlists/{id}", handle: s.getWatchlist},
+		{methods: []string{http.MethodDelete}, pattern: "/recall/watchlists/{id}", handle: s.deleteWatchlist},
+		{methods: get, pattern: "/recall/watchlists/{id}/items", params: []string{"after", "limit"}, handle: s.listWatchItems},
+		{methods: get, pattern: "/recall/watchlists/{id}/hits", params: []string{"after", "limit"}, handle: s.listWatchHits},
+		{methods: []string{http.MethodPatch}, pattern: "/recall/watchlists/{id}/hits/{hit_id}", handle: s.handleWatchHit},
 		// Public to the gateway keys: the admin key is checked instead.
 		{methods: []string{http.MethodPost}, pattern: "/admin/refresh", public: true, handle: s.adminRefresh},
 		{methods: []string{http.MethodPost}, pattern: "/admin/backup", public: true, handle: s.adminBackup},

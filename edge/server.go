@@ -49,6 +49,9 @@ type Server struct {
 	Alerts rappel.Alerts
 	// Webhooks serves /recall/webhooks, which answers 503 while it is nil.
 	Webhooks rappel.Webhooks
+	// Watchlists serves /recall/watchlists, which answers 503 while it is
+	// nil.
+	Watchlists rappel.Watchlists
 	// WebhookStats, when set, counts webhook delivery outcomes, and
 	// WebhookDepth the deliveries waiting, for /metrics.
 	WebhookStats func() rappel.WebhookStats

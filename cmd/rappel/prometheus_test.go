@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -18,7 +17,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rappel-ca/rappel/bundle"
 	"github.com/rappel-ca/rappel/plugins/plugintest"
 )
 
@@ -56,12 +54,7 @@ var costlySearch = "/recall?" + url.Values{
 // Every rule evaluates without an error throughout.
 func TestPrometheus_RealAlerts(t *testing.T) {
 	bin := prometheusBinary(t)
-	if _, err := bundle.ReadManifest(bundle.Embedded()); errors.Is(err, bundle.ErrEmpty) {
-		if os.Getenv("RAPPEL_TEST_BUNDLE") != "" {
-			t.Fatal("no bundle is embedded, and RAPPEL_TEST_BUNDLE says make test built one")
-		}
-		t.Skip("no bundle embedded; `make test` builds one first and sets RAPPEL_TEST_BUNDLE=1")
-	}
+	needBundle(t)
 	// The embedded bundle's 41,000 records, so that a costly search costs.
 	base, node, stderr := startMainOn(t, t.TempDir(), "--metrics-addr", "127.0.0.1:0")
 	base = "http://" + base

@@ -20,7 +20,6 @@ import (
 	"time"
 
 	"github.com/rappel-ca/rappel"
-	"github.com/rappel-ca/rappel/bundle"
 	"github.com/rappel-ca/rappel/feeds/feedstest"
 	"github.com/rappel-ca/rappel/plugins/guest/guesttest"
 )
@@ -37,12 +36,7 @@ import (
 // upstream whose notices carry the bundle's own NIDs, where every record
 // id is one the bundle also had.
 func TestServe_RealSwitch(t *testing.T) {
-	if _, err := bundle.ReadManifest(bundle.Embedded()); errors.Is(err, bundle.ErrEmpty) {
-		if os.Getenv("RAPPEL_TEST_BUNDLE") != "" {
-			t.Fatal("no bundle is embedded, and RAPPEL_TEST_BUNDLE says make test built one")
-		}
-		t.Skip("no bundle embedded; `make test` builds one first and sets RAPPEL_TEST_BUNDLE=1")
-	}
+	needBundle(t)
 	dump := guesttest.RealSample(t, "hc-dump-en-2025-06.json")
 	vrdb := guesttest.RealSample(t, "tc-vrdb-daily-2023-01-13-whole.csv")
 	t.Run("RealNIDs", func(t *testing.T) { testSwitch(t, dump, vrdb, false) })

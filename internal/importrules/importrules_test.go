@@ -24,7 +24,8 @@ const module = "github.com/rappel-ca/rappel"
 // service packages, do not import each other, and cmd wires them. The
 // libraries beside the domain (internal, vindecode, idn) import the
 // domain at most, and any part may use them. match, the screening of a
-// catalog, imports the domain only; the edge serves it. Imports by tests
+// catalog, imports the domain only; the edge serves it, and alerts
+// matches watchlists with it. Imports by tests
 // are not bound: a test may put the real parts next to each other.
 var allowed = map[string][]string{
 	"":          nil,
@@ -38,7 +39,7 @@ var allowed = map[string][]string{
 	"edge":      {"", "internal", "vindecode", "idn", "match"},
 	"feeds":     {"", "internal"},
 	"fleet":     {"", "internal"},
-	"alerts":    {"", "internal", "idn"},
+	"alerts":    {"", "internal", "idn", "match"},
 	"deploy":    nil,
 	"cmd":       {"", "internal", "vindecode", "idn", "kv", "plugins", "bundle", "edge", "feeds", "fleet", "alerts", "match"},
 }
