@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -284,15 +285,16 @@ func (s *Store) DeleteWatchlist(ctx context.Context, id string) error {
 	})
 }
 
-// watchedItemsBy is the join of index keys to their items that
-// WatchedItems reads, completed by a WHERE clause or a join naming keys.
-const watchedItemsBy = `SELECT i.list, i.body FROM watchlist_index k
-	JOIN watchlist_items i ON i.list = k.list AND i.item_id = k.item_id `
+// watchedItemsOf reads the items of the index rows its FROM clause
+// selects. Each item is read by a subquery on watchlist_items' primary
+// key: as a join, PostgreSQL, which cannot tell how many keys a range of
+// unknown bounds holds, estimates a third of them and reads every item
+// into a hash table.
+const watchedItemsOf = `SELECT k.list, (SELECT i.body FROM watchlist_items i WHERE i.list = k.list AND i.item_id = k.item_id) FROM `
 
 // WatchedItems calls fn for the items found by the exact keys, in one
-// query (= ANY), and for those found by the prefixes, in another: each
-// prefix is a range of watchlist_index's primary key (from the prefix to
-// its successor), so that either reads the rows it finds and no other.
+// query (= ANY), and for those found by the prefixes, in another
+// (prefixRanges), so that either reads the rows it finds and no other.
 // fn runs as the rows arrive, with the query's connection held.
 func (s *Store) WatchedItems(ctx context.Context, exact, prefixes []string, fn func(*rappel.WatchedItem) error) error {
 	if s.pool == nil {
@@ -303,35 +305,43 @@ func (s *Store) WatchedItems(ctx context.Context, exact, prefixes []string, fn f
 		for i, k := range exact {
 			keys[i] = []byte(k)
 		}
-		if err := s.watchedItems(ctx, fn, watchedItemsBy+`WHERE k.key = ANY($1::BYTEA[])`, keys); err != nil {
+		if err := s.watchedItems(ctx, fn, watchedItemsOf+`watchlist_index k WHERE k.key = ANY($1::BYTEA[])`, keys); err != nil {
 			return err
 		}
 	}
-	var lo, hi, unbounded [][]byte
-	for _, p := range prefixes {
-		end := prefixEnd([]byte(p))
-		if end == nil {
-			unbounded = append(unbounded, []byte(p))
-			continue
-		}
-		lo, hi = append(lo, []byte(p)), append(hi, end)
-	}
-	if len(lo) > 0 {
-		q := `SELECT i.list, i.body FROM unnest($1::BYTEA[], $2::BYTEA[]) AS p (lo, hi)
-			JOIN watchlist_index k ON k.key >= p.lo AND k.key < p.hi
-			JOIN watchlist_items i ON i.list = k.list AND i.item_id = k.item_id`
-		if err := s.watchedItems(ctx, fn, q, lo, hi); err != nil {
-			return err
-		}
-	}
-	// A prefix with no successor, "" or bytes 0xff alone (no UTF-8 key
-	// holds them), is every key from it on: rare enough for a query each.
-	for _, p := range unbounded {
-		if err := s.watchedItems(ctx, fn, watchedItemsBy+`WHERE k.key >= $1`, p); err != nil {
+	if len(prefixes) > 0 {
+		q, args := prefixRanges(prefixes)
+		if err := s.watchedItems(ctx, fn, watchedItemsOf+`watchlist_index k WHERE `+q, args...); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// prefixRanges returns the condition of keys starting with one of
+// prefixes and its arguments: for each, k.key >= the prefix AND k.key <
+// its successor, a range of watchlist_index's primary key; a prefix with
+// no successor ("", or bytes 0xff alone, which no UTF-8 key holds) is
+// every key from it on. The bounds are parameters of their own, rather
+// than arrays to unnest, so that PostgreSQL plans each query with them
+// and knows how few keys a range holds: from arrays it would take each
+// range for a third of the index, plan a costly query and compile it
+// (JIT) for most of a second.
+func prefixRanges(prefixes []string) (string, []any) {
+	var q strings.Builder
+	args := make([]any, 0, 2*len(prefixes))
+	for i, p := range prefixes {
+		if i > 0 {
+			q.WriteString(" OR ")
+		}
+		args = append(args, []byte(p))
+		fmt.Fprintf(&q, "k.key >= $%d", len(args))
+		if end := prefixEnd([]byte(p)); end != nil {
+			args = append(args, end)
+			fmt.Fprintf(&q, " AND k.key < $%d", len(args))
+		}
+	}
+	return q.String(), args
 }
 
 // watchedItems runs q and calls fn with each row's item.
@@ -346,6 +356,9 @@ func (s *Store) watchedItems(ctx context.Context, fn func(*rappel.WatchedItem) e
 		var body []byte
 		if err := rows.Scan(&list, &body); err != nil {
 			return unreachable(fmt.Errorf("reading watched items: %w", err))
+		}
+		if body == nil {
+			continue // its list was deleted in the meantime
 		}
 		var it storedWatchItem
 		if err := json.Unmarshal(body, &it); err != nil {
