@@ -38,9 +38,9 @@ import (
 //
 // No foreign keys: a list's rows are deleted with it in one transaction
 // (DeleteWatchlist), and AddWatchHits holds a share lock on the lists it
-// adds to, so that a list deleted meanwhile keeps no hit. Checking a
-// foreign key for each of a large list's items and keys would double the
-// time of its creation.
+// adds to, so that a list deleted meanwhile keeps no hit. A foreign key
+// would add a check (a trigger's lookup) to each of a large list's
+// 300,000 item and key rows.
 const schemaWatchlists = `
 CREATE TABLE IF NOT EXISTS watchlists (
 	id         TEXT PRIMARY KEY,
