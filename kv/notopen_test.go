@@ -20,6 +20,8 @@ func TestStore_NotOpen(t *testing.T) {
 	row := &rappel.AlertRow{Sub: "s1", Record: "hc-1", OutboxState: rappel.OutboxState{Seq: 1, Status: rappel.AlertPending, CreatedAt: now, NextAt: now}}
 	sub := &rappel.Subscription{ID: "s1", Status: rappel.SubPending, CreatedAt: now}
 	hook := &rappel.Webhook{ID: "wh_1", Key: "k1"}
+	list := &rappel.Watchlist{ID: "wl1", Key: "k1", Items: 1, CreatedAt: now}
+	hit := &rappel.WatchHit{ID: "h1", Watchlist: "wl1", Item: "sku-1", MatchedAt: now}
 	for name, call := range map[string]func() error{
 		"PutRecords":     func() error { return s.PutRecords(ctx, []*rappel.Record{{RecordID: "hc-1"}}) },
 		"DeleteRecords":  func() error { return s.DeleteRecords(ctx, []string{"hc-1"}) },
@@ -55,6 +57,20 @@ func TestStore_NotOpen(t *testing.T) {
 		"DeleteAllowancesEnded": func() error { _, err := s.DeleteAllowancesEnded(ctx, now); return err },
 		"CreateWebhook":         func() error { return s.CreateWebhook(ctx, hook, 10) },
 		"Webhook":               func() error { _, err := s.Webhook(ctx, "wh_1"); return err },
+		"CreateWatchlist": func() error {
+			return s.CreateWatchlist(ctx, list, []rappel.WatchedItem{{Item: rappel.CatalogItem{ID: "sku-1"}, Keys: []string{"b:acme"}}}, 10)
+		},
+		"Watchlist":       func() error { _, err := s.Watchlist(ctx, "wl1"); return err },
+		"Watchlists":      func() error { _, err := s.Watchlists(ctx, "k1"); return err },
+		"WatchItems":      func() error { _, err := s.WatchItems(ctx, "wl1", "", 10); return err },
+		"DeleteWatchlist": func() error { return s.DeleteWatchlist(ctx, "wl1") },
+		"WatchedItems": func() error {
+			return s.WatchedItems(ctx, []string{"b:acme"}, []string{"g:0006"}, func(*rappel.WatchedItem) error { return nil })
+		},
+		"AddWatchHits":       func() error { return s.AddWatchHits(ctx, []*rappel.WatchHit{hit}) },
+		"AddWatchHits(none)": func() error { return s.AddWatchHits(ctx, nil) },
+		"WatchHits":          func() error { _, err := s.WatchHits(ctx, "wl1", "", 10); return err },
+		"SetWatchHitHandled": func() error { _, err := s.SetWatchHitHandled(ctx, "wl1", "h1", now); return err },
 	} {
 		if err := call(); !errors.Is(err, errNotOpen) {
 			t.Errorf("%s on a store not open: %v, want errNotOpen", name, err)

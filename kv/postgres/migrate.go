@@ -32,6 +32,7 @@ var migrations = []migration{
 	{Version: 5, Name: "the outbox of confirmation e-mails", SQL: schemaConfirmations},
 	{Version: 6, Name: "the fleet's feed lease and publication log", SQL: schemaFleet},
 	{Version: 7, Name: "the fleet plugins' signatures", SQL: schemaFleetSignatures},
+	{Version: 8, Name: "watchlists, their items, key index and hits", SQL: schemaWatchlists},
 }
 
 // SchemaVersion is the newest schema this package knows.
