@@ -63,7 +63,7 @@ type Watchlist struct {
 	// the list and its hits.
 	Key       string    `json:"key"`
 	Name      string    `json:"name,omitempty"`
-	Items     int       `json:"items"`
+	Size      int       `json:"items"` // how many items it holds
 	CreatedAt time.Time `json:"created_at"`
 }
 
@@ -71,13 +71,13 @@ type Watchlist struct {
 type WatchlistView struct {
 	ID        string    `json:"id"`
 	Name      string    `json:"name,omitempty"`
-	Items     int       `json:"items"`
+	Size      int       `json:"items"`
 	CreatedAt time.Time `json:"created_at"`
 }
 
 // View returns w as the API shows it: without its key.
 func (w *Watchlist) View() *WatchlistView {
-	return &WatchlistView{ID: w.ID, Name: w.Name, Items: w.Items, CreatedAt: w.CreatedAt}
+	return &WatchlistView{ID: w.ID, Name: w.Name, Size: w.Size, CreatedAt: w.CreatedAt}
 }
 
 // WatchedItem is an item of a list with the keys matching finds it by

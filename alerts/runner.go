@@ -19,6 +19,7 @@ type Store interface {
 	rappel.Outbox
 	rappel.WebhookStore
 	rappel.WebhookOutbox
+	rappel.WatchlistStore
 }
 
 // RecordSource is a node's own store as the alerts read it: each
@@ -165,7 +166,7 @@ type Runner struct {
 	// Watchlists is the rappel.Watchlists the edge serves; HookMatcher
 	// matches the lists with the record events.
 	Watchlists *WatchService
-	HookSender  *HookSender
+	HookSender *HookSender
 
 	records      RecordSource
 	store        Store
@@ -273,9 +274,7 @@ func (r *Runner) newHooks(cfg Config, store Store, records RecordSource, ix Inde
 	m := NewHookMatcher(ix)
 	m.Hooks, m.Outbox, m.Records, m.Logger = store, store, records, r.log
 	r.HookSender, r.HookMatcher, r.Hooks = s, m, NewHookService(store, s)
-	if ws, ok := store.(rappel.WatchlistStore); ok {
-		m.Watchlists, r.Watchlists = ws, NewWatchService(ws)
-	}
+	m.Watchlists, r.Watchlists = store, NewWatchService(store)
 }
 
 // Open starts the loops: a pass of each at once (batches left by a

@@ -34,7 +34,7 @@ func (s *WatchService) Create(ctx context.Context, key, name string, items []rap
 	if err != nil {
 		return nil, err
 	}
-	w := &rappel.Watchlist{ID: "wl_" + id, Key: key, Name: name, Items: len(items), CreatedAt: s.Now().UTC().Truncate(time.Microsecond)}
+	w := &rappel.Watchlist{ID: "wl_" + id, Key: key, Name: name, Size: len(items), CreatedAt: s.Now().UTC().Truncate(time.Microsecond)}
 	watched := make([]rappel.WatchedItem, len(items))
 	for i := range items {
 		watched[i] = rappel.WatchedItem{List: w.ID, Item: items[i], Keys: match.ItemKeys(&items[i])}

@@ -201,8 +201,8 @@ func watchPage(w http.ResponseWriter) (after string, limit int, err error) {
 // watchItemPage is the body of GET /recall/watchlists/{id}/items: a page
 // of items and the after of the next, "" on the last.
 type watchItemPage struct {
-	Items []rappel.CatalogItem `json:"items"`
-	Next  string               `json:"next_after,omitempty"`
+	List []rappel.CatalogItem `json:"items"`
+	Next string               `json:"next_after,omitempty"`
 }
 
 // listWatchItems answers GET /recall/watchlists/{id}/items.
@@ -219,12 +219,12 @@ func (s *Server) listWatchItems(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	page := watchItemPage{Items: items}
+	page := watchItemPage{List: items}
 	if len(items) > limit {
-		page.Items, page.Next = items[:limit], items[limit-1].ID
+		page.List, page.Next = items[:limit], items[limit-1].ID
 	}
-	if page.Items == nil {
-		page.Items = []rappel.CatalogItem{}
+	if page.List == nil {
+		page.List = []rappel.CatalogItem{}
 	}
 	return s.writeValue(w, r, page)
 }

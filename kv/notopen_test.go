@@ -20,7 +20,7 @@ func TestStore_NotOpen(t *testing.T) {
 	row := &rappel.AlertRow{Sub: "s1", Record: "hc-1", OutboxState: rappel.OutboxState{Seq: 1, Status: rappel.AlertPending, CreatedAt: now, NextAt: now}}
 	sub := &rappel.Subscription{ID: "s1", Status: rappel.SubPending, CreatedAt: now}
 	hook := &rappel.Webhook{ID: "wh_1", Key: "k1"}
-	list := &rappel.Watchlist{ID: "wl1", Key: "k1", Items: 1, CreatedAt: now}
+	list := &rappel.Watchlist{ID: "wl1", Key: "k1", Size: 1, CreatedAt: now}
 	hit := &rappel.WatchHit{ID: "h1", Watchlist: "wl1", Item: "sku-1", MatchedAt: now}
 	for name, call := range map[string]func() error{
 		"PutRecords":     func() error { return s.PutRecords(ctx, []*rappel.Record{{RecordID: "hc-1"}}) },

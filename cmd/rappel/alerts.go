@@ -73,8 +73,6 @@ func (c *AlertsConfig) start(ctx context.Context, store *kv.Store, shared *postg
 	}
 	srv.Alerts = r.Service
 	srv.Webhooks, srv.WebhookStats = r.Hooks, r.HookSender.Counts
-	if r.Watchlists != nil {
-		srv.Watchlists = r.Watchlists
-	}
+	srv.Watchlists = r.Watchlists
 	return r, r.Open(ctx)
 }

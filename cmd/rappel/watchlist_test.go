@@ -2,14 +2,14 @@ package main
 
 import (
 	"crypto/hmac"
-	"errors"
-	"os"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -136,7 +136,7 @@ func TestServe_WatchlistMatch(t *testing.T) {
 	var ev struct {
 		Type string `json:"type"`
 		Data struct {
-			Watchlist struct{ ID, Name string } `json:"watchlist"`
+			Watchlist struct{ ID, Name string }         `json:"watchlist"`
 			Item      struct{ ID, Brand, Model string } `json:"item"`
 			Hit       struct {
 				ID, Status, Event string

@@ -42,7 +42,7 @@ func BenchmarkStore_CreateWatchlist100k(b *testing.B) {
 	b.ResetTimer()
 	for n := range b.N {
 		id := fmt.Sprintf("wl%d", n)
-		w := &rappel.Watchlist{ID: id, Key: "k1", Name: "catalog", Items: len(items), CreatedAt: t0}
+		w := &rappel.Watchlist{ID: id, Key: "k1", Name: "catalog", Size: len(items), CreatedAt: t0}
 		if err := s.CreateWatchlist(ctx, w, items, rappel.MaxWatchlistsPerKey); err != nil {
 			b.Fatal(err)
 		}
@@ -61,7 +61,7 @@ func TestStore_WatchlistNotOpen(t *testing.T) {
 	ctx := context.Background()
 	s := NewStore("postgres://127.0.0.1:1/none")
 	now := time.Date(2026, 12, 3, 5, 0, 0, 0, time.UTC)
-	list := &rappel.Watchlist{ID: "wl1", Key: "k1", Items: 1, CreatedAt: now}
+	list := &rappel.Watchlist{ID: "wl1", Key: "k1", Size: 1, CreatedAt: now}
 	hit := &rappel.WatchHit{ID: "h1", Watchlist: "wl1", Item: "sku-1", MatchedAt: now}
 	for name, call := range map[string]func() error{
 		"CreateWatchlist": func() error {
@@ -128,7 +128,7 @@ func TestStore_WatchlistBytes(t *testing.T) {
 	} {
 		items = append(items, rappel.WatchedItem{Item: rappel.CatalogItem{ID: it.id, Name: it.id}, Keys: []string{it.key}})
 	}
-	w := &rappel.Watchlist{ID: "wl1", Key: "k1", Items: len(items), CreatedAt: time.Date(2026, 12, 3, 5, 0, 0, 0, time.UTC)}
+	w := &rappel.Watchlist{ID: "wl1", Key: "k1", Size: len(items), CreatedAt: time.Date(2026, 12, 3, 5, 0, 0, 0, time.UTC)}
 	if err := s.CreateWatchlist(ctx, w, items, 10); err != nil {
 		t.Fatal(err)
 	}
@@ -191,7 +191,7 @@ func TestStore_WatchHitsWhileDeleting(t *testing.T) {
 	t0 := time.Date(2026, 12, 3, 5, 0, 0, 0, time.UTC)
 	for round := range 5 {
 		id := fmt.Sprintf("wl%d", round)
-		w := &rappel.Watchlist{ID: id, Key: "k1", Items: 1, CreatedAt: t0}
+		w := &rappel.Watchlist{ID: id, Key: "k1", Size: 1, CreatedAt: t0}
 		if err := a.CreateWatchlist(ctx, w, []rappel.WatchedItem{{Item: rappel.CatalogItem{ID: "sku-1"}, Keys: []string{"b:acme"}}}, 10); err != nil {
 			t.Fatal(err)
 		}

@@ -17,7 +17,7 @@ func WatchlistStore(t *testing.T, newStores func(t *testing.T) (a, b rappel.Watc
 	ctx := context.Background()
 	t0 := time.Date(2026, 12, 3, 5, 0, 0, 0, time.UTC)
 	list := func(id, key string, at time.Time, n int) *rappel.Watchlist {
-		return &rappel.Watchlist{ID: id, Key: key, Name: "catalog " + id, Items: n, CreatedAt: at}
+		return &rappel.Watchlist{ID: id, Key: key, Name: "catalog " + id, Size: n, CreatedAt: at}
 	}
 	items := func(n int) []rappel.WatchedItem {
 		out := make([]rappel.WatchedItem, n)
@@ -35,14 +35,14 @@ func WatchlistStore(t *testing.T, newStores func(t *testing.T) (a, b rappel.Watc
 				t.Fatal(err)
 			}
 		}
-		if err := a.CreateWatchlist(ctx, list("wl3", "k1", t0, 1), items(1), 2); rappel.ErrorCode(err) != rappel.EBADREQUEST {
+		if err := a.CreateWatchlist(ctx, list("wl3", "k1", t0, 1), items(1), 2); rappel.ErrorMessage(err) != rappel.TooManyWatchlists(2).Message {
 			t.Fatalf("a third list of a key with a cap of 2: %v, want a 400", err)
 		}
 		if err := a.CreateWatchlist(ctx, list("x1", "k2", t0, 1), items(1), 2); err != nil {
 			t.Fatal(err)
 		}
 		got, err := b.Watchlists(ctx, "k1")
-		if err != nil || len(got) != 2 || got[0].ID != "wl2" || got[1].ID != "wl1" || got[0].Items != 3 {
+		if err != nil || len(got) != 2 || got[0].ID != "wl2" || got[1].ID != "wl1" || got[0].Size != 3 {
 			t.Fatalf("Watchlists(k1) = %v, %v; want wl2, wl1 oldest first", got, err)
 		}
 		w, err := b.Watchlist(ctx, "wl1")
@@ -182,7 +182,7 @@ func WatchlistStore(t *testing.T, newStores func(t *testing.T) (a, b rappel.Watc
 		for _, err := range errs {
 			if err == nil {
 				ok++
-			} else if rappel.ErrorCode(err) != rappel.EBADREQUEST {
+			} else if rappel.ErrorMessage(err) != rappel.TooManyWatchlists(3).Message {
 				t.Errorf("unexpected error: %v", err)
 			}
 		}
