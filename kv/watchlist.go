@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -15,8 +16,8 @@ import (
 
 // Watchlist keys live under l/: l/list/<id> holds a list,
 // l/item/<list>\x00<item id> an item with its keys, l/key/<key>\x00<list>\x00<item id>
-// (no value) finds an item by one of its keys, and l/hit/<list>\x00<hit id>
-// holds a hit. Keys sort so that the items of a key, and every key with a
+// finds an item by one of its keys and holds it too (a refresh reads what
+// it finds in one pass), and l/hit/<list>\x00<hit id> holds a hit. Keys sort so that the items of a key, and every key with a
 // prefix (a barcode prefix), are one range scan.
 const (
 	watchPrefix     = "l/"
@@ -65,11 +66,15 @@ func (s *Store) CreateWatchlist(ctx context.Context, w *rappel.Watchlist, items 
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			if err := setValue(b, watchItemKey(w.ID, it.Item.ID), storedWatchItem{Item: it.Item, Keys: it.Keys}); err != nil {
+			val, err := encodeValue(nil, storedWatchItem{Item: it.Item, Keys: it.Keys})
+			if err != nil {
 				return fmt.Errorf("encoding watchlist item: %w", err)
 			}
+			if err := b.Set(watchItemKey(w.ID, it.Item.ID), val, nil); err != nil {
+				return err
+			}
 			for _, k := range it.Keys {
-				if err := b.Set(watchIndexKey(k, w.ID, it.Item.ID), nil, nil); err != nil {
+				if err := b.Set(watchIndexKey(k, w.ID, it.Item.ID), val, nil); err != nil {
 					return err
 				}
 			}
@@ -176,41 +181,49 @@ func (s *Store) DeleteWatchlist(ctx context.Context, id string) error {
 }
 
 // WatchedItems calls fn for the items found by each exact key and each
-// key prefix: one range scan of l/key/ per key, then a read of the item.
+// key prefix. Each index key holds its item (written with it), so that a
+// refresh reads the items it finds in key order with one iterator,
+// seeking from key to key, and reads no item key by key.
 func (s *Store) WatchedItems(ctx context.Context, exact, prefixes []string, fn func(*rappel.WatchedItem) error) error {
 	if err := s.ready(ctx); err != nil {
 		return err
 	}
-	visit := func(p []byte) error {
-		return s.scan(ctx, p, func(k, _ []byte) error {
-			rest := k[len(watchKeyPrefix):]
-			parts := bytes.Split(rest, []byte{0})
-			if len(parts) != 3 {
-				return fmt.Errorf("reading watchlist index: %w: %q", errBadKey, k)
-			}
-			list, item := string(parts[1]), string(parts[2])
-			var it storedWatchItem
-			found, err := s.getValue(ctx, watchItemKey(list, item), &it)
-			if err != nil {
-				return fmt.Errorf("reading watchlist item: %w", err)
-			}
-			if !found {
-				return nil // its list was deleted in the meantime
-			}
-			return fn(&rappel.WatchedItem{List: list, Item: it.Item, Keys: it.Keys})
-		})
-	}
+	seeks := make([][]byte, 0, len(exact)+len(prefixes))
 	for _, k := range exact {
-		if err := visit([]byte(watchKeyPrefix + k + "\x00")); err != nil {
-			return err
-		}
+		seeks = append(seeks, []byte(watchKeyPrefix+k+"\x00"))
 	}
 	for _, p := range prefixes {
-		if err := visit([]byte(watchKeyPrefix + p)); err != nil {
+		seeks = append(seeks, []byte(watchKeyPrefix+p))
+	}
+	slices.SortFunc(seeks, bytes.Compare)
+	it, err := s.db.NewIterWithContext(ctx, prefixOptions([]byte(watchKeyPrefix)))
+	if err != nil {
+		return fmt.Errorf("opening iterator: %w", err)
+	}
+	defer it.Close()
+	for _, p := range seeks {
+		if err := ctx.Err(); err != nil {
 			return err
 		}
+		for it.SeekGE(p); it.Valid() && bytes.HasPrefix(it.Key(), p); it.Next() {
+			parts := bytes.Split(it.Key()[len(watchKeyPrefix):], []byte{0})
+			if len(parts) != 3 {
+				return fmt.Errorf("reading watchlist index: %w: %q", errBadKey, it.Key())
+			}
+			val, err := it.ValueAndErr()
+			if err != nil {
+				return fmt.Errorf("reading %q: %w", it.Key(), err)
+			}
+			var st storedWatchItem
+			if err := decodeValue(val, &st); err != nil {
+				return fmt.Errorf("decoding watchlist item: %w", err)
+			}
+			if err := fn(&rappel.WatchedItem{List: string(parts[1]), Item: st.Item, Keys: st.Keys}); err != nil {
+				return err
+			}
+		}
 	}
-	return nil
+	return it.Error()
 }
 
 // AddWatchHits stores the hits not stored yet, in one synced batch.

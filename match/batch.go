@@ -114,7 +114,7 @@ func RecordKeys(r *rappel.Record) (exact, prefixes []string) {
 // index read those records only, so that items are screened against one
 // refresh's changes.
 func Batch(recs []*rappel.Record, info rappel.DatasetInfo) *Matcher {
-	b := &batchRecords{info: info, byID: make(map[string]*rappel.Record, len(recs))}
+	b := &batchRecords{info: info, byID: make(map[string]*rappel.Record, len(recs)), byGTIN: map[rappel.GTIN][]string{}}
 	for _, r := range recs {
 		if _, ok := b.byID[r.RecordID]; !ok {
 			b.ids = append(b.ids, r.RecordID)
@@ -122,6 +122,21 @@ func Batch(recs []*rappel.Record, info rappel.DatasetInfo) *Matcher {
 		b.byID[r.RecordID] = r
 	}
 	slices.Sort(b.ids)
+	for _, id := range b.ids {
+		r := b.byID[id]
+		for _, g := range r.GTINs() {
+			if ids := b.byGTIN[g]; len(ids) == 0 || ids[len(ids)-1] != id {
+				b.byGTIN[g] = append(ids, id)
+			}
+		}
+		for _, p := range r.ProductList {
+			for _, pre := range rappel.UPCPrefixGTINs(p.UPCPrefix) {
+				if len(pre) > rappel.MinUPCPrefix {
+					b.prefixes = append(b.prefixes, batchPrefix{pre, id})
+				}
+			}
+		}
+	}
 	b.cache = &Cache{snap: b}
 	return &Matcher{Records: b.cache, Lookup: b, Words: b}
 }
@@ -133,7 +148,14 @@ type batchRecords struct {
 	byID  map[string]*rappel.Record
 	ids   []string // record_id order
 	cache *Cache
+	// byGTIN and prefixes are the records' barcodes and in-store
+	// prefixes, worked out once: every item with a barcode looks them up.
+	byGTIN   map[rappel.GTIN][]string
+	prefixes []batchPrefix
 }
+
+// batchPrefix is an in-store barcode prefix of a record of the batch.
+type batchPrefix struct{ prefix, id string }
 
 func (b *batchRecords) Record(id string) (*rappel.Record, bool) {
 	r, ok := b.byID[id]
@@ -155,21 +177,19 @@ func (b *batchRecords) where(keep func(*rappel.Record) bool) []string {
 
 // RecordIDsByGTIN is rappel.Lookup's, over the batch.
 func (b *batchRecords) RecordIDsByGTIN(_ context.Context, g rappel.GTIN) ([]string, error) {
-	return b.where(func(r *rappel.Record) bool { return slices.Contains(r.GTINs(), g) }), nil
+	return b.byGTIN[g], nil
 }
 
 // RecordIDsByGTINPrefix is rappel.Lookup's, over the batch.
 func (b *batchRecords) RecordIDsByGTINPrefix(_ context.Context, g rappel.GTIN) ([]string, error) {
-	return b.where(func(r *rappel.Record) bool {
-		for _, p := range r.ProductList {
-			for _, pre := range rappel.UPCPrefixGTINs(p.UPCPrefix) {
-				if len(pre) > rappel.MinUPCPrefix && strings.HasPrefix(string(g), pre) {
-					return true
-				}
-			}
+	var ids []string
+	for _, p := range b.prefixes {
+		if strings.HasPrefix(string(g), p.prefix) && !slices.Contains(ids, p.id) {
+			ids = append(ids, p.id)
 		}
-		return false
-	}), nil
+	}
+	slices.Sort(ids)
+	return ids, nil
 }
 
 // RecordIDsByVehicle is rappel.Lookup's, over the batch: make and model
