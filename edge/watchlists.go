@@ -109,10 +109,6 @@ func decodeWatchBody(body []byte) (string, []rappel.CatalogItem, error) {
 	byID := map[string]int{}
 	for i, raw := range list {
 		e, it := decodeMatchItem(i, raw)
-		if e.problems != nil {
-			problems = append(problems, e.problems...)
-			continue
-		}
 		it.ID = strconv.Itoa(i)
 		if e.id != nil {
 			var s string
@@ -121,12 +117,21 @@ func decodeWatchBody(body []byte) (string, []rappel.CatalogItem, error) {
 			}
 			it.ID = s
 		}
-		if j, dup := byID[it.ID]; dup {
+		// Ids are checked for every item, read or not, so that one
+		// resend fixes every problem.
+		if it.ID == "" {
+			problems = append(problems, rappel.InvalidValue(itemLoc(i, "id"), "", rappel.Reason{
+				Problem: "is empty", Fix: "give the item's own id, or leave it out to have its index as its id"}))
+		} else if j, dup := byID[it.ID]; dup {
 			problems = append(problems, rappel.InvalidValue(itemLoc(i, "id"), it.ID, rappel.Reason{
 				Problem: fmt.Sprintf("is the id of item %d too", j), Fix: "give each item of a list its own id: hits name items by it"}))
+		} else {
+			byID[it.ID] = i
+		}
+		if e.problems != nil {
+			problems = append(problems, e.problems...)
 			continue
 		}
-		byID[it.ID] = i
 		items = append(items, it)
 	}
 	if len(problems) > 0 {
