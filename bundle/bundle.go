@@ -436,7 +436,9 @@ func writeNDJSON(path string, recs []*rappel.Record) error {
 // lot_codes joined by "; " (codesText), as nearly every one's is: the
 // bundle's records file then carries the codes once. r is not changed.
 func leanRecord(r *rappel.Record) *rappel.Record {
-	lean := func(p rappel.Product) bool { return p.Applicability != nil && p.Applicability.Text != "" && p.Applicability.Text == codesText(p) }
+	lean := func(p rappel.Product) bool {
+		return p.Applicability != nil && p.Applicability.Text != "" && p.Applicability.Text == codesText(p)
+	}
 	if !slices.ContainsFunc(r.ProductList, lean) {
 		return r
 	}

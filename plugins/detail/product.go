@@ -143,6 +143,7 @@ func (n *notice) product(pp productPanel, v productValues) (rappel.Product, bool
 			labelled = append(labelled, l)
 		}
 		a := rappel.ParseLabelledCodes(labelled)
+		a.Text = "" // the lot codes joined, which Assemble gives back: the record carries them once
 		prod.Applicability = &a
 	}
 	return prod, true

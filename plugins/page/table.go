@@ -293,6 +293,7 @@ func (p *reader) barcodes(prod rappel.Product, labelled []rappel.LabelledCode, c
 	}
 	if len(prod.LotCodes) > 0 {
 		a := rappel.ParseLabelledCodes(labelled)
+		a.Text = "" // the lot codes joined, which Assemble gives back: the record carries them once
 		prod.Applicability = &a
 	}
 	if len(upcs) == 0 {
