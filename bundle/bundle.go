@@ -142,7 +142,10 @@ func ReadManifest(fsys fs.FS) (Manifest, error) {
 // ReadRecords calls fn for every record in the bundle in fsys, in record_id
 // order, and stops at fn's first error.
 func ReadRecords(fsys fs.FS, fn func(*rappel.Record) error) error {
-	return readNDJSON(fsys, recordsFile, "records", fn)
+	return readNDJSON(fsys, recordsFile, "records", func(r *rappel.Record) error {
+		restoreCodesText(r)
+		return fn(r)
+	})
 }
 
 // ReadPartials calls fn for every partial record of source in the bundle in
@@ -181,7 +184,6 @@ func readNDJSON(fsys fs.FS, name, what string, fn func(*rappel.Record) error) er
 		if err := jsonx.Unmarshal(line, &r); err != nil {
 			return err
 		}
-		restoreCodesText(&r)
 		return fn(&r)
 	})
 }
@@ -426,7 +428,9 @@ func WriteRaw(dir string, raw map[string][]rappel.RawRecord, m *Manifest) error 
 
 // writeNDJSON writes recs as zstd-compressed NDJSON to path, atomically.
 // Each product's codes_text that only repeats its lot_codes is left out
-// (leanRecord), and readNDJSON puts it back.
+// (leanRecord), and ReadRecords puts it back: every servable record has
+// it (rappel.Assemble). A partial record keeps the applicability its
+// source gave, without a codes_text, as the sources give it.
 func writeNDJSON(path string, recs []*rappel.Record) error {
 	return writeLines(path, len(recs), func(i int) any { return leanRecord(recs[i]) })
 }
