@@ -163,11 +163,12 @@ func TestEmbedded(t *testing.T) {
 
 // embeddedBudget is the most the embedded bundle may weigh. It was 50 MiB,
 // for the binary to stay under its 100 MB goal; the products' parsed codes
-// (applicability, in each of the bundle's three copies of a record's JSON)
-// took it past that, and the binary to 100.8 MB: the goal is missed
-// (BENCHMARKS.md) until a copy sheds them, and this bound keeps it from
-// growing further.
-const embeddedBudget = 51 << 20
+// (applicability, in each of the bundle's copies of a record's JSON, and in
+// the detail source's partial records, which now carry what the columns'
+// labels say) took it past that. The records file sheds the codes_text
+// that repeats lot_codes and is compressed at the encoder's best, which
+// brought it back to 50.4 MiB (BENCHMARKS.md); this bound keeps it there.
+const embeddedBudget = 50<<20 + 512<<10
 
 // TestEmbedded_Lean checks that the embedded bundle carries each byte
 // once, packed where a node does not read it in place: its read index
