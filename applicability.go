@@ -82,10 +82,39 @@ const (
 // Descriptive parts that select nothing (Harvest location, Grade, PO,
 // Packed on, NPN) are read and left out.
 func ParseApplicability(text string) Applicability {
-	a := Applicability{Text: text}
+	return ParseLabelledCodes([]LabelledCode{{Text: text}})
+}
+
+// A LabelledCode is one product code as a notice prints it, with the
+// label its table's column or its field gives it ("Model or catalogue
+// number", "Lot number", "Part number"), or none when the column says
+// nothing of what its codes are ("Code(s)", whose cells carry their own
+// labels: "Best Before 04/2027 Lot 60D0924").
+type LabelledCode struct {
+	Label string
+	Text  string
+}
+
+// ParseLabelledCodes reads a product's codes as ParseApplicability reads
+// their texts joined by "; " (kept as Text), except that in a code whose
+// label is one of the printed labels ParseApplicability knows (KnownCodeLabel),
+// what no label of its own names is what that label says: "A30034AC" under
+// "Model or catalogue number" is a model, not a lot, and "2026-05-07"
+// under "Packaging date" selects nothing. The product tables print their
+// column's label once, in the header, not before every code; without it a
+// model number reads as a lot and rules the product's other lots out.
+func ParseLabelledCodes(codes []LabelledCode) Applicability {
+	texts := make([]string, 0, len(codes))
+	for _, c := range codes {
+		texts = append(texts, c.Text)
+	}
+	a := Applicability{Text: strings.Join(texts, "; ")}
 	var unread []string
-	for _, seg := range segments(text) {
-		unread = append(unread, parseSegment(&a, seg)...)
+	for _, c := range codes {
+		base, labelled := codeLabel(c.Label)
+		for _, seg := range segments(c.Text) {
+			unread = append(unread, parseSegment(&a, seg, base, labelled)...)
+		}
 	}
 	a.Lots = dedupe(a.Lots)
 	a.LotPrefixes = dedupe(a.LotPrefixes)
@@ -141,8 +170,35 @@ var (
 	}
 )
 
+// KnownCodeLabel reports whether label is one of the printed labels of
+// codes ParseLabelledCodes reads a code's kind from: "Lot number",
+// "Model or catalogue number", "Serial numbers", "DIN", "Best before",
+// "Packaging date", in any case and with or without accents or a "#".
+func KnownCodeLabel(label string) bool {
+	_, ok := codeLabel(label)
+	return ok
+}
+
+// codeLabel returns the kind of code a whole label names, and whether it
+// names one.
+func codeLabel(label string) (codeKind, bool) {
+	toks := tokenize(strings.TrimRight(label, ": "))
+	if len(toks) == 0 {
+		return kindLot, false
+	}
+	s := scanner{toks: toks}
+	n, k := s.labelLen(0)
+	if n != len(toks) {
+		return kindLot, false
+	}
+	return k, true
+}
+
 // parseSegment reads one part into a and returns what it could not read.
-func parseSegment(a *Applicability, seg string) []string {
+// Its codes that no label of the part names are of kind base, as though
+// a label of that kind were printed before them when labelled is set,
+// and bare codes (lots unless dates) otherwise.
+func parseSegment(a *Applicability, seg string, base codeKind, labelled bool) []string {
 	folded := strings.TrimRight(FoldKey(seg), ". ")
 	if nonePhrases[folded] {
 		return nil
@@ -166,7 +222,7 @@ func parseSegment(a *Applicability, seg string) []string {
 		return nil
 	}
 	before := a.read()
-	s := scanner{a: a, text: seg, toks: tokenize(seg), hint: dateHint(folded)}
+	s := scanner{a: a, text: seg, toks: tokenize(seg), hint: dateHint(folded), base: base, baseLabel: labelled}
 	s.scan()
 	if len(s.unread) > 0 && a.read() == before {
 		// Nothing of the part was read: it is unread whole, as printed.
@@ -335,16 +391,21 @@ var fillers = map[string]bool{
 
 // scanner reads the tokens of one part, left to right.
 type scanner struct {
-	a       *Applicability
-	text    string
-	toks    []codeToken
-	hint    []dateOrder // the date order the part prints, if it does
-	kind    codeKind
-	label   bool        // a label set kind, rather than none (a bare code)
-	labelAt int         // where the last label started, -1 once a value followed it
-	prose   bool        // the part holds words that are no code: a bare code in it is prose too
-	codes   []codeToken // adjacent code words not yet filed
-	unread  []string    // what could not be read
+	a     *Applicability
+	text  string
+	toks  []codeToken
+	hint  []dateOrder // the date order the part prints, if it does
+	kind  codeKind
+	label bool // a label set kind, rather than none (a bare code)
+	// base and baseLabel are the kind and label the part's codes have
+	// where no label of its own names them: its column's (kindLot and
+	// none for a bare code).
+	base      codeKind
+	baseLabel bool
+	labelAt   int         // where the last label started, -1 once a value followed it
+	prose     bool        // the part holds words that are no code: a bare code in it is prose too
+	codes     []codeToken // adjacent code words not yet filed
+	unread    []string    // what could not be read
 	// proseFrom and proseTo bound the prose not yet filed, proseFrom -1
 	// when none.
 	proseFrom, proseTo int
@@ -353,6 +414,7 @@ type scanner struct {
 // scan reads the part's tokens into a.
 func (s *scanner) scan() {
 	s.labelAt, s.proseFrom = -1, -1
+	s.kind, s.label = s.base, s.baseLabel
 	s.prose = s.holdsProse()
 	for i := 0; i < len(s.toks); {
 		if n, k := s.labelLen(i); n > 0 {
@@ -387,7 +449,7 @@ func (s *scanner) scan() {
 		if t.punct || fillers[t.fold] {
 			s.flushRun()
 			if t.raw == ")" || t.raw == "(" {
-				s.kind, s.label = kindLot, false
+				s.kind, s.label = s.base, s.baseLabel
 			}
 			i++
 			continue
@@ -401,7 +463,7 @@ func (s *scanner) scan() {
 			s.flushRun()
 			s.prosey(t)
 			if s.label {
-				s.kind, s.label = kindLot, false
+				s.kind, s.label = s.base, s.baseLabel
 			}
 		}
 		i++
@@ -819,7 +881,7 @@ func (s *scanner) dateAt(i int) int {
 	}
 	s.labelAt = -1
 	if s.kind != kindDate && s.label {
-		s.kind, s.label = kindLot, false
+		s.kind, s.label = s.base, s.baseLabel
 	}
 	return j - i
 }
@@ -1425,6 +1487,44 @@ func rangesText(rs []DateRange) string {
 		}
 	}
 	return strings.Join(parts, ", ")
+}
+
+// AllCodesCondition returns the part of Text that covers every code on a
+// condition a unit may not meet, as printed ("All codes where milk is not
+// declared on the label", "All units sold up to and including
+// 2021-08-13"); "" when the codes cover every code plainly ("All lot
+// codes", "Tous les codes", "All lots.") or do not say they cover every
+// code. Covers counts such a part covered, as the notice does; whether a
+// package meets the condition is for a person holding it to say.
+func (a Applicability) AllCodesCondition() string {
+	if !a.AllCodes {
+		return ""
+	}
+	for _, seg := range segments(a.Text) {
+		folded := strings.TrimRight(FoldKey(seg), ". ")
+		if !allCodesPart(folded) {
+			continue
+		}
+		words := strings.Fields(folded)
+		words = words[1:] // "all"
+		if words[0] == "les" {
+			words = words[1:] // "tous les", "toutes les"
+		}
+		for len(words) > 0 && (allWords[strings.Trim(words[0], ".,:")] || plainAllWords[words[0]]) {
+			words = words[1:]
+		}
+		if len(words) > 0 {
+			return seg
+		}
+	}
+	return ""
+}
+
+// plainAllWords may follow "all" with allWords and add no condition: "All
+// best before dates", "All lot numbers", "Tous les codes de produit".
+var plainAllWords = map[string]bool{
+	"before": true, "by": true, "lot": true, "code": true, "codes": true, "numbers": true, "number": true, "of": true,
+	"de": true, "du": true, "produit": true, "the": true, "this": true, "product": true, "and": true, "et": true,
 }
 
 // allCodesText is the part of Text that says it covers every code.

@@ -227,3 +227,65 @@ func FuzzParseApplicability(f *testing.F) {
 		}
 	})
 }
+
+// TestParseLabelledCodes checks that a code printed under a column's
+// label is read as that label says, the live pages' cells as printed
+// (../shared/real, the parsed pages' affected products), and that a
+// code's own label, an "all lots" or an unreadable cell still reads as it
+// does alone.
+func TestParseLabelledCodes(t *testing.T) {
+	for _, tc := range []struct {
+		in   []LabelledCode
+		want Applicability // Text is filled in
+	}{
+		{[]LabelledCode{{"Model or catalogue number", "A30034AC"}, {"Lot or serial number", "NGKT2492"}},
+			Applicability{Models: []string{"A30034AC"}, Lots: []string{"NGKT2492"}}},
+		{[]LabelledCode{{"Model", "KHK 190026-001"}, {"Serial numbers", "M3B1G5"}},
+			Applicability{Models: []string{"KHK 190026-001"}, Serials: []string{"M3B1G5"}}},
+		{[]LabelledCode{{"Part number", "196017"}, {"Lot number", "All lots"}}, Applicability{Models: []string{"196017"}, AllCodes: true}},
+		{[]LabelledCode{{"Style number", "3528-4828-2601"}}, Applicability{Models: []string{"3528-4828-2601"}}},
+		{[]LabelledCode{{"Lot number", "243101O, 243110D, 253101D"}}, Applicability{Lots: []string{"243101O", "243110D", "253101D"}}},
+		{[]LabelledCode{{"Packaging date", "2026-05-07"}, {"Lot number", "1006543"}}, Applicability{Lots: []string{"1006543"}}},
+		{[]LabelledCode{{"Model or catalogue number", "Not applicable"}, {"Lot or serial number", "More than 10 numbers, contact manufacturer."}},
+			Applicability{Unread: "More than 10 numbers, contact manufacturer."}},
+		// A code's own label wins over its column's: the trimmed food page
+		// put its codes in the UPC column.
+		{[]LabelledCode{{"UPC", "Best before: JUN/14/2028"}, {"UPC", "LOT: JSCA26005"}, {"UPC", "64420000244"}},
+			Applicability{Lots: []string{"JSCA26005"}, BestBefore: []DateRange{day("2028-06-14")}}},
+		{[]LabelledCode{{"Lot or serial number", "Lot # 26025260"}}, Applicability{Lots: []string{"26025260"}}},
+		// No label, or one the parser does not know: read as printed.
+		{[]LabelledCode{{"", "Best Before 04/2027 Lot 60D0924"}}, Applicability{Lots: []string{"60D0924"}, BestBefore: []DateRange{month("2027-04-01", "2027-04-30")}}},
+		{[]LabelledCode{{"Colour", "A30034AC"}}, Applicability{Lots: []string{"A30034AC"}}},
+	} {
+		var texts []string
+		for _, c := range tc.in {
+			texts = append(texts, c.Text)
+		}
+		tc.want.Text = strings.Join(texts, "; ")
+		got := ParseLabelledCodes(tc.in)
+		g, _ := json.Marshal(got)
+		w, _ := json.Marshal(tc.want)
+		if string(g) != string(w) {
+			t.Errorf("ParseLabelledCodes(%q)\n got %s\nwant %s", tc.in, g, w)
+		}
+	}
+	if !KnownCodeLabel("Lot # ") || !KnownCodeLabel("Numéro de lot") || KnownCodeLabel("Code(s)") || KnownCodeLabel("Colour") {
+		t.Error("KnownCodeLabel")
+	}
+}
+
+// TestAllCodesCondition checks which printed "all codes" parts put a
+// condition on the units they cover.
+func TestAllCodesCondition(t *testing.T) {
+	for text, cond := range map[string]bool{
+		"All codes where wheat and egg are not declared on the label": true,
+		"All units sold up to and including 2021-08-13":               true,
+		"All lot codes": false, "All lots.": false, "Tous les codes": false, "All codes": false, "All best before dates": false,
+		"Lot 123": false,
+	} {
+		a := ParseApplicability(text)
+		if got := a.AllCodesCondition(); (got != "") != cond || cond && got != text {
+			t.Errorf("AllCodesCondition of %q = %q, want a condition: %v", text, got, cond)
+		}
+	}
+}

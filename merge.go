@@ -125,19 +125,31 @@ func Assemble(fetchedAt time.Time, parts ...[]*Record) ([]*Record, []Problem) {
 // has no applicability yet, what those codes cover (ParseApplicability),
 // from its lot codes joined by "; ", the separator the normalizers cut
 // them at. It is done here, once the sources are merged, so that every
-// source's products get it by the same rules. The product list is copied
-// first: merging shares it with the source's own record.
+// source's products get it by the same rules; a source that reads its
+// codes under their columns' labels (ParseLabelledCodes) gives its own,
+// which is kept, with the text it was read from, its lot codes so
+// joined, when it gives none. The product list is copied first: merging
+// shares it with the source's own record.
 func fillApplicability(r *Record) {
 	if !slices.ContainsFunc(r.ProductList, needsApplicability) {
 		return
 	}
 	r.ProductList = slices.Clone(r.ProductList)
 	for i := range r.ProductList {
-		if p := &r.ProductList[i]; needsApplicability(*p) {
+		p := &r.ProductList[i]
+		switch {
+		case !needsApplicability(*p):
+		case p.Applicability == nil:
 			a := ParseApplicability(strings.Join(p.LotCodes, "; "))
+			p.Applicability = &a
+		default:
+			a := *p.Applicability
+			a.Text = strings.Join(p.LotCodes, "; ")
 			p.Applicability = &a
 		}
 	}
 }
 
-func needsApplicability(p Product) bool { return p.Applicability == nil && len(p.LotCodes) > 0 }
+func needsApplicability(p Product) bool {
+	return len(p.LotCodes) > 0 && (p.Applicability == nil || p.Applicability.Text == "")
+}

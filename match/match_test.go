@@ -54,7 +54,27 @@ func TestCodes(t *testing.T) {
 // anything else is undecided, never not covered, so that a product that
 // matched is check_lot, not no_match.
 func TestCovers(t *testing.T) {
+	// As printed only: no parsed codes, so only a lot listed exactly
+	// decides.
 	p := &rappel.Product{Name: "Amy's Organic Lentil Soup", LotCodes: []string{"Best Before 04/2027 Lot 60D0924", " 60D0925 "}}
+	// The notices' codes read (rappel.ParseLabelledCodes), as the sources
+	// give them.
+	parsed := func(codes ...rappel.LabelledCode) *rappel.Product {
+		q := &rappel.Product{Name: "x"}
+		for _, c := range codes {
+			q.LotCodes = append(q.LotCodes, c.Text)
+		}
+		a := rappel.ParseLabelledCodes(codes)
+		q.Applicability = &a
+		return q
+	}
+	amy := parsed(rappel.LabelledCode{Text: "Best Before 04/2027 Lot 60D0924"})
+	device := parsed(rappel.LabelledCode{Label: "Model or catalogue number", Text: "A30034AC"}, rappel.LabelledCode{Label: "Lot or serial number", Text: "NGKT2492"})
+	model := parsed(rappel.LabelledCode{Label: "Part number", Text: "196017"})
+	milk := parsed(rappel.LabelledCode{Text: "All codes where milk is not declared on the label"})
+	all := parsed(rappel.LabelledCode{Text: "All lot codes"})
+	packed := parsed(rappel.LabelledCode{Label: "Packaging date", Text: "2026-05-07"})
+	unread := parsed(rappel.LabelledCode{Text: "Lot 123"}, rappel.LabelledCode{Text: ">50 Lot Numbers. Contact MFG"})
 	for _, c := range []struct {
 		p                *rappel.Product
 		lot, date        string
@@ -67,6 +87,27 @@ func TestCovers(t *testing.T) {
 		{p, "", "", false, false},
 		{&rappel.Product{Name: "x"}, "L1", "", false, false},
 		{nil, "L1", "", false, false},
+		// Parsed: lots and dates decide, either way.
+		{amy, "Best Before 04/2027 Lot 60D0924", "", true, true},
+		{amy, "60D0924", "2027-04-30", true, true},
+		{amy, "", "2027-04-15", true, true},
+		{amy, "60D1125", "2027-06-30", false, true},
+		{amy, "60D0924", "2027-06-30", false, false},
+		{amy, "", "", false, false},
+		// A model number is no lot: it does not rule the item's lot out.
+		{device, "NGKT2492", "", true, true},
+		{device, "NGKT2493", "", false, true},
+		{model, "196017", "", true, true},
+		{model, "L2025-11", "", false, false},
+		// Every code, plainly or on a condition only the package answers.
+		{all, "", "", true, true},
+		{all, "X1", "", true, true},
+		{milk, "L2025-11", "", false, false},
+		{milk, "", "", false, false},
+		// Codes that select nothing, or could not all be read.
+		{packed, "L1", "2026-05-07", false, false},
+		{unread, "124", "", false, false},
+		{unread, "123", "", true, true},
 	} {
 		covered, decided, why := covers(c.p, c.lot, c.date)
 		if covered != c.covered || decided != c.decided || why == "" || why[len(why)-1] != '.' {

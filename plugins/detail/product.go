@@ -126,8 +126,25 @@ func (n *notice) product(pp productPanel, v productValues) (rappel.Product, bool
 	if !isNone(v[fieldCodes]) {
 		prod.LotCodes = lotCodes(v[fieldCodes])
 	}
+	var upcLot string
 	if !isNone(v[fieldUPC]) {
-		n.productCode(&prod, v[fieldUPC], pp.n, pp.file)
+		upcLot = n.productCode(&prod, v[fieldUPC], pp.n, pp.file)
+	}
+	if len(prod.LotCodes) > 0 {
+		// The codes' field says nothing of what they are ("Code(s) on
+		// product": "Best Before 04/2027 Lot 60D0924"); digits of the UPC
+		// field are a barcode misprinted, never a lot.
+		labelled := make([]rappel.LabelledCode, 0, len(prod.LotCodes))
+		for _, c := range prod.LotCodes {
+			l := rappel.LabelledCode{Text: c}
+			if c == upcLot {
+				l.Label = "UPC"
+			}
+			labelled = append(labelled, l)
+		}
+		a := rappel.ParseLabelledCodes(labelled)
+		a.Text = "" // the lot codes joined, which Assemble gives back: the record carries them once
+		prod.Applicability = &a
 	}
 	return prod, true
 }
@@ -171,8 +188,10 @@ func appendNew(list []string, s string) []string {
 // productCode files a product's UPC value by the barcode rules
 // (guest.ReadPrintedCode): a valid barcode is its upc, a prefix its
 // upc_prefix, digits that are no valid barcode join its lot codes, the
-// panel's "Lot or code". Anything else is reported and dropped.
-func (n *notice) productCode(prod *rappel.Product, upc string, panel int, file string) {
+// panel's "Lot or code", and are returned, for the product's
+// applicability to read them as the barcode they are. Anything else is
+// reported and dropped.
+func (n *notice) productCode(prod *rappel.Product, upc string, panel int, file string) (lot string) {
 	c, err := guest.ReadPrintedCode(upc)
 	switch {
 	case err != nil && c.IsPrefix:
@@ -182,10 +201,12 @@ func (n *notice) productCode(prod *rappel.Product, upc string, panel int, file s
 	case c.Lot != "":
 		if !slices.Contains(prod.LotCodes, c.Lot) {
 			prod.LotCodes = append(prod.LotCodes, c.Lot)
+			return c.Lot
 		}
 	default:
 		prod.UPC, prod.UPCPrefix = c.UPC, c.Prefix
 	}
+	return ""
 }
 
 // isNone reports whether a value says there is none.

@@ -135,7 +135,10 @@ func want82667(t *testing.T, got *rappel.Record) {
 	if got == nil {
 		t.Fatal("no record")
 	}
-	prods := []rappel.Product{{Name: "Go! Beanz Roasted Broadbeans Ketchup", LotCodes: []string{"Best before: JUN/14/2028", "LOT: JSCA26005"}}}
+	prods := []rappel.Product{{Name: "Go! Beanz Roasted Broadbeans Ketchup", LotCodes: []string{"Best before: JUN/14/2028", "LOT: JSCA26005"},
+		// Read by their own labels, though the column is the barcodes'.
+		// Its text is the lot codes, which Assemble gives it.
+		Applicability: &rappel.Applicability{Lots: []string{"JSCA26005"}, BestBefore: []rappel.DateRange{{From: "2028-06-14", To: "2028-06-14"}}}}}
 	checks := []struct {
 		field     string
 		got, want any

@@ -1,6 +1,7 @@
 package page
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/rappel-ca/rappel"
@@ -197,10 +198,15 @@ func (p *reader) products(v rowValues) {
 		return
 	}
 	prod := rappel.Product{Name: name, Size: v.joined(colSize, ", ")}
+	var labelled []rappel.LabelledCode
 	for _, c := range []column{colCodes, colModel, colAuthorized} {
 		for _, x := range v[c] {
+			label := codeLabel(c, x.header)
 			for _, code := range codeParts(x.lines) {
-				prod.LotCodes = appendNew(prod.LotCodes, code)
+				if !slices.Contains(prod.LotCodes, code) {
+					prod.LotCodes = append(prod.LotCodes, code)
+					labelled = append(labelled, rappel.LabelledCode{Label: label, Text: code})
+				}
 			}
 		}
 	}
@@ -219,7 +225,34 @@ func (p *reader) products(v rowValues) {
 	for _, x := range v[colUPC] {
 		codes = append(codes, codeParts(x.lines)...)
 	}
-	p.barcodes(prod, codes)
+	p.barcodes(prod, labelled, codes)
+}
+
+// codeLabel is the label a cell's codes are read under (rappel.LabelledCode):
+// its column's header when it names a kind of code ("Lot or serial
+// number", "Part number", "Packaging date"), "Model" for the other
+// columns of codes a product is known by ("Country of authorization and
+// identifying code"), and none for a column of codes in general ("Codes",
+// "Code(s)", "Lot # / Expiry"), whose cells print their own labels. A
+// column "Codes" is a lot label to the parser, but its cells are free
+// text: "Best Before 04/2027 Lot 60D0924", "Packed on 2026-06-01".
+func codeLabel(c column, header string) string {
+	switch {
+	case c == colModel && rappel.KnownCodeLabel(header):
+		return header
+	case c == colModel:
+		return "Model"
+	case c == colCodes && labelledCodes[columnKey(header)]:
+		return header
+	}
+	return ""
+}
+
+// labelledCodes are the headers, folded (columnKey), of the columns of
+// codes whose header says what every code of the column is.
+var labelledCodes = map[string]bool{
+	"lotnumber": true, "numerodelot": true, "lotorserialnumber": true, "serialnumbers": true, "serialnumber": true,
+	"packagingdate": true,
 }
 
 // barcodes adds prod once per barcode of its UPC cell, read by the barcode
@@ -227,16 +260,27 @@ func (p *reader) products(v rowValues) {
 // upc_prefix, digits that are no barcode join its lot codes, and text that
 // is none of them (a best-before date put in the UPC column) joins its lot
 // codes too, reported. No code at all is one product without one.
-func (p *reader) barcodes(prod rappel.Product, codes []string) {
+// labelled are the product's codes of its other columns, with their
+// labels, from which prod gets its applicability (rappel.ParseLabelledCodes);
+// what the UPC column holds is read under "UPC" (a product's barcode, which
+// selects no unit, never a lot), and text of it that carries a label of its
+// own ("BB 2026-07-01") by that label.
+func (p *reader) barcodes(prod rappel.Product, labelled []rappel.LabelledCode, codes []string) {
 	var upcs []rappel.Product
+	keep := func(code string) {
+		if !slices.Contains(prod.LotCodes, code) {
+			prod.LotCodes = append(prod.LotCodes, code)
+			labelled = append(labelled, rappel.LabelledCode{Label: "UPC", Text: code})
+		}
+	}
 	for _, code := range codes {
 		c, err := guest.ReadPrintedCode(code)
 		switch {
 		case err != nil:
 			p.n.problem("The UPC cell %q of product %q in %s is no barcode (%v); it was kept with the product's lot codes.", truncate(code), truncate(prod.Name), p.file, err)
-			prod.LotCodes = appendNew(prod.LotCodes, code)
+			keep(code)
 		case c.Lot != "":
-			prod.LotCodes = appendNew(prod.LotCodes, c.Lot)
+			keep(c.Lot)
 		case c.Prefix != "":
 			q := prod
 			q.UPCPrefix = c.Prefix
@@ -247,12 +291,18 @@ func (p *reader) barcodes(prod rappel.Product, codes []string) {
 			upcs = append(upcs, q)
 		}
 	}
+	if len(prod.LotCodes) > 0 {
+		a := rappel.ParseLabelledCodes(labelled)
+		a.Text = "" // the lot codes joined, which Assemble gives back: the record carries them once
+		prod.Applicability = &a
+	}
 	if len(upcs) == 0 {
 		p.rec.ProductList = append(p.rec.ProductList, prod)
 		return
 	}
 	for _, q := range upcs {
 		q.LotCodes = prod.LotCodes // lot text read after the first barcode too
+		q.Applicability = prod.Applicability
 		p.rec.ProductList = append(p.rec.ProductList, q)
 	}
 }
@@ -276,13 +326,3 @@ var noneWords = map[string]bool{"none": true, "aucun": true, "aucune": true, "n/
 
 // isNone reports whether a value says there is none.
 func isNone(s string) bool { return s == "" || noneWords[guest.FoldKey(strings.TrimSuffix(s, "."))] }
-
-// appendNew appends s to list unless it is in list already.
-func appendNew(list []string, s string) []string {
-	for _, x := range list {
-		if x == s {
-			return list
-		}
-	}
-	return append(list, s)
-}
