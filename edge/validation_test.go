@@ -53,6 +53,7 @@ func TestValidation_Walk(t *testing.T) {
 	s, _ := MustServer(t, MustCatalog(t, recs))
 	s.Lookup, s.Alerts, s.AdminKey = st, svc, testAdminKey
 	s.Webhooks = alerts.NewHookService(st, alerts.NewHookSender())
+	s.Watchlists = alerts.NewWatchService(st)
 	s.Now = func() time.Time { return lookupNow }
 	s.Feeds = feedStates
 	s.Refresh = func(ctx context.Context) error { return nil }
@@ -79,6 +80,9 @@ func TestValidation_Walk(t *testing.T) {
 	}
 	screen := func(body string, items ...string) badCase {
 		return badCase{what: "body", method: http.MethodPost, target: "/recall/match", body: body, status: 422, items: items}
+	}
+	watch := func(body string, items ...string) badCase {
+		return badCase{what: "body", method: http.MethodPost, target: "/recall/watchlists", body: body, status: 422, items: items}
 	}
 	cursor := "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
 	wrongCheck := "0"
@@ -274,6 +278,29 @@ func TestValidation_Walk(t *testing.T) {
 		get("path:id", "/recall/webhooks/wh_nope", "", 404),
 		{what: "path:id", method: http.MethodDelete, target: "/recall/webhooks/wh_nope", status: 404},
 		{what: "path:id", method: http.MethodPost, target: "/recall/webhooks/wh_nope/test", status: 404},
+
+		// Watchlists: the body, the pages' parameters and ids no list or
+		// hit has. A list with an item that cannot be read is refused
+		// whole (TestWatchlists_Routes).
+		watch(strings.Repeat(" ", maxWatchBody+1), "string_too_long@body"),
+		watch(`{"name": "x",`, "json_invalid@body"),
+		watch(`{"name": 1, "itms": []}`, "extra_forbidden@body.itms", "missing@body.items", "value_error@body.name"),
+		watch(`{"items": {}}`, "value_error@body.items"),
+		{what: "body", method: http.MethodPost, target: "/recall/watchlists", body: `items=1`, status: 415,
+			header: map[string]string{"Content-Type": "application/x-www-form-urlencoded"}},
+		get("query:", "/recall/watchlists", q("limit", "5"), 422, "extra_forbidden@query.limit"),
+		get("path:id", "/recall/watchlists/wl_nope", "", 404),
+		{what: "path:id", method: http.MethodDelete, target: "/recall/watchlists/wl_nope", status: 404},
+		get("path:id", "/recall/watchlists/wl_nope/items", "", 404),
+		get("query:limit", "/recall/watchlists/wl_nope/items", q("limit", "0"), 422, "greater_than_equal@query.limit"),
+		get("query:after", "/recall/watchlists/wl_nope/items", q("after", "a", "aftr", "b"), 422, "extra_forbidden@query.aftr"),
+		get("path:id", "/recall/watchlists/wl_nope/hits", "", 404),
+		get("query:limit", "/recall/watchlists/wl_nope/hits", q("limit", "1001"), 422, "less_than_equal@query.limit"),
+		get("query:after", "/recall/watchlists/wl_nope/hits", q("after", "", "lmit", "1"), 422, "extra_forbidden@query.lmit"),
+		{what: "body", method: http.MethodPatch, target: "/recall/watchlists/wl_nope/hits/hit_1", body: `{"handled": 1, "x": 2}`, status: 422,
+			items: []string{"value_error@body.handled", "extra_forbidden@body.x"}},
+		{what: "path:id", method: http.MethodPatch, target: "/recall/watchlists/wl_nope/hits/hit_1", body: `{"handled": true}`, status: 404},
+		{what: "path:hit_id", method: http.MethodPatch, target: "/recall/watchlists/wl_nope/hits/hit_nope", body: `{"handled": false}`, status: 404},
 	}
 
 	cases = append(cases, feedsBadCases(q, get)...)
