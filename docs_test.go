@@ -80,7 +80,7 @@ func docFiles(t *testing.T) []string {
 	if len(docs) == 0 {
 		t.Fatal("docs/*.md matches no file; run the test from the repository's root")
 	}
-	return append([]string{"README.md", "RATIONALE.md"}, docs...)
+	return append([]string{"README.md", "RATIONALE.md", "BENCHMARKS.md", "CONTRIBUTING.md"}, docs...)
 }
 
 // link is one relative link target and the line it is on.
