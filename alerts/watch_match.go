@@ -36,19 +36,37 @@ func (m *HookMatcher) watchHits(ctx context.Context, at time.Time, events []*hoo
 	if m.Watchlists == nil || len(events) == 0 {
 		return nil, nil, nil
 	}
-	recs := make([]*rappel.Record, len(events))
-	evOf := map[string]*hookEvent{}
+	watched, err := m.watchedBy(ctx, events)
+	if err != nil || len(watched) == 0 {
+		return nil, nil, err
+	}
+	hits, err := m.screenWatched(ctx, at, events, watched)
+	if err != nil || hits.len() == 0 {
+		return nil, nil, err
+	}
+	if err := m.Watchlists.AddWatchHits(ctx, hits.list); err != nil {
+		return nil, nil, fmt.Errorf("storing watchlist hits: %w", err)
+	}
+	keys, rows, err = m.hitDeliveries(ctx, at, hits, hooks)
+	if err != nil {
+		return nil, nil, err
+	}
+	m.Logger.Info("matched watchlists", "records", len(events), "items_found", len(watched), "hits", len(hits.list), "deliveries", len(rows))
+	return keys, rows, nil
+}
+
+// watchedBy returns the items the events' records may match, each once:
+// those the records' keys find in the store's index.
+func (m *HookMatcher) watchedBy(ctx context.Context, events []*hookEvent) ([]rappel.WatchedItem, error) {
 	var exact, prefixes []string
-	for i, ev := range events {
-		recs[i] = ev.rec
-		evOf[ev.rec.RecordID] = ev
+	for _, ev := range events {
 		e, p := match.RecordKeys(ev.rec)
 		exact, prefixes = append(exact, e...), append(prefixes, p...)
 	}
 	type itemKey struct{ list, item string }
 	seen := map[itemKey]bool{}
 	var watched []rappel.WatchedItem
-	err = m.Watchlists.WatchedItems(ctx, dedupe(exact), dedupe(prefixes), func(w *rappel.WatchedItem) error {
+	err := m.Watchlists.WatchedItems(ctx, dedupe(exact), dedupe(prefixes), func(w *rappel.WatchedItem) error {
 		k := itemKey{w.List, w.Item.ID}
 		if !seen[k] {
 			seen[k] = true
@@ -57,10 +75,28 @@ func (m *HookMatcher) watchHits(ctx context.Context, at time.Time, events []*hoo
 		return nil
 	})
 	if err != nil {
-		return nil, nil, fmt.Errorf("finding watched items: %w", err)
+		return nil, fmt.Errorf("finding watched items: %w", err)
 	}
-	if len(watched) == 0 {
-		return nil, nil, nil
+	return watched, nil
+}
+
+// watchHitSet is a batch's hits, with the item and the event of each.
+type watchHitSet struct {
+	list  []*rappel.WatchHit
+	item  map[*rappel.WatchHit]*rappel.WatchedItem
+	event map[*rappel.WatchHit]*hookEvent
+}
+
+func (h *watchHitSet) len() int { return len(h.list) }
+
+// screenWatched screens watched against the events' records alone and
+// returns a hit per item and record it names recalled or check_lot.
+func (m *HookMatcher) screenWatched(ctx context.Context, at time.Time, events []*hookEvent, watched []rappel.WatchedItem) (*watchHitSet, error) {
+	recs := make([]*rappel.Record, len(events))
+	evOf := map[string]*hookEvent{}
+	for i, ev := range events {
+		recs[i] = ev.rec
+		evOf[ev.rec.RecordID] = ev
 	}
 	items := make([]match.Item, len(watched))
 	for i := range watched {
@@ -68,11 +104,10 @@ func (m *HookMatcher) watchHits(ctx context.Context, at time.Time, events []*hoo
 	}
 	results, err := match.Batch(recs, rappel.DatasetInfo{UpdatedAt: at}).Screen(ctx, items)
 	if err != nil {
-		return nil, nil, fmt.Errorf("screening watched items: %w", err)
+		return nil, fmt.Errorf("screening watched items: %w", err)
 	}
 	now := m.Now().UTC()
-	var hits []*rappel.WatchHit
-	itemOf := map[*rappel.WatchHit]*rappel.WatchedItem{}
+	hits := &watchHitSet{item: map[*rappel.WatchHit]*rappel.WatchedItem{}, event: map[*rappel.WatchHit]*hookEvent{}}
 	for i, res := range results {
 		for _, c := range res.Candidates {
 			if !contains(hitStatuses, c.Status) {
@@ -81,26 +116,27 @@ func (m *HookMatcher) watchHits(ctx context.Context, at time.Time, events []*hoo
 			ev := evOf[c.RecordID]
 			h, err := newHit(&watched[i], ev, &c, now)
 			if err != nil {
-				return nil, nil, err
+				return nil, err
 			}
-			hits = append(hits, h)
-			itemOf[h] = &watched[i]
+			hits.list = append(hits.list, h)
+			hits.item[h], hits.event[h] = &watched[i], ev
 		}
 	}
-	if len(hits) == 0 {
-		return nil, nil, nil
-	}
-	if err := m.Watchlists.AddWatchHits(ctx, hits); err != nil {
-		return nil, nil, fmt.Errorf("storing watchlist hits: %w", err)
-	}
+	return hits, nil
+}
+
+// hitDeliveries returns a delivery of each hit to each endpoint of hooks
+// of its list's key taking watchlist.match, and their event keys.
+func (m *HookMatcher) hitDeliveries(ctx context.Context, at time.Time, hits *watchHitSet, hooks map[string]*rappel.Webhook) (keys []string, rows []*rappel.Delivery, err error) {
 	byKey := map[string][]*rappel.Webhook{}
 	for _, w := range hooks {
 		if w.Wants(rappel.EventWatchlistMatch) {
 			byKey[w.Key] = append(byKey[w.Key], w)
 		}
 	}
+	now := m.Now().UTC()
 	lists := map[string]*rappel.Watchlist{}
-	for _, h := range hits {
+	for _, h := range hits.list {
 		wl, ok := lists[h.Watchlist]
 		if !ok {
 			wl, err = m.Watchlists.Watchlist(ctx, h.Watchlist)
@@ -116,7 +152,7 @@ func (m *HookMatcher) watchHits(ctx context.Context, at time.Time, events []*hoo
 			continue
 		}
 		key := watchEventPrefix + h.Watchlist + ":" + h.ID
-		body, err := watchPayload(at, wl, &itemOf[h].Item, h, evOf[h.RecordID].rec)
+		body, err := watchPayload(at, wl, &hits.item[h].Item, h, hits.event[h].rec)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -126,7 +162,6 @@ func (m *HookMatcher) watchHits(ctx context.Context, at time.Time, events []*hoo
 				OutboxState: rappel.OutboxState{Status: rappel.AlertPending, CreatedAt: now, NextAt: now}})
 		}
 	}
-	m.Logger.Info("matched watchlists", "records", len(recs), "items_found", len(watched), "hits", len(hits), "deliveries", len(rows))
 	return keys, rows, nil
 }
 

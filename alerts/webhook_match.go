@@ -62,31 +62,11 @@ type hookEvent struct {
 // Match writes the deliveries of the events of e no node has matched yet
 // and returns how many it wrote.
 func (m *HookMatcher) Match(ctx context.Context, e *rappel.RecordEvents) (int, error) {
-	var events []hookEvent
-	byKey := map[string]int{}
-	var keys []string
-	for _, list := range []struct {
-		typ string
-		ids []string
-	}{{rappel.EventRecallCreated, e.Created}, {rappel.EventRecallUpdated, e.Updated}, {rappel.EventRecallArchived, e.Archived}} {
-		for _, id := range list.ids {
-			rec, err := m.Records.Record(ctx, id)
-			if rappel.ErrorCode(err) == rappel.ENOTFOUND {
-				continue // deleted since: nothing to announce
-			}
-			if err != nil {
-				return 0, fmt.Errorf("reading recall %s: %w", id, err)
-			}
-			key, err := eventKey(list.typ, rec)
-			if err != nil {
-				return 0, err
-			}
-			byKey[key] = len(events)
-			events = append(events, hookEvent{typ: list.typ, key: key, rec: rec})
-			keys = append(keys, key)
-		}
+	events, byKey, keys, err := m.readEvents(ctx, e)
+	if err != nil {
+		return 0, err
 	}
-	keys, err := m.Outbox.UnmatchedEvents(ctx, keys)
+	keys, err = m.Outbox.UnmatchedEvents(ctx, keys)
 	if err != nil {
 		return 0, fmt.Errorf("reading matched events: %w", err)
 	}
@@ -148,6 +128,35 @@ func (m *HookMatcher) Match(ctx context.Context, e *rappel.RecordEvents) (int, e
 	}
 	m.Logger.Info("matched record events", "seq", e.Seq, "events", len(keys), "endpoints", len(ss), "deliveries", n, "skipped", len(rows)-n)
 	return n, nil
+}
+
+// readEvents reads the records of e's events, skipping those deleted
+// since, and returns the events, each event key's place among them, and
+// the keys in order.
+func (m *HookMatcher) readEvents(ctx context.Context, e *rappel.RecordEvents) (events []hookEvent, byKey map[string]int, keys []string, err error) {
+	byKey = map[string]int{}
+	for _, list := range []struct {
+		typ string
+		ids []string
+	}{{rappel.EventRecallCreated, e.Created}, {rappel.EventRecallUpdated, e.Updated}, {rappel.EventRecallArchived, e.Archived}} {
+		for _, id := range list.ids {
+			rec, err := m.Records.Record(ctx, id)
+			if rappel.ErrorCode(err) == rappel.ENOTFOUND {
+				continue // deleted since: nothing to announce
+			}
+			if err != nil {
+				return nil, nil, nil, fmt.Errorf("reading recall %s: %w", id, err)
+			}
+			key, err := eventKey(list.typ, rec)
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			byKey[key] = len(events)
+			events = append(events, hookEvent{typ: list.typ, key: key, rec: rec})
+			keys = append(keys, key)
+		}
+	}
+	return events, byKey, keys, nil
 }
 
 // eventKey names an event across a fleet: its type, the record_id and the
