@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/rappel-ca/rappel"
+	"github.com/rappel-ca/rappel/internal/hcvocab"
 )
 
 // The Health Canada dump's documents under the plugin's /in.
@@ -131,14 +132,14 @@ func hcKey(raw, canon []byte) (string, hcRow) {
 }
 
 // ids is the record the NID's rows become (testdata/FORMATS.md): a
-// Transport Canada notice (by rappel.ClassifyDumpRow, as the normalizer
+// Transport Canada notice (by hcvocab.ClassifyDumpRow, as the normalizer
 // reads it) is tc-<recall number>, the number its URLs or titles name, any
 // other hc-<NID>.
 func (g *hcGroup) ids() []string {
 	if strings.HasPrefix(g.key, anonymousPrefix) {
 		return nil
 	}
-	vehicle := rappel.ClassifyDumpRow(g.org, g.archived, g.category).RecallType == rappel.TypeVehicle
+	vehicle := hcvocab.ClassifyDumpRow(g.org, g.archived, g.category).RecallType == rappel.TypeVehicle
 	return []string{rappel.DumpRecordID(g.key, vehicle, append(g.urls, g.titles...)...)}
 }
 

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/text/encoding/charmap"
 
 	"github.com/rappel-ca/rappel"
+	"github.com/rappel-ca/rappel/internal/hcvocab"
 	"github.com/rappel-ca/rappel/internal/jsonstr"
 )
 
@@ -34,7 +35,7 @@ type fallbackFormat interface {
 
 // hcCSVAliases are the header names of the dump's tables as their users
 // re-wrote them (pandas, 2023 to 2024: recall_id, product_name, updated_at),
-// folded, by the index of the column they hold in rappel.DumpColumnsEN.
+// folded, by the index of the column they hold in hcvocab.DumpColumnsEN.
 var hcCSVAliases = map[string]int{"recall_id": 0, "product_name": 4, "updated_at": 9}
 
 // maxCSVProblems is the most row problems one CSV reports one by one; the
@@ -47,7 +48,7 @@ const maxCSVProblems = 50
 // spacing, or by an alias, takes the document's own key; any other
 // column is kept under its own name. It fails when no column is the NID.
 func hcCSVColumns(name string, header []string) (keys []string, problems []string, err error) {
-	own, other := rappel.DumpColumnsEN, rappel.DumpColumnsFR
+	own, other := hcvocab.DumpColumnsEN, hcvocab.DumpColumnsFR
 	if name == hcFileFR {
 		own, other = other, own
 	}
@@ -186,7 +187,7 @@ func hcCSVToJSON(name string, body []byte) (doc []byte, problems []string, err e
 // problem.
 func nidOf(keys, rec []string) string {
 	for i, k := range keys {
-		if k == rappel.DumpColumnsEN[0] && i < len(rec) && strings.TrimSpace(rec[i]) != "" {
+		if k == hcvocab.DumpColumnsEN[0] && i < len(rec) && strings.TrimSpace(rec[i]) != "" {
 			return ", NID " + truncateText(strings.TrimSpace(rec[i]), 20)
 		}
 	}

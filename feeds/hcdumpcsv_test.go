@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rappel-ca/rappel"
+	"github.com/rappel-ca/rappel/internal/hcvocab"
 	"github.com/rappel-ca/rappel/plugins/guest/guesttest"
 )
 
@@ -41,7 +41,7 @@ func TestHCCSV_Real(t *testing.T) {
 		t.Fatalf("%d rows, want 375", len(rows))
 	}
 	for i, row := range rows {
-		for c, key := range rappel.DumpColumnsEN {
+		for c, key := range hcvocab.DumpColumnsEN {
 			if got, ok := row[key]; !ok || got != want[i+1][c] {
 				t.Fatalf("row %d: %s = %q, %v; want %q", i+1, key, got, ok, want[i+1][c])
 			}
@@ -153,7 +153,7 @@ func FuzzHCCSV(f *testing.F) {
 		}
 		strict := csv.NewReader(bytes.NewReader(skipBOM(in)))
 		recs, serr := strict.ReadAll() // the header's length for every record
-		wellFormed := serr == nil && len(recs) > 0 && strings.Join(recs[0], ",") == strings.Join(rappel.DumpColumnsEN, ",")
+		wellFormed := serr == nil && len(recs) > 0 && strings.Join(recs[0], ",") == strings.Join(hcvocab.DumpColumnsEN, ",")
 		if !wellFormed && len(problems) == 0 {
 			t.Fatalf("%q is not a well-formed CSV of the dump (%v), yet no problem: %d rows", in, serr, len(rows))
 		}

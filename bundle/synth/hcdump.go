@@ -1,7 +1,7 @@
 package synth
 
 import (
-	"github.com/rappel-ca/rappel"
+	"github.com/rappel-ca/rappel/internal/hcvocab"
 	"maps"
 	"math/rand/v2"
 	"slices"
@@ -40,7 +40,7 @@ type dumpRow [numCols]field
 
 // The dump's keys in English and French, the domain's (testdata/FORMATS.md),
 // in the order of the columns above.
-var dumpKeysEN, dumpKeysFR = rappel.DumpColumnsEN, rappel.DumpColumnsFR
+var dumpKeysEN, dumpKeysFR = hcvocab.DumpColumnsEN, hcvocab.DumpColumnsFR
 
 // appendJSON appends the row as one JSON object with keys.
 func (row *dumpRow) appendJSON(b []byte, keys []string) []byte {

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/rappel-ca/rappel"
+	"github.com/rappel-ca/rappel/internal/hcvocab"
 	"github.com/rappel-ca/rappel/plugins/guest"
 )
 
@@ -24,14 +25,14 @@ const maxLabelWords = 6
 // parseIssue reads an Issue (Problème) value: short labels joined by " - "
 // ("Egg - Soy - Milk", "Salmonella", "E. Coli - non-pathogenic -
 // Staphylococcus aureus"), read with the dump's vocabulary
-// (rappel.SplitIssue, rappel.LookupIssueLabel). Older rows may hold a
+// (hcvocab.SplitIssue, hcvocab.LookupIssueLabel). Older rows may hold a
 // sentence instead, which names no label.
 func parseIssue(s string) issue {
 	var out issue
 	if s == "" {
 		return out
 	}
-	labels := rappel.SplitIssue(s)
+	labels := hcvocab.SplitIssue(s)
 	for _, l := range labels {
 		if strings.HasSuffix(l, ".") || len(strings.Fields(l)) > maxLabelWords {
 			return issue{freeText: true}
@@ -39,7 +40,7 @@ func parseIssue(s string) issue {
 	}
 	out.labels = labels
 	for _, l := range labels {
-		known, ok := rappel.LookupIssueLabel(l)
+		known, ok := hcvocab.LookupIssueLabel(l)
 		if !ok {
 			out.unknown = append(out.unknown, l)
 		}
@@ -75,12 +76,12 @@ func (is issue) describe(lang string) string {
 		for end < len(is.labels) && h != "" && is.hazards[end] == h {
 			end++
 		}
-		names := rappel.HazardNames[h]
+		names := hcvocab.HazardNames[h]
 		name := names[i]
 		switch {
 		case h == "":
 			groups = append(groups, is.labels[k])
-		case end == k+1 && rappel.NamesHazard(is.labels[k], h):
+		case end == k+1 && hcvocab.NamesHazard(is.labels[k], h):
 			groups = append(groups, name)
 		default:
 			groups = append(groups, name+sep+strings.Join(is.labels[k:end], ", "))

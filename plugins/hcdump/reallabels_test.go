@@ -9,6 +9,7 @@ import (
 	"testing/fstest"
 
 	"github.com/rappel-ca/rappel"
+	"github.com/rappel-ca/rappel/internal/hcvocab"
 	"github.com/rappel-ca/rappel/plugins/guest/guesttest"
 	"github.com/rappel-ca/rappel/plugins/hcdump"
 )
@@ -22,12 +23,12 @@ var realLabels = map[string]struct {
 	description string
 	rows        int
 }{
-	"Vibrio parahaemolyticus": {rappel.HazardMicrobial, "Microbial contamination: Vibrio parahaemolyticus", 35},
-	"Marine Biotoxin":         {rappel.HazardChemical, "Chemical: Marine Biotoxin", 21},
-	"Labelling and packaging": {rappel.HazardLabelling, "Labelling and packaging", 409},
-	"Nutrition Issue":         {rappel.HazardNutrition, "Nutrition", 1},
-	"Nutrition":               {rappel.HazardNutrition, "Nutrition", 1},
-	"Tampering":               {rappel.HazardTampering, "Tampering", 1},
+	"Vibrio parahaemolyticus": {hcvocab.HazardMicrobial, "Microbial contamination: Vibrio parahaemolyticus", 35},
+	"Marine Biotoxin":         {hcvocab.HazardChemical, "Chemical: Marine Biotoxin", 21},
+	"Labelling and packaging": {hcvocab.HazardLabelling, "Labelling and packaging", 409},
+	"Nutrition Issue":         {hcvocab.HazardNutrition, "Nutrition", 1},
+	"Nutrition":               {hcvocab.HazardNutrition, "Nutrition", 1},
+	"Tampering":               {hcvocab.HazardTampering, "Tampering", 1},
 }
 
 // realRows reads the real rows of every era, by NID, a later file's row
@@ -80,7 +81,7 @@ func TestNormalize_RealLabels(t *testing.T) {
 	counts := map[string]int{}
 	for _, row := range realRows(t) {
 		carries := false
-		for _, label := range rappel.SplitIssue(row["Issue"]) {
+		for _, label := range hcvocab.SplitIssue(row["Issue"]) {
 			if _, ok := realLabels[label]; ok {
 				counts[label]++
 				carries = true
@@ -94,7 +95,7 @@ func TestNormalize_RealLabels(t *testing.T) {
 		if counts[label] != want.rows {
 			t.Errorf("%d real rows carry %q, want %d", counts[label], label, want.rows)
 		}
-		got, ok := rappel.LookupIssueLabel(label)
+		got, ok := hcvocab.LookupIssueLabel(label)
 		if !ok || got.Hazard != want.hazard {
 			t.Errorf("LookupIssueLabel(%q) = %+v, %v; want hazard %q", label, got, ok, want.hazard)
 		}
@@ -115,7 +116,7 @@ func TestNormalize_RealLabels(t *testing.T) {
 	described := 0
 	for _, row := range rows {
 		want, alone := realLabels[row["Issue"]]
-		k := rappel.ClassifyDumpRow(row["Organization"], row["Archived"], row["Category"])
+		k := hcvocab.ClassifyDumpRow(row["Organization"], row["Archived"], row["Category"])
 		if !alone || k.RecallType != rappel.TypeFood {
 			continue
 		}
@@ -140,14 +141,14 @@ func TestNamesHazard(t *testing.T) {
 		label, hazard string
 		want          bool
 	}{
-		{"Nutrition Issue", rappel.HazardNutrition, true},
-		{"Nutrition", rappel.HazardNutrition, true},
-		{"labelling and packaging", rappel.HazardLabelling, true},
-		{"Chimique", rappel.HazardChemical, true},
-		{"Marine Biotoxin", rappel.HazardChemical, false},
+		{"Nutrition Issue", hcvocab.HazardNutrition, true},
+		{"Nutrition", hcvocab.HazardNutrition, true},
+		{"labelling and packaging", hcvocab.HazardLabelling, true},
+		{"Chimique", hcvocab.HazardChemical, true},
+		{"Marine Biotoxin", hcvocab.HazardChemical, false},
 		{"Nutrition", "", false},
 	} {
-		if got := rappel.NamesHazard(tc.label, tc.hazard); got != tc.want {
+		if got := hcvocab.NamesHazard(tc.label, tc.hazard); got != tc.want {
 			t.Errorf("NamesHazard(%q, %q) = %v, want %v", tc.label, tc.hazard, got, tc.want)
 		}
 	}

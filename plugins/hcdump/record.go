@@ -7,18 +7,19 @@ import (
 	"strings"
 
 	"github.com/rappel-ca/rappel"
+	"github.com/rappel-ca/rappel/internal/hcvocab"
 	"github.com/rappel-ca/rappel/plugins/guest"
 )
 
 // kind is what a notice is: its agency and recall type.
 type kind struct{ agency, recallType string }
 
-// classify reads what a notice's row says it is (rappel.ClassifyDumpRow):
+// classify reads what a notice's row says it is (hcvocab.ClassifyDumpRow):
 // its agency and recall type, the era its row is written in, and its
 // category leaves. An organization the dump has never used does not cost
 // the notice: the rule types it, and problem says how.
-func classify(n *notice) (k kind, era rappel.DumpEra, leaves []string, problem string) {
-	c := rappel.ClassifyDumpRow(n.org, n.archived, n.category)
+func classify(n *notice) (k kind, era hcvocab.DumpEra, leaves []string, problem string) {
+	c := hcvocab.ClassifyDumpRow(n.org, n.archived, n.category)
 	k = kind{c.Agency, c.RecallType}
 	if c.Known {
 		return k, c.Era, c.Leaves, ""
@@ -28,7 +29,7 @@ func classify(n *notice) (k kind, era rappel.DumpEra, leaves []string, problem s
 		what = fmt.Sprintf("the Organization %q, which the dump has never used", truncate(n.org))
 	}
 	return k, c.Era, c.Leaves, fmt.Sprintf("NID %s (row %d of %s) has %s (it knows %s); the notice was kept and read as %s, %s, %s. Add the organization to the dump's vocabulary if it is real.",
-		n.nid, n.row, n.lang.file, what, rappel.DumpOrganizationNames, k.agency, k.recallType, c.TypedBy)
+		n.nid, n.row, n.lang.file, what, hcvocab.DumpOrganizationNames, k.agency, k.recallType, c.TypedBy)
 }
 
 // newRecord makes the record of one notice from its English and French rows,
@@ -77,7 +78,7 @@ func newRecord(en, fr *notice) (rec *rappel.Record, problems []string, skip stri
 			FR: translation(fr, tc, era),
 		},
 	}
-	switch archived, _, ok := rappel.DumpArchived(primary.archived); {
+	switch archived, _, ok := hcvocab.DumpArchived(primary.archived); {
 	case ok && archived:
 		rec.Status = rappel.StatusArchived
 	case !ok && primary.archived != "":
@@ -198,11 +199,11 @@ func first(en, fr *notice, field func(*notice) string) string {
 // says only what the record's recall_id and vehicle_make say, is kept for
 // a recall the vehicle database does not list, and gives way to the
 // database's descriptive title when it does (rappel.Merge).
-func translation(n *notice, tc bool, era rappel.DumpEra) *rappel.Translation {
+func translation(n *notice, tc bool, era hcvocab.DumpEra) *rappel.Translation {
 	if n == nil {
 		return nil
 	}
-	leaves, _ := rappel.DumpCategories(n.category, era)
+	leaves, _ := hcvocab.DumpCategories(n.category, era)
 	lang := rappel.LangEN
 	if n.lang == langFR {
 		lang = rappel.LangFR

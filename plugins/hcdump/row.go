@@ -8,6 +8,7 @@ import (
 	"io/fs"
 
 	"github.com/rappel-ca/rappel"
+	"github.com/rappel-ca/rappel/internal/hcvocab"
 	"github.com/rappel-ca/rappel/plugins/guest"
 )
 
@@ -19,8 +20,8 @@ type lang struct {
 }
 
 var (
-	langEN = newLang(fileEN, rappel.DumpColumnsEN)
-	langFR = newLang(fileFR, rappel.DumpColumnsFR)
+	langEN = newLang(fileEN, hcvocab.DumpColumnsEN)
+	langFR = newLang(fileFR, hcvocab.DumpColumnsFR)
 )
 
 // newLang names the keys of file, given in the dump's column order.

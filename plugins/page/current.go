@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/rappel-ca/rappel"
+	"github.com/rappel-ca/rappel/internal/hcvocab"
 	"github.com/rappel-ca/rappel/plugins/guest"
 	xhtml "golang.org/x/net/html"
 )
@@ -257,8 +258,8 @@ func (p *reader) dateOf(t *node, label string) string {
 // it names, by the dump's vocabulary. The hazard it names is the dump's
 // Issue too, which the dump's normalizer reads.
 func (p *reader) issue(s string) {
-	for _, l := range rappel.SplitIssue(s) {
-		if known, ok := rappel.LookupIssueLabel(l); ok {
+	for _, l := range hcvocab.SplitIssue(s) {
+		if known, ok := hcvocab.LookupIssueLabel(l); ok {
 			for _, a := range known.Allergens {
 				if !slices.Contains(p.rec.Allergens, a) {
 					p.rec.Allergens = append(p.rec.Allergens, a)

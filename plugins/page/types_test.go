@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/rappel-ca/rappel"
+	"github.com/rappel-ca/rappel/internal/hcvocab"
 	"github.com/rappel-ca/rappel/plugins/guest"
 	"github.com/rappel-ca/rappel/plugins/realjudged"
 )
@@ -159,8 +160,8 @@ func checkSummary(t *testing.T, r realjudged.RadarRecord, rec *rappel.Record) {
 	if len(rec.Images) != len(d.Images) || len(d.Images) > 0 && rec.ImageURL != d.Images[0].URL {
 		t.Errorf("NID %s: images %+v (image_url %q), want %d from data-src", r.NID, rec.Images, rec.ImageURL, len(d.Images))
 	}
-	for _, l := range rappel.SplitIssue(d.Summary.Issue) {
-		if known, ok := rappel.LookupIssueLabel(l); ok {
+	for _, l := range hcvocab.SplitIssue(d.Summary.Issue) {
+		if known, ok := hcvocab.LookupIssueLabel(l); ok {
 			for _, a := range known.Allergens {
 				if !slices.Contains(rec.Allergens, a) {
 					t.Errorf("NID %s: allergens %v lack %s, from the issue %q", r.NID, rec.Allergens, a, d.Summary.Issue)

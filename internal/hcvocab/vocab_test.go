@@ -1,35 +1,37 @@
-package rappel
+package hcvocab
 
 import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/rappel-ca/rappel"
 )
 
 // TestDumpOrganizations checks every Organization of the vocabulary, entry
 // by entry: each is listed here with what it must say, and the table holds
 // no other.
 func TestDumpOrganizations(t *testing.T) {
-	hc := AgencyHealthCanada
+	hc := rappel.AgencyHealthCanada
 	want := map[string]DumpOrganization{
-		"CFIA": {AgencyCFIA, TypeFood, DumpEra2024}, "ACIA": {AgencyCFIA, TypeFood, DumpEra2024},
-		"TC":                      {AgencyTransportCanada, TypeVehicle, DumpEra2024},
-		"Medical devices":         {hc, TypeMedicalDevice, DumpEra2024},
-		"Instruments médicaux":    {hc, TypeMedicalDevice, DumpEra2024},
-		"Consumer product safety": {hc, TypeConsumerProduct, DumpEra2024},
-		"Sécurité des produits de consommation":                           {hc, TypeConsumerProduct, DumpEra2024},
-		"Drugs and health products":                                       {hc, TypeHealthProduct, DumpEra2024},
-		"Médicaments et produits de santé":                                {hc, TypeHealthProduct, DumpEra2024},
-		"Marketed health products":                                        {hc, TypeHealthProduct, DumpEra2024},
-		"Produits de santé commercialisés":                                {hc, TypeHealthProduct, DumpEra2024},
-		"Controlled substances and cannabis":                              {hc, TypeCannabis, DumpEra2024},
-		"Substances contrôlées et cannabis":                               {hc, TypeCannabis, DumpEra2024},
+		"CFIA": {rappel.AgencyCFIA, rappel.TypeFood, DumpEra2024}, "ACIA": {rappel.AgencyCFIA, rappel.TypeFood, DumpEra2024},
+		"TC":                      {rappel.AgencyTransportCanada, rappel.TypeVehicle, DumpEra2024},
+		"Medical devices":         {hc, rappel.TypeMedicalDevice, DumpEra2024},
+		"Instruments médicaux":    {hc, rappel.TypeMedicalDevice, DumpEra2024},
+		"Consumer product safety": {hc, rappel.TypeConsumerProduct, DumpEra2024},
+		"Sécurité des produits de consommation":                           {hc, rappel.TypeConsumerProduct, DumpEra2024},
+		"Drugs and health products":                                       {hc, rappel.TypeHealthProduct, DumpEra2024},
+		"Médicaments et produits de santé":                                {hc, rappel.TypeHealthProduct, DumpEra2024},
+		"Marketed health products":                                        {hc, rappel.TypeHealthProduct, DumpEra2024},
+		"Produits de santé commercialisés":                                {hc, rappel.TypeHealthProduct, DumpEra2024},
+		"Controlled substances and cannabis":                              {hc, rappel.TypeCannabis, DumpEra2024},
+		"Substances contrôlées et cannabis":                               {hc, rappel.TypeCannabis, DumpEra2024},
 		"Communications and Public Affairs Branch":                        {hc, "", DumpEra2024},
 		"Direction générale des communications et des affaires publiques": {hc, "", DumpEra2024},
-		"Canadian Food Inspection Agency":                                 {AgencyCFIA, TypeFood, DumpEra2023},
-		"Agence canadienne d'inspection des aliments":                     {AgencyCFIA, TypeFood, DumpEra2023},
-		"Transport Canada":                                                {AgencyTransportCanada, TypeVehicle, DumpEra2023},
-		"Transports Canada":                                               {AgencyTransportCanada, TypeVehicle, DumpEra2023},
+		"Canadian Food Inspection Agency":                                 {rappel.AgencyCFIA, rappel.TypeFood, DumpEra2023},
+		"Agence canadienne d'inspection des aliments":                     {rappel.AgencyCFIA, rappel.TypeFood, DumpEra2023},
+		"Transport Canada":                                                {rappel.AgencyTransportCanada, rappel.TypeVehicle, DumpEra2023},
+		"Transports Canada":                                               {rappel.AgencyTransportCanada, rappel.TypeVehicle, DumpEra2023},
 		"Health Canada":                                                   {hc, "", DumpEra2023},
 		"Santé Canada":                                                    {hc, "", DumpEra2023},
 	}
@@ -39,7 +41,7 @@ func TestDumpOrganizations(t *testing.T) {
 				t.Errorf("LookupDumpOrganization(%q) = %+v, %v; want %+v", written, got, ok, w)
 			}
 		}
-		if !Agencies.Has(w.Agency) || w.RecallType != "" && !RecallTypes.Has(w.RecallType) {
+		if !rappel.Agencies.Has(w.Agency) || w.RecallType != "" && !rappel.RecallTypes.Has(w.RecallType) {
 			t.Errorf("%q: %+v is outside the vocabularies", name, w)
 		}
 	}
@@ -58,19 +60,19 @@ func TestClassifyDumpRow(t *testing.T) {
 		org, archived, category string
 		want                    DumpRowKind
 	}{
-		{"TC", "0", "SUV - Minivan", DumpRowKind{AgencyTransportCanada, TypeVehicle, DumpEra2024, []string{"SUV", "Minivan"}, true, ""}},
-		{"Transport Canada", "Yes", "Vehicles - Car, Vehicles - SUV", DumpRowKind{AgencyTransportCanada, TypeVehicle, DumpEra2023, []string{"Car", "SUV"}, true, ""}},
-		{"Health Canada", "No", "Medical devices - Cardiovascular", DumpRowKind{AgencyHealthCanada, TypeMedicalDevice, DumpEra2023, []string{"Cardiovascular"}, true, ""}},
-		{"Health Canada", "No", "", DumpRowKind{AgencyHealthCanada, TypeHealthProduct, DumpEra2023, nil, true, ""}},
-		{"Communications and Public Affairs Branch", "0", "Drugs - Medical devices", DumpRowKind{AgencyHealthCanada, TypeMedicalDevice, DumpEra2024, []string{"Drugs", "Medical devices"}, true, ""}},
+		{"TC", "0", "SUV - Minivan", DumpRowKind{rappel.AgencyTransportCanada, rappel.TypeVehicle, DumpEra2024, []string{"SUV", "Minivan"}, true, ""}},
+		{"Transport Canada", "Yes", "Vehicles - Car, Vehicles - SUV", DumpRowKind{rappel.AgencyTransportCanada, rappel.TypeVehicle, DumpEra2023, []string{"Car", "SUV"}, true, ""}},
+		{"Health Canada", "No", "Medical devices - Cardiovascular", DumpRowKind{rappel.AgencyHealthCanada, rappel.TypeMedicalDevice, DumpEra2023, []string{"Cardiovascular"}, true, ""}},
+		{"Health Canada", "No", "", DumpRowKind{rappel.AgencyHealthCanada, rappel.TypeHealthProduct, DumpEra2023, nil, true, ""}},
+		{"Communications and Public Affairs Branch", "0", "Drugs - Medical devices", DumpRowKind{rappel.AgencyHealthCanada, rappel.TypeMedicalDevice, DumpEra2024, []string{"Drugs", "Medical devices"}, true, ""}},
 		// Health Canada never files food: a food sector leaves the default.
-		{"Health Canada", "No", "Food - Dairy", DumpRowKind{AgencyHealthCanada, TypeHealthProduct, DumpEra2023, []string{"Dairy"}, true, ""}},
+		{"Health Canada", "No", "Food - Dairy", DumpRowKind{rappel.AgencyHealthCanada, rappel.TypeHealthProduct, DumpEra2023, []string{"Dairy"}, true, ""}},
 		// Organizations the dump has never used; the era from Archived.
-		{"Road Safety and Motor Vehicle Regulation", "0", "Car", DumpRowKind{AgencyTransportCanada, TypeVehicle, DumpEra2024, []string{"Car"}, false, "by its Category"}},
-		{"Transport Canada - Road Safety", "No", "", DumpRowKind{AgencyTransportCanada, TypeVehicle, DumpEra2023, nil, false, "by its name"}},
-		{"Food Safety Directorate", "0", "", DumpRowKind{AgencyCFIA, TypeFood, DumpEra2024, nil, false, "by its name"}},
-		{"Ministry of Magic", "Yes", "Consumer products - Wands", DumpRowKind{AgencyHealthCanada, TypeConsumerProduct, DumpEra2023, []string{"Wands"}, false, "by its Category"}},
-		{"Ministry of Magic", "", "Wands", DumpRowKind{AgencyHealthCanada, TypeHealthProduct, DumpEra2024, []string{"Wands"}, false, "by default"}},
+		{"Road Safety and Motor Vehicle Regulation", "0", "Car", DumpRowKind{rappel.AgencyTransportCanada, rappel.TypeVehicle, DumpEra2024, []string{"Car"}, false, "by its Category"}},
+		{"Transport Canada - Road Safety", "No", "", DumpRowKind{rappel.AgencyTransportCanada, rappel.TypeVehicle, DumpEra2023, nil, false, "by its name"}},
+		{"Food Safety Directorate", "0", "", DumpRowKind{rappel.AgencyCFIA, rappel.TypeFood, DumpEra2024, nil, false, "by its name"}},
+		{"Ministry of Magic", "Yes", "Consumer products - Wands", DumpRowKind{rappel.AgencyHealthCanada, rappel.TypeConsumerProduct, DumpEra2023, []string{"Wands"}, false, "by its Category"}},
+		{"Ministry of Magic", "", "Wands", DumpRowKind{rappel.AgencyHealthCanada, rappel.TypeHealthProduct, DumpEra2024, []string{"Wands"}, false, "by default"}},
 	} {
 		got := ClassifyDumpRow(tc.org, tc.archived, tc.category)
 		if got.Agency != tc.want.Agency || got.RecallType != tc.want.RecallType || got.Era != tc.want.Era || !slices.Equal(got.Leaves, tc.want.Leaves) ||
@@ -142,7 +144,7 @@ func TestDumpIssueLabels(t *testing.T) {
 			t.Errorf("LookupIssueLabel(%q) = %+v, %v; want %+v", label, got, ok, w)
 		}
 		for _, al := range got.Allergens {
-			if !Allergens.Has(al) {
+			if !rappel.Allergens.Has(al) {
 				t.Errorf("%q names %q, outside the allergen vocabulary", label, al)
 			}
 		}
@@ -158,7 +160,7 @@ func TestDumpIssueLabels(t *testing.T) {
 		t.Errorf("the vocabulary has %d Issue labels, this test %d: test each new one", len(dumpIssueLabels), len(want))
 	}
 	// Every allergen of the API's vocabulary has a label.
-	for _, al := range Allergens {
+	for _, al := range rappel.Allergens {
 		if !slices.ContainsFunc(dumpIssueLabelValues(), func(l IssueLabel) bool { return slices.Contains(l.Allergens, al) }) {
 			t.Errorf("no Issue label names %q", al)
 		}
@@ -205,12 +207,12 @@ func TestDumpCategories(t *testing.T) {
 		{"Nuts, grains, and seeds", DumpEra2024, "Nuts, grains, and seeds", ""},
 		{"Ear, nose and throat - General hospital and personal use", DumpEra2024, "Ear, nose and throat|General hospital and personal use", ""},
 		{"Minibike/ Moped /Scooter", DumpEra2024, "Minibike/ Moped /Scooter", ""},
-		{"Vehicles - Car, Vehicles - SUV", DumpEra2023, "Car|SUV", TypeVehicle},
-		{"Food - Nuts, grains, and seeds", DumpEra2023, "Nuts, grains, and seeds", TypeFood},
-		{"Food - Nuts, grains, and seeds, Food - Dairy", DumpEra2023, "Nuts, grains, and seeds|Dairy", TypeFood},
-		{"Vehicles - Truck - Med. & H.D., Vehicles - SUV", DumpEra2023, "Truck - Med. & H.D.|SUV", TypeVehicle},
-		{"Aliments - Noix, grains et graines", DumpEra2023, "Noix, grains et graines", TypeFood},
-		{"Medical devices - Ear, nose and throat", DumpEra2023, "Ear, nose and throat", TypeMedicalDevice},
+		{"Vehicles - Car, Vehicles - SUV", DumpEra2023, "Car|SUV", rappel.TypeVehicle},
+		{"Food - Nuts, grains, and seeds", DumpEra2023, "Nuts, grains, and seeds", rappel.TypeFood},
+		{"Food - Nuts, grains, and seeds, Food - Dairy", DumpEra2023, "Nuts, grains, and seeds|Dairy", rappel.TypeFood},
+		{"Vehicles - Truck - Med. & H.D., Vehicles - SUV", DumpEra2023, "Truck - Med. & H.D.|SUV", rappel.TypeVehicle},
+		{"Aliments - Noix, grains et graines", DumpEra2023, "Noix, grains et graines", rappel.TypeFood},
+		{"Medical devices - Ear, nose and throat", DumpEra2023, "Ear, nose and throat", rappel.TypeMedicalDevice},
 		{"Cannabis", DumpEra2023, "Cannabis", ""},
 		{"Dairy", DumpEra2023, "Dairy", ""},
 		{"", DumpEra2023, "", ""},
@@ -228,16 +230,16 @@ func TestDumpCategories(t *testing.T) {
 // recall type of the API.
 func TestDumpCategoryTypes(t *testing.T) {
 	for leaf, typ := range dumpCategoryTypes {
-		if !RecallTypes.Has(typ) {
+		if !rappel.RecallTypes.Has(typ) {
 			t.Errorf("%q: type %q is outside the vocabulary", leaf, typ)
 		}
 		if got := DumpCategoryType([]string{strings.ToUpper(leaf)}, nil); got != typ {
 			t.Errorf("DumpCategoryType(%q) = %q, want %q", leaf, got, typ)
 		}
-		if leaves, _ := DumpCategories(leaf+" - Other", DumpEra2024); len(leaves) != 2 || FoldKey(leaves[0]) != leaf {
+		if leaves, _ := DumpCategories(leaf+" - Other", DumpEra2024); len(leaves) != 2 || rappel.FoldKey(leaves[0]) != leaf {
 			t.Errorf("%q is cut in the 2024 list %q", leaf, leaves)
 		}
-		if leaves, _ := DumpCategories("Food - "+leaf+", Food - Other", DumpEra2023); len(leaves) != 2 || FoldKey(leaves[0]) != leaf {
+		if leaves, _ := DumpCategories("Food - "+leaf+", Food - Other", DumpEra2023); len(leaves) != 2 || rappel.FoldKey(leaves[0]) != leaf {
 			t.Errorf("%q is cut in the 2023 list %q", leaf, leaves)
 		}
 	}
@@ -246,11 +248,11 @@ func TestDumpCategoryTypes(t *testing.T) {
 		allowed []string
 		want    string
 	}{
-		{[]string{"Drugs", "Medical devices"}, nil, TypeMedicalDevice},
-		{[]string{"Cannabis", "Medical devices"}, nil, TypeCannabis},
-		{[]string{"Consumer products"}, nil, TypeConsumerProduct},
-		{[]string{"Instruments médicaux"}, nil, TypeMedicalDevice},
-		{[]string{"Dairy"}, []string{TypeHealthProduct, TypeMedicalDevice}, ""},
+		{[]string{"Drugs", "Medical devices"}, nil, rappel.TypeMedicalDevice},
+		{[]string{"Cannabis", "Medical devices"}, nil, rappel.TypeCannabis},
+		{[]string{"Consumer products"}, nil, rappel.TypeConsumerProduct},
+		{[]string{"Instruments médicaux"}, nil, rappel.TypeMedicalDevice},
+		{[]string{"Dairy"}, []string{rappel.TypeHealthProduct, rappel.TypeMedicalDevice}, ""},
 		{[]string{"Other"}, nil, ""},
 		{nil, nil, ""},
 	} {
@@ -266,7 +268,7 @@ func TestDumpJoinedValues(t *testing.T) {
 	for v := range dumpJoinedValues {
 		for _, joiner := range []string{" - ", ", "} {
 			got := SplitDumpList("bus"+joiner+v+joiner+"car", joiner)
-			if len(got) != 3 || FoldKey(got[1]) != v {
+			if len(got) != 3 || rappel.FoldKey(got[1]) != v {
 				t.Errorf("SplitDumpList(%q) = %q: the value is cut", "bus"+joiner+v+joiner+"car", got)
 			}
 		}

@@ -1,8 +1,10 @@
-package rappel
+package hcvocab
 
 import (
 	"slices"
 	"strings"
+
+	"github.com/rappel-ca/rappel"
 )
 
 // Health Canada's recalls open-data dump has been published in two
@@ -53,33 +55,33 @@ type DumpOrganization struct {
 }
 
 // dumpOrganizations maps the Organization values of the dump, folded
-// (FoldKey), in English and French, of both eras.
+// (rappel.FoldKey), in English and French, of both eras.
 var dumpOrganizations = map[string]DumpOrganization{
 	// Since 2024.
-	"cfia":                                  {AgencyCFIA, TypeFood, DumpEra2024},
-	"acia":                                  {AgencyCFIA, TypeFood, DumpEra2024},
-	"tc":                                    {AgencyTransportCanada, TypeVehicle, DumpEra2024},
-	"medical devices":                       {AgencyHealthCanada, TypeMedicalDevice, DumpEra2024},
-	"instruments medicaux":                  {AgencyHealthCanada, TypeMedicalDevice, DumpEra2024},
-	"consumer product safety":               {AgencyHealthCanada, TypeConsumerProduct, DumpEra2024},
-	"securite des produits de consommation": {AgencyHealthCanada, TypeConsumerProduct, DumpEra2024},
-	"drugs and health products":             {AgencyHealthCanada, TypeHealthProduct, DumpEra2024},
-	"medicaments et produits de sante":      {AgencyHealthCanada, TypeHealthProduct, DumpEra2024},
-	"marketed health products":              {AgencyHealthCanada, TypeHealthProduct, DumpEra2024},
-	"produits de sante commercialises":      {AgencyHealthCanada, TypeHealthProduct, DumpEra2024},
-	"controlled substances and cannabis":    {AgencyHealthCanada, TypeCannabis, DumpEra2024},
-	"substances controlees et cannabis":     {AgencyHealthCanada, TypeCannabis, DumpEra2024},
+	"cfia":                                  {rappel.AgencyCFIA, rappel.TypeFood, DumpEra2024},
+	"acia":                                  {rappel.AgencyCFIA, rappel.TypeFood, DumpEra2024},
+	"tc":                                    {rappel.AgencyTransportCanada, rappel.TypeVehicle, DumpEra2024},
+	"medical devices":                       {rappel.AgencyHealthCanada, rappel.TypeMedicalDevice, DumpEra2024},
+	"instruments medicaux":                  {rappel.AgencyHealthCanada, rappel.TypeMedicalDevice, DumpEra2024},
+	"consumer product safety":               {rappel.AgencyHealthCanada, rappel.TypeConsumerProduct, DumpEra2024},
+	"securite des produits de consommation": {rappel.AgencyHealthCanada, rappel.TypeConsumerProduct, DumpEra2024},
+	"drugs and health products":             {rappel.AgencyHealthCanada, rappel.TypeHealthProduct, DumpEra2024},
+	"medicaments et produits de sante":      {rappel.AgencyHealthCanada, rappel.TypeHealthProduct, DumpEra2024},
+	"marketed health products":              {rappel.AgencyHealthCanada, rappel.TypeHealthProduct, DumpEra2024},
+	"produits de sante commercialises":      {rappel.AgencyHealthCanada, rappel.TypeHealthProduct, DumpEra2024},
+	"controlled substances and cannabis":    {rappel.AgencyHealthCanada, rappel.TypeCannabis, DumpEra2024},
+	"substances controlees et cannabis":     {rappel.AgencyHealthCanada, rappel.TypeCannabis, DumpEra2024},
 	// Health Canada's communications branch issues advisories of every
 	// kind of health product.
-	"communications and public affairs branch":                        {AgencyHealthCanada, "", DumpEra2024},
-	"direction generale des communications et des affaires publiques": {AgencyHealthCanada, "", DumpEra2024},
+	"communications and public affairs branch":                        {rappel.AgencyHealthCanada, "", DumpEra2024},
+	"direction generale des communications et des affaires publiques": {rappel.AgencyHealthCanada, "", DumpEra2024},
 	// Until early 2024.
-	"canadian food inspection agency":             {AgencyCFIA, TypeFood, DumpEra2023},
-	"agence canadienne d'inspection des aliments": {AgencyCFIA, TypeFood, DumpEra2023},
-	"transport canada":                            {AgencyTransportCanada, TypeVehicle, DumpEra2023},
-	"transports canada":                           {AgencyTransportCanada, TypeVehicle, DumpEra2023},
-	"health canada":                               {AgencyHealthCanada, "", DumpEra2023},
-	"sante canada":                                {AgencyHealthCanada, "", DumpEra2023},
+	"canadian food inspection agency":             {rappel.AgencyCFIA, rappel.TypeFood, DumpEra2023},
+	"agence canadienne d'inspection des aliments": {rappel.AgencyCFIA, rappel.TypeFood, DumpEra2023},
+	"transport canada":                            {rappel.AgencyTransportCanada, rappel.TypeVehicle, DumpEra2023},
+	"transports canada":                           {rappel.AgencyTransportCanada, rappel.TypeVehicle, DumpEra2023},
+	"health canada":                               {rappel.AgencyHealthCanada, "", DumpEra2023},
+	"sante canada":                                {rappel.AgencyHealthCanada, "", DumpEra2023},
 }
 
 // DumpOrganizationNames are the English Organization values of both eras,
@@ -92,7 +94,7 @@ const DumpOrganizationNames = "CFIA (ACIA), TC, Medical devices, Consumer produc
 // says, in either language and either era; ok is false for a name the dump
 // has never been seen to use.
 func LookupDumpOrganization(name string) (DumpOrganization, bool) {
-	o, ok := dumpOrganizations[FoldKey(name)]
+	o, ok := dumpOrganizations[rappel.FoldKey(name)]
 	return o, ok
 }
 
@@ -110,19 +112,19 @@ var dumpArchived = map[string]struct {
 // DumpArchived reads an Archived value: "0"/"1" since 2024, "No"/"Yes"
 // ("Non"/"Oui") before, in any case. ok is false for anything else.
 func DumpArchived(v string) (archived bool, era DumpEra, ok bool) {
-	a, ok := dumpArchived[FoldKey(v)]
+	a, ok := dumpArchived[rappel.FoldKey(v)]
 	return a.archived, a.era, ok
 }
 
 // dumpSectors are the first terms of the 2023 era's category paths ("Food -
 // Dairy"), in English and French, with the recall type each stands for.
 var dumpSectors = map[string]string{
-	"food": TypeFood, "aliments": TypeFood,
-	"vehicles": TypeVehicle, "vehicules": TypeVehicle,
-	"health products": TypeHealthProduct, "produits de sante": TypeHealthProduct,
-	"medical devices": TypeMedicalDevice, "instruments medicaux": TypeMedicalDevice,
-	"consumer products": TypeConsumerProduct, "produits de consommation": TypeConsumerProduct,
-	"cannabis": TypeCannabis,
+	"food": rappel.TypeFood, "aliments": rappel.TypeFood,
+	"vehicles": rappel.TypeVehicle, "vehicules": rappel.TypeVehicle,
+	"health products": rappel.TypeHealthProduct, "produits de sante": rappel.TypeHealthProduct,
+	"medical devices": rappel.TypeMedicalDevice, "instruments medicaux": rappel.TypeMedicalDevice,
+	"consumer products": rappel.TypeConsumerProduct, "produits de consommation": rappel.TypeConsumerProduct,
+	"cannabis": rappel.TypeCannabis,
 }
 
 // dumpCategoryTypes maps the category leaves of the dump that belong to one
@@ -131,41 +133,41 @@ var dumpSectors = map[string]string{
 // typed. Leaves shared by kinds ("Other") are not here.
 var dumpCategoryTypes = map[string]string{
 	// Health products.
-	"drugs": TypeHealthProduct, "natural health products": TypeHealthProduct,
-	"biologic or vaccine": TypeHealthProduct, "veterinary drugs": TypeHealthProduct,
+	"drugs": rappel.TypeHealthProduct, "natural health products": rappel.TypeHealthProduct,
+	"biologic or vaccine": rappel.TypeHealthProduct, "veterinary drugs": rappel.TypeHealthProduct,
 	// Medical devices.
-	"medical devices": TypeMedicalDevice, "anaesthesiology": TypeMedicalDevice, "cardiovascular": TypeMedicalDevice,
-	"chemistry": TypeMedicalDevice, "dental": TypeMedicalDevice, "ear, nose and throat": TypeMedicalDevice,
-	"gastroenterology and urology": TypeMedicalDevice, "general and plastic surgery": TypeMedicalDevice,
-	"general hospital and personal use": TypeMedicalDevice, "haematology": TypeMedicalDevice,
-	"immunology": TypeMedicalDevice, "microbiology": TypeMedicalDevice, "neurology": TypeMedicalDevice,
-	"obstetrics and gynaecology": TypeMedicalDevice, "ophthalmology": TypeMedicalDevice,
-	"orthopaedics": TypeMedicalDevice, "pathology": TypeMedicalDevice, "physical medicine": TypeMedicalDevice,
-	"radiology": TypeMedicalDevice,
+	"medical devices": rappel.TypeMedicalDevice, "anaesthesiology": rappel.TypeMedicalDevice, "cardiovascular": rappel.TypeMedicalDevice,
+	"chemistry": rappel.TypeMedicalDevice, "dental": rappel.TypeMedicalDevice, "ear, nose and throat": rappel.TypeMedicalDevice,
+	"gastroenterology and urology": rappel.TypeMedicalDevice, "general and plastic surgery": rappel.TypeMedicalDevice,
+	"general hospital and personal use": rappel.TypeMedicalDevice, "haematology": rappel.TypeMedicalDevice,
+	"immunology": rappel.TypeMedicalDevice, "microbiology": rappel.TypeMedicalDevice, "neurology": rappel.TypeMedicalDevice,
+	"obstetrics and gynaecology": rappel.TypeMedicalDevice, "ophthalmology": rappel.TypeMedicalDevice,
+	"orthopaedics": rappel.TypeMedicalDevice, "pathology": rappel.TypeMedicalDevice, "physical medicine": rappel.TypeMedicalDevice,
+	"radiology": rappel.TypeMedicalDevice,
 	// Consumer products.
-	"appliances": TypeConsumerProduct, "beauty and personal care": TypeConsumerProduct,
-	"building materials and supplies": TypeConsumerProduct, "chemicals": TypeConsumerProduct,
-	"clothing": TypeConsumerProduct, "clothing and accessories": TypeConsumerProduct,
-	"electronics": TypeConsumerProduct, "footwear": TypeConsumerProduct, "household items": TypeConsumerProduct,
-	"jewellery": TypeConsumerProduct, "outdoor living": TypeConsumerProduct, "sports and fitness": TypeConsumerProduct,
-	"tools and accessories": TypeConsumerProduct, "toys and games": TypeConsumerProduct,
-	"vaping and tobacco products": TypeConsumerProduct,
+	"appliances": rappel.TypeConsumerProduct, "beauty and personal care": rappel.TypeConsumerProduct,
+	"building materials and supplies": rappel.TypeConsumerProduct, "chemicals": rappel.TypeConsumerProduct,
+	"clothing": rappel.TypeConsumerProduct, "clothing and accessories": rappel.TypeConsumerProduct,
+	"electronics": rappel.TypeConsumerProduct, "footwear": rappel.TypeConsumerProduct, "household items": rappel.TypeConsumerProduct,
+	"jewellery": rappel.TypeConsumerProduct, "outdoor living": rappel.TypeConsumerProduct, "sports and fitness": rappel.TypeConsumerProduct,
+	"tools and accessories": rappel.TypeConsumerProduct, "toys and games": rappel.TypeConsumerProduct,
+	"vaping and tobacco products": rappel.TypeConsumerProduct,
 	// Cannabis.
-	"cannabis": TypeCannabis,
+	"cannabis": rappel.TypeCannabis,
 	// Food.
-	"bread": TypeFood, "candy, confectionary, snacks and sweeteners": TypeFood, "canned": TypeFood,
-	"condiments": TypeFood, "dairy": TypeFood, "eggs": TypeFood, "fish and seafood": TypeFood,
-	"fresh": TypeFood, "frozen": TypeFood, "fruits and vegetables": TypeFood, "grain products": TypeFood,
-	"herbs and spices": TypeFood, "infant products": TypeFood, "meat and poultry": TypeFood,
-	"multiple food items": TypeFood, "nuts, grains, and seeds": TypeFood, "processed": TypeFood,
+	"bread": rappel.TypeFood, "candy, confectionary, snacks and sweeteners": rappel.TypeFood, "canned": rappel.TypeFood,
+	"condiments": rappel.TypeFood, "dairy": rappel.TypeFood, "eggs": rappel.TypeFood, "fish and seafood": rappel.TypeFood,
+	"fresh": rappel.TypeFood, "frozen": rappel.TypeFood, "fruits and vegetables": rappel.TypeFood, "grain products": rappel.TypeFood,
+	"herbs and spices": rappel.TypeFood, "infant products": rappel.TypeFood, "meat and poultry": rappel.TypeFood,
+	"multiple food items": rappel.TypeFood, "nuts, grains, and seeds": rappel.TypeFood, "processed": rappel.TypeFood,
 	// Vehicles: Transport Canada's categories.
-	"a.t.v.": TypeVehicle, "bus": TypeVehicle, "car": TypeVehicle, "chassis cab": TypeVehicle,
-	"child car seat": TypeVehicle, "competition vehicle": TypeVehicle, "equipment": TypeVehicle,
-	"heavy trailer": TypeVehicle, "light trailer": TypeVehicle, "light truck & van": TypeVehicle,
-	"minibike/ moped /scooter": TypeVehicle, "minivan": TypeVehicle, "motorcycle": TypeVehicle,
-	"motorhome": TypeVehicle, "rv trailer": TypeVehicle, "restricted-use vehicle": TypeVehicle,
-	"school bus": TypeVehicle, "snowmobile": TypeVehicle, "suv": TypeVehicle, "tire": TypeVehicle,
-	"truck - med. & h.d.": TypeVehicle,
+	"a.t.v.": rappel.TypeVehicle, "bus": rappel.TypeVehicle, "car": rappel.TypeVehicle, "chassis cab": rappel.TypeVehicle,
+	"child car seat": rappel.TypeVehicle, "competition vehicle": rappel.TypeVehicle, "equipment": rappel.TypeVehicle,
+	"heavy trailer": rappel.TypeVehicle, "light trailer": rappel.TypeVehicle, "light truck & van": rappel.TypeVehicle,
+	"minibike/ moped /scooter": rappel.TypeVehicle, "minivan": rappel.TypeVehicle, "motorcycle": rappel.TypeVehicle,
+	"motorhome": rappel.TypeVehicle, "rv trailer": rappel.TypeVehicle, "restricted-use vehicle": rappel.TypeVehicle,
+	"school bus": rappel.TypeVehicle, "snowmobile": rappel.TypeVehicle, "suv": rappel.TypeVehicle, "tire": rappel.TypeVehicle,
+	"truck - med. & h.d.": rappel.TypeVehicle,
 }
 
 // dumpJoinedValues are the single values of the dump, folded, that hold a
@@ -210,7 +212,7 @@ func SplitDumpList(s, joiner string) []string {
 // isJoinedValue reports whether s is a known value holding a joiner, alone
 // or after a 2023-era sector ("Food - Nuts, grains, and seeds").
 func isJoinedValue(s string) bool {
-	key := FoldKey(s)
+	key := rappel.FoldKey(s)
 	if dumpJoinedValues[key] {
 		return true
 	}
@@ -248,7 +250,7 @@ func DumpCategories(s string, era DumpEra) (leaves []string, sectorType string) 
 	}
 	for _, path := range SplitDumpList(s, ", ") {
 		parts := cutAt(path, " - ")
-		if t, ok := dumpSectors[FoldKey(parts[0])]; ok && len(parts) > 1 {
+		if t, ok := dumpSectors[rappel.FoldKey(parts[0])]; ok && len(parts) > 1 {
 			sectorType = cmpOr(sectorType, t)
 			path = strings.Join(parts[1:], " - ")
 		}
@@ -270,7 +272,7 @@ func cmpOr(a, b string) string {
 // dumpTypePriority orders the recall types categories may name: a notice
 // filed under several takes the most specific (a cannabis device is a
 // cannabis notice; a drug's dosing cup is a medical device).
-var dumpTypePriority = []string{TypeCannabis, TypeMedicalDevice, TypeConsumerProduct, TypeHealthProduct, TypeFood, TypeVehicle}
+var dumpTypePriority = []string{rappel.TypeCannabis, rappel.TypeMedicalDevice, rappel.TypeConsumerProduct, rappel.TypeHealthProduct, rappel.TypeFood, rappel.TypeVehicle}
 
 // DumpCategoryType returns the recall type a notice's category leaves name,
 // among allowed (all types when nil), by dumpTypePriority; "" when none
@@ -279,14 +281,14 @@ var dumpTypePriority = []string{TypeCannabis, TypeMedicalDevice, TypeConsumerPro
 func DumpCategoryType(leaves []string, allowed []string) string {
 	found := map[string]bool{}
 	for _, leaf := range leaves {
-		key := FoldKey(leaf)
+		key := rappel.FoldKey(leaf)
 		t, ok := dumpCategoryTypes[key]
 		switch {
 		case ok:
 		case strings.Contains(key, "medical device") || strings.Contains(key, "instruments medicaux"):
-			t = TypeMedicalDevice
+			t = rappel.TypeMedicalDevice
 		case strings.Contains(key, "consumer product") || strings.Contains(key, "produits de consommation"):
-			t = TypeConsumerProduct
+			t = rappel.TypeConsumerProduct
 		}
 		if t != "" {
 			found[t] = true
@@ -315,7 +317,7 @@ type DumpRowKind struct {
 }
 
 // healthCanadaTypes are the recall types of Health Canada's notices.
-var healthCanadaTypes = []string{TypeCannabis, TypeMedicalDevice, TypeConsumerProduct, TypeHealthProduct}
+var healthCanadaTypes = []string{rappel.TypeCannabis, rappel.TypeMedicalDevice, rappel.TypeConsumerProduct, rappel.TypeHealthProduct}
 
 // ClassifyDumpRow reads what a dump row's notice is: the row's era (its
 // Organization's, else its Archived value's, else the newer), its category
@@ -343,7 +345,7 @@ func ClassifyDumpRow(organization, archived, category string) DumpRowKind {
 	case known && org.RecallType != "":
 		k.Agency, k.RecallType = org.Agency, org.RecallType
 	case known:
-		k.Agency, k.RecallType = org.Agency, TypeHealthProduct
+		k.Agency, k.RecallType = org.Agency, rappel.TypeHealthProduct
 		if t := cmpOr(sectorType, DumpCategoryType(k.Leaves, healthCanadaTypes)); slices.Contains(healthCanadaTypes, t) {
 			k.RecallType = t
 		}
@@ -356,20 +358,20 @@ func ClassifyDumpRow(organization, archived, category string) DumpRowKind {
 // typeByRule types the notice of an organization the dump has never used,
 // from its name and the recall type its Category names (catType, or "").
 func typeByRule(organization, catType string) (agency, recallType, by string) {
-	name := FoldKey(organization)
+	name := rappel.FoldKey(organization)
 	switch {
 	case strings.Contains(name, "food") || strings.Contains(name, "aliment") || strings.Contains(name, "inspection"):
-		return AgencyCFIA, TypeFood, "by its name"
+		return rappel.AgencyCFIA, rappel.TypeFood, "by its name"
 	case strings.Contains(name, "transport"):
-		return AgencyTransportCanada, TypeVehicle, "by its name"
-	case catType == TypeFood:
-		return AgencyCFIA, TypeFood, "by its Category"
-	case catType == TypeVehicle:
-		return AgencyTransportCanada, TypeVehicle, "by its Category"
+		return rappel.AgencyTransportCanada, rappel.TypeVehicle, "by its name"
+	case catType == rappel.TypeFood:
+		return rappel.AgencyCFIA, rappel.TypeFood, "by its Category"
+	case catType == rappel.TypeVehicle:
+		return rappel.AgencyTransportCanada, rappel.TypeVehicle, "by its Category"
 	case catType != "":
-		return AgencyHealthCanada, catType, "by its Category"
+		return rappel.AgencyHealthCanada, catType, "by its Category"
 	}
-	return AgencyHealthCanada, TypeHealthProduct, "by default"
+	return rappel.AgencyHealthCanada, rappel.TypeHealthProduct, "by default"
 }
 
 // Hazard types the dump's Issue labels name. The record has no field for
@@ -412,8 +414,8 @@ func NamesHazard(label, hazard string) bool {
 	if !ok {
 		return false
 	}
-	key := strings.TrimSuffix(FoldKey(label), " issue")
-	return key == FoldKey(names[0]) || key == FoldKey(names[1])
+	key := strings.TrimSuffix(rappel.FoldKey(label), " issue")
+	return key == rappel.FoldKey(names[0]) || key == rappel.FoldKey(names[1])
 }
 
 // IssueLabel is what one label of a dump row's Issue says.
@@ -490,7 +492,7 @@ var dumpIssueLabels = map[string]IssueLabel{
 // LookupIssueLabel returns what one Issue label says; ok is false for a
 // label outside the vocabulary.
 func LookupIssueLabel(label string) (IssueLabel, bool) {
-	l, ok := dumpIssueLabels[FoldKey(label)]
+	l, ok := dumpIssueLabels[rappel.FoldKey(label)]
 	return l, ok
 }
 
