@@ -15,7 +15,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -23,6 +22,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs/errorfs"
 
 	"github.com/rappel-ca/rappel/internal/logtest"
+	"github.com/rappel-ca/rappel/kv/storetest"
 )
 
 // logLines returns the JSON log lines of logs whose msg is msg.
@@ -59,12 +59,7 @@ func startBackupNode(t *testing.T, dir string, full *atomic.Bool) *backupNode {
 		if !full.Load() || !strings.HasPrefix(op.Path, checkpoints) {
 			return nil
 		}
-		switch op.Kind {
-		case errorfs.OpCreate, errorfs.OpReuseForWrite, errorfs.OpFileWrite, errorfs.OpFileWriteAt,
-			errorfs.OpFilePreallocate, errorfs.OpLink, errorfs.OpRename, errorfs.OpMkdirAll:
-			return &os.PathError{Op: "write", Path: op.Path, Err: syscall.ENOSPC}
-		}
-		return nil
+		return storetest.NoSpace(op)
 	})
 	c := NewServeCommand()
 	if err := c.ParseFlags([]string{"--data-dir", dir, "--api-keys", "k1", "--admin-key", testAdminKey,
