@@ -194,11 +194,8 @@ func sendCostly(base string, n int, stop <-chan struct{}) map[int]int {
 // loggedAddr returns the addr of the node's JSON log line msg.
 func loggedAddr(t *testing.T, stderr *logtest.Buffer, msg string) string {
 	t.Helper()
-	for line := range strings.Lines(stderr.String()) {
-		var l struct{ Msg, Addr string }
-		if json.Unmarshal([]byte(line), &l) == nil && l.Msg == msg {
-			return l.Addr
-		}
+	if addr, ok := logAddr(stderr.String(), msg); ok {
+		return addr
 	}
 	t.Fatalf("no %q line in the node's log:\n%s", msg, stderr.String())
 	return ""

@@ -61,16 +61,23 @@ func startMainOn(t *testing.T, dir string, extra ...string) (string, *exec.Cmd, 
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 	var addr string
 	waitFor(t, "the node to serve", func() bool {
-		for line := range strings.Lines(stderr.String()) {
-			var l struct{ Msg, Addr string }
-			if json.Unmarshal([]byte(line), &l) == nil && l.Msg == "serving" {
-				addr = l.Addr
-				return true
-			}
-		}
-		return false
+		var ok bool
+		addr, ok = logAddr(stderr.String(), "serving")
+		return ok
 	})
 	return addr, cmd, stderr
+}
+
+// logAddr returns the addr of the first JSON log line msg in logs, and
+// whether there is one.
+func logAddr(logs, msg string) (string, bool) {
+	for line := range strings.Lines(logs) {
+		var l struct{ Msg, Addr string }
+		if json.Unmarshal([]byte(line), &l) == nil && l.Msg == msg {
+			return l.Addr, true
+		}
+	}
+	return "", false
 }
 
 // exitStatus waits for the process and returns its exit status.
