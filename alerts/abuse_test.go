@@ -10,13 +10,14 @@ import (
 
 	"github.com/rappel-ca/rappel"
 	"github.com/rappel-ca/rappel/alerts/smtptest"
+	"github.com/rappel-ca/rappel/kv/kvtest"
 	"github.com/rappel-ca/rappel/kv/postgres/pgtest"
 )
 
 // TestService_PendingExpiry runs the expiry of unconfirmed subscriptions
 // on the node's Pebble store and on the fleet's PostgreSQL.
 func TestService_PendingExpiry(t *testing.T) {
-	t.Run("Pebble", func(t *testing.T) { testPendingExpiry(t, MustStore(t)) })
+	t.Run("Pebble", func(t *testing.T) { testPendingExpiry(t, kvtest.OpenMem(t)) })
 	t.Run("PostgreSQL", func(t *testing.T) { testPendingExpiry(t, mustShared(t, pgtest.DSN(t), "n1")) })
 }
 
@@ -36,7 +37,7 @@ func testPendingExpiry(t *testing.T, st Store) {
 	if _, err := svc.Subscribe(ctx, &rappel.SubscribeRequest{Email: ptr("prompt@example.ca")}); err != nil {
 		t.Fatal(err)
 	}
-	links := confirmLinks(t, newTestSender(st, MustStore(t), smtp, clock.Now), smtp)
+	links := confirmLinks(t, newTestSender(st, kvtest.OpenMem(t), smtp, clock.Now), smtp)
 	if len(links) != 2 {
 		t.Fatalf("%d confirmation links, want 2", len(links))
 	}
@@ -90,7 +91,7 @@ func testPendingExpiry(t *testing.T, st Store) {
 // PruneInterval (an hour), deletes expired pending subscriptions.
 func TestRunner_Prunes(t *testing.T) {
 	ctx := context.Background()
-	st, smtp := MustStore(t), smtptest.MustStart(t)
+	st, smtp := kvtest.OpenMem(t), smtptest.MustStart(t)
 	r := newTestRunner(t, st, smtp)
 	clock := newFakeClock()
 	r.Service.Now, r.Service.PendingTTL = clock.Now, 30*time.Minute

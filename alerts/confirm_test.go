@@ -14,6 +14,7 @@ import (
 	"github.com/rappel-ca/rappel/alerts/smtptest"
 	"github.com/rappel-ca/rappel/kv"
 	"github.com/rappel-ca/rappel/kv/index"
+	"github.com/rappel-ca/rappel/kv/kvtest"
 	"github.com/rappel-ca/rappel/kv/postgres"
 	"github.com/rappel-ca/rappel/kv/postgres/pgtest"
 )
@@ -47,7 +48,7 @@ func postgresOpener(dsn string) storeOpener {
 		if err := s.Open(context.Background()); err != nil {
 			tb.Fatal(err)
 		}
-		return s, MustStore(tb), func() error { s.Close(); return nil }
+		return s, kvtest.OpenMem(tb), func() error { s.Close(); return nil }
 	}
 }
 

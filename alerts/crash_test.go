@@ -16,6 +16,7 @@ import (
 	"github.com/rappel-ca/rappel/alerts/smtptest"
 	"github.com/rappel-ca/rappel/kv"
 	"github.com/rappel-ca/rappel/kv/index"
+	"github.com/rappel-ca/rappel/kv/kvtest"
 )
 
 // Environment of a TestHelperProcess child.
@@ -132,11 +133,7 @@ func TestAlerts_CrashRestart(t *testing.T) {
 		t.Run(tc.crash, func(t *testing.T) {
 			ctx := context.Background()
 			dir := t.TempDir()
-			st := kv.NewStore(dir)
-			st.Logger = slog.New(slog.DiscardHandler)
-			if err := st.Open(ctx); err != nil {
-				t.Fatal(err)
-			}
+			st := kvtest.OpenAt(t, dir)
 			svc := NewService(st)
 			svc.RequireConfirm, svc.Logger = false, st.Logger
 			for i := range crashSubs {

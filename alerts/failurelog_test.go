@@ -12,6 +12,7 @@ import (
 
 	"github.com/rappel-ca/rappel"
 	"github.com/rappel-ca/rappel/alerts/smtptest"
+	"github.com/rappel-ca/rappel/kv/kvtest"
 )
 
 // warnings returns the warnings of the JSON log in buf, and empties it.
@@ -36,7 +37,7 @@ func warnings(tb testing.TB, buf *bytes.Buffer) []map[string]any {
 func TestSender_FailuresLoggedOncePerCause(t *testing.T) {
 	ctx := context.Background()
 	smtp := smtptest.MustStart(t)
-	p := newPipeline(t, MustStore(t), smtp)
+	p := newPipeline(t, kvtest.OpenMem(t), smtp)
 	var logs bytes.Buffer
 	p.snd.Logger = slog.New(slog.NewJSONHandler(&logs, nil))
 	p.svc.RequireConfirm = false

@@ -18,6 +18,7 @@ import (
 	"github.com/rappel-ca/rappel/alerts/smtptest"
 	"github.com/rappel-ca/rappel/kv"
 	"github.com/rappel-ca/rappel/kv/index"
+	"github.com/rappel-ca/rappel/kv/kvtest"
 	"github.com/rappel-ca/rappel/kv/postgres"
 	"github.com/rappel-ca/rappel/kv/postgres/pgtest"
 )
@@ -48,7 +49,7 @@ func mustShared(tb testing.TB, dsn, node string) *postgres.Store {
 
 func newFleetNode(tb testing.TB, dsn, name string, smtp *smtptest.Server, now func() time.Time, recs []*rappel.Record) *fleetNode {
 	tb.Helper()
-	n := &fleetNode{local: MustStore(tb), shared: mustShared(tb, dsn, name)}
+	n := &fleetNode{local: kvtest.OpenMem(tb), shared: mustShared(tb, dsn, name)}
 	if err := n.local.PutRecords(context.Background(), recs); err != nil {
 		tb.Fatal(err)
 	}
@@ -290,7 +291,7 @@ func TestAlerts_FleetCrash(t *testing.T) {
 // (RecordWait), then sends without it.
 func TestSender_RecordWait(t *testing.T) {
 	ctx := context.Background()
-	p := newPipeline(t, MustStore(t), smtptest.MustStart(t))
+	p := newPipeline(t, kvtest.OpenMem(t), smtptest.MustStart(t))
 	p.snd.RecordWait = time.Hour
 	p.svc.RequireConfirm = false
 	if _, err := p.svc.Subscribe(ctx, &rappel.SubscribeRequest{Email: ptr("bob@example.ca")}); err != nil {
@@ -334,7 +335,7 @@ func TestSender_RecordWait(t *testing.T) {
 // sent all the same, the claims of those not started are released, and the
 // shutdown's last pass, in the same process, sends them at once.
 func TestSender_Canceled(t *testing.T) {
-	p := newPipeline(t, MustStore(t), smtptest.MustStart(t))
+	p := newPipeline(t, kvtest.OpenMem(t), smtptest.MustStart(t))
 	p.svc.RequireConfirm = false
 	for i := range 5 {
 		if _, err := p.svc.Subscribe(context.Background(), &rappel.SubscribeRequest{Email: ptr(fmt.Sprintf("u%d@example.ca", i))}); err != nil {

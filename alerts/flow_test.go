@@ -16,6 +16,7 @@ import (
 	"github.com/rappel-ca/rappel/alerts/smtptest"
 	"github.com/rappel-ca/rappel/kv"
 	"github.com/rappel-ca/rappel/kv/index"
+	"github.com/rappel-ca/rappel/kv/kvtest"
 )
 
 // fakeClock is the one fake: a clock tests move by hand.
@@ -116,7 +117,7 @@ var unsubLink = regexp.MustCompile(`<https://rappel\.example\.ca/recall/alerts/u
 
 func TestAlerts_Flow(t *testing.T) {
 	ctx := context.Background()
-	p := newPipeline(t, MustStore(t), smtptest.MustStart(t))
+	p := newPipeline(t, kvtest.OpenMem(t), smtptest.MustStart(t))
 	if _, err := p.svc.Subscribe(ctx, &rappel.SubscribeRequest{Email: ptr("ana@example.ca"), Q: ptr("cookies"), Allergen: ptr("peanut"), Lang: ptr("fr")}); err != nil {
 		t.Fatal(err)
 	}
@@ -186,7 +187,7 @@ func firstSubID(tb testing.TB, st *kv.Store) string {
 func TestSender_Failures(t *testing.T) {
 	ctx := context.Background()
 	srv := smtptest.MustStart(t)
-	p := newPipeline(t, MustStore(t), srv)
+	p := newPipeline(t, kvtest.OpenMem(t), srv)
 	p.svc.RequireConfirm = false
 	p.svc.Subscribe(ctx, &rappel.SubscribeRequest{Email: ptr("bob@example.ca")})
 	p.st.PutRecords(ctx, []*rappel.Record{newRecord("hc-1", "Cookies"), newRecord("hc-2", "Bread")})
@@ -244,7 +245,7 @@ func TestSender_Failures(t *testing.T) {
 func TestSender_SendConfirmation(t *testing.T) {
 	ctx := context.Background()
 	srv := smtptest.MustStart(t)
-	p := newPipeline(t, MustStore(t), srv)
+	p := newPipeline(t, kvtest.OpenMem(t), srv)
 	res, err := p.svc.Subscribe(ctx, &rappel.SubscribeRequest{Email: ptr("ana@example.ca")})
 	if err != nil || res.Status != rappel.SubPending {
 		t.Fatalf("Subscribe = %+v, %v", res, err)
@@ -310,7 +311,7 @@ func confirmToken(tb testing.TB, data string) string {
 func TestSender_Auth(t *testing.T) {
 	ctx := context.Background()
 	srv := smtptest.MustStart(t)
-	p := newPipeline(t, MustStore(t), srv)
+	p := newPipeline(t, kvtest.OpenMem(t), srv)
 	p.snd.User, p.snd.Password = "rappel", "secret"
 	p.queueOne(t, "ana@example.ca")
 	if n, err := p.snd.SendDue(ctx); n != 1 || err != nil {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/rappel-ca/rappel"
 	"github.com/rappel-ca/rappel/alerts/smtptest"
+	"github.com/rappel-ca/rappel/kv/kvtest"
 )
 
 // mailFileName is the name writeMailFile gives: time, then random.
@@ -68,8 +69,8 @@ func seeded(p *pipeline) {
 // same way.
 func TestSender_MailDir(t *testing.T) {
 	ctx := context.Background()
-	viaSMTP := newPipeline(t, MustStore(t), smtptest.MustStart(t))
-	viaDir := newPipeline(t, MustStore(t), smtptest.MustStart(t))
+	viaSMTP := newPipeline(t, kvtest.OpenMem(t), smtptest.MustStart(t))
+	viaDir := newPipeline(t, kvtest.OpenMem(t), smtptest.MustStart(t))
 	dir := filepath.Join(t.TempDir(), "mail")
 	viaDir.snd.Addr, viaDir.snd.MailDir = "", dir
 	var logs bytes.Buffer
@@ -157,7 +158,7 @@ func logLines(tb testing.TB, logs *bytes.Buffer) []map[string]any {
 // subscription.
 func TestSender_MailDirConfirmation(t *testing.T) {
 	ctx := context.Background()
-	p := newPipeline(t, MustStore(t), smtptest.MustStart(t))
+	p := newPipeline(t, kvtest.OpenMem(t), smtptest.MustStart(t))
 	dir := t.TempDir()
 	p.snd.Addr, p.snd.MailDir = "", dir
 	var logs bytes.Buffer
@@ -195,7 +196,7 @@ func TestSender_MailDirConfirmation(t *testing.T) {
 // the directory can be written.
 func TestSender_MailDirUnwritable(t *testing.T) {
 	ctx := context.Background()
-	p := newPipeline(t, MustStore(t), smtptest.MustStart(t))
+	p := newPipeline(t, kvtest.OpenMem(t), smtptest.MustStart(t))
 	blocker := filepath.Join(t.TempDir(), "file")
 	if err := os.WriteFile(blocker, nil, 0o600); err != nil {
 		t.Fatal(err)

@@ -10,11 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cockroachdb/pebble/v2/vfs"
-
 	"github.com/rappel-ca/rappel"
-	"github.com/rappel-ca/rappel/kv"
 	"github.com/rappel-ca/rappel/kv/index"
+	"github.com/rappel-ca/rappel/kv/kvtest"
 )
 
 var words = []string{"listeria", "salmonella", "peanut", "cheese", "airbag", "brake", "toy", "choking", "battery", "fire",
@@ -146,22 +144,9 @@ func TestSubIndex_OnePerAddress(t *testing.T) {
 	}
 }
 
-// MustStore opens a kv.Store on an in-memory file system.
-func MustStore(tb testing.TB) *kv.Store {
-	tb.Helper()
-	st := kv.NewStore("alerts")
-	st.FS = vfs.NewMem()
-	st.Logger = slog.New(slog.DiscardHandler)
-	if err := st.Open(context.Background()); err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { st.Close() })
-	return st
-}
-
 func TestMatcher_Match(t *testing.T) {
 	ctx := context.Background()
-	st := MustStore(t)
+	st := kvtest.OpenMem(t)
 	recs := []*rappel.Record{
 		{RecordID: "hc-1", RecallID: "1", RecallType: rappel.TypeFood, Agency: rappel.AgencyCFIA, Status: rappel.StatusActive,
 			EventDate: "2026-11-21", RecallDate: "2026-11-21", FetchedAt: "2026-11-22T00:00:00Z", Allergens: []string{"peanut"},

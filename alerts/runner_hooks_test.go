@@ -12,6 +12,7 @@ import (
 	"github.com/rappel-ca/rappel"
 	"github.com/rappel-ca/rappel/alerts/smtptest"
 	"github.com/rappel-ca/rappel/kv/index"
+	"github.com/rappel-ca/rappel/kv/kvtest"
 )
 
 // TestRunner_DeadReceiver: one endpoint's receiver takes every request and
@@ -21,7 +22,7 @@ import (
 // another endpoint wait behind it.
 func TestRunner_DeadReceiver(t *testing.T) {
 	ctx := context.Background()
-	st, smtp := MustStore(t), smtptest.MustStart(t)
+	st, smtp := kvtest.OpenMem(t), smtptest.MustStart(t)
 	release := make(chan struct{})
 	var deadHits, deadReturned atomic.Int64
 	delivered := make(chan string, 16)
@@ -138,7 +139,7 @@ func TestHookSender_DownReceiverOncePerPass(t *testing.T) {
 // pending subscriptions' prune runs on the same tick.
 func TestRunner_PrunesOutbox(t *testing.T) {
 	ctx := context.Background()
-	st, smtp := MustStore(t), smtptest.MustStart(t)
+	st, smtp := kvtest.OpenMem(t), smtptest.MustStart(t)
 	r, err := NewRunner(Config{Confirm: true, SMTPAddr: smtp.Addr, SMTPFrom: "alerts@rappel.example.ca", PublicURL: "https://rappel.example.ca",
 		Interval: time.Hour, OutboxRetention: MinOutboxRetention}, st, st, index.Engine{}, slog.New(slog.DiscardHandler))
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/rappel-ca/rappel/alerts/smtptest"
 	"github.com/rappel-ca/rappel/kv"
 	"github.com/rappel-ca/rappel/kv/index"
+	"github.com/rappel-ca/rappel/kv/kvtest"
 )
 
 // waitUntil polls ok until it holds, failing the test after a minute.
@@ -115,7 +116,7 @@ func alertIDs(tb testing.TB, smtp *smtptest.Server) []string {
 // recall against the confirmed subscription and sends the alert at once.
 func TestRunner_DataChanged(t *testing.T) {
 	ctx := context.Background()
-	st, smtp := MustStore(t), smtptest.MustStart(t)
+	st, smtp := kvtest.OpenMem(t), smtptest.MustStart(t)
 	r := newTestRunner(t, st, smtp)
 	var _ rappel.ChangeListener = r
 	sub := subscribeConfirmed(t, r, smtp, "ana@example.ca", "cookies")
@@ -155,7 +156,7 @@ func TestRunner_DataChanged(t *testing.T) {
 // store closes.
 func TestRunner_CloseFlushes(t *testing.T) {
 	ctx := context.Background()
-	st, smtp := MustStore(t), smtptest.MustStart(t)
+	st, smtp := kvtest.OpenMem(t), smtptest.MustStart(t)
 	r := newTestRunner(t, st, smtp)
 	sub := subscribeConfirmed(t, r, smtp, "bob@example.ca", "peanut")
 	if err := r.Open(ctx); err != nil {
@@ -188,12 +189,12 @@ func TestConfig_Validate(t *testing.T) {
 		{Config{Interval: time.Second, FlushTimeout: -time.Second}, "flush timeout"},
 		{Config{Interval: time.Second, OutboxRetention: 24 * time.Hour}, "--alerts-outbox-retention is 24h0m0s; give at least 168h0m0s"},
 	} {
-		_, err := NewRunner(tc.cfg, MustStore(t), MustStore(t), index.Engine{}, nil)
+		_, err := NewRunner(tc.cfg, kvtest.OpenMem(t), kvtest.OpenMem(t), index.Engine{}, nil)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("NewRunner(%+v) = %v, want %q", tc.cfg, err, tc.want)
 		}
 	}
-	if _, err := NewRunner(Config{MailDir: t.TempDir(), Interval: time.Second}, MustStore(t), MustStore(t), index.Engine{}, nil); err != nil {
+	if _, err := NewRunner(Config{MailDir: t.TempDir(), Interval: time.Second}, kvtest.OpenMem(t), kvtest.OpenMem(t), index.Engine{}, nil); err != nil {
 		t.Errorf("mail dir alone: %v", err)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/rappel-ca/rappel"
 	"github.com/rappel-ca/rappel/alerts/smtptest"
 	"github.com/rappel-ca/rappel/internal/spantest"
+	"github.com/rappel-ca/rappel/kv/kvtest"
 )
 
 // TestTracing_SMTPSend subscribes, then sends the confirmation to a real
@@ -25,7 +26,7 @@ import (
 func TestTracing_SMTPSend(t *testing.T) {
 	tp, _ := spantest.Global()
 	smtp := smtptest.MustStart(t)
-	p := newPipeline(t, MustStore(t), smtp)
+	p := newPipeline(t, kvtest.OpenMem(t), smtp)
 	var logs bytes.Buffer // SendConfirmations sends and logs before it returns
 	logger := slog.New(slog.NewJSONHandler(&logs, nil))
 	p.svc.RequireConfirm, p.svc.Logger, p.snd.Logger = true, logger, logger

@@ -4,9 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"math/rand/v2"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -14,6 +12,7 @@ import (
 	"github.com/rappel-ca/rappel"
 	"github.com/rappel-ca/rappel/kv"
 	"github.com/rappel-ca/rappel/kv/index"
+	"github.com/rappel-ca/rappel/kv/kvtest"
 )
 
 // watchRig is a Pebble store on disk with a webhook endpoint of key k1
@@ -28,12 +27,7 @@ type watchRig struct {
 func newWatchRig(tb testing.TB) *watchRig {
 	tb.Helper()
 	ctx := context.Background()
-	st := kv.NewStore(filepath.Join(tb.TempDir(), "pebble"))
-	st.Logger = slog.New(slog.DiscardHandler)
-	if err := st.Open(ctx); err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { st.Close() })
+	st := kvtest.Open(tb)
 	s := NewHookSender()
 	s.Outbox, s.Hooks, s.Logger = st, st, st.Logger
 	s.Client.AllowHTTPLoopback = true

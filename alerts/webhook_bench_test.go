@@ -3,17 +3,15 @@ package alerts
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"net/http"
-	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/rappel-ca/rappel"
-	"github.com/rappel-ca/rappel/kv"
 	"github.com/rappel-ca/rappel/kv/index"
+	"github.com/rappel-ca/rappel/kv/kvtest"
 )
 
 // BenchmarkWebhooks_CommitToReceipt measures one node's delivery: per
@@ -34,12 +32,7 @@ func BenchmarkWebhooks_CommitToReceipt(b *testing.B) {
 		received = append(received, now)
 		mu.Unlock()
 	})
-	st := kv.NewStore(filepath.Join(b.TempDir(), "pebble"))
-	st.Logger = slog.New(slog.DiscardHandler)
-	if err := st.Open(ctx); err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { st.Close() })
+	st := kvtest.Open(b)
 	s := NewHookSender()
 	s.Outbox, s.Hooks, s.Logger = st, st, st.Logger
 	s.Client.RootCAs, s.Client.AllowHTTPLoopback = pool, true

@@ -18,6 +18,7 @@ import (
 	"github.com/rappel-ca/rappel"
 	"github.com/rappel-ca/rappel/kv"
 	"github.com/rappel-ca/rappel/kv/index"
+	"github.com/rappel-ca/rappel/kv/kvtest"
 )
 
 // Environment of a TestHookHelperProcess child.
@@ -120,11 +121,7 @@ func TestWebhooks_CrashRestart(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(dir, "receiver.pem"), pemBytes, 0o600); err != nil {
 				t.Fatal(err)
 			}
-			st := kv.NewStore(filepath.Join(dir, "pebble"))
-			st.Logger = slog.New(slog.DiscardHandler)
-			if err := st.Open(ctx); err != nil {
-				t.Fatal(err)
-			}
+			st := kvtest.OpenAt(t, filepath.Join(dir, "pebble"))
 			sender := NewHookSender()
 			sender.Client.AllowHTTPLoopback = true
 			svc := NewHookService(st, sender)

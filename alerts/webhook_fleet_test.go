@@ -12,6 +12,7 @@ import (
 
 	"github.com/rappel-ca/rappel"
 	"github.com/rappel-ca/rappel/kv/index"
+	"github.com/rappel-ca/rappel/kv/kvtest"
 	"github.com/rappel-ca/rappel/kv/postgres/pgtest"
 )
 
@@ -38,7 +39,7 @@ func TestWebhooks_Fleet(t *testing.T) {
 	}
 	var nodes []node
 	for i, fetched := range []string{"2026-11-22T00:00:00Z", "2026-11-22T00:07:00Z"} {
-		local := MustStore(t)
+		local := kvtest.OpenMem(t)
 		var recs []*rappel.Record
 		for _, id := range crashIDs {
 			r := newRecord(id, "Recall "+id)

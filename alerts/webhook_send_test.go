@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rappel-ca/rappel"
+	"github.com/rappel-ca/rappel/kv/kvtest"
 )
 
 // hookRig is a sender on a real store, posting to a real HTTPS receiver
@@ -31,7 +32,7 @@ type hookRig struct {
 }
 
 func newHookRig(t *testing.T) *hookRig {
-	g := &hookRig{t: t, store: MustStore(t), now: time.Date(2026, 11, 22, 5, 0, 0, 0, time.UTC), hits: map[string]int{}}
+	g := &hookRig{t: t, store: kvtest.OpenMem(t), now: time.Date(2026, 11, 22, 5, 0, 0, 0, time.UTC), hits: map[string]int{}}
 	srv, pool, _ := tlsReceiver(t, func(w http.ResponseWriter, r *http.Request) {
 		g.mu.Lock()
 		g.hits[r.URL.Path]++

@@ -16,6 +16,7 @@ import (
 
 	"github.com/rappel-ca/rappel/bundle"
 	"github.com/rappel-ca/rappel/kv"
+	"github.com/rappel-ca/rappel/kv/kvtest"
 )
 
 // mustAddTables adds to the bundle in dir the sstables `rappel bundle`
@@ -40,11 +41,7 @@ func loadTimed(tb testing.TB, src fs.FS, batch bool) (string, time.Duration, str
 	tb.Helper()
 	var log strings.Builder
 	start := time.Now()
-	s := kv.NewStore(filepath.Join(tb.TempDir(), "pebble"))
-	s.Logger = slog.New(slog.DiscardHandler)
-	if err := s.Open(context.Background()); err != nil {
-		tb.Fatal(err)
-	}
+	s := kvtest.Open(tb)
 	var store bundle.Store = s
 	if batch {
 		store = batchOnly{s}
@@ -181,7 +178,7 @@ func TestLoad_IngestDamaged(t *testing.T) {
 	if err := os.WriteFile(name, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s := MustOpenStore(t)
+	s := kvtest.Open(t)
 	err = bundle.Load(context.Background(), src, s, slog.New(slog.DiscardHandler))
 	if err == nil || !strings.Contains(err.Error(), "bundle is damaged: table sst/000001.sst") || !strings.Contains(err.Error(), "rebuild") {
 		t.Fatalf("Load of a damaged table: %v, want a refusal naming it", err)
@@ -199,7 +196,7 @@ func TestLoad_ReplaceByIngest(t *testing.T) {
 	ctx := context.Background()
 	older := mustAddTables(t, mustWriteBundleDir(t, time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), "a", "hc-1", "hc-2", "hc-3"))
 	newer := mustAddTables(t, mustWriteBundleDir(t, time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC), "b", "hc-2", "hc-4"))
-	s := MustOpenStore(t)
+	s := kvtest.Open(t)
 	if err := bundle.Load(ctx, older, s, slog.New(slog.DiscardHandler)); err != nil {
 		t.Fatal(err)
 	}

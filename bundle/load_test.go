@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -16,6 +15,7 @@ import (
 	"github.com/rappel-ca/rappel"
 	"github.com/rappel-ca/rappel/bundle"
 	"github.com/rappel-ca/rappel/kv"
+	"github.com/rappel-ca/rappel/kv/kvtest"
 )
 
 func record(id, title string) *rappel.Record {
@@ -55,18 +55,6 @@ func mustWriteBundleDir(tb testing.TB, built time.Time, title string, ids ...str
 		tb.Fatal(err)
 	}
 	return dir
-}
-
-// MustOpenStore opens a Pebble store in a temporary directory.
-func MustOpenStore(tb testing.TB) *kv.Store {
-	tb.Helper()
-	s := kv.NewStore(filepath.Join(tb.TempDir(), "pebble"))
-	s.Logger = slog.New(slog.DiscardHandler)
-	if err := s.Open(context.Background()); err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { s.Close() })
-	return s
 }
 
 // held is what a store holds of a bundle's data.
@@ -115,7 +103,7 @@ func mustHeld(tb testing.TB, s *kv.Store) held {
 // loaded returns what a new store holds once src is loaded into it.
 func loaded(tb testing.TB, src fs.FS) held {
 	tb.Helper()
-	s := MustOpenStore(tb)
+	s := kvtest.Open(tb)
 	if err := bundle.Load(context.Background(), src, s, slog.New(slog.DiscardHandler)); err != nil {
 		tb.Fatal(err)
 	}
@@ -141,7 +129,7 @@ func TestLoad(t *testing.T) {
 		t.Fatalf("versions a %q, b %q, c %q: want distinct, each starting with its build time", va, vb, vc)
 	}
 
-	s := MustOpenStore(t)
+	s := kvtest.Open(t)
 	// load loads src into s and returns what Load logged.
 	load := func(src fs.FS) string {
 		t.Helper()
@@ -189,7 +177,7 @@ func TestLoad(t *testing.T) {
 		expect(heldB, "a loaded over b")
 	})
 	t.Run("SameTimeOtherData", func(t *testing.T) {
-		s2 := MustOpenStore(t)
+		s2 := kvtest.Open(t)
 		for _, src := range []fs.FS{a, c} {
 			if err := bundle.Load(ctx, src, s2, slog.New(slog.DiscardHandler)); err != nil {
 				t.Fatal(err)
@@ -226,7 +214,7 @@ func TestLoad(t *testing.T) {
 	t.Run("Unversioned", func(t *testing.T) {
 		// A store loaded before bundles had versions: a's records, a's
 		// build time, no version.
-		s2 := MustOpenStore(t)
+		s2 := kvtest.Open(t)
 		if err := bundle.Load(ctx, a, s2, slog.New(slog.DiscardHandler)); err != nil {
 			t.Fatal(err)
 		}
@@ -252,7 +240,7 @@ func TestLoad(t *testing.T) {
 		// A binary built without a bundle cannot fill an empty store, and
 		// serves a filled one as it is.
 		none := os.DirFS(t.TempDir())
-		err := bundle.Load(ctx, none, MustOpenStore(t), slog.New(slog.DiscardHandler))
+		err := bundle.Load(ctx, none, kvtest.Open(t), slog.New(slog.DiscardHandler))
 		if !errors.Is(err, bundle.ErrEmpty) {
 			t.Fatalf("err = %v, want ErrEmpty", err)
 		}

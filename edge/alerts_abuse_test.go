@@ -14,12 +14,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cockroachdb/pebble/v2/vfs"
-
 	"github.com/rappel-ca/rappel"
 	"github.com/rappel-ca/rappel/alerts"
 	"github.com/rappel-ca/rappel/alerts/smtptest"
 	"github.com/rappel-ca/rappel/kv"
+	"github.com/rappel-ca/rappel/kv/kvtest"
 )
 
 // abuseServer is the API with a real alerts.Service on a real Pebble
@@ -51,14 +50,8 @@ func mustAbuseServer(tb testing.TB) *abuseServer {
 	tb.Helper()
 	a := &abuseServer{smtp: smtptest.MustStart(tb)}
 	a.ns.Store(time.Date(2026, 11, 22, 4, 0, 0, 0, time.UTC).UnixNano())
-	a.st = kv.NewStore("alerts")
-	a.st.FS = vfs.NewMem()
+	a.st = kvtest.OpenMem(tb)
 	quiet := slog.New(slog.DiscardHandler)
-	a.st.Logger = quiet
-	if err := a.st.Open(context.Background()); err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { a.st.Close() })
 	a.snd = alerts.NewSender()
 	a.snd.Outbox, a.snd.Confirmations, a.snd.Subscriptions, a.snd.Records = a.st, a.st, a.st, a.st
 	a.snd.Now, a.snd.Logger = a.now, quiet

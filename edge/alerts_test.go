@@ -15,12 +15,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cockroachdb/pebble/v2/vfs"
-
 	"github.com/rappel-ca/rappel"
 	"github.com/rappel-ca/rappel/alerts"
 	"github.com/rappel-ca/rappel/alerts/smtptest"
 	"github.com/rappel-ca/rappel/kv"
+	"github.com/rappel-ca/rappel/kv/kvtest"
 )
 
 // confirmInbox sends the confirmation e-mails a store holds through the
@@ -74,13 +73,7 @@ var (
 // Pebble store (in memory).
 func mustAlertServer(tb testing.TB, confirm bool) (*httptest.Server, *kv.Store, *confirmInbox) {
 	tb.Helper()
-	st := kv.NewStore("alerts")
-	st.FS = vfs.NewMem()
-	st.Logger = slog.New(slog.DiscardHandler)
-	if err := st.Open(context.Background()); err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { st.Close() })
+	st := kvtest.OpenMem(tb)
 	svc := alerts.NewService(st)
 	svc.RequireConfirm = confirm
 	svc.Logger = slog.New(slog.DiscardHandler)

@@ -23,7 +23,7 @@ func BenchmarkMiddlewareHTTP(b *testing.B) {
 	// drops it at the level check.
 	b.Run("ChainLogged", func(b *testing.B) {
 		s, _ := MustServer(b, cat)
-		s.Logger = slog.New(slog.NewJSONHandler(discard{}, nil))
+		s.Logger = slog.New(slog.NewJSONHandler(io.Discard, nil))
 		benchmarkRecordHTTP(b, s.Handler())
 	})
 	b.Run("Bare", func(b *testing.B) {

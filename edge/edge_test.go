@@ -1,16 +1,15 @@
 package edge
 
 import (
-	"bytes"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/rappel-ca/rappel"
+	"github.com/rappel-ca/rappel/internal/logtest"
 	"github.com/rappel-ca/rappel/kv/index"
 )
 
@@ -93,24 +92,6 @@ func MustCatalog(tb testing.TB, recs []*rappel.Record) *index.Catalog {
 	return c
 }
 
-// syncBuffer is a log sink safe to read while a server writes to it.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // stepClock is a fake clock that moves one millisecond per reading.
 func stepClock() func() time.Time {
 	var n atomic.Int64
@@ -119,9 +100,9 @@ func stepClock() func() time.Time {
 
 // MustServer returns a Server over catalog accepting testKey, logging JSON
 // to the returned buffer.
-func MustServer(tb testing.TB, catalog rappel.Catalog) (*Server, *syncBuffer) {
+func MustServer(tb testing.TB, catalog rappel.Catalog) (*Server, *logtest.Buffer) {
 	tb.Helper()
-	logs := &syncBuffer{}
+	logs := &logtest.Buffer{}
 	s := NewServer()
 	s.Catalog = catalog
 	s.Keys = NewStaticKeys([]string{testKey})

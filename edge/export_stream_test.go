@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/rappel-ca/rappel"
+	"github.com/rappel-ca/rappel/internal/logtest"
 )
 
 // bulkRecords returns n records of about 2 KB of JSON each: an export of
@@ -114,7 +115,7 @@ func readSlowly(r io.Reader, chunk int, pause time.Duration) ([]byte, error) {
 // waitLogLine waits for the JSON log line with msg and request_id id and
 // returns it; a line that never comes fails the test after a generous
 // while (a bound on the test, not a measured time).
-func waitLogLine(t *testing.T, logs *syncBuffer, msg, id string) map[string]any {
+func waitLogLine(t *testing.T, logs *logtest.Buffer, msg, id string) map[string]any {
 	t.Helper()
 	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		for l := range strings.Lines(logs.String()) {
@@ -129,7 +130,7 @@ func waitLogLine(t *testing.T, logs *syncBuffer, msg, id string) map[string]any 
 }
 
 // noErrorLines fails the test when the server logged an error.
-func noErrorLines(t *testing.T, logs *syncBuffer) {
+func noErrorLines(t *testing.T, logs *logtest.Buffer) {
 	t.Helper()
 	if strings.Contains(logs.String(), `"level":"ERROR"`) {
 		t.Fatalf("an error was logged:\n%s", logs)

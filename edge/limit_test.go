@@ -17,6 +17,7 @@ import (
 
 	"github.com/rappel-ca/rappel"
 	"github.com/rappel-ca/rappel/kv"
+	"github.com/rappel-ca/rappel/kv/kvtest"
 )
 
 // manualClock is a fake clock that moves only when told.
@@ -269,23 +270,12 @@ func TestLimit_MonthRollover(t *testing.T) {
 	}
 }
 
-// mustRecordStore opens the Pebble record store in dir.
-func mustRecordStore(tb testing.TB, dir string) *kv.Store {
-	tb.Helper()
-	st := kv.NewStore(filepath.Join(dir, "pebble"))
-	st.Logger = slog.New(slog.DiscardHandler)
-	if err := st.Open(context.Background()); err != nil {
-		tb.Fatal(err)
-	}
-	return st
-}
-
 func TestLimit_QuotaPersists(t *testing.T) {
 	dir := t.TempDir()
 	e := mustKeyedEnv(t, dir, march2025)
 	key := e.issue(t, "quota")
 	other := e.issue(t, "tiny")
-	st := mustRecordStore(t, dir)
+	st := kvtest.OpenAt(t, filepath.Join(dir, "pebble"))
 	e.s.Quota = st
 	if err := e.s.LoadUsage(context.Background()); err != nil {
 		t.Fatal(err)
@@ -303,7 +293,7 @@ func TestLimit_QuotaPersists(t *testing.T) {
 
 	// A new server on the same data dir, as after a restart.
 	e2 := mustKeyedEnv(t, dir, march2025.Add(time.Minute))
-	st = mustRecordStore(t, dir)
+	st = kvtest.OpenAt(t, filepath.Join(dir, "pebble"))
 	defer st.Close()
 	e2.s.Quota = st
 	if err := e2.s.LoadUsage(context.Background()); err != nil {
@@ -342,7 +332,7 @@ func TestLimit_QuotaShared(t *testing.T) {
 	if err := b.svc.Reload(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	st := mustRecordStore(t, dir)
+	st := kvtest.OpenAt(t, filepath.Join(dir, "pebble"))
 	defer st.Close()
 	ctx := context.Background()
 	for _, e := range []*keyedEnv{a, b} {
@@ -408,7 +398,7 @@ func (d duringPush) AddUsage(ctx context.Context, month string, deltas map[strin
 // pushes and the requests interleave.
 func TestLimit_PushWhileCounting(t *testing.T) {
 	dir := t.TempDir()
-	st := mustRecordStore(t, dir)
+	st := kvtest.OpenAt(t, filepath.Join(dir, "pebble"))
 	defer st.Close()
 	ctx := context.Background()
 	key := &rappel.APIKey{ID: "aaaaaaaaaaaa", Plan: "count"}

@@ -20,6 +20,7 @@ import (
 	"github.com/rappel-ca/rappel/bundle"
 	"github.com/rappel-ca/rappel/kv"
 	"github.com/rappel-ca/rappel/kv/index"
+	"github.com/rappel-ca/rappel/kv/kvtest"
 )
 
 // lookupNow is "today" for the stats and lookup tests: the day the
@@ -232,12 +233,7 @@ func mustLookupEnv(tb testing.TB, recs []*rappel.Record) *lookupEnv {
 // recs, closed at the end of the test.
 func mustStore(tb testing.TB, recs []*rappel.Record) *kv.Store {
 	tb.Helper()
-	st := kv.NewStore(tb.TempDir())
-	st.Logger = discardLogger()
-	if err := st.Open(tb.Context()); err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { st.Close() })
+	st := kvtest.Open(tb)
 	if err := st.PutRecords(tb.Context(), recs); err != nil {
 		tb.Fatal(err)
 	}

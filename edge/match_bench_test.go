@@ -14,6 +14,7 @@ import (
 	"github.com/rappel-ca/rappel"
 	"github.com/rappel-ca/rappel/bundle"
 	"github.com/rappel-ca/rappel/kv"
+	"github.com/rappel-ca/rappel/kv/kvtest"
 )
 
 // mustBundleStore returns a real Pebble store holding the embedded
@@ -24,12 +25,7 @@ import (
 func mustBundleStore(tb testing.TB) (*kv.Store, []*rappel.Record) {
 	tb.Helper()
 	mustBundleCatalog(tb)
-	st := kv.NewStore(tb.TempDir())
-	st.Logger = discardLogger()
-	if err := st.Open(tb.Context()); err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { st.Close() })
+	st := kvtest.Open(tb)
 	if err := bundle.Load(tb.Context(), bundle.Embedded(), st, discardLogger()); err != nil {
 		tb.Fatal(err)
 	}

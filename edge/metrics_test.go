@@ -276,7 +276,7 @@ func BenchmarkMiddleware(b *testing.B) {
 	})
 	b.Run("ChainJSONLog", func(b *testing.B) {
 		s, _ := MustServer(b, cat)
-		s.Logger = slog.New(slog.NewJSONHandler(discard{}, nil))
+		s.Logger = slog.New(slog.NewJSONHandler(io.Discard, nil))
 		benchmarkRecord(b, s.Handler())
 	})
 	b.Run("Bare", func(b *testing.B) {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -14,7 +13,8 @@ import (
 
 	"github.com/rappel-ca/rappel"
 	"github.com/rappel-ca/rappel/alerts"
-	"github.com/rappel-ca/rappel/kv"
+	"github.com/rappel-ca/rappel/internal/logtest"
+	"github.com/rappel-ca/rappel/kv/kvtest"
 	"github.com/rappel-ca/rappel/kv/storetest"
 )
 
@@ -25,14 +25,12 @@ import (
 // again writes succeed and /health is ok without a restart.
 func TestServer_StorageFull(t *testing.T) {
 	full := storetest.DiskFull()
-	logs := &syncBuffer{}
-	st := kv.NewStore(filepath.Join(t.TempDir(), "pebble"))
+	logs := &logtest.Buffer{}
+	st := kvtest.New(t)
 	st.FS = errorfs.Wrap(vfs.Default, full)
 	st.Logger = slog.New(slog.NewJSONHandler(logs, nil))
 	st.ProbeInterval = 20 * time.Millisecond
-	if err := st.Open(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	kvtest.MustOpen(t, st)
 	t.Cleanup(func() {
 		if err := st.Close(); err != nil {
 			t.Error(err)

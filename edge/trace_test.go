@@ -18,6 +18,7 @@ import (
 
 	"github.com/rappel-ca/rappel"
 	"github.com/rappel-ca/rappel/alerts"
+	"github.com/rappel-ca/rappel/internal/logtest"
 	"github.com/rappel-ca/rappel/internal/spantest"
 )
 
@@ -76,7 +77,7 @@ func spanNamed(tb testing.TB, spans tracetest.SpanStubs, name string) tracetest.
 }
 
 // mustTracedServer serves the test records with tracing on.
-func mustTracedServer(tb testing.TB) (*Server, string, *tracetest.InMemoryExporter, *syncBuffer) {
+func mustTracedServer(tb testing.TB) (*Server, string, *tracetest.InMemoryExporter, *logtest.Buffer) {
 	tb.Helper()
 	tp, exp := mustTracing(tb)
 	s, logs := MustServer(tb, MustCatalog(tb, testRecords()))
@@ -185,7 +186,7 @@ func TestTracing_NoSecrets(t *testing.T) {
 	svc.Now = stepClock()
 	cc := newConfirmInbox(t, st)
 	s, logs := MustServer(t, MustCatalog(t, testRecords()))
-	svcLogs := &syncBuffer{}
+	svcLogs := &logtest.Buffer{}
 	svc.Logger = slog.New(slog.NewJSONHandler(svcLogs, nil))
 	s.Alerts = svc
 	s.AdminKey = adminKey

@@ -20,6 +20,7 @@ import (
 	"github.com/rappel-ca/rappel"
 	"github.com/rappel-ca/rappel/alerts"
 	"github.com/rappel-ca/rappel/idn"
+	"github.com/rappel-ca/rappel/internal/logtest"
 )
 
 // TestWebhooks_Keys drives /recall/webhooks through the real router with
@@ -135,7 +136,7 @@ func FuzzWebhookBody(f *testing.F) {
 // names neither address, port nor cause. A receiver that answers shows its
 // HTTP status. The cause is in the node's log, without the URL's query.
 func TestWebhooks_TestRouteHidesCause(t *testing.T) {
-	var logged syncBuffer
+	var logged logtest.Buffer
 	sender := alerts.NewHookSender()
 	sender.Client.AllowHTTPLoopback, sender.Client.Timeout = true, time.Second
 	sender.Logger = slog.New(slog.NewTextHandler(&logged, nil))

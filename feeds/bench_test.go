@@ -10,8 +10,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,8 +18,10 @@ import (
 	"github.com/rappel-ca/rappel/edge"
 	"github.com/rappel-ca/rappel/feeds"
 	"github.com/rappel-ca/rappel/feeds/feedstest"
+	"github.com/rappel-ca/rappel/internal/logtest"
 	"github.com/rappel-ca/rappel/kv"
 	"github.com/rappel-ca/rappel/kv/index"
+	"github.com/rappel-ca/rappel/kv/kvtest"
 	"github.com/rappel-ca/rappel/plugins/plugintest"
 )
 
@@ -45,52 +45,14 @@ type benchNode struct {
 	catalog *index.Catalog
 	r       *feeds.Refresher
 	handler http.Handler
-	logs    *syncLog
-}
-
-// syncLog keeps the refresher's log lines.
-type syncLog struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *syncLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-// String returns what is logged, without taking it.
-func (l *syncLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
-// take returns the lines logged since the last take that hold want.
-func (l *syncLog) take(want string) string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	var out strings.Builder
-	for _, line := range strings.SplitAfter(l.buf.String(), "\n") {
-		if strings.Contains(line, want) {
-			out.WriteString(line)
-		}
-	}
-	l.buf.Reset()
-	return out.String()
+	logs    *logtest.Buffer
 }
 
 // newBenchNode starts a node on up whose store holds the embedded bundle as
 // a dataset of bundleKind, or nothing when it is "".
 func newBenchNode(b *testing.B, up *feedstest.Upstream, bundleKind string) *benchNode {
-	n := &benchNode{b: b, ctx: context.Background(), catalog: &index.Catalog{}, logs: &syncLog{}}
-	n.store = kv.NewStore(filepath.Join(b.TempDir(), "pebble"))
-	n.store.Logger = slog.New(slog.DiscardHandler)
-	if err := n.store.Open(n.ctx); err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { n.store.Close() })
+	n := &benchNode{b: b, ctx: context.Background(), catalog: &index.Catalog{}, logs: &logtest.Buffer{}}
+	n.store = kvtest.Open(b)
 	if bundleKind != "" {
 		loadEmbeddedAs(b, n.store, bundleKind)
 	}
@@ -252,7 +214,7 @@ func BenchmarkRefresh(b *testing.B) {
 			b.ReportMetric(worst.Seconds(), "s/refresh-max")
 			b.ReportMetric(float64(pct(all, 0.99).Microseconds()), "search-p99-µs")
 			b.Logf("10 refreshes answered 304: slowest %s; search during them: p50 %s, p99 %s over %d\n%s", worst.Round(time.Millisecond),
-				pct(all, 0.5), pct(all, 0.99), len(all), n.logs.take("msg=refresh"))
+				pct(all, 0.5), pct(all, 0.99), len(all), n.logs.Take("msg=refresh"))
 		}
 	})
 	b.Run("FewChanged", func(b *testing.B) {
@@ -269,7 +231,7 @@ func BenchmarkRefresh(b *testing.B) {
 			b.ReportMetric(took.Seconds(), "s/refresh")
 			b.ReportMetric(float64(pct(lat, 0.99).Microseconds()), "search-p99-µs")
 			b.Logf("refresh with 10 dump rows changed: %s; search during it: p50 %s, p99 %s over %d\n%s", took.Round(time.Millisecond),
-				pct(lat, 0.5), pct(lat, 0.99), len(lat), n.logs.take("msg=refresh"))
+				pct(lat, 0.5), pct(lat, 0.99), len(lat), n.logs.Take("msg=refresh"))
 			up.Set("/hc/recalls-en.json", en)
 			if err := n.r.Refresh(n.ctx); err != nil {
 				b.Fatal(err)
@@ -309,7 +271,7 @@ func (n *benchNode) fullIngest(b *testing.B) {
 	b.ReportMetric(float64(n.catalog.Current().Len()), "records")
 	b.ReportMetric(float64(pct(lat, 0.99).Microseconds()), "search-p99-µs")
 	b.Logf("ingest %s, %d records served; search during it: p50 %s, p99 %s over %d\n%s", took.Round(time.Millisecond),
-		n.catalog.Current().Len(), pct(lat, 0.5), pct(lat, 0.99), len(lat), n.logs.take("msg=refresh"))
+		n.catalog.Current().Len(), pct(lat, 0.5), pct(lat, 0.99), len(lat), n.logs.Take("msg=refresh"))
 }
 
 // BenchmarkRefresh_Switch measures the switch: the first live refresh over
@@ -386,7 +348,7 @@ func BenchmarkRefresh_Visible(b *testing.B) {
 				b.ReportMetric(took.Seconds(), "refresh-s")
 				b.ReportMetric(float64(up.Hits("/detail/")), "detail-docs")
 				b.Logf("%d notices archived: served after %s, refresh %s, %d detail documents\n%s", count, visible.Round(time.Millisecond),
-					took.Round(time.Millisecond), up.Hits("/detail/"), n.logs.take("msg=refresh"))
+					took.Round(time.Millisecond), up.Hits("/detail/"), n.logs.Take("msg=refresh"))
 				up.Set(en, orig)
 				n.catchUp(b)
 			}
@@ -409,7 +371,7 @@ func BenchmarkRefresh_Visible(b *testing.B) {
 			b.ReportMetric(took.Seconds(), "refresh-s")
 			b.ReportMetric(float64(up.Hits("/detail/")), "detail-docs")
 			b.ReportMetric(float64(changed), "changes")
-			b.Logf("re-serialized: refresh %s, %d detail documents, %d changes\n%s", took.Round(time.Millisecond), up.Hits("/detail/"), changed, n.logs.take("msg=refresh"))
+			b.Logf("re-serialized: refresh %s, %d detail documents, %d changes\n%s", took.Round(time.Millisecond), up.Hits("/detail/"), changed, n.logs.Take("msg=refresh"))
 			for p, doc := range docs {
 				up.Set(p, doc)
 			}
@@ -473,5 +435,5 @@ func (n *benchNode) catchUp(b *testing.B) {
 	if err := n.r.Refresh(n.ctx); err != nil {
 		b.Fatal(err)
 	}
-	n.logs.take("")
+	n.logs.Take("")
 }

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
-	"io"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -18,6 +17,7 @@ import (
 	"github.com/rappel-ca/rappel/feeds"
 	"github.com/rappel-ca/rappel/feeds/feedstest"
 	"github.com/rappel-ca/rappel/kv"
+	"github.com/rappel-ca/rappel/kv/kvtest"
 	"github.com/rappel-ca/rappel/plugins"
 	"github.com/rappel-ca/rappel/plugins/plugintest"
 )
@@ -157,12 +157,7 @@ func newHarness(t *testing.T) *harness {
 	h.up.LoadDir(t, "/hc", filepath.Join(root, "testdata", "hc"))
 	h.up.LoadDir(t, "/tc", filepath.Join(root, "testdata", "tc"))
 	h.up.LoadDir(t, "/detail", filepath.Join(root, "testdata", "detail"))
-	h.store = kv.NewStore(filepath.Join(t.TempDir(), "pebble"))
-	h.store.Logger = slog.New(slog.DiscardHandler)
-	if err := h.store.Open(h.ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { h.store.Close() })
+	h.store = kvtest.Open(t)
 	h.norm = newNormalizer(t, MustOpenHost(t))
 	h.r = feeds.NewRefresher(h.store, h.norm,
 		feeds.HCDump(h.up.URL+"/hc/recalls-en.json", h.up.URL+"/hc/recalls-fr.json"),
@@ -338,5 +333,3 @@ func keys[V any](m map[string]V) []string {
 	sort.Strings(out)
 	return out
 }
-
-var _ = io.Discard

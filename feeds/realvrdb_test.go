@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -21,7 +20,7 @@ import (
 	"github.com/rappel-ca/rappel/edge"
 	"github.com/rappel-ca/rappel/feeds"
 	"github.com/rappel-ca/rappel/feeds/feedstest"
-	"github.com/rappel-ca/rappel/kv"
+	"github.com/rappel-ca/rappel/kv/kvtest"
 	"github.com/rappel-ca/rappel/plugins"
 	"github.com/rappel-ca/rappel/plugins/guest"
 	"github.com/rappel-ca/rappel/plugins/guest/guesttest"
@@ -186,12 +185,7 @@ type realStack struct {
 func refreshReal(t *testing.T, pkgs map[string]string, sources ...*feeds.Source) *realStack {
 	t.Helper()
 	ctx := context.Background()
-	store := kv.NewStore(filepath.Join(t.TempDir(), "pebble"))
-	store.Logger = slog.New(slog.DiscardHandler)
-	if err := store.Open(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
+	store := kvtest.Open(t)
 	norm := &hostNormalizer{tb: t, host: MustOpenHost(t), plugins: map[string]*plugins.Plugin{}, runs: map[string]int{}, emitted: map[string]int{}}
 	for source, pkg := range pkgs {
 		norm.Use(source, pkg)

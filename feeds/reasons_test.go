@@ -2,8 +2,6 @@ package feeds_test
 
 import (
 	"encoding/json"
-	"log/slog"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -13,7 +11,7 @@ import (
 
 	"github.com/rappel-ca/rappel"
 	"github.com/rappel-ca/rappel/feeds/feedstest"
-	"github.com/rappel-ca/rappel/kv"
+	"github.com/rappel-ca/rappel/kv/kvtest"
 	"github.com/rappel-ca/rappel/kv/storetest"
 )
 
@@ -144,14 +142,10 @@ func TestRefresh_DetailJudgedByWhatItFetched(t *testing.T) {
 func TestRefresh_StorageFailure(t *testing.T) {
 	h := newHarness(t)
 	full := storetest.DiskFull()
-	st := kv.NewStore(filepath.Join(t.TempDir(), "pebble"))
+	st := kvtest.New(t)
 	st.FS = errorfs.Wrap(vfs.Default, full)
-	st.Logger = slog.New(slog.DiscardHandler)
 	st.ProbeInterval = 20 * time.Millisecond
-	if err := st.Open(h.ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	kvtest.MustOpen(t, st)
 	h.store, h.r.Store = st, st
 	h.open()
 	h.mustRefresh()

@@ -12,6 +12,7 @@ import (
 
 	"github.com/rappel-ca/rappel"
 	"github.com/rappel-ca/rappel/feeds/feedstest"
+	"github.com/rappel-ca/rappel/internal/logtest"
 )
 
 // synthetic returns a partial record of source that no upstream has: a
@@ -457,7 +458,7 @@ func TestRefresher_Refresh_SwapWithoutData(t *testing.T) {
 // warning and then the refresh's joined error again at error.
 func TestRefresher_Run_FailureLoggedOnce(t *testing.T) {
 	h := newHarness(t)
-	logs := &syncLog{}
+	logs := &logtest.Buffer{}
 	h.r.Logger = slog.New(slog.NewJSONHandler(logs, nil))
 	h.up.Fail("/hc/recalls-en.json", feedstest.Fault{Status: 500})
 	h.open()

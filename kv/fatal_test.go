@@ -1,6 +1,7 @@
 package kv
 
 import (
+	"io"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -14,7 +15,7 @@ import (
 func TestPebbleLogger_Fatalf(t *testing.T) {
 	if os.Getenv("RAPPEL_TEST_FATAL") != "" {
 		// The child: a logger whose writer never flushes.
-		pebbleLogger{l: slog.New(slog.NewTextHandler(discardWriter{}, nil))}.Fatalf("pebble: corruption in %s", "000123.sst")
+		pebbleLogger{l: slog.New(slog.NewTextHandler(io.Discard, nil))}.Fatalf("pebble: corruption in %s", "000123.sst")
 		return
 	}
 	cmd := exec.Command(os.Args[0], "-test.run=^TestPebbleLogger_Fatalf$")
@@ -27,7 +28,3 @@ func TestPebbleLogger_Fatalf(t *testing.T) {
 		t.Fatalf("stderr does not say why:\n%s", out)
 	}
 }
-
-type discardWriter struct{}
-
-func (discardWriter) Write(p []byte) (int, error) { return len(p), nil }

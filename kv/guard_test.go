@@ -277,13 +277,12 @@ func TestStore_CheckpointFailsAlone(t *testing.T) {
 		if !strings.HasPrefix(op.Path, root+string(os.PathSeparator)) {
 			return nil
 		}
-		switch op.Kind {
-		case errorfs.OpCreate, errorfs.OpReuseForWrite, errorfs.OpFileWrite, errorfs.OpFileWriteAt,
-			errorfs.OpFilePreallocate, errorfs.OpLink, errorfs.OpRename, errorfs.OpMkdirAll:
+		switch {
+		case storetest.TakesSpace(op.Kind):
 			if fault.Load() == "write" {
-				return &os.PathError{Op: "write", Path: op.Path, Err: syscall.ENOSPC}
+				return storetest.NoSpace(op)
 			}
-		case errorfs.OpFileSync, errorfs.OpFileSyncData, errorfs.OpFileSyncTo:
+		case op.Kind == errorfs.OpFileSync, op.Kind == errorfs.OpFileSyncData, op.Kind == errorfs.OpFileSyncTo:
 			if fault.Load() == "sync" {
 				return &os.PathError{Op: "sync", Path: op.Path, Err: syscall.EIO}
 			}

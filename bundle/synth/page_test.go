@@ -2,7 +2,6 @@ package synth
 
 import (
 	"context"
-	"io"
 	"log/slog"
 	"slices"
 	"strconv"
@@ -130,7 +129,7 @@ func TestGenerate_Pages(t *testing.T) {
 	// The same pages through the shipped plugin in the real host.
 	h := plugins.NewHost()
 	h.Timeout = 2 * time.Minute
-	h.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	h.Logger = slog.New(slog.DiscardHandler)
 	ctx := context.Background()
 	if err := h.Open(ctx); err != nil {
 		t.Fatal(err)

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/rappel-ca/rappel"
-	"github.com/rappel-ca/rappel/kv"
+	"github.com/rappel-ca/rappel/kv/kvtest"
 )
 
 // TestServe_MailDir tries subscribing with --mail-dir as a developer
@@ -60,10 +60,7 @@ func TestServe_MailDir(t *testing.T) {
 	// The store holds the subscription active, with the consent of the
 	// link followed.
 	stop()
-	st := kv.NewStore(filepath.Join(dataDir, "pebble"))
-	if err := st.Open(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	st := kvtest.OpenAt(t, filepath.Join(dataDir, "pebble"))
 	defer st.Close()
 	var subs []*rappel.Subscription
 	st.ForEachSubscription(context.Background(), func(s *rappel.Subscription) error { subs = append(subs, s); return nil })

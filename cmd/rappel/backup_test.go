@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -23,6 +22,7 @@ import (
 	"github.com/rappel-ca/rappel"
 	"github.com/rappel-ca/rappel/internal/archive"
 	"github.com/rappel-ca/rappel/kv"
+	"github.com/rappel-ca/rappel/kv/kvtest"
 )
 
 const testAdminKey = "admin-secret-for-the-backup-tests-0123456789"
@@ -267,11 +267,7 @@ func (b hookedBody) Read(p []byte) (int, error) {
 // node started on it serves the last.
 func TestBackup_WhileWriting(t *testing.T) {
 	dir, _ := mustDataDir(t)
-	st := kv.NewStore(filepath.Join(dir, "pebble"))
-	st.Logger = slog.New(slog.DiscardHandler)
-	if err := st.Open(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	st := kvtest.OpenAt(t, filepath.Join(dir, "pebble"))
 	defer st.Close()
 	var written atomic.Int64
 	stop := make(chan struct{})
@@ -344,11 +340,7 @@ func numbered(i int) *rappel.Record {
 // holds the writer's records 0..n-1 and no other.
 func restoredPrefix(t *testing.T, dir string) int64 {
 	t.Helper()
-	st := kv.NewStore(filepath.Join(dir, "pebble"))
-	st.Logger = slog.New(slog.DiscardHandler)
-	if err := st.Open(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	st := kvtest.OpenAt(t, filepath.Join(dir, "pebble"))
 	defer st.Close()
 	var n int64
 	for {

@@ -15,12 +15,14 @@ import (
 	"path/filepath"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/cockroachdb/pebble/v2/vfs/errorfs"
+
+	"github.com/rappel-ca/rappel/internal/logtest"
+	"github.com/rappel-ca/rappel/kv/storetest"
 )
 
 // logLines returns the JSON log lines of logs whose msg is msg.
@@ -46,7 +48,7 @@ func logLines(tb testing.TB, logs string, msg string) []map[string]any {
 // subscriptions and a metrics listener, logging JSON into logs.
 type backupNode struct {
 	dir, base, metrics string
-	logs               *syncWriter
+	logs               *logtest.Buffer
 	stop               func()
 }
 
@@ -57,12 +59,7 @@ func startBackupNode(t *testing.T, dir string, full *atomic.Bool) *backupNode {
 		if !full.Load() || !strings.HasPrefix(op.Path, checkpoints) {
 			return nil
 		}
-		switch op.Kind {
-		case errorfs.OpCreate, errorfs.OpReuseForWrite, errorfs.OpFileWrite, errorfs.OpFileWriteAt,
-			errorfs.OpFilePreallocate, errorfs.OpLink, errorfs.OpRename, errorfs.OpMkdirAll:
-			return &os.PathError{Op: "write", Path: op.Path, Err: syscall.ENOSPC}
-		}
-		return nil
+		return storetest.NoSpace(op)
 	})
 	c := NewServeCommand()
 	if err := c.ParseFlags([]string{"--data-dir", dir, "--api-keys", "k1", "--admin-key", testAdminKey,
@@ -71,7 +68,7 @@ func startBackupNode(t *testing.T, dir string, full *atomic.Bool) *backupNode {
 	}
 	c.Bundle = os.DirFS(t.TempDir())
 	c.storeFS = errorfs.Wrap(vfs.Default, inj)
-	n := &backupNode{dir: dir, logs: &syncWriter{}}
+	n := &backupNode{dir: dir, logs: &logtest.Buffer{}}
 	c.Logger = slog.New(slog.NewJSONHandler(n.logs, nil))
 	t.Cleanup(func() {
 		if t.Failed() {
@@ -91,7 +88,7 @@ func (n *backupNode) backup(file string) (stdout, stderr string, err error) {
 	if err := c.ParseFlags([]string{"--to", file, "--node", n.base, "--admin-key", testAdminKey}); err != nil {
 		return "", "", err
 	}
-	var out, errOut syncWriter
+	var out, errOut logtest.Buffer
 	c.Stdout, c.Stderr = &out, &errOut
 	err = c.Run(context.Background())
 	return out.String(), errOut.String(), err
@@ -249,7 +246,7 @@ func TestBackup_Timeout(t *testing.T) {
 			if err := c.ParseFlags([]string{"--to", file, "--node", stall.URL, "--admin-key", testAdminKey, "--timeout", "1s"}); err != nil {
 				t.Fatal(err)
 			}
-			var stdout, stderr syncWriter
+			var stdout, stderr logtest.Buffer
 			c.Stdout, c.Stderr, c.ProgressEvery = &stdout, &stderr, 10*time.Millisecond
 			err := c.Run(context.Background())
 			if err == nil || !strings.Contains(err.Error(), "did not finish within 1s (--timeout; "+tc.received+"), and no "+file+" was written") {
@@ -289,7 +286,7 @@ func TestBackup_Timeout(t *testing.T) {
 // follows, the backup is written and its last line says so on stdout.
 func TestBackup_Progress(t *testing.T) {
 	base, _, _ := servedDataDir(t)
-	var stderr syncWriter
+	var stderr logtest.Buffer
 	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		req, _ := http.NewRequestWithContext(r.Context(), r.Method, base+r.URL.Path, nil)
 		req.Header = r.Header.Clone()
@@ -320,7 +317,7 @@ func TestBackup_Progress(t *testing.T) {
 	if err := c.ParseFlags([]string{"--to", file, "--node", proxy.URL, "--admin-key", testAdminKey}); err != nil {
 		t.Fatal(err)
 	}
-	var stdout syncWriter
+	var stdout logtest.Buffer
 	c.Stdout, c.Stderr, c.ProgressEvery = &stdout, &stderr, 10*time.Millisecond
 	if err := c.Run(context.Background()); err != nil {
 		t.Fatal(err)

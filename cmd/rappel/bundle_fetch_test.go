@@ -22,6 +22,7 @@ import (
 	"github.com/rappel-ca/rappel/feeds"
 	"github.com/rappel-ca/rappel/feeds/feedstest"
 	"github.com/rappel-ca/rappel/kv"
+	"github.com/rappel-ca/rappel/kv/kvtest"
 	"github.com/rappel-ca/rappel/plugins"
 	"github.com/rappel-ca/rappel/plugins/guest/guesttest"
 	"github.com/rappel-ca/rappel/plugins/plugintest"
@@ -206,12 +207,7 @@ func fetchBundle(tb testing.TB, pluginsDir string, flags ...string) (string, *Bu
 func firstRefresh(tb testing.TB, out string, c *BundleCommand, wasm map[string][]byte, up *feedstest.Upstream) (before, after map[string]string, emitted int, announced []rappel.NewRecalls) {
 	tb.Helper()
 	ctx := context.Background()
-	store := kv.NewStore(filepath.Join(tb.TempDir(), "pebble"))
-	store.Logger = slog.New(slog.DiscardHandler)
-	if err := store.Open(ctx); err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { store.Close() })
+	store := kvtest.Open(tb)
 	if err := bundle.Load(ctx, os.DirFS(out), store, slog.New(slog.DiscardHandler)); err != nil {
 		tb.Fatal(err)
 	}

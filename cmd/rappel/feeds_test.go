@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"log/slog"
 	"net/http"
 	"os"
@@ -299,7 +298,7 @@ func TestServeCommand_PluginLimitFlags(t *testing.T) {
 	if host.Timeout != 20*time.Second || host.MemoryLimitPages != 2048 || host.MaxOutput != 64<<20 {
 		t.Fatalf("host limits: %s, %d pages, %d bytes", host.Timeout, host.MemoryLimitPages, host.MaxOutput)
 	}
-	host.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	host.Logger = slog.New(slog.DiscardHandler)
 	if err := host.Open(context.Background()); err != nil {
 		t.Fatal(err)
 	}

@@ -30,6 +30,7 @@ import (
 	"github.com/rappel-ca/rappel"
 	"github.com/rappel-ca/rappel/alerts/smtptest"
 	"github.com/rappel-ca/rappel/feeds/feedstest"
+	"github.com/rappel-ca/rappel/internal/logtest"
 	"github.com/rappel-ca/rappel/kv/postgres/pgtest"
 	"github.com/rappel-ca/rappel/plugins"
 	"github.com/rappel-ca/rappel/plugins/plugintest"
@@ -135,7 +136,7 @@ func (f *fleetEnv) startNodes(t testing.TB, n int, smtpAddr string, confirm bool
 			t.Fatal(err)
 		}
 		c.Bundle = os.DirFS(f.bundleDir)
-		logs := &syncWriter{}
+		logs := &logtest.Buffer{}
 		c.Addr, c.Logger = "127.0.0.1:0", slog.New(slog.NewTextHandler(logs, nil))
 		t.Cleanup(func() {
 			if t.Failed() {

@@ -17,7 +17,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/rappel-ca/rappel"
-	"github.com/rappel-ca/rappel/kv"
+	"github.com/rappel-ca/rappel/kv/kvtest"
 	"github.com/rappel-ca/rappel/kv/postgres/pgtest"
 )
 
@@ -49,11 +49,7 @@ func mustKeys(tb testing.TB, dataDir string, args ...string) string {
 func mustDataDir(tb testing.TB) (dir, recordID string) {
 	tb.Helper()
 	dir = tb.TempDir()
-	st := kv.NewStore(filepath.Join(dir, "pebble"))
-	st.Logger = slog.New(slog.DiscardHandler)
-	if err := st.Open(context.Background()); err != nil {
-		tb.Fatal(err)
-	}
+	st := kvtest.OpenAt(tb, filepath.Join(dir, "pebble"))
 	rec := &rappel.Record{
 		RecordID: "tc-2025123", RecallID: "2025123", RecallType: rappel.TypeVehicle,
 		Agency: rappel.AgencyTransportCanada, Status: rappel.StatusActive,

@@ -26,7 +26,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -41,6 +40,7 @@ import (
 
 	"github.com/rappel-ca/rappel"
 	"github.com/rappel-ca/rappel/bundle"
+	"github.com/rappel-ca/rappel/internal/logtest"
 )
 
 // testDomain is the name the test ACME server validates; the test's DNS
@@ -178,9 +178,9 @@ func mustListen(tb testing.TB) (net.Listener, int) {
 
 // logBuffer collects a test server's logs, at every level, shown when the
 // test fails.
-func logBuffer(t *testing.T) (*slog.Logger, *syncWriter) {
+func logBuffer(t *testing.T) (*slog.Logger, *logtest.Buffer) {
 	t.Helper()
-	b := &syncWriter{}
+	b := &logtest.Buffer{}
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("server logs:\n%s", b.String())
@@ -223,7 +223,7 @@ func testServeTLS(t *testing.T, tiny fs.FS, challenge string) {
 		t.Fatal(err)
 	}
 	c.Bundle = tiny
-	var logs *syncWriter
+	var logs *logtest.Buffer
 	c.Logger, logs = logBuffer(t)
 	c.Listen.httpLn, c.Listen.httpsLn = httpLn, httpsLn
 	c.Listen.onlyChallenge = challenge
@@ -536,7 +536,7 @@ func TestServe_PortTaken(t *testing.T) {
 				t.Fatal(err)
 			}
 			c.Bundle = MustTinyBundle(t)
-			var logs *syncWriter
+			var logs *logtest.Buffer
 			c.Logger, logs = logBuffer(t)
 			err := c.Run(context.Background())
 			if !errors.Is(err, syscall.EADDRINUSE) || !strings.Contains(err.Error(), tc.flag+" "+addr+" cannot be listened on") || !strings.Contains(err.Error(), "give another "+tc.flag) {
@@ -559,7 +559,7 @@ func TestServe_PortTaken(t *testing.T) {
 func TestServe_ServesAfterLoad(t *testing.T) {
 	c := NewServeCommand()
 	c.DataDir, c.Bundle = t.TempDir(), MustTinyBundle(t)
-	var logs *syncWriter
+	var logs *logtest.Buffer
 	c.Logger, logs = logBuffer(t)
 	conns := make(chan net.Conn, 1)
 	c.Listen.bound = func(a net.Addr) {
@@ -662,22 +662,4 @@ func TestServeCommand_ListenFlags(t *testing.T) {
 			t.Errorf("ParseFlags without domains: %v", err)
 		}
 	})
-}
-
-// syncWriter is a log sink safe to read while a server writes to it.
-type syncWriter struct {
-	mu  sync.Mutex
-	buf strings.Builder
-}
-
-func (w *syncWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.buf.Write(p)
-}
-
-func (w *syncWriter) String() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.buf.String()
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -113,7 +114,7 @@ func BenchmarkAccessLine(b *testing.B) {
 	r := accessRecordAt(time.Now())
 	for _, format := range []string{"text", "json"} {
 		b.Run(format, func(b *testing.B) {
-			out := newLogWriter(discardLines{})
+			out := newLogWriter(io.Discard)
 			defer out.Close()
 			h := newLogger(out, format, slog.LevelInfo).Handler()
 			b.ReportAllocs()
@@ -122,9 +123,9 @@ func BenchmarkAccessLine(b *testing.B) {
 			}
 		})
 		b.Run(format+"/slog", func(b *testing.B) {
-			var h slog.Handler = slog.NewTextHandler(discardLines{}, nil)
+			var h slog.Handler = slog.NewTextHandler(io.Discard, nil)
 			if format == "json" {
-				h = slog.NewJSONHandler(discardLines{}, &slog.HandlerOptions{ReplaceAttr: durationSeconds})
+				h = slog.NewJSONHandler(io.Discard, &slog.HandlerOptions{ReplaceAttr: durationSeconds})
 			}
 			b.ReportAllocs()
 			for b.Loop() {
@@ -162,12 +163,12 @@ func BenchmarkServeRecordLogged(b *testing.B) {
 	}
 	for _, format := range []string{"text", "json"} {
 		b.Run(format, func(b *testing.B) {
-			out := newLogWriter(discardLines{})
+			out := newLogWriter(io.Discard)
 			defer out.Close()
 			serve(b, newLogger(out, format, slog.LevelInfo))
 		})
 		b.Run(format+"/slog", func(b *testing.B) {
-			out := newLogWriter(discardLines{})
+			out := newLogWriter(io.Discard)
 			defer out.Close()
 			var h slog.Handler = slog.NewTextHandler(out, nil)
 			if format == "json" {
@@ -177,7 +178,3 @@ func BenchmarkServeRecordLogged(b *testing.B) {
 		})
 	}
 }
-
-type discardLines struct{}
-
-func (discardLines) Write(p []byte) (int, error) { return len(p), nil }

@@ -13,6 +13,8 @@ import (
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
+	"github.com/rappel-ca/rappel/internal/logtest"
 )
 
 // steps is a LogValuer of durations, as a feed refresh logs its steps.
@@ -156,7 +158,7 @@ func TestLogLevelFlag(t *testing.T) {
 
 func TestLogWriter(t *testing.T) {
 	t.Run("Buffers", func(t *testing.T) {
-		out := &syncWriter{}
+		out := &logtest.Buffer{}
 		l := newLogWriterEvery(out, time.Hour)
 		fmt.Fprintln(l, "one line")
 		if got := out.String(); got != "" {
@@ -168,7 +170,7 @@ func TestLogWriter(t *testing.T) {
 		}
 	})
 	t.Run("FlushesPeriodically", func(t *testing.T) {
-		out := &syncWriter{}
+		out := &logtest.Buffer{}
 		l := newLogWriter(out)
 		defer l.Close()
 		fmt.Fprintln(l, "one line")
@@ -181,7 +183,7 @@ func TestLogWriter(t *testing.T) {
 		}
 	})
 	t.Run("CloseWritesTheRest", func(t *testing.T) {
-		out := &syncWriter{}
+		out := &logtest.Buffer{}
 		l := newLogWriter(out)
 		var wg sync.WaitGroup
 		for i := range 8 {

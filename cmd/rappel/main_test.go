@@ -64,7 +64,7 @@ func serve(tb testing.TB, c *ServeCommand) (base string, stop func()) {
 	c.Addr = "127.0.0.1:0"
 	c.Ready = func(a net.Addr) { ready <- a }
 	if c.Logger == nil {
-		c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+		c.Logger = slog.New(slog.DiscardHandler)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -198,7 +198,7 @@ func TestServe_EndToEnd(t *testing.T) {
 func TestServe_EmptyBundle(t *testing.T) {
 	c := NewServeCommand()
 	c.DataDir, c.Bundle = t.TempDir(), os.DirFS(t.TempDir())
-	c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	c.Logger = slog.New(slog.DiscardHandler)
 	err := c.Run(context.Background())
 	if err == nil || !strings.Contains(err.Error(), "make build") {
 		t.Fatalf("err = %v, want a sentence saying how to build a bundle", err)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/rappel-ca/rappel/alerts/smtptest"
+	"github.com/rappel-ca/rappel/internal/logtest"
 )
 
 // TestServe_MailOutboxes runs a node whose SMTP server refuses what it is
@@ -42,7 +43,7 @@ func TestServe_MailOutboxes(t *testing.T) {
 	// A repeated failure is logged at most every 5 s rather than every
 	// minute, so that the line counting the others comes within the test.
 	c.Alerts.LogEvery = 5 * time.Second
-	logs := &syncWriter{}
+	logs := &logtest.Buffer{}
 	c.Logger = newLogger(logs, "json", slog.LevelInfo)
 	metricsAddr := make(chan net.Addr, 1)
 	c.Telemetry.MetricsReady = func(a net.Addr) { metricsAddr <- a }

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rappel-ca/rappel/internal/logtest"
 	"github.com/rappel-ca/rappel/plugins/plugintest"
 )
 
@@ -191,13 +192,10 @@ func sendCostly(base string, n int, stop <-chan struct{}) map[int]int {
 }
 
 // loggedAddr returns the addr of the node's JSON log line msg.
-func loggedAddr(t *testing.T, stderr *syncWriter, msg string) string {
+func loggedAddr(t *testing.T, stderr *logtest.Buffer, msg string) string {
 	t.Helper()
-	for line := range strings.Lines(stderr.String()) {
-		var l struct{ Msg, Addr string }
-		if json.Unmarshal([]byte(line), &l) == nil && l.Msg == msg {
-			return l.Addr
-		}
+	if addr, ok := logAddr(stderr.String(), msg); ok {
+		return addr
 	}
 	t.Fatalf("no %q line in the node's log:\n%s", msg, stderr.String())
 	return ""
@@ -275,7 +273,7 @@ func startPrometheus(t *testing.T, bin, rules, target string) *promAPI {
 	ln.Close()
 	cmd := exec.Command(bin, "--config.file="+cfgFile, "--storage.tsdb.path="+filepath.Join(dir, "data"),
 		"--web.listen-address="+addr, "--log.level=warn")
-	out := &syncWriter{}
+	out := &logtest.Buffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -17,6 +17,7 @@ import (
 	"github.com/rappel-ca/rappel/bundle"
 	"github.com/rappel-ca/rappel/bundle/synth"
 	"github.com/rappel-ca/rappel/feeds/feedstest"
+	"github.com/rappel-ca/rappel/internal/logtest"
 	"github.com/rappel-ca/rappel/plugins"
 )
 
@@ -134,7 +135,7 @@ func measureRefresh(b *testing.B, up *feedstest.Upstream, binary string) refresh
 		cmd = exec.Command(os.Args[0], "-test.run=^TestMainProcess$")
 		cmd.Env = append(os.Environ(), envMainArgs+"="+string(j))
 	}
-	stderr := &syncWriter{}
+	stderr := &logtest.Buffer{}
 	cmd.Stderr = stderr
 	start := time.Now()
 	if err := cmd.Start(); err != nil {

@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/rappel-ca/rappel/internal/logtest"
 )
 
 // envMainArgs, when set, makes TestMainProcess run main with these
@@ -36,7 +38,7 @@ func TestMainProcess(t *testing.T) {
 // startMain runs rappel serve as a child process on a data dir of one
 // record with JSON logs and returns its address, the process and its
 // stderr.
-func startMain(t *testing.T, extra ...string) (string, *exec.Cmd, *syncWriter) {
+func startMain(t *testing.T, extra ...string) (string, *exec.Cmd, *logtest.Buffer) {
 	t.Helper()
 	dir, _ := mustDataDir(t)
 	return startMainOn(t, dir, extra...)
@@ -44,14 +46,14 @@ func startMain(t *testing.T, extra ...string) (string, *exec.Cmd, *syncWriter) {
 
 // startMainOn is startMain on the data dir dir: an empty one loads the
 // embedded bundle.
-func startMainOn(t *testing.T, dir string, extra ...string) (string, *exec.Cmd, *syncWriter) {
+func startMainOn(t *testing.T, dir string, extra ...string) (string, *exec.Cmd, *logtest.Buffer) {
 	t.Helper()
 	args := append([]string{"serve", "--data-dir", dir, "--addr", "127.0.0.1:0", "--min-free-mib", "0",
 		"--log-format", "json", "--api-keys", "test-key"}, extra...)
 	b, _ := json.Marshal(args)
 	cmd := exec.Command(os.Args[0], "-test.run=^TestMainProcess$")
 	cmd.Env = append(os.Environ(), envMainArgs+"="+string(b))
-	stderr := &syncWriter{}
+	stderr := &logtest.Buffer{}
 	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -59,20 +61,27 @@ func startMainOn(t *testing.T, dir string, extra ...string) (string, *exec.Cmd, 
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 	var addr string
 	waitFor(t, "the node to serve", func() bool {
-		for line := range strings.Lines(stderr.String()) {
-			var l struct{ Msg, Addr string }
-			if json.Unmarshal([]byte(line), &l) == nil && l.Msg == "serving" {
-				addr = l.Addr
-				return true
-			}
-		}
-		return false
+		var ok bool
+		addr, ok = logAddr(stderr.String(), "serving")
+		return ok
 	})
 	return addr, cmd, stderr
 }
 
+// logAddr returns the addr of the first JSON log line msg in logs, and
+// whether there is one.
+func logAddr(logs, msg string) (string, bool) {
+	for line := range strings.Lines(logs) {
+		var l struct{ Msg, Addr string }
+		if json.Unmarshal([]byte(line), &l) == nil && l.Msg == msg {
+			return l.Addr, true
+		}
+	}
+	return "", false
+}
+
 // exitStatus waits for the process and returns its exit status.
-func exitStatus(t *testing.T, cmd *exec.Cmd, stderr *syncWriter) int {
+func exitStatus(t *testing.T, cmd *exec.Cmd, stderr *logtest.Buffer) int {
 	t.Helper()
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()

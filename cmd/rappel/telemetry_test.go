@@ -27,8 +27,9 @@ import (
 	"github.com/rappel-ca/rappel/alerts"
 	"github.com/rappel-ca/rappel/edge"
 	"github.com/rappel-ca/rappel/internal/buildinfo"
-	"github.com/rappel-ca/rappel/kv"
+	"github.com/rappel-ca/rappel/internal/logtest"
 	"github.com/rappel-ca/rappel/kv/index"
+	"github.com/rappel-ca/rappel/kv/kvtest"
 )
 
 func TestTracingWanted(t *testing.T) {
@@ -172,7 +173,7 @@ func TestServe_Telemetry(t *testing.T) {
 
 	c := NewServeCommand()
 	c.DataDir, c.APIKeys, c.Bundle = t.TempDir(), "k1", MustTinyBundle(t)
-	logs := &syncWriter{}
+	logs := &logtest.Buffer{}
 	c.Logger = newLogger(logs, "json", slog.LevelInfo)
 	metricsAddr := make(chan net.Addr, 1)
 	c.Telemetry.MetricsAddr = "127.0.0.1:0"
@@ -228,12 +229,7 @@ func TestServe_Telemetry(t *testing.T) {
 func TestTelemetryConfig_OutboxDepth(t *testing.T) {
 	clearOTEL(t)
 	ctx := context.Background()
-	st := kv.NewStore(t.TempDir())
-	st.Logger = slog.New(slog.DiscardHandler)
-	if err := st.Open(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := kvtest.Open(t)
 	now := time.Date(2026, 11, 22, 6, 0, 0, 0, time.UTC)
 	var rows []*rappel.AlertRow
 	for _, rec := range []string{"hc-1", "hc-2", "hc-3"} {
@@ -350,7 +346,7 @@ func TestStartTelemetry_DeadCollector(t *testing.T) {
 	t.Setenv("OTEL_EXPORTER_OTLP_TIMEOUT", "300") // ms, retries included
 	// The batcher's timer exports, as in production, every 20 ms.
 	t.Setenv("OTEL_BSP_SCHEDULE_DELAY", "20")
-	logs := &syncWriter{}
+	logs := &logtest.Buffer{}
 	tel, err := startTelemetry(context.Background(), os.Environ(), io.Discard, newLogger(logs, "json", slog.LevelInfo))
 	if err != nil {
 		t.Fatal(err)
@@ -394,7 +390,7 @@ func TestServe_FinalErrorJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer taken.Close()
-	logs := &syncWriter{}
+	logs := &logtest.Buffer{}
 	c := NewServeCommand()
 	c.DataDir, c.APIKeys, c.Bundle = t.TempDir(), "k1", MustTinyBundle(t)
 	c.Addr, c.LogFormat = taken.Addr().String(), "json"

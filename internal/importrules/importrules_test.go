@@ -122,8 +122,9 @@ func TestDomain_StandardLibraryOnly(t *testing.T) {
 // here may import any of its part. The stores of kv do not know each
 // other: the Pebble store (kv), the search engine (kv/index, over its
 // segment format kv/segment) and the SQL store of a fleet (kv/postgres)
-// are three implementations of the domain's interfaces, wired by cmd. A
-// feed parser (plugins/hcdump and the others, compiled to Wasm) sees the
+// are three implementations of the domain's interfaces, wired by cmd;
+// kv/kvtest, which opens Pebble stores for other packages' tests, is the
+// one that imports kv. A feed parser (plugins/hcdump and the others, compiled to Wasm) sees the
 // guest side only, never the host that runs it (plugins, with wazero).
 var within = map[string][]string{
 	"kv":                   nil,
@@ -131,6 +132,7 @@ var within = map[string][]string{
 	"kv/segment":           nil,
 	"kv/postgres":          nil,
 	"kv/postgres/pgtest":   nil,
+	"kv/kvtest":            {"kv"},
 	"plugins":              {"plugins/guest"},
 	"plugins/guest":        nil,
 	"plugins/hcdump":       {"plugins/guest"},
@@ -159,7 +161,7 @@ var within = map[string][]string{
 // alone), certmagic and zap are TLS's, sonic is behind internal/jsonx,
 // roaring and vellum are the search engine's.
 var libraries = map[string][]string{
-	"github.com/cockroachdb/pebble":       {"kv", "kv/storetest", "bundle", "cmd/rappel"},
+	"github.com/cockroachdb/pebble":       {"kv", "kv/storetest", "kv/kvtest", "bundle", "cmd/rappel"},
 	"github.com/jackc/pgx":                {"kv/postgres", "kv/postgres/pgtest"},
 	"github.com/tetratelabs/wazero":       {"plugins"},
 	"github.com/prometheus/client_golang": {"edge"},
@@ -171,8 +173,21 @@ var libraries = map[string][]string{
 	"github.com/blevesearch/vellum":       {"kv/index", "kv/segment"},
 }
 
+// testOnly are the packages (relative to the module) that hold tests'
+// helpers: tests of any part may import them, a package that is not a
+// test may not, so that what they open and fake never reaches the binary.
+var testOnly = []string{
+	"kv/storetest",
+	"kv/kvtest",
+	"internal/spantest",
+	"internal/logtest",
+	"plugins/plugintest",
+	"feeds/feedstest",
+	"alerts/smtptest",
+}
+
 // violations returns a sentence for each import of the module's packages
-// in pkgs that the rules (allowed, within, libraries) forbid.
+// in pkgs that the rules (allowed, within, libraries, testOnly) forbid.
 func violations(pkgs map[string]*pkg) []string {
 	paths := make([]string, 0, len(pkgs))
 	for path := range pkgs {
@@ -201,6 +216,10 @@ func violations(pkgs map[string]*pkg) []string {
 				continue
 			}
 			impRel := strings.TrimPrefix(strings.TrimPrefix(imp, module), "/")
+			if slices.Contains(testOnly, impRel) {
+				out = append(out, fmt.Sprintf("%s imports %s: only tests may import %s, a package of tests' helpers", path, imp, impRel))
+				continue
+			}
 			switch {
 			case to == from && from != "":
 				if bound && !slices.Contains(ownPart, impRel) {
@@ -249,6 +268,8 @@ func TestViolations_Planted(t *testing.T) {
 		m("feeds"):          {ImportPath: m("feeds"), Imports: []string{"github.com/cockroachdb/pebble/v2/vfs"}},
 		m("alerts"):         {ImportPath: m("alerts"), Imports: []string{"github.com/tetratelabs/wazero"}},
 		m("newpart/x"):      {ImportPath: m("newpart/x")},
+		m("cmd/rappel"):     {ImportPath: m("cmd/rappel"), Imports: []string{m("kv"), m("kv/kvtest")}},
+		m("kv/kvtest"):      {ImportPath: m("kv/kvtest"), Imports: []string{m("kv"), "github.com/cockroachdb/pebble/v2/vfs"}},
 	}
 	got := violations(pkgs)
 	for _, want := range []string{
@@ -262,6 +283,7 @@ func TestViolations_Planted(t *testing.T) {
 		"feeds imports github.com/cockroachdb/pebble/v2/vfs: only",
 		"alerts imports github.com/tetratelabs/wazero: only",
 		`newpart/x is in "newpart", a part of the module the import rules do not name`,
+		"cmd/rappel imports " + m("kv/kvtest") + ": only tests may import",
 	} {
 		found := false
 		for _, v := range got {
@@ -271,7 +293,7 @@ func TestViolations_Planted(t *testing.T) {
 			t.Errorf("no violation %q among:\n%s", want, strings.Join(got, "\n"))
 		}
 	}
-	if len(got) != 10 {
-		t.Errorf("%d violations, want the 10 planted:\n%s", len(got), strings.Join(got, "\n"))
+	if len(got) != 11 {
+		t.Errorf("%d violations, want the 11 planted:\n%s", len(got), strings.Join(got, "\n"))
 	}
 }

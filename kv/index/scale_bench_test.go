@@ -15,6 +15,7 @@ import (
 	"github.com/rappel-ca/rappel"
 	"github.com/rappel-ca/rappel/bundle"
 	"github.com/rappel-ca/rappel/kv"
+	"github.com/rappel-ca/rappel/kv/kvtest"
 )
 
 // The scale benchmarks answer the query classes whose cost grows with the
@@ -70,7 +71,7 @@ func scaledStore(b *testing.B) *kv.Store {
 		if err := os.RemoveAll(at); err != nil {
 			b.Fatal(err)
 		}
-		store := openStoreAt(b, at)
+		store := kvtest.OpenAt(b, filepath.Join(at, "pebble"))
 		for chunk := range slices.Chunk(scaledRecords(b, copies), 5000) {
 			if err := store.PutRecords(context.Background(), chunk); err != nil {
 				b.Fatal(err)
@@ -83,7 +84,7 @@ func scaledStore(b *testing.B) *kv.Store {
 			b.Fatal(err)
 		}
 	}
-	store := openStoreAt(b, at)
+	store := kvtest.OpenAt(b, filepath.Join(at, "pebble"))
 	b.Cleanup(func() { store.Close() })
 	return store
 }

@@ -3,6 +3,7 @@ package index
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/rappel-ca/rappel"
 	"github.com/rappel-ca/rappel/kv"
+	"github.com/rappel-ca/rappel/kv/kvtest"
 )
 
 // benchSegments returns Segments over a store holding the bundle's
@@ -23,7 +25,7 @@ func benchSegments(b *testing.B) (*Segments, *kv.Store, []*rappel.Record) {
 		recs = append(recs, r)
 	}
 	dir := b.TempDir()
-	store := openStoreAt(b, dir)
+	store := kvtest.OpenAt(b, filepath.Join(dir, "pebble"))
 	b.Cleanup(func() { store.Close() })
 	ctx := context.Background()
 	for chunk := range slices.Chunk(recs, 5000) {

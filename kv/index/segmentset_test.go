@@ -17,24 +17,14 @@ import (
 
 	"github.com/rappel-ca/rappel"
 	"github.com/rappel-ca/rappel/kv"
+	"github.com/rappel-ca/rappel/kv/kvtest"
 	"github.com/rappel-ca/rappel/kv/segment"
 )
-
-// openStoreAt opens (creating) the Pebble store in dir.
-func openStoreAt(tb testing.TB, dir string) *kv.Store {
-	tb.Helper()
-	s := kv.NewStore(filepath.Join(dir, "pebble"))
-	s.Logger = slog.New(slog.DiscardHandler)
-	if err := s.Open(context.Background()); err != nil {
-		tb.Fatal(err)
-	}
-	return s
-}
 
 // seedStore opens a store in dir holding mixedRecords.
 func seedStore(tb testing.TB, dir string) *kv.Store {
 	tb.Helper()
-	s := openStoreAt(tb, dir)
+	s := kvtest.OpenAt(tb, filepath.Join(dir, "pebble"))
 	ctx := context.Background()
 	if err := s.PutRecords(ctx, mixedRecords()); err != nil {
 		tb.Fatal(err)
@@ -295,7 +285,7 @@ func TestSegments_CrashChild(t *testing.T) {
 		t.Skip("run by TestSegments_Crash")
 	}
 	ctx := context.Background()
-	store := openStoreAt(t, dir)
+	store := kvtest.OpenAt(t, filepath.Join(dir, "pebble"))
 	seg := segmentsAt(store, dir)
 	if err := seg.Open(ctx); err != nil {
 		t.Fatal(err)
@@ -354,7 +344,7 @@ func TestSegments_Crash(t *testing.T) {
 					t.Fatalf("the child was not killed at %s (%v):\n%s", step, err, out)
 				}
 
-				store = openStoreAt(t, dir)
+				store = kvtest.OpenAt(t, filepath.Join(dir, "pebble"))
 				defer store.Close()
 				again := segmentsAt(store, dir)
 				if err := again.Open(ctx); err != nil {
@@ -379,7 +369,7 @@ func TestSegments_Crash(t *testing.T) {
 func TestSegments_FollowsRefreshes(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	store := openStoreAt(t, dir)
+	store := kvtest.OpenAt(t, filepath.Join(dir, "pebble"))
 	t.Cleanup(func() { store.Close() })
 	if err := store.PutRecords(ctx, []*rappel.Record{testRecord("hc-1"), testRecord("hc-2")}); err != nil {
 		t.Fatal(err)

@@ -16,6 +16,7 @@ import (
 	"github.com/rappel-ca/rappel"
 	"github.com/rappel-ca/rappel/bundle"
 	"github.com/rappel-ca/rappel/kv"
+	"github.com/rappel-ca/rappel/kv/kvtest"
 )
 
 // checkSameSegment checks that the base segment built from store, streaming,
@@ -89,7 +90,7 @@ func TestStreamBuild_SameSegment(t *testing.T) {
 	})
 	t.Run("empty", func(t *testing.T) {
 		dir := t.TempDir()
-		store := openStoreAt(t, dir)
+		store := kvtest.OpenAt(t, filepath.Join(dir, "pebble"))
 		defer store.Close()
 		checkSameSegment(t, store, dir)
 	})
@@ -106,7 +107,7 @@ func TestStreamBuild_SameSegmentBundle(t *testing.T) {
 		t.Skip("no bundle embedded: run `make bundle`")
 	}
 	dir := t.TempDir()
-	store := openStoreAt(t, dir)
+	store := kvtest.OpenAt(t, filepath.Join(dir, "pebble"))
 	defer store.Close()
 	for i := 0; i < len(recs); i += 5000 {
 		if err := store.PutRecords(context.Background(), recs[i:min(i+5000, len(recs))]); err != nil {
@@ -153,7 +154,7 @@ func TestStreamBuild_CorruptRecord(t *testing.T) {
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
-	store = openStoreAt(t, dir)
+	store = kvtest.OpenAt(t, filepath.Join(dir, "pebble"))
 	defer store.Close()
 	m := segmentsAt(store, dir)
 	err = m.Open(context.Background())

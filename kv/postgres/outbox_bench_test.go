@@ -2,12 +2,10 @@ package postgres
 
 import (
 	"context"
-	"fmt"
 	"testing"
-	"time"
 
-	"github.com/rappel-ca/rappel"
 	"github.com/rappel-ca/rappel/kv/postgres/pgtest"
+	"github.com/rappel-ca/rappel/kv/storetest"
 )
 
 // benchmarkAlertDepth counts the e-mails of an alert outbox of 100,000
@@ -17,25 +15,8 @@ import (
 func benchmarkAlertDepth(b *testing.B, pendingEvery int) {
 	ctx := context.Background()
 	s := mustOpen(b, pgtest.DSN(b))
-	t0 := time.Date(2026, 11, 22, 5, 0, 0, 0, time.UTC)
 	const n = 100_000
-	for chunk := 0; chunk < n; chunk += 10_000 {
-		var ids []string
-		var rows []*rappel.AlertRow
-		for i := chunk; i < chunk+10_000; i++ {
-			id := fmt.Sprintf("hc-%d", i)
-			status := rappel.AlertSent
-			if i%pendingEvery == 0 {
-				status = rappel.AlertPending
-			}
-			ids = append(ids, id)
-			rows = append(rows, &rappel.AlertRow{Sub: fmt.Sprintf("sub%05d", i%5000), Record: id,
-				OutboxState: rappel.OutboxState{Seq: uint64(i / 5000), Status: status, CreatedAt: t0, NextAt: t0}})
-		}
-		if _, err := s.CommitMatches(ctx, ids, rows); err != nil {
-			b.Fatal(err)
-		}
-	}
+	storetest.FillAlertOutbox(b, s, n, pendingEvery)
 	if _, err := s.pool.Exec(ctx, `ANALYZE alert_outbox`); err != nil {
 		b.Fatal(err)
 	}

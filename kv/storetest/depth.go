@@ -138,3 +138,30 @@ func mustDepth(tb testing.TB, when string, count func(context.Context) (rappel.O
 		tb.Fatalf("%s: depth = %+v, %v; want %+v", when, got, err, want)
 	}
 }
+
+// FillAlertOutbox writes n rows into o's alert outbox in batches of 10,000,
+// for the benchmarks of a depth's count: one row in pendingEvery pending
+// and the rest sent (the rows the retention keeps), for 5,000
+// subscriptions, each pending row an e-mail of its own.
+func FillAlertOutbox(tb testing.TB, o rappel.Outbox, n, pendingEvery int) {
+	tb.Helper()
+	ctx := context.Background()
+	t0 := time.Date(2026, 11, 22, 5, 0, 0, 0, time.UTC)
+	for chunk := 0; chunk < n; chunk += 10_000 {
+		var ids []string
+		var rows []*rappel.AlertRow
+		for i := chunk; i < min(chunk+10_000, n); i++ {
+			id := fmt.Sprintf("hc-%d", i)
+			status := rappel.AlertSent
+			if i%pendingEvery == 0 {
+				status = rappel.AlertPending
+			}
+			ids = append(ids, id)
+			rows = append(rows, &rappel.AlertRow{Sub: fmt.Sprintf("sub%05d", i%5000), Record: id,
+				OutboxState: rappel.OutboxState{Seq: uint64(i / 5000), Status: status, CreatedAt: t0, NextAt: t0}})
+		}
+		if _, err := o.CommitMatches(ctx, ids, rows); err != nil {
+			tb.Fatal(err)
+		}
+	}
+}
