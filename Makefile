@@ -38,6 +38,9 @@ WASM     := $(PLUGINS:%=build/plugins/%.wasm)
 CORPUS   := build/corpus-$(SEED)-$(DATE)
 DOMAIN   := $(wildcard *.go)
 PLUGSRC  := $(shell find plugins -name '*.go' -not -name '*_test.go')
+# The libraries beside the domain that plugins, the generator and the
+# bundle step compile in (the dump's vocabulary, JSON, …).
+LIBSRC   := $(shell find internal -name '*.go' -not -name '*_test.go')
 SYNTHSRC := $(shell find bundle/synth cmd/rappel-synth -name '*.go' -not -name '*_test.go' 2>/dev/null)
 ALLSRC   := $(shell find . -name '*.go' -not -path './build/*')
 # The Swagger UI files the page at /docs embeds (see the docs target).
@@ -104,7 +107,7 @@ plugins: $(WASM)
 # each record, and a new SHA means normalizing everything again), so the
 # build must not stamp the commit into it: -buildvcs=false. plugintest.Build
 # uses the same flags.
-build/plugins/%.wasm: $(DOMAIN) $(PLUGSRC) | prereqs
+build/plugins/%.wasm: $(DOMAIN) $(PLUGSRC) $(LIBSRC) | prereqs
 	@mkdir -p $(@D)
 	@echo "make: compiling the $* plugin to WebAssembly"
 	GOOS=wasip1 GOARCH=wasm CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=false -o $@ ./plugins/$*/wasm
@@ -119,7 +122,7 @@ corpus: $(CORPUS)/manifest.json
 # files again takes up to half a minute on a busy disk.
 SYNTH := build/rappel-synth
 
-$(SYNTH).stamp: $(DOMAIN) $(SYNTHSRC) go.mod go.sum | prereqs
+$(SYNTH).stamp: $(DOMAIN) $(SYNTHSRC) $(LIBSRC) go.mod go.sum | prereqs
 	@mkdir -p $(@D)
 	$(GO) build -trimpath -buildvcs=false -ldflags=-buildid= -o $(SYNTH).new ./cmd/rappel-synth
 	@if cmp -s $(SYNTH).new $(SYNTH); then rm $(SYNTH).new; else mv $(SYNTH).new $(SYNTH); fi
@@ -167,7 +170,7 @@ edge/docs/assets/%: $(DOCS_NPM)/package.json
 # (DATE), or SOURCE_DATE_EPOCH when set, so that the same DATE and sources
 # give the same bytes.
 BUNDLER   := build/rappel-bundle
-BUNDLESRC := $(DOMAIN) $(PLUGSRC) bundle/bundle.go bundle/load.go bundle/index.go bundle/pack.go cmd/rappel/bundle.go cmd/rappel/feeds.go $(wildcard feeds/*.go) $(filter-out %_test.go,$(wildcard kv/*.go kv/index/*.go kv/segment/*.go))
+BUNDLESRC := $(DOMAIN) $(PLUGSRC) $(LIBSRC) bundle/bundle.go bundle/load.go bundle/index.go bundle/pack.go cmd/rappel/bundle.go cmd/rappel/feeds.go $(wildcard feeds/*.go) $(filter-out %_test.go,$(wildcard kv/*.go kv/index/*.go kv/segment/*.go))
 
 $(BUNDLER): $(BUNDLESRC) go.mod go.sum | prereqs
 	@echo "make: compiling rappel for the bundle step (on a fresh clone Go downloads and compiles the modules first, a few minutes without output)"
