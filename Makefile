@@ -38,9 +38,10 @@ WASM     := $(PLUGINS:%=build/plugins/%.wasm)
 CORPUS   := build/corpus-$(SEED)-$(DATE)
 DOMAIN   := $(wildcard *.go)
 PLUGSRC  := $(shell find plugins -name '*.go' -not -name '*_test.go')
-# The libraries beside the domain that plugins, the generator and the
-# bundle step compile in (the dump's vocabulary, JSON, …).
-LIBSRC   := $(shell find internal -name '*.go' -not -name '*_test.go')
+# The libraries beside the domain that the plugins and the generator
+# compile in, and so the bundle's content depends on: the dump's
+# vocabulary, the generator's JSON strings.
+LIBSRC   := $(filter-out %_test.go,$(wildcard internal/hcvocab/*.go internal/jsonstr/*.go))
 SYNTHSRC := $(shell find bundle/synth cmd/rappel-synth -name '*.go' -not -name '*_test.go' 2>/dev/null)
 ALLSRC   := $(shell find . -name '*.go' -not -path './build/*')
 # The Swagger UI files the page at /docs embeds (see the docs target).
