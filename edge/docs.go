@@ -2,9 +2,11 @@ package edge
 
 import (
 	"bytes"
+	"compress/gzip"
 	"embed"
 	"fmt"
 	"html/template"
+	"io"
 	"io/fs"
 	"net/http"
 	"path"
@@ -62,6 +64,14 @@ var docsFiles = sync.OnceValues(func() (map[string]*staticFile, error) {
 		if err != nil {
 			return err
 		}
+		// make gzips the assets, to keep the binary small; they are
+		// served as the browser asks (the compression middleware).
+		if name, ok := strings.CutSuffix(p, ".gz"); ok {
+			if b, err = gunzip(b); err != nil {
+				return fmt.Errorf("reading embedded %s: %w", p, err)
+			}
+			p = name
+		}
 		files[strings.TrimPrefix(p, "docs/")] = newStaticFile(b, contentTypeOf(p))
 		return nil
 	})
@@ -75,6 +85,15 @@ var docsFiles = sync.OnceValues(func() (map[string]*staticFile, error) {
 	files[""] = newStaticFile(page, "text/html; charset=utf-8")
 	return files, nil
 })
+
+// gunzip returns the bytes gzipped in b.
+func gunzip(b []byte) ([]byte, error) {
+	zr, err := gzip.NewReader(bytes.NewReader(b))
+	if err != nil {
+		return nil, err
+	}
+	return io.ReadAll(zr)
+}
 
 // renderDocsPage fills the page's template with the document's title and
 // version, so that the two never disagree.
