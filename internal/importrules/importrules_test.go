@@ -147,6 +147,7 @@ var within = map[string][]string{
 	"internal/importrules": nil,
 	"internal/atomicfile":  nil,
 	"internal/lograte":     nil,
+	"internal/logline":     nil,
 }
 
 // libraries are the third-party libraries whose use the rules bound, by
