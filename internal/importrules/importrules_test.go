@@ -148,6 +148,7 @@ var within = map[string][]string{
 	"internal/atomicfile":  nil,
 	"internal/lograte":     nil,
 	"internal/logline":     nil,
+	"internal/acme":        nil,
 }
 
 // libraries are the third-party libraries whose use the rules bound, by
@@ -157,16 +158,16 @@ var within = map[string][]string{
 // package: Pebble is the node's store, pgx the fleet's, wazero runs the
 // plugins, the Prometheus client serves /metrics, the OpenTelemetry SDK
 // is set up where the node is wired (packages record spans with the API
-// alone), certmagic and zap are TLS's, sonic is behind internal/jsonx,
-// roaring and vellum are the search engine's.
+// alone), certmagic and zap are behind internal/acme (TLS), sonic is
+// behind internal/jsonx, roaring and vellum are the search engine's.
 var libraries = map[string][]string{
 	"github.com/cockroachdb/pebble":       {"kv", "kv/storetest", "bundle", "cmd/rappel"},
 	"github.com/jackc/pgx":                {"kv/postgres", "kv/postgres/pgtest"},
 	"github.com/tetratelabs/wazero":       {"plugins"},
 	"github.com/prometheus/client_golang": {"edge"},
 	"go.opentelemetry.io/otel/sdk":        {"cmd/rappel", "internal/spantest"},
-	"github.com/caddyserver/certmagic":    {"cmd/rappel"},
-	"go.uber.org/zap":                     {"cmd/rappel"},
+	"github.com/caddyserver/certmagic":    {"internal/acme"},
+	"go.uber.org/zap":                     {"internal/acme"},
 	"github.com/bytedance/sonic":          {"internal/jsonx"},
 	"github.com/RoaringBitmap/roaring":    {"kv/index", "kv/segment"},
 	"github.com/blevesearch/vellum":       {"kv/index", "kv/segment"},
