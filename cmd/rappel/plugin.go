@@ -254,7 +254,7 @@ func (c *PluginTestCommand) Run(ctx context.Context) error {
 	}
 	if err == nil {
 		var base *plugins.Baseline
-		if path, wasm := c.against(); path != "" {
+		if path, wasm, ok := c.against(); ok {
 			base = t.Compare(ctx, path, wasm, rep, v)
 		}
 		err = base.Accept(v, c.MaxLoss)
@@ -401,13 +401,13 @@ func (c *PluginTestCommand) print(w io.Writer, rep *testreport.Report) error {
 }
 
 // against returns the plugin named by Against, for the report (its path,
-// or "bundled") and its bytes (nil to read them from path), or "" when
-// there is nothing to compare with: "none", or no bundled plugin for the
-// source (a binary without a bundle, or a new source).
-func (c *PluginTestCommand) against() (path string, wasm []byte) {
+// or "bundled") and its bytes (nil to read them from path), and false
+// when there is nothing to compare with: "none", or no bundled plugin for
+// the source (a binary without a bundle, or a new source).
+func (c *PluginTestCommand) against() (path string, wasm []byte, ok bool) {
 	switch c.Against {
 	case "none":
-		return "", nil
+		return "", nil, false
 	case "bundled":
 		src := c.Bundle
 		if src == nil {
@@ -415,9 +415,9 @@ func (c *PluginTestCommand) against() (path string, wasm []byte) {
 		}
 		all, err := bundle.Plugins(src)
 		if err != nil || all[c.Source] == nil {
-			return "", nil
+			return "", nil, false
 		}
-		return "bundled", all[c.Source]
+		return "bundled", all[c.Source], true
 	}
-	return c.Against, nil
+	return c.Against, nil, true
 }

@@ -47,7 +47,7 @@ type Config struct {
 	// challenge, so that a test exercises each for certain (acmez
 	// otherwise picks one at random).
 	OnlyChallenge string
-	// Logger receives certmagic's logs.
+	// Logger receives certmagic's logs; nil discards them.
 	Logger *slog.Logger
 }
 
@@ -75,7 +75,11 @@ func New(c Config) (*Manager, error) {
 	if err != nil {
 		return nil, err
 	}
-	zl := zap.New(slogCore{log: c.Logger})
+	log := c.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	zl := zap.New(slogCore{log: log})
 	var magic *certmagic.Config
 	cache := certmagic.NewCache(certmagic.CacheOptions{
 		GetConfigForCert: func(certmagic.Certificate) (*certmagic.Config, error) { return magic, nil },
