@@ -140,10 +140,10 @@ type dataArchive struct {
 // names and lacks.
 func (a *dataArchive) Write(ctx context.Context, w io.Writer) (int, error) {
 	aw := archive.NewWriter(w, a.at)
-	if err := archiveTree(ctx, aw, a.tmp, "", func(string) bool { return false }); err != nil {
+	if err := aw.AddTree(ctx, a.tmp, func(string) bool { return false }); err != nil {
 		return 0, err
 	}
-	if err := archiveTree(ctx, aw, a.b.dataDir, "", backupSkip); err != nil {
+	if err := aw.AddTree(ctx, a.b.dataDir, backupSkip); err != nil {
 		return 0, err
 	}
 	return aw.Files(), aw.Close()
@@ -209,61 +209,6 @@ func (b *dataBackup) Keep(res edge.BackupResult) error {
 		return err
 	}
 	return os.Rename(f.Name(), filepath.Join(b.dataDir, lastBackupFile))
-}
-
-// archiveTree adds the regular files under root/rel to a, skipping the
-// top-level names skip reports and files that vanish while it walks.
-func archiveTree(ctx context.Context, a *archive.Writer, root, rel string, skip func(string) bool) error {
-	entries, err := os.ReadDir(filepath.Join(root, rel))
-	if err != nil {
-		return err
-	}
-	for _, e := range entries {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		name := e.Name()
-		if (rel == "" && skip(name)) || strings.HasPrefix(name, ".") {
-			continue
-		}
-		p := archivePath(rel, name)
-		switch {
-		case e.IsDir():
-			err = archiveTree(ctx, a, root, p, skip)
-		case e.Type().IsRegular():
-			err = archiveFileAt(a, filepath.Join(root, filepath.FromSlash(p)), p)
-		}
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// archivePath joins an archive path.
-func archivePath(dir, name string) string {
-	if dir == "" {
-		return name
-	}
-	return dir + "/" + name
-}
-
-// archiveFileAt adds the file at fsPath as name; a file gone before it is
-// opened is left out.
-func archiveFileAt(a *archive.Writer, fsPath, name string) error {
-	f, err := os.Open(fsPath)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return err
-	}
-	return a.Add(name, fi.Size(), int64(fi.Mode().Perm()), f)
 }
 
 // BackupCommand saves a running node's backup into a file.

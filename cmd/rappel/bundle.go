@@ -17,6 +17,7 @@ import (
 	"github.com/rappel-ca/rappel"
 	"github.com/rappel-ca/rappel/bundle"
 	"github.com/rappel-ca/rappel/feeds"
+	"github.com/rappel-ca/rappel/internal/logline"
 	"github.com/rappel-ca/rappel/kv"
 	"github.com/rappel-ca/rappel/kv/index"
 	"github.com/rappel-ca/rappel/plugins"
@@ -108,7 +109,7 @@ func (c *BundleCommand) validate() error {
 func (c *BundleCommand) fetch(ctx context.Context) error {
 	r := feeds.NewRefresher(nil, nil, c.Feeds.sources()...)
 	r.DetailRate, r.DetailBudget = c.Feeds.DetailRate, c.Feeds.DetailBudget
-	r.Logger = newLogger(os.Stderr, "text", c.LogLevel)
+	r.Logger = logline.New(os.Stderr, "text", c.LogLevel)
 	r.Fetcher.Logger = r.Logger
 	dirs := map[string]string{}
 	for name, src := range shipped.Sources {
@@ -129,7 +130,7 @@ func bundleHost(level slog.Level) *plugins.Host {
 	// The shipped plugins, at build time: trusted, and run natively, which
 	// nothing could stop anyway.
 	host.Timeout = 0
-	host.Logger = newLogger(os.Stderr, "text", level)
+	host.Logger = logline.New(os.Stderr, "text", level)
 	return host
 }
 

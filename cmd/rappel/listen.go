@@ -4,12 +4,9 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/rappel-ca/rappel"
-	stdlog "log"
 	"log/slog"
 	"net"
 	"net/http"
@@ -17,16 +14,11 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"slices"
-	"strconv"
 	"strings"
 	"time"
 
-	"github.com/caddyserver/certmagic"
-	"go.uber.org/zap"
-	"go.uber.org/zap/zapcore"
-
 	"github.com/rappel-ca/rappel/edge"
+	"github.com/rappel-ca/rappel/internal/acme"
 )
 
 // ListenConfig is how rappel serve listens and stops: plain HTTP on --addr,
@@ -87,7 +79,7 @@ func (c *ListenConfig) register(fs *flag.FlagSet) {
 // for a ServeCommand built without ParseFlags.
 func (c *ListenConfig) defaults() {
 	if c.ACMECA == "" {
-		c.ACMECA = certmagic.LetsEncryptProductionCA
+		c.ACMECA = acme.LetsEncryptProductionCA
 	}
 	if c.HTTPAddr == "" {
 		c.HTTPAddr = ":80"
@@ -117,13 +109,13 @@ func (c *ListenConfig) validate() error {
 		return nil
 	}
 	for _, d := range domains {
-		if !validDomain(d) {
+		if !acme.ValidDomain(d) {
 			return fmt.Errorf("--tls-domains has %q, which is not a domain name; give names such as api.example.ca, separated by commas (no scheme, port or wildcard)", d)
 		}
 	}
 	u, err := url.Parse(c.ACMECA)
 	if err != nil || u.Scheme != "https" || u.Host == "" {
-		return fmt.Errorf("--acme-ca is %q; give the https URL of an ACME directory such as %s", c.ACMECA, certmagic.LetsEncryptProductionCA)
+		return fmt.Errorf("--acme-ca is %q; give the https URL of an ACME directory such as %s", c.ACMECA, acme.LetsEncryptProductionCA)
 	}
 	if c.ACMEEmail != "" {
 		if a, err := mail.ParseAddress(c.ACMEEmail); err != nil || a.Address != c.ACMEEmail || !strings.Contains(a.Address, ".") {
@@ -144,27 +136,6 @@ func (c *ListenConfig) validate() error {
 		return fmt.Errorf("--http-addr and --https-addr are both %q; give them different ports", c.HTTPAddr)
 	}
 	return nil
-}
-
-// validDomain reports whether d is a DNS name an ACME CA can validate over
-// HTTP-01 or TLS-ALPN-01: dotted labels of letters, digits and inner
-// hyphens, no wildcard (that needs DNS-01), no IP address.
-func validDomain(d string) bool {
-	if len(d) > 253 || !strings.Contains(d, ".") || net.ParseIP(d) != nil {
-		return false
-	}
-	for _, label := range strings.Split(d, ".") {
-		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
-			return false
-		}
-		for i := 0; i < len(label); i++ {
-			ch := label[i]
-			if !('a' <= ch && ch <= 'z' || '0' <= ch && ch <= '9' || ch == '-') {
-				return false
-			}
-		}
-	}
-	return true
 }
 
 // loadRoots reads a PEM bundle of root certificates.
@@ -249,8 +220,8 @@ func (c *ListenConfig) listen(ctx context.Context, b *bound, dataDir string, srv
 }
 
 // listenTLS serves the API over HTTPS on httpsLn with certificates that
-// certmagic obtains and renews for the domains, and serves ACME HTTP-01
-// challenges and redirects to HTTPS on httpLn.
+// an acme.Manager obtains and renews for the domains, and serves ACME
+// HTTP-01 challenges and redirects to HTTPS on httpLn.
 //
 // Certificates are obtained in the background (ManageAsync): the listeners
 // open at once, a certificate already in storage is served at once, and a
@@ -259,21 +230,38 @@ func (c *ListenConfig) listen(ctx context.Context, b *bound, dataDir string, srv
 // from starting.
 func (c *ListenConfig) listenTLS(ctx context.Context, httpLn, httpsLn net.Listener, dataDir string, srv *edge.Server, ready func(net.Addr), log *slog.Logger) error {
 	domains := c.domains()
-	magic, iss, cache, err := c.certmagic(dataDir, httpLn.Addr(), httpsLn.Addr(), log)
+	var roots *x509.CertPool
+	if c.ACMECARoot != "" {
+		var err error
+		if roots, err = loadRoots(c.ACMECARoot); err != nil {
+			return err
+		}
+	}
+	certs, err := acme.New(acme.Config{
+		Domains:       domains,
+		CA:            c.ACMECA,
+		Email:         c.ACMEEmail,
+		Roots:         roots,
+		StorageDir:    filepath.Join(dataDir, "certmagic"),
+		HTTPAddr:      httpLn.Addr(),
+		HTTPSAddr:     httpsLn.Addr(),
+		OnlyChallenge: c.onlyChallenge,
+		Logger:        log.With("component", "certmagic"),
+	})
 	if err != nil {
 		return err
 	}
-	defer cache.Stop()
-	srv.Certificates = func() map[string]time.Time { return certificateExpiry(cache, domains) }
+	defer certs.Stop()
+	srv.Certificates = certs.Expiry
 
-	tlsConfig := serverTLSConfig(magic)
+	tlsConfig := certs.TLSConfig()
 	hs := srv.HTTPServer(c.HTTPSAddr)
 	hs.TLSConfig = tlsConfig
-	hs.ErrorLog = stdlog.New(serverErrorLog{log}, "", 0)
+	hs.ErrorLog = acme.ServerErrorLog(log)
 	_, httpsPort, _ := net.SplitHostPort(httpsLn.Addr().String())
 	hr := &http.Server{
 		Addr:              c.HTTPAddr,
-		Handler:           iss.HTTPChallengeHandler(redirectHTTPS(domains, httpsPort)),
+		Handler:           certs.HTTPHandler(acme.RedirectHTTPS(domains, httpsPort)),
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       10 * time.Second,
 		WriteTimeout:      10 * time.Second,
@@ -281,7 +269,7 @@ func (c *ListenConfig) listenTLS(ctx context.Context, httpLn, httpsLn net.Listen
 		MaxHeaderBytes:    16 << 10,
 		ErrorLog:          hs.ErrorLog,
 	}
-	if err := magic.ManageAsync(ctx, domains); err != nil {
+	if err := certs.Start(ctx); err != nil {
 		return fmt.Errorf("managing certificates for %s: %w", strings.Join(domains, ", "), err)
 	}
 	log.Info("serving", "addr", httpsLn.Addr().String(), "http_addr", httpLn.Addr().String(),
@@ -291,24 +279,6 @@ func (c *ListenConfig) listenTLS(ctx context.Context, httpLn, httpsLn net.Listen
 	}
 	return c.serve(ctx, srv, log, []*http.Server{hs, hr},
 		[]net.Listener{tls.NewListener(httpsLn, tlsConfig), edge.JSONConnErrors(httpLn)})
-}
-
-// certificateExpiry returns, for each domain that has a certificate in
-// cache, when the latest of them expires, for /metrics.
-func certificateExpiry(cache *certmagic.Cache, domains []string) map[string]time.Time {
-	out := make(map[string]time.Time, len(domains))
-	for _, d := range domains {
-		for _, cert := range cache.AllMatchingCertificates(d) {
-			leaf := cert.Leaf
-			if leaf == nil && len(cert.Certificate.Certificate) > 0 {
-				leaf, _ = x509.ParseCertificate(cert.Certificate.Certificate[0])
-			}
-			if leaf != nil && leaf.NotAfter.After(out[d]) {
-				out[d] = leaf.NotAfter
-			}
-		}
-	}
-	return out
 }
 
 // listeners returns the injected listeners, or listens on HTTPAddr and
@@ -327,115 +297,6 @@ func (c *ListenConfig) listeners() (httpLn, httpsLn net.Listener, err error) {
 		return nil, nil, listenError("--https-addr", c.HTTPSAddr, err)
 	}
 	return httpLn, httpsLn, nil
-}
-
-// certmagic returns the certmagic config managing the domains, its ACME
-// issuer and its certificate cache, which the caller stops.
-//
-// The issuer's listener settings name the ports rappel listens on, so that
-// certmagic, finding them taken, relies on rappel's listeners to answer the
-// challenges instead of starting challenge servers of its own.
-func (c *ListenConfig) certmagic(dataDir string, httpAddr, httpsAddr net.Addr, log *slog.Logger) (*certmagic.Config, *certmagic.ACMEIssuer, *certmagic.Cache, error) {
-	var roots *x509.CertPool
-	if c.ACMECARoot != "" {
-		var err error
-		if roots, err = loadRoots(c.ACMECARoot); err != nil {
-			return nil, nil, nil, err
-		}
-	}
-	host, httpPort, err := splitPort(httpAddr)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	_, httpsPort, err := splitPort(httpsAddr)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	zl := zap.New(slogCore{log: log.With("component", "certmagic")})
-	var magic *certmagic.Config
-	cache := certmagic.NewCache(certmagic.CacheOptions{
-		GetConfigForCert: func(certmagic.Certificate) (*certmagic.Config, error) { return magic, nil },
-		Logger:           zl,
-	})
-	magic = certmagic.New(cache, certmagic.Config{
-		Storage: &certmagic.FileStorage{Path: filepath.Join(dataDir, "certmagic")},
-		Logger:  zl,
-	})
-	iss := certmagic.NewACMEIssuer(magic, certmagic.ACMEIssuer{
-		CA:             c.ACMECA,
-		TestCA:         c.ACMECA,
-		Email:          c.ACMEEmail,
-		Agreed:         true,
-		TrustedRoots:   roots,
-		ListenHost:     host,
-		AltHTTPPort:    httpPort,
-		AltTLSALPNPort: httpsPort,
-		Logger:         zl,
-
-		DisableHTTPChallenge:    c.onlyChallenge == "tls-alpn-01",
-		DisableTLSALPNChallenge: c.onlyChallenge == "http-01",
-	})
-	magic.Issuers = []certmagic.Issuer{iss}
-	return magic, iss, cache, nil
-}
-
-// splitPort splits a listener's address into its host and port number.
-func splitPort(a net.Addr) (string, int, error) {
-	host, p, err := net.SplitHostPort(a.String())
-	if err != nil {
-		return "", 0, fmt.Errorf("reading listener address: %w", err)
-	}
-	port, err := strconv.Atoi(p)
-	if err != nil {
-		return "", 0, fmt.Errorf("reading listener port: %w", err)
-	}
-	return host, port, nil
-}
-
-// serverTLSConfig is certmagic's TLS config restricted to TLS 1.3 (Mozilla's
-// "modern" profile): every client of a JSON API from 2018 on speaks it, and
-// it leaves no cipher suite to choose. ALPN offers HTTP/2 and HTTP/1.1, and
-// acme-tls/1 for TLS-ALPN-01 challenges.
-func serverTLSConfig(magic *certmagic.Config) *tls.Config {
-	cfg := magic.TLSConfig()
-	cfg.MinVersion = tls.VersionTLS13
-	cfg.NextProtos = append([]string{"h2", "http/1.1"}, cfg.NextProtos...)
-	return cfg
-}
-
-// redirectHTTPS redirects every request to the same path and query over
-// HTTPS: 301 for GET and HEAD, 308 otherwise, so that a client repeats the
-// method and body. A Host that is not one of the domains is sent to the
-// first domain, so that the redirect never points elsewhere. The HTTPS port
-// is written when it is not 443.
-func redirectHTTPS(domains []string, httpsPort string) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		host := strings.ToLower(r.Host)
-		if h, _, err := net.SplitHostPort(host); err == nil {
-			host = h
-		}
-		if !slices.Contains(domains, host) {
-			host = domains[0]
-		}
-		if httpsPort != "443" {
-			host = net.JoinHostPort(host, httpsPort)
-		}
-		target := "https://" + host + r.URL.RequestURI()
-		status := http.StatusMovedPermanently
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			status = http.StatusPermanentRedirect
-		}
-		b, _ := json.Marshal(struct {
-			Detail string `json:"detail"`
-		}{"This API is served over HTTPS only; use " + target + "."})
-		w.Header().Set("Location", target)
-		w.Header().Set("Content-Type", "application/json")
-		w.Header().Set("Content-Length", strconv.Itoa(len(b)))
-		w.WriteHeader(status)
-		if r.Method != http.MethodHead {
-			_, _ = w.Write(b)
-		}
-	})
 }
 
 // serve runs each server on its listener until ctx is done or one fails,
@@ -493,94 +354,4 @@ func (c *ListenConfig) serve(ctx context.Context, srv *edge.Server, log *slog.Lo
 		return errors.Join(serveErr, fmt.Errorf("finishing requests in flight: %w", shutdownErr))
 	}
 	return serveErr
-}
-
-// serverErrorLog is the HTTPS server's error log. It logs TLS handshake
-// errors at debug level: on a public port they come from scanners, clients
-// asking for other names and TCP health checks, many a minute, and the
-// failures that matter (no certificate obtained) certmagic logs itself as
-// errors. Anything else is a warning.
-type serverErrorLog struct{ log *slog.Logger }
-
-func (w serverErrorLog) Write(p []byte) (int, error) {
-	msg := strings.TrimSpace(string(p))
-	level := slog.LevelWarn
-	if strings.HasPrefix(msg, "http: TLS handshake error") {
-		level = slog.LevelDebug
-	}
-	w.log.Log(context.Background(), level, msg)
-	return len(p), nil
-}
-
-// slogCore is a zapcore.Core writing to a *slog.Logger, so that certmagic's
-// logs join the node's own, in its format.
-//
-// certmagic logs the ACME account's e-mail address (as email, contact,
-// account, and inside storage paths), lower-cased and with "+" spelled
-// "_plus_" in paths; no e-mail address goes to the logs, so anything
-// shaped like an address is replaced, whatever its case or spelling, not
-// only the configured one.
-type slogCore struct {
-	log    *slog.Logger
-	fields []zapcore.Field
-}
-
-// redactedEmail replaces an e-mail address in certmagic's logs.
-const redactedEmail = "[acme-email]"
-
-// redactAddresses replaces every e-mail address in s.
-func redactAddresses(s string) string { return rappel.RedactAddresses(s, redactedEmail) }
-
-func (c slogCore) Enabled(l zapcore.Level) bool {
-	return c.log.Enabled(context.Background(), slogLevel(l))
-}
-
-func (c slogCore) With(fs []zapcore.Field) zapcore.Core {
-	return slogCore{log: c.log, fields: append(c.fields[:len(c.fields):len(c.fields)], fs...)}
-}
-
-func (c slogCore) Check(e zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore.CheckedEntry {
-	if c.Enabled(e.Level) {
-		return ce.AddCore(e, c)
-	}
-	return ce
-}
-
-func (c slogCore) Write(e zapcore.Entry, fs []zapcore.Field) error {
-	enc := zapcore.NewMapObjectEncoder()
-	for _, f := range c.fields {
-		f.AddTo(enc)
-	}
-	for _, f := range fs {
-		f.AddTo(enc)
-	}
-	attrs := make([]slog.Attr, 0, len(enc.Fields)+1)
-	if e.LoggerName != "" {
-		attrs = append(attrs, slog.String("logger", e.LoggerName))
-	}
-	for k, v := range enc.Fields {
-		if s := fmt.Sprint(v); strings.IndexByte(s, '@') >= 0 {
-			v = redactAddresses(s)
-		}
-		attrs = append(attrs, slog.Any(k, v))
-	}
-	msg := redactAddresses(e.Message)
-	c.log.LogAttrs(context.Background(), slogLevel(e.Level), msg, attrs...)
-	return nil
-}
-
-func (c slogCore) Sync() error { return nil }
-
-// slogLevel maps a zap level to slog's: debug, info, warn, and error for
-// everything above.
-func slogLevel(l zapcore.Level) slog.Level {
-	switch {
-	case l <= zapcore.DebugLevel:
-		return slog.LevelDebug
-	case l == zapcore.InfoLevel:
-		return slog.LevelInfo
-	case l == zapcore.WarnLevel:
-		return slog.LevelWarn
-	}
-	return slog.LevelError
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/rappel-ca/rappel/alerts/smtptest"
+	"github.com/rappel-ca/rappel/internal/logline"
 	"github.com/rappel-ca/rappel/internal/logtest"
 )
 
@@ -44,7 +45,7 @@ func TestServe_MailOutboxes(t *testing.T) {
 	// minute, so that the line counting the others comes within the test.
 	c.Alerts.LogEvery = 5 * time.Second
 	logs := &logtest.Buffer{}
-	c.Logger = newLogger(logs, "json", slog.LevelInfo)
+	c.Logger = logline.New(logs, "json", slog.LevelInfo)
 	metricsAddr := make(chan net.Addr, 1)
 	c.Telemetry.MetricsReady = func(a net.Addr) { metricsAddr <- a }
 	base, _ := serve(t, c)

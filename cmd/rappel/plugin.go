@@ -14,12 +14,12 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/rappel-ca/rappel"
 	"github.com/rappel-ca/rappel/bundle"
 	"github.com/rappel-ca/rappel/plugins"
+	"github.com/rappel-ca/rappel/plugins/testreport"
 )
 
 const pluginUsage = `Usage:
@@ -205,43 +205,6 @@ func (c *PluginTestCommand) Validate() error {
 // that the command exits non-zero.
 var errRejected = errors.New("the host would not activate this plugin")
 
-// pluginReport is the command's output.
-type pluginReport struct {
-	Plugin     string            `json:"plugin"`
-	SHA256     string            `json:"sha256,omitempty"`
-	Source     string            `json:"source"`
-	Partial    bool              `json:"partial"`
-	Manifest   *plugins.Manifest `json:"manifest,omitempty"`
-	Input      string            `json:"input"`
-	InputFiles int               `json:"input_files"`
-	InputBytes int64             `json:"input_bytes"`
-	Stop       string            `json:"stop"`
-	Duration   float64           `json:"duration_seconds"`
-	Accepted   int               `json:"accepted"`
-	Refused    int               `json:"refused"`
-	Problems   []rappel.Problem  `json:"problems"`
-	Signature  string            `json:"signature"`
-	Log        []string          `json:"log,omitempty"`
-	Against    *againstReport    `json:"against,omitempty"`
-	Verdict    string            `json:"verdict"`
-	Reason     string            `json:"reason,omitempty"`
-}
-
-type againstReport struct {
-	Plugin   string  `json:"plugin"`
-	SHA256   string  `json:"sha256"`
-	Accepted int     `json:"accepted"`
-	Refused  int     `json:"refused"`
-	Lost     int     `json:"lost"`
-	Duration float64 `json:"duration_seconds"`
-	// Diff is what the candidate changed of the records, field by field.
-	Diff plugins.DiffSummary `json:"diff"`
-	// Failed says why the plugin compared with failed on the input: the
-	// candidate is then judged alone, as the server judges one on the
-	// upstream's current payload.
-	Failed string `json:"failed,omitempty"`
-}
-
 // Run tests the plugin and prints the report; it returns errRejected when
 // the host would not activate it.
 func (c *PluginTestCommand) Run(ctx context.Context) error {
@@ -256,7 +219,7 @@ func (c *PluginTestCommand) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	logs := &pluginLog{}
+	logs := &testreport.Log{}
 	host := plugins.NewHost()
 	host.CacheDir = c.CacheDir
 	host.Timeout = c.Timeout
@@ -274,15 +237,16 @@ func (c *PluginTestCommand) Run(ctx context.Context) error {
 	}
 	defer host.Close(context.WithoutCancel(ctx))
 
-	rep := &pluginReport{Plugin: c.Wasm, Source: c.Source, Manifest: c.manifest, Input: c.Input,
+	t := &testreport.Test{Host: host, Source: c.Source, Payload: payload, Manifest: c.manifest}
+	rep := &testreport.Report{Plugin: c.Wasm, Source: c.Source, Manifest: c.manifest, Input: c.Input,
 		Partial:    plugins.DefaultPartial()[c.Source] || c.manifest != nil && c.manifest.Merge == plugins.MergeEnrich,
 		InputFiles: payload.Len(), InputBytes: payload.Size(), Stop: c.Stop, Problems: []rappel.Problem{}}
 	rep.Signature, err = c.checkSignature()
 	var v *plugins.Verdict
 	if err == nil {
-		v, err = c.runOne(ctx, host, c.Wasm, nil, payload, rep)
+		v, err = t.Run(ctx, c.Wasm, nil, rep)
 		if c.Log {
-			rep.Log = append([]string{}, logs.lines...)
+			rep.Log = logs.Lines()
 		}
 	}
 	if err == nil && c.Records != "" {
@@ -290,20 +254,12 @@ func (c *PluginTestCommand) Run(ctx context.Context) error {
 	}
 	if err == nil {
 		var base *plugins.Baseline
-		base, err = c.compare(ctx, host, payload, rep, v)
-		if err == nil {
-			err = base.Accept(v, c.MaxLoss)
+		if path, wasm, ok := c.against(); ok {
+			base = t.Compare(ctx, path, wasm, rep, v)
 		}
+		err = base.Accept(v, c.MaxLoss)
 	}
-	rep.Verdict = "accepted"
-	switch {
-	case err != nil:
-		rep.Verdict, rep.Reason = "rejected", err.Error()
-	case rep.Against != nil:
-		if why := rep.Against.Diff.Exceeds(c.MaxChange); why != "" {
-			rep.Verdict, rep.Reason = "held", why
-		}
-	}
+	rep.Judge(err, c.MaxChange)
 	if err := c.print(out, rep); err != nil {
 		return err
 	}
@@ -415,106 +371,6 @@ func writeRecords(path string, records []*rappel.Record) error {
 	return nil
 }
 
-// pluginLog is the host's logger during a test: it keeps the plugins' own
-// log lines, which the host logs as "plugin log", and drops the rest.
-type pluginLog struct {
-	mu    sync.Mutex
-	lines []string
-}
-
-func (l *pluginLog) Enabled(context.Context, slog.Level) bool { return true }
-func (l *pluginLog) WithAttrs([]slog.Attr) slog.Handler       { return l }
-func (l *pluginLog) WithGroup(string) slog.Handler            { return l }
-func (l *pluginLog) Handle(_ context.Context, r slog.Record) error {
-	if r.Message != "plugin log" {
-		return nil
-	}
-	r.Attrs(func(a slog.Attr) bool {
-		if a.Key == "line" {
-			l.mu.Lock()
-			l.lines = append(l.lines, a.Value.String())
-			l.mu.Unlock()
-		}
-		return true
-	})
-	return nil
-}
-
-// runOne loads and runs the module at path (or wasm, when given) and
-// fills the report with the candidate's outcome when rep is not nil.
-func (c *PluginTestCommand) runOne(ctx context.Context, host *plugins.Host, path string, wasm []byte, payload *plugins.Payload, rep *pluginReport) (*plugins.Verdict, error) {
-	if wasm == nil {
-		var err error
-		if wasm, err = os.ReadFile(path); err != nil {
-			return nil, fmt.Errorf("reading plugin: %w", err)
-		}
-	}
-	p, err := host.Load(ctx, c.Source, wasm)
-	if err != nil {
-		return nil, fmt.Errorf("it is not a usable module: %w", err)
-	}
-	defer p.Close(context.WithoutCancel(ctx))
-	res, err := p.Run(ctx, payload)
-	if rep != nil {
-		rep.SHA256 = p.SHA256
-		if res != nil {
-			rep.Duration = res.Duration.Seconds()
-			rep.Problems = append(rep.Problems, res.Problems...)
-		}
-	}
-	if err != nil {
-		return nil, fmt.Errorf("its run failed: %w", err)
-	}
-	v := plugins.JudgeManifest(c.Source, res, c.manifest, plugins.DefaultPartial()[c.Source])
-	if rep != nil {
-		rep.Accepted, rep.Refused, rep.Problems = len(v.Records), v.Refused, append([]rappel.Problem{}, v.Problems...)
-	}
-	return v, nil
-}
-
-// compare runs the plugin named by Against on the same payload and returns
-// its baseline, nil when there is nothing to compare with.
-func (c *PluginTestCommand) compare(ctx context.Context, host *plugins.Host, payload *plugins.Payload, rep *pluginReport, v *plugins.Verdict) (*plugins.Baseline, error) {
-	var path string
-	var wasm []byte
-	switch c.Against {
-	case "none":
-		return nil, nil
-	case "bundled":
-		src := c.Bundle
-		if src == nil {
-			src = bundle.Embedded()
-		}
-		all, err := bundle.Plugins(src)
-		if err != nil || all[c.Source] == nil {
-			return nil, nil // a binary without a bundle, or a new source
-		}
-		path, wasm = "bundled", all[c.Source]
-	default:
-		path = c.Against
-	}
-	start := time.Now()
-	av, err := c.runOne(ctx, host, path, wasm, payload, nil)
-	if err != nil {
-		// As the server does with the upstream's current payload when its
-		// active plugin fails on it: the candidate is judged alone, since
-		// only a new plugin can make that refresh succeed.
-		rep.Against = &againstReport{Plugin: path, Duration: time.Since(start).Seconds(), Failed: err.Error()}
-		if sum, ok := shaOf(wasm, path); ok {
-			rep.Against.SHA256 = sum
-		}
-		return nil, nil
-	}
-	base := plugins.NewBaseline("", av)
-	lost, _ := base.Lost(v)
-	rep.Against = &againstReport{Plugin: path, Accepted: len(av.Records), Refused: av.Refused, Lost: lost, Duration: time.Since(start).Seconds(),
-		Diff: plugins.Diff(av.Records, v.Records)}
-	if sum, ok := shaOf(wasm, path); ok {
-		rep.Against.SHA256 = sum
-	}
-	return base, nil
-}
-
 // readInput reads --input: a directory's contents, or one file under its
 // own name.
 func (c *PluginTestCommand) readInput() (*plugins.Payload, error) {
@@ -533,89 +389,35 @@ func (c *PluginTestCommand) readInput() (*plugins.Payload, error) {
 }
 
 // print writes the report as text, or JSON with --json.
-func (c *PluginTestCommand) print(w io.Writer, rep *pluginReport) error {
+func (c *PluginTestCommand) print(w io.Writer, rep *testreport.Report) error {
 	if c.JSON {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		enc.SetEscapeHTML(false)
 		return enc.Encode(rep)
 	}
-	kind := "complete records (each must be servable alone)"
-	if rep.Partial {
-		kind = "partial records (checked for the fields they have)"
-	}
-	fmt.Fprintf(w, "plugin    %s (sha256 %s)\n", rep.Plugin, short(rep.SHA256))
-	fmt.Fprintf(w, "source    %s: %s\n", rep.Source, kind)
-	fmt.Fprintf(w, "input     %s: %d files, %d bytes\n", rep.Input, rep.InputFiles, rep.InputBytes)
-	fmt.Fprintf(w, "signature %s\n", rep.Signature)
-	fmt.Fprintf(w, "run       %.2fs (stop: %s)\n", rep.Duration, rep.Stop)
-	fmt.Fprintf(w, "records   %d accepted, %d refused by the host\n", rep.Accepted, rep.Refused)
-	fmt.Fprintf(w, "problems  %d\n", len(rep.Problems))
-	for i, p := range rep.Problems {
-		if i == 20 {
-			fmt.Fprintf(w, "          … %d more (--json lists them all)\n", len(rep.Problems)-i)
-			break
-		}
-		id := p.RecordID
-		if id == "" {
-			id = "-"
-		}
-		fmt.Fprintf(w, "  %-14s %s\n", id, p.Reason)
-	}
-	if c.Log {
-		fmt.Fprintf(w, "log       %d lines\n", len(rep.Log))
-		for _, line := range rep.Log {
-			fmt.Fprintf(w, "  %s\n", line)
-		}
-	}
-	if a := rep.Against; a != nil && a.Failed != "" {
-		fmt.Fprintf(w, "compared  with %s (sha256 %s), which failed on this input: %s\n          as the server would on such a payload, the candidate is judged alone\n", a.Plugin, short(a.SHA256), a.Failed)
-	} else if a != nil {
-		fmt.Fprintf(w, "compared  with %s (sha256 %s, %.2fs): %d accepted, %d refused; the candidate lacks %d of them\n",
-			a.Plugin, short(a.SHA256), a.Duration, a.Accepted, a.Refused, a.Lost)
-		if c.Diff {
-			printDiff(w, a.Diff)
-		}
-	}
-	switch rep.Verdict {
-	case "accepted":
-		fmt.Fprintln(w, "verdict   accepted: the host would activate this plugin")
-	case "held":
-		fmt.Fprintf(w, "verdict   held: %s; the server would activate it only once its sha256 is approved (POST /admin/plugins/%s/approve)\n", rep.Reason, rep.Source)
-	default:
-		fmt.Fprintf(w, "verdict   rejected: %s\n", rep.Reason)
-	}
+	rep.WriteText(w, c.Diff, c.Log)
 	return nil
 }
 
-// printDiff writes what the candidate changed, field by field, with a few
-// record_ids each.
-func printDiff(w io.Writer, d plugins.DiffSummary) {
-	fmt.Fprintf(w, "diff      %d records compared; %d gained %v, %d lost %v\n", d.Compared, d.Gained, d.GainedExamples, d.Lost, d.LostExamples)
-	for _, f := range d.Fields {
-		share := 0.0
-		if d.Compared > 0 {
-			share = 100 * float64(f.Changed) / float64(d.Compared)
+// against returns the plugin named by Against, for the report (its path,
+// or "bundled") and its bytes (nil to read them from path), and false
+// when there is nothing to compare with: "none", or no bundled plugin for
+// the source (a binary without a bundle, or a new source).
+func (c *PluginTestCommand) against() (path string, wasm []byte, ok bool) {
+	switch c.Against {
+	case "none":
+		return "", nil, false
+	case "bundled":
+		src := c.Bundle
+		if src == nil {
+			src = bundle.Embedded()
 		}
-		fmt.Fprintf(w, "  %-18s %5d changed (%5.1f%%) %v\n", f.Field, f.Changed, share, f.Examples)
-	}
-}
-
-func short(sha string) string {
-	if len(sha) > 12 {
-		return sha[:12] + "…"
-	}
-	return sha
-}
-
-// shaOf is the digest of wasm, or of the file at path.
-func shaOf(wasm []byte, path string) (string, bool) {
-	if wasm == nil {
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return "", false
+		all, err := bundle.Plugins(src)
+		if err != nil || all[c.Source] == nil {
+			return "", nil, false
 		}
-		wasm = b
+		return "bundled", all[c.Source], true
 	}
-	return plugins.SHA256(wasm), true
+	return c.Against, nil, true
 }

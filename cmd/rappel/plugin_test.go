@@ -14,6 +14,7 @@ import (
 	"github.com/rappel-ca/rappel"
 	"github.com/rappel-ca/rappel/plugins"
 	"github.com/rappel-ca/rappel/plugins/plugintest"
+	"github.com/rappel-ca/rappel/plugins/testreport"
 )
 
 const testGuests = "./plugins/testdata/guests/"
@@ -86,7 +87,7 @@ func TestPluginTest(t *testing.T) {
 		if err := c.Run(context.Background()); !errors.Is(err, errRejected) {
 			t.Fatalf("err = %v\n%s", err, out.String())
 		}
-		var rep pluginReport
+		var rep testreport.Report
 		if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
 			t.Fatal(err)
 		}
@@ -120,7 +121,7 @@ func TestPluginTest(t *testing.T) {
 		if !errors.Is(err, errRejected) {
 			t.Fatalf("err = %v\n%s", err, out)
 		}
-		var rep pluginReport
+		var rep testreport.Report
 		if err := json.Unmarshal([]byte(out), &rep); err != nil {
 			t.Fatal(err)
 		}

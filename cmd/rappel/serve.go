@@ -24,6 +24,7 @@ import (
 	"github.com/rappel-ca/rappel/bundle"
 	"github.com/rappel-ca/rappel/edge"
 	"github.com/rappel-ca/rappel/internal/buildinfo"
+	"github.com/rappel-ca/rappel/internal/logline"
 	"github.com/rappel-ca/rappel/kv"
 	"github.com/rappel-ca/rappel/kv/index"
 	"github.com/rappel-ca/rappel/kv/postgres"
@@ -175,13 +176,13 @@ func (c *ServeCommand) Validate() error {
 }
 
 // logger returns the node's logger and a function that writes out what it
-// still buffers (logs.go), to call last.
+// still buffers (logline.Writer), to call last.
 func (c *ServeCommand) logger() (*slog.Logger, func()) {
 	if c.Logger != nil {
 		return c.Logger, func() {}
 	}
-	out := newLogWriter(os.Stderr)
-	log := newLogger(out, c.LogFormat, c.LogLevel)
+	out := logline.NewWriter(os.Stderr)
+	log := logline.New(out, c.LogFormat, c.LogLevel)
 	b := buildinfo.Read()
 	log.Info("starting rappel", "version", b.Version, "commit", b.Commit, "build_date", b.BuildDate, "go_version", b.GoVersion)
 	return log, func() { _ = out.Close() }

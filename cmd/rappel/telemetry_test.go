@@ -27,6 +27,7 @@ import (
 	"github.com/rappel-ca/rappel/alerts"
 	"github.com/rappel-ca/rappel/edge"
 	"github.com/rappel-ca/rappel/internal/buildinfo"
+	"github.com/rappel-ca/rappel/internal/logline"
 	"github.com/rappel-ca/rappel/internal/logtest"
 	"github.com/rappel-ca/rappel/kv/index"
 	"github.com/rappel-ca/rappel/kv/kvtest"
@@ -174,7 +175,7 @@ func TestServe_Telemetry(t *testing.T) {
 	c := NewServeCommand()
 	c.DataDir, c.APIKeys, c.Bundle = t.TempDir(), "k1", MustTinyBundle(t)
 	logs := &logtest.Buffer{}
-	c.Logger = newLogger(logs, "json", slog.LevelInfo)
+	c.Logger = logline.New(logs, "json", slog.LevelInfo)
 	metricsAddr := make(chan net.Addr, 1)
 	c.Telemetry.MetricsAddr = "127.0.0.1:0"
 	c.Telemetry.MetricsReady = func(a net.Addr) { metricsAddr <- a }
@@ -347,7 +348,7 @@ func TestStartTelemetry_DeadCollector(t *testing.T) {
 	// The batcher's timer exports, as in production, every 20 ms.
 	t.Setenv("OTEL_BSP_SCHEDULE_DELAY", "20")
 	logs := &logtest.Buffer{}
-	tel, err := startTelemetry(context.Background(), os.Environ(), io.Discard, newLogger(logs, "json", slog.LevelInfo))
+	tel, err := startTelemetry(context.Background(), os.Environ(), io.Discard, logline.New(logs, "json", slog.LevelInfo))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -394,7 +395,7 @@ func TestServe_FinalErrorJSON(t *testing.T) {
 	c := NewServeCommand()
 	c.DataDir, c.APIKeys, c.Bundle = t.TempDir(), "k1", MustTinyBundle(t)
 	c.Addr, c.LogFormat = taken.Addr().String(), "json"
-	c.Logger = newLogger(logs, c.LogFormat, slog.LevelInfo)
+	c.Logger = logline.New(logs, c.LogFormat, slog.LevelInfo)
 	err = c.Run(context.Background())
 	var stderr bytes.Buffer
 	if code := exitCode(err, &stderr); code == 0 || stderr.Len() != 0 {

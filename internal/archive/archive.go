@@ -4,8 +4,9 @@
 // listing every file with its size and SHA-256. The manifest comes last
 // because the archive is streamed as the files are read: a stream cut
 // anywhere lacks it, and a reader refuses an archive whose files do not
-// match it. It depends on the standard library only, so that its fuzz
-// target builds and starts quickly.
+// match it. Writer.AddTree walks a directory into an archive. It depends
+// on the standard library only, so that its fuzz target builds and starts
+// quickly.
 package archive
 
 import (

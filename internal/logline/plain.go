@@ -1,4 +1,4 @@
-package main
+package logline
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 // not need: resolving each value, deciding on quoting, and calling
 // ReplaceAttr. A logger derived with With or WithGroup is slog's alone.
 //
-// Both write to out, one Write per line; out is a *logWriter, whose lock
+// Both write to out, one Write per line; out is a *Writer, whose lock
 // keeps lines from the two paths from interleaving (slog's handler locks
 // only its own writes).
 type plainHandler struct {
@@ -52,7 +52,7 @@ func (h plainHandler) WithGroup(name string) slog.Handler {
 	return h.Handler.WithGroup(name)
 }
 
-// plainLine appends r as newLogger's handler of the format would write it
+// plainLine appends r as New's handler of the format would write it
 // and reports true, or reports false when r is not plain: a time that is
 // zero or outside years 1 to 9999, a level other than the four named
 // ones, or a message, key or string value that is not a plainWord, or a

@@ -1,4 +1,4 @@
-package main
+package logline
 
 import (
 	"bytes"
@@ -16,7 +16,7 @@ import (
 	"github.com/rappel-ca/rappel/kv/index"
 )
 
-// slogLine is the line slog's own handler of newLogger's format writes for r.
+// slogLine is the line slog's own handler of New's format writes for r.
 func slogLine(t testing.TB, r slog.Record, json bool) string {
 	t.Helper()
 	var b bytes.Buffer
@@ -62,15 +62,15 @@ func TestPlainLine(t *testing.T) {
 	}
 }
 
-// TestNewLogger_PlainAndNot: through newLogger, a plain line and one that
+// TestNew_PlainAndNot: through New, a plain line and one that
 // is not come out as slog writes them, whole lines in order, with the
 // trace handler and With still working.
-func TestNewLogger_PlainAndNot(t *testing.T) {
+func TestNew_PlainAndNot(t *testing.T) {
 	at := time.Date(2026, 1, 2, 3, 4, 5, 6_000_000, time.FixedZone("EST", -5*3600))
 	for _, format := range []string{"text", "json"} {
 		var b bytes.Buffer
-		out := newLogWriter(&b)
-		log := newLogger(out, format, slog.LevelInfo)
+		out := NewWriter(&b)
+		log := New(out, format, slog.LevelInfo)
 		plain, cut := accessRecordAt(at), accessRecordAt(at, slog.String("cut", "a page missed its query budget"))
 		for _, r := range []slog.Record{plain, cut} {
 			if err := log.Handler().Handle(context.Background(), r); err != nil {
@@ -108,15 +108,15 @@ func FuzzPlainLine(f *testing.F) {
 	})
 }
 
-// BenchmarkAccessLine writes an access line through newLogger's handler
+// BenchmarkAccessLine writes an access line through New's handler
 // of each format, and through slog's own.
 func BenchmarkAccessLine(b *testing.B) {
 	r := accessRecordAt(time.Now())
 	for _, format := range []string{"text", "json"} {
 		b.Run(format, func(b *testing.B) {
-			out := newLogWriter(io.Discard)
+			out := NewWriter(io.Discard)
 			defer out.Close()
-			h := newLogger(out, format, slog.LevelInfo).Handler()
+			h := New(out, format, slog.LevelInfo).Handler()
 			b.ReportAllocs()
 			for b.Loop() {
 				_ = h.Handle(context.Background(), r)
@@ -136,11 +136,11 @@ func BenchmarkAccessLine(b *testing.B) {
 }
 
 // BenchmarkServeRecordLogged serves GET /recall/{record_id} through the
-// whole edge handler with the server's logger (newLogger over a logWriter)
+// whole edge handler with the server's logger (New over a Writer)
 // and, as "/slog", with slog's own handler in its place: what the access
 // line costs a cheap request. Run with -count to alternate them.
 func BenchmarkServeRecordLogged(b *testing.B) {
-	snap, err := index.Build([]*rappel.Record{numbered(1)}, rappel.DatasetInfo{Records: 1})
+	snap, err := index.Build([]*rappel.Record{benchRecord}, rappel.DatasetInfo{Records: 1})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -150,7 +150,7 @@ func BenchmarkServeRecordLogged(b *testing.B) {
 		s := edge.NewServer()
 		s.Catalog, s.Keys, s.Logger = cat, edge.NewStaticKeys([]string{"bench-key"}), log
 		h := s.Handler()
-		r := httptest.NewRequest(http.MethodGet, "/recall/"+numbered(1).RecordID, nil)
+		r := httptest.NewRequest(http.MethodGet, "/recall/"+benchRecord.RecordID, nil)
 		r.Header.Set("X-Gateway-Key", "bench-key")
 		b.ReportAllocs()
 		for b.Loop() {
@@ -163,12 +163,12 @@ func BenchmarkServeRecordLogged(b *testing.B) {
 	}
 	for _, format := range []string{"text", "json"} {
 		b.Run(format, func(b *testing.B) {
-			out := newLogWriter(io.Discard)
+			out := NewWriter(io.Discard)
 			defer out.Close()
-			serve(b, newLogger(out, format, slog.LevelInfo))
+			serve(b, New(out, format, slog.LevelInfo))
 		})
 		b.Run(format+"/slog", func(b *testing.B) {
-			out := newLogWriter(io.Discard)
+			out := NewWriter(io.Discard)
 			defer out.Close()
 			var h slog.Handler = slog.NewTextHandler(out, nil)
 			if format == "json" {
@@ -177,4 +177,12 @@ func BenchmarkServeRecordLogged(b *testing.B) {
 			serve(b, slog.New(traceHandler{h}))
 		})
 	}
+}
+
+// benchRecord is the one record BenchmarkServeRecordLogged serves.
+var benchRecord = &rappel.Record{
+	RecordID: "hc-9000001", RecallID: "9000001", RecallType: rappel.TypeConsumerProduct,
+	Agency: rappel.AgencyHealthCanada, Status: rappel.StatusActive,
+	EventDate: "2025-01-15", RecallDate: "2025-01-15", FetchedAt: "2025-03-04T10:00:00Z",
+	Translations: rappel.Translations{EN: &rappel.Translation{Title: "Toy 1 recalled"}},
 }
