@@ -204,6 +204,64 @@ func decodeMatchBody(body []byte) (*matchRequest, error) {
 	return req, nil
 }
 
+// decodeItemID reads an item's id: a string, echoed as a JSON string,
+// or a number, echoed as sent.
+func decodeItemID(loc []any, v json.RawMessage) (json.RawMessage, []rappel.Invalid) {
+	var id string
+	var n json.Number
+	switch {
+	case json.Unmarshal(v, &id) == nil:
+		if len(id) > maxItemText {
+			return nil, []rappel.Invalid{rappel.InvalidTooLong(loc, id, len(id), maxItemText)}
+		}
+		if why, isBad := rappel.BadChar(id, false); isBad {
+			return nil, []rappel.Invalid{rappel.InvalidValue(loc, nil, why)}
+		}
+		b, _ := json.Marshal(id) // a string always encodes
+		return b, nil
+	case json.Unmarshal(v, &n) == nil && len(n) <= 64:
+		return json.RawMessage(n.String()), nil
+	}
+	return nil, []rappel.Invalid{rappel.InvalidValue(loc, nil, rappel.Reason{Problem: "is not a string or a number",
+		Fix: "send the identifier the catalog gives the product, such as 'sku-1', to find its answer by"})}
+}
+
+// decodeItemText reads a text field of an item, its spaces trimmed: at
+// most maxItemText bytes, without control or invisible characters.
+func decodeItemText(loc []any, v json.RawMessage) (string, []rappel.Invalid) {
+	var str string
+	if json.Unmarshal(v, &str) != nil {
+		return "", []rappel.Invalid{rappel.InvalidValue(loc, nil, rappel.Reason{Problem: "is not a string", Fix: "send a string, or null to leave it out"})}
+	}
+	str = strings.TrimSpace(str)
+	if len(str) > maxItemText {
+		return "", []rappel.Invalid{rappel.InvalidTooLong(loc, str, len(str), maxItemText)}
+	}
+	if why, isBad := rappel.BadChar(str, false); isBad {
+		return "", []rappel.Invalid{rappel.InvalidValue(loc, nil, why)}
+	}
+	return str, nil
+}
+
+// decodeItemYear reads a vehicle's model year: a whole number from the
+// first car on to the years a model is sold ahead of.
+func decodeItemYear(loc []any, v json.RawMessage) (int, []rappel.Invalid) {
+	var n json.Number
+	if json.Unmarshal(v, &n) != nil {
+		return 0, []rappel.Invalid{rappel.InvalidValue(loc, nil, rappel.Reason{Problem: "is not a number", Fix: "send the model year of the vehicle, such as 2021"})}
+	}
+	y, err := strconv.Atoi(n.String())
+	switch {
+	case err != nil:
+		return 0, []rappel.Invalid{rappel.InvalidInt(loc, n.String())}
+	case y < minModelYear:
+		return 0, []rappel.Invalid{rappel.InvalidMin(loc, n.String(), minModelYear)}
+	case y > maxModelYear:
+		return 0, []rappel.Invalid{rappel.InvalidMax(loc, n.String(), maxModelYear)}
+	}
+	return y, nil
+}
+
 // itemList returns the items array of a body's top object, and the
 // problems of the body as a whole: a field not in fields, no items array,
 // no item, more than max (tooMany is the fix, with max in it).
@@ -275,58 +333,18 @@ func decodeMatchItem(i int, raw json.RawMessage) (matchEntry, match.Item) {
 		}
 		switch k {
 		case "id":
-			var id string
-			var n json.Number
-			switch {
-			case json.Unmarshal(v, &id) == nil:
-				if len(id) > maxItemText {
-					problems = append(problems, rappel.InvalidTooLong(loc, id, len(id), maxItemText))
-				} else if why, isBad := rappel.BadChar(id, false); isBad {
-					bad(k, why)
-				} else {
-					e.id, _ = json.Marshal(id) // a string always encodes
-				}
-			case json.Unmarshal(v, &n) == nil && len(n) <= 64:
-				e.id = json.RawMessage(n.String())
-			default:
-				bad(k, rappel.Reason{Problem: "is not a string or a number",
-					Fix: "send the identifier the catalog gives the product, such as 'sku-1', to find its answer by"})
-			}
+			var ps []rappel.Invalid
+			e.id, ps = decodeItemID(loc, v)
+			problems = append(problems, ps...)
 			continue
 		case "year":
-			var n json.Number
-			if json.Unmarshal(v, &n) != nil {
-				bad(k, rappel.Reason{Problem: "is not a number", Fix: "send the model year of the vehicle, such as 2021"})
-				continue
-			}
-			y, err := strconv.Atoi(n.String())
-			switch {
-			case err != nil:
-				problems = append(problems, rappel.InvalidInt(loc, n.String()))
-			case y < minModelYear:
-				problems = append(problems, rappel.InvalidMin(loc, n.String(), minModelYear))
-			case y > maxModelYear:
-				problems = append(problems, rappel.InvalidMax(loc, n.String(), maxModelYear))
-			default:
-				it.Year = y
-			}
+			var ps []rappel.Invalid
+			it.Year, ps = decodeItemYear(loc, v)
+			problems = append(problems, ps...)
 			continue
 		}
-		var str string
-		if json.Unmarshal(v, &str) != nil {
-			bad(k, rappel.Reason{Problem: "is not a string", Fix: "send a string, or null to leave it out"})
-			continue
-		}
-		str = strings.TrimSpace(str)
-		if len(str) > maxItemText {
-			problems = append(problems, rappel.InvalidTooLong(loc, str, len(str), maxItemText))
-			continue
-		}
-		if why, isBad := rappel.BadChar(str, false); isBad {
-			bad(k, why)
-			continue
-		}
-		if str == "" {
+		str, ps := decodeItemText(loc, v)
+		if problems = append(problems, ps...); ps != nil || str == "" {
 			continue
 		}
 		switch k {
