@@ -43,11 +43,8 @@ func (s *Server) watchlists(w http.ResponseWriter) (rappel.Watchlists, string, e
 	if s.Watchlists == nil {
 		return nil, "", rappel.Errorf(rappel.EUNAVAILABLE, "Watchlists are not enabled on this server.")
 	}
-	x := exchangeOf(w)
-	if x == nil || x.key == nil {
-		return nil, "", rappel.Errorf(rappel.EFORBIDDEN, "Missing API key: send it in the x-gateway-key header.")
-	}
-	return s.Watchlists, x.key.ID, nil
+	key, err := callerKey(w)
+	return s.Watchlists, key, err
 }
 
 // createWatchlist answers POST /recall/watchlists with 201 and the list.
@@ -203,6 +200,18 @@ func watchPage(w http.ResponseWriter) (after string, limit int, err error) {
 	return after, limit, p.err()
 }
 
+// pageOf cuts got, asked for with limit+1, into a page of limit, the id
+// of each element given by id.
+func pageOf[T any](got []T, limit int, id func(T) string) (list []T, next string) {
+	if len(got) > limit {
+		return got[:limit], id(got[limit-1])
+	}
+	if got == nil {
+		got = []T{}
+	}
+	return got, ""
+}
+
 // watchItemPage is the body of GET /recall/watchlists/{id}/items: a page
 // of items and the after of the next, "" on the last.
 type watchItemPage struct {
@@ -224,13 +233,8 @@ func (s *Server) listWatchItems(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	page := watchItemPage{List: items}
-	if len(items) > limit {
-		page.List, page.Next = items[:limit], items[limit-1].ID
-	}
-	if page.List == nil {
-		page.List = []rappel.CatalogItem{}
-	}
+	var page watchItemPage
+	page.List, page.Next = pageOf(items, limit, func(it rappel.CatalogItem) string { return it.ID })
 	return s.writeValue(w, r, page)
 }
 
@@ -254,13 +258,8 @@ func (s *Server) listWatchHits(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	page := watchHitPage{Hits: hits}
-	if len(hits) > limit {
-		page.Hits, page.Next = hits[:limit], hits[limit-1].ID
-	}
-	if page.Hits == nil {
-		page.Hits = []*rappel.WatchHitView{}
-	}
+	var page watchHitPage
+	page.Hits, page.Next = pageOf(hits, limit, func(h *rappel.WatchHitView) string { return h.ID })
 	w.Header().Set("Cache-Control", "no-store")
 	return s.writeValue(w, r, page)
 }

@@ -24,11 +24,19 @@ func (s *Server) webhooks(w http.ResponseWriter) (rappel.Webhooks, string, error
 	if s.Webhooks == nil {
 		return nil, "", rappel.Errorf(rappel.EUNAVAILABLE, "Webhooks are not enabled on this server.")
 	}
+	key, err := callerKey(w)
+	return s.Webhooks, key, err
+}
+
+// callerKey returns the ID of the caller's API key, or the 403 of a
+// request without one: what a key owns (endpoints, watchlists) is reached
+// with it alone.
+func callerKey(w http.ResponseWriter) (string, error) {
 	x := exchangeOf(w)
 	if x == nil || x.key == nil {
-		return nil, "", rappel.Errorf(rappel.EFORBIDDEN, "Missing API key: send it in the x-gateway-key header.")
+		return "", rappel.Errorf(rappel.EFORBIDDEN, "Missing API key: send it in the x-gateway-key header.")
 	}
-	return s.Webhooks, x.key.ID, nil
+	return x.key.ID, nil
 }
 
 // decodeWebhook reads the body of POST /recall/webhooks; the values are
