@@ -28,12 +28,9 @@ const (
 
 // Search is a validated GET /recall request.
 type Search struct {
-	Query        *Query // nil: no q
-	Category     string
-	RecallType   string
-	Agency       string
-	HazardClass  string
-	Allergen     string
+	Query *Query // nil: no q
+	// FilterValues are the filters' values (Filters).
+	FilterValues
 	IssuedAfter  string // YYYY-MM-DD, inclusive; "" for none
 	IssuedBefore string // YYYY-MM-DD, inclusive; "" for none
 	SortBy       string // one of SortKeys except closing; "" means date
@@ -212,10 +209,10 @@ type Suggester interface {
 }
 
 // FacetFields are the fields GET /recall counts its matches by when asked
-// with facets: each names the filter the counts are for (recall_agency is
-// the record's agency), and year the year of event_date. The counts are
+// with facets: each filter under its Param (recall_agency is the record's
+// agency), and year the year of event_date. The counts are
 // those of GET /recall/stats for the same records (docs/api.md, "Searching").
-var FacetFields = Vocabulary{"recall_type", "recall_agency", "hazard_class", "allergen", "category", GroupYear}
+var FacetFields = append(Vocabulary(FilterParams()), GroupYear)
 
 // Booleans are the values of a switch parameter such as highlight.
 var Booleans = Vocabulary{"true", "false"}

@@ -17,7 +17,7 @@ func TestParseFacets(t *testing.T) {
 	}{
 		{in: "recall_type", want: []string{"recall_type"}},
 		{in: "year, category ,allergen", want: []string{"year", "category", "allergen"}},
-		{in: "recall_type,recall_agency,hazard_class,allergen,category,year", want: FacetFields},
+		{in: "recall_type,recall_agency,hazard_class,allergen,category,recall_status,year", want: []string{"recall_type", "recall_agency", "hazard_class", "allergen", "category", "recall_status", "year"}},
 		{in: "", problem: "is empty"},
 		{in: " ", problem: "is empty"},
 		{in: "year,", problem: "empty name"},
@@ -45,7 +45,7 @@ func TestParseFacets(t *testing.T) {
 func TestInvalidFacets(t *testing.T) {
 	for _, c := range []struct{ in, typ, msg string }{
 		{"recal_type", ItemEnum, "Query parameter 'facets' should be facet names separated by commas, not 'recal_type'; did you mean 'recall_type'?"},
-		{"foo", ItemEnum, "Query parameter 'facets' should be facet names separated by commas, not 'foo'; use 'recall_type', 'recall_agency', 'hazard_class', 'allergen', 'category' or 'year'."},
+		{"foo", ItemEnum, "Query parameter 'facets' should be facet names separated by commas, not 'foo'; use 'category', 'recall_type', 'recall_agency', 'hazard_class', 'allergen', 'recall_status' or 'year'."},
 		{"year,year", ItemValue, "Query parameter 'facets' names 'year' twice; give each facet once."},
 		{"year,", ItemValue, "Query parameter 'facets' is 'year,', which has an empty name between commas; list one or more facets separated by commas, as in 'recall_type,year'."},
 	} {

@@ -32,14 +32,10 @@ const (
 // AlertSearch is the saved search of a subscription: the body's q and
 // filters, validated. Agency uses the vocabulary of recall_agency.
 type AlertSearch struct {
-	Q           string `json:"q,omitempty"`
-	Agency      string `json:"agency,omitempty"`
-	RecallType  string `json:"recall_type,omitempty"`
-	HazardClass string `json:"hazard_class,omitempty"`
-	Allergen    string `json:"allergen,omitempty"`
-	// Category is GET /recall's category filter (webhooks only; alerts
-	// leave it empty).
-	Category string `json:"category,omitempty"`
+	Q string `json:"q,omitempty"`
+	// FilterValues are the filters' values; a subscription's holds only
+	// those of filters InAlerts.
+	FilterValues
 }
 
 // Search returns the GET /recall search the saved search stands for.
@@ -48,7 +44,7 @@ func (a AlertSearch) Search() (*Search, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Search{Query: q, Agency: a.Agency, RecallType: a.RecallType, HazardClass: a.HazardClass, Allergen: a.Allergen, Category: a.Category}, nil
+	return &Search{Query: q, FilterValues: a.FilterValues}, nil
 }
 
 // Consent records when and how a subscriber agreed to receive alerts.
@@ -78,13 +74,12 @@ type Subscription struct {
 
 // SubscribeRequest is the body of POST /recall/alerts/subscribe, decoded.
 type SubscribeRequest struct {
-	Email       *string `json:"email"`
-	Q           *string `json:"q"`
-	Agency      *string `json:"agency"`
-	RecallType  *string `json:"recall_type"`
-	HazardClass *string `json:"hazard_class"`
-	Allergen    *string `json:"allergen"`
-	Lang        *string `json:"lang"`
+	Email *string `json:"email"`
+	Q     *string `json:"q"`
+	// Filters are the values of the filters InAlerts, under their Field
+	// names in the body; "" for one not sent.
+	Filters FilterValues `json:"-"`
+	Lang    *string      `json:"lang"`
 	// UserAgent is the request's User-Agent, kept with the consent record.
 	UserAgent string `json:"-"`
 	// KeyID is the ID of the caller's API key, whose subscriptions a day
@@ -229,8 +224,8 @@ func (req *SubscribeRequest) Validate(names DomainNames) (email, lang string, s 
 		}
 	}
 	// The saved search is checked as a webhook's is.
-	s = c.search("agency", req.Q, req.Agency, req.RecallType, req.HazardClass, req.Allergen)
-	lang = c.vocab("lang", req.Lang, Langs)
+	s = c.search(req.Q, &req.Filters, true)
+	lang = c.vocab("lang", req.Lang, Langs, 64)
 	if len(c.items) > 0 {
 		return "", "", AlertSearch{}, Invalids(c.items...)
 	}
@@ -256,8 +251,8 @@ func (c *fieldCheck) str(field string, p *string, max int) string {
 
 // vocab returns *p when v has it, else "" with an item naming the nearest
 // value.
-func (c *fieldCheck) vocab(field string, p *string, v Vocabulary) string {
-	x := c.str(field, p, 64)
+func (c *fieldCheck) vocab(field string, p *string, v Vocabulary, max int) string {
+	x := c.str(field, p, max)
 	if x == "" || v.Has(x) {
 		return x
 	}
@@ -266,8 +261,9 @@ func (c *fieldCheck) vocab(field string, p *string, v Vocabulary) string {
 }
 
 // search validates a saved search's q and filters, as GET /recall reads
-// them; agencyField names the agency's field in the body.
-func (c *fieldCheck) search(agencyField string, q, agency, recallType, hazard, allergen *string) AlertSearch {
+// them: those InAlerts under their Field names for a subscription
+// (alerts), every filter under its Param name for a webhook.
+func (c *fieldCheck) search(q *string, fv *FilterValues, alerts bool) AlertSearch {
 	var s AlertSearch
 	s.Q = strings.TrimSpace(c.str("q", q, MaxQueryBytes))
 	if s.Q != "" {
@@ -277,10 +273,21 @@ func (c *fieldCheck) search(agencyField string, q, agency, recallType, hazard, a
 			}
 		}
 	}
-	s.Agency = c.vocab(agencyField, agency, KnownAgencies())
-	s.RecallType = c.vocab("recall_type", recallType, RecallTypes)
-	s.HazardClass = c.vocab("hazard_class", hazard, HazardClasses)
-	s.Allergen = c.vocab("allergen", allergen, Allergens)
+	for i := range Filters {
+		f := &Filters[i]
+		if alerts && !f.InAlerts {
+			continue
+		}
+		name, v := f.Param, f.Of(fv)
+		if alerts {
+			name = f.Field
+		}
+		if f.Free() {
+			*f.Of(&s.FilterValues) = strings.TrimSpace(c.str(name, v, f.MaxBytes))
+		} else {
+			*f.Of(&s.FilterValues) = c.vocab(name, v, f.Vocab(), f.MaxBytes)
+		}
+	}
 	return s
 }
 

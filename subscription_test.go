@@ -110,7 +110,7 @@ func FuzzSubscribeRequest_Validate(f *testing.F) {
 	f.Add("a@0x7f.1", "", "", "")
 	f.Add("a@１２７．０．０．１", "", "", "")
 	f.Fuzz(func(t *testing.T, email, q, agency, lang string) {
-		req := &SubscribeRequest{Email: &email, Q: &q, Agency: &agency, Lang: &lang}
+		req := &SubscribeRequest{Email: &email, Q: &q, Filters: FilterValues{Agency: agency}, Lang: &lang}
 		addr, l, s, err := req.Validate(idn.Names{})
 		if err != nil {
 			if ErrorCode(err) != EINVALID {

@@ -90,14 +90,12 @@ type WebhookAttempt struct {
 // WebhookRequest is the body of POST /recall/webhooks, decoded: nil is a
 // field not sent.
 type WebhookRequest struct {
-	URL         *string   `json:"url"`
-	Q           *string   `json:"q"`
-	Agency      *string   `json:"recall_agency"`
-	RecallType  *string   `json:"recall_type"`
-	HazardClass *string   `json:"hazard_class"`
-	Allergen    *string   `json:"allergen"`
-	Category    *string   `json:"category"`
-	Events      *[]string `json:"events"`
+	URL *string `json:"url"`
+	Q   *string `json:"q"`
+	// Filters are the values of every filter, under their Param names in
+	// the body; "" for one not sent.
+	Filters FilterValues `json:"-"`
+	Events  *[]string    `json:"events"`
 	// Served is the data the node serves, set by the edge: the search's
 	// filters are checked against it as GET /recall checks its
 	// parameters (a category no record has is refused). Nil skips that
@@ -122,8 +120,7 @@ func (req *WebhookRequest) Validate(ctx context.Context, names DomainNames, allo
 			u = v
 		}
 	}
-	s = c.search("recall_agency", req.Q, req.Agency, req.RecallType, req.HazardClass, req.Allergen)
-	s.Category = strings.TrimSpace(c.str("category", req.Category, 200))
+	s = c.search(req.Q, &req.Filters, false)
 	if s.Category != "" && req.Served != nil {
 		if err := c.knownCategory(ctx, s.Category, req.Served); err != nil {
 			return "", AlertSearch{}, nil, err
@@ -154,7 +151,7 @@ func (req *WebhookRequest) Validate(ctx context.Context, names DomainNames, allo
 // the body field, worded as GET /recall words it. Another error is the
 // searcher failing, returned as is.
 func (c *fieldCheck) knownCategory(ctx context.Context, category string, served Searcher) error {
-	q, err := (&Search{Category: category, Limit: 1}).Checked()
+	q, err := (&Search{FilterValues: FilterValues{Category: category}, Limit: 1}).Checked()
 	if err != nil {
 		return err
 	}
@@ -302,6 +299,7 @@ type WebhookView struct {
 	HazardClass    string          `json:"hazard_class,omitempty"`
 	Allergen       string          `json:"allergen,omitempty"`
 	Category       string          `json:"category,omitempty"`
+	RecallStatus   string          `json:"recall_status,omitempty"`
 	Events         []string        `json:"events"`
 	Status         string          `json:"status"`
 	CreatedAt      time.Time       `json:"created_at"`
@@ -316,7 +314,8 @@ type WebhookView struct {
 func (w *Webhook) View() *WebhookView {
 	v := &WebhookView{ID: w.ID, URL: w.URL, Q: w.Search.Q, Agency: w.Search.Agency, RecallType: w.Search.RecallType,
 		HazardClass: w.Search.HazardClass, Allergen: w.Search.Allergen, Category: w.Search.Category,
-		Events: w.Events, Status: w.Status, CreatedAt: w.CreatedAt, DisabledReason: w.DisabledReason, LastDelivery: w.LastDelivery,
+		RecallStatus: w.Search.Status,
+		Events:       w.Events, Status: w.Status, CreatedAt: w.CreatedAt, DisabledReason: w.DisabledReason, LastDelivery: w.LastDelivery,
 		LastTest: w.LastTest}
 	if !w.DisabledAt.IsZero() {
 		t := w.DisabledAt

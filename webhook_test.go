@@ -2,6 +2,7 @@ package rappel
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -72,6 +73,29 @@ func TestWebhookRequest_Host(t *testing.T) {
 		e, ok := err.(*Error)
 		if !ok || len(e.Items) != 1 || !strings.HasPrefix(e.Items[0].Msg, want) {
 			t.Errorf("Validate(%q): %v; want an item starting %q", u, err, want)
+		}
+	}
+}
+
+// TestWebhookView_Filters checks that an endpoint's view shows every
+// filter of its saved search under the filter's Param (Filters), as the
+// body that created it named them.
+func TestWebhookView_Filters(t *testing.T) {
+	w := &Webhook{ID: "wh_1", URL: "https://hooks.example.ca/"}
+	for i := range Filters {
+		*Filters[i].Of(&w.Search.FilterValues) = "value-" + Filters[i].Param
+	}
+	b, err := json.Marshal(w.View())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]any
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range Filters {
+		if got[f.Param] != "value-"+f.Param {
+			t.Errorf("the view shows %s as %v, want %q: %s", f.Param, got[f.Param], "value-"+f.Param, b)
 		}
 	}
 }

@@ -100,7 +100,7 @@ func TestAlerts_Fleet(t *testing.T) {
 	for _, n := range nodes {
 		n.svc.RequireConfirm = false
 	}
-	if _, err := a.svc.Subscribe(ctx, &rappel.SubscribeRequest{Email: ptr("bob@example.ca"), Allergen: ptr("peanut")}); err != nil {
+	if _, err := a.svc.Subscribe(ctx, &rappel.SubscribeRequest{Email: ptr("bob@example.ca"), Filters: rappel.FilterValues{Allergen: "peanut"}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := c.svc.Subscribe(ctx, &rappel.SubscribeRequest{Email: ptr("dan@example.ca"), Q: ptr("soup")}); err != nil {

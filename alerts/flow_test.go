@@ -118,7 +118,7 @@ var unsubLink = regexp.MustCompile(`<https://rappel\.example\.ca/recall/alerts/u
 func TestAlerts_Flow(t *testing.T) {
 	ctx := context.Background()
 	p := newPipeline(t, kvtest.OpenMem(t), smtptest.MustStart(t))
-	if _, err := p.svc.Subscribe(ctx, &rappel.SubscribeRequest{Email: ptr("ana@example.ca"), Q: ptr("cookies"), Allergen: ptr("peanut"), Lang: ptr("fr")}); err != nil {
+	if _, err := p.svc.Subscribe(ctx, &rappel.SubscribeRequest{Email: ptr("ana@example.ca"), Q: ptr("cookies"), Filters: rappel.FilterValues{Allergen: "peanut"}, Lang: ptr("fr")}); err != nil {
 		t.Fatal(err)
 	}
 	// Pending: nothing is matched before the confirmation.

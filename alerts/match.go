@@ -153,29 +153,41 @@ func (m *Matcher) loadIndex(ctx context.Context) (*subIndex, error) {
 	return newSubIndex(subs, m.Index.CategoryKey), nil
 }
 
-// filterKey is a saved search's filters; "" is "any". category is in
-// Index.CategoryKey's form.
-type filterKey struct{ agency, recallType, hazard, allergen, category string }
+// filterKey is a saved search's filters (rappel.Filters); "" is "any". A
+// free-text filter's value is in Index.CategoryKey's form.
+type filterKey rappel.FilterValues
+
+// newFilterKey returns the key of fv, its free-text values folded.
+func newFilterKey(fv rappel.FilterValues, categoryKey func(string) string) filterKey {
+	for i := range rappel.Filters {
+		if f := &rappel.Filters[i]; f.Free() && *f.Of(&fv) != "" {
+			*f.Of(&fv) = categoryKey(*f.Of(&fv))
+		}
+	}
+	return filterKey(fv)
+}
 
 // matches reports whether r passes the filters, as GET /recall's filter
-// bitmaps decide: equal values, any allergen of the record, any of its
-// categories in either language.
+// bitmaps decide: r holds each filter's value among its Values (folded,
+// for a free-text filter).
 func (f *filterKey) matches(r *rappel.Record, categoryKey func(string) string) bool {
-	if (f.agency != "" && f.agency != r.Agency) || (f.recallType != "" && f.recallType != r.RecallType) ||
-		(f.hazard != "" && f.hazard != r.HazardClass) {
-		return false
+	fv := (*rappel.FilterValues)(f)
+	for i := range rappel.Filters {
+		filter := &rappel.Filters[i]
+		want := *filter.Of(fv)
+		if want == "" {
+			continue
+		}
+		if !slices.ContainsFunc(filter.Values(r), func(v string) bool {
+			if filter.Free() {
+				v = categoryKey(v)
+			}
+			return v == want
+		}) {
+			return false
+		}
 	}
-	if f.allergen != "" && !slices.Contains(r.Allergens, f.allergen) {
-		return false
-	}
-	if f.category == "" {
-		return true
-	}
-	cats := append([]string{r.Category}, r.Categories...)
-	if tr := r.Translations.FR; tr != nil {
-		cats = append(cats, tr.Category)
-	}
-	return slices.ContainsFunc(cats, func(c string) bool { return categoryKey(c) == f.category })
+	return true
 }
 
 // subRef is a saved search as the index holds it; shared is set when its
@@ -258,10 +270,7 @@ func newSavedIndex(subs []saved, categoryKey func(string) string) *subIndex {
 			groups[qk] = g
 			ix.groups = append(ix.groups, g)
 		}
-		fk := filterKey{s.search.Agency, s.search.RecallType, s.search.HazardClass, s.search.Allergen, ""}
-		if s.search.Category != "" {
-			fk.category = categoryKey(s.search.Category)
-		}
+		fk := newFilterKey(s.search.FilterValues, categoryKey)
 		ref := subRef{s.id, s.group, emails[s.group] > 1}
 		i := slices.IndexFunc(g.byFilter, func(f filterGroup) bool { return f.filter == fk })
 		if i < 0 {

@@ -159,8 +159,8 @@ func TestMatcher_Match(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, s := range []*rappel.Subscription{
-		{ID: "s1", Email: "a@example.ca", Status: rappel.SubActive, Search: rappel.AlertSearch{Allergen: "peanut"}},
-		{ID: "s2", Email: "b@example.ca", Status: rappel.SubActive, Search: rappel.AlertSearch{Q: "brake", RecallType: "vehicle"}},
+		{ID: "s1", Email: "a@example.ca", Status: rappel.SubActive, Search: rappel.AlertSearch{FilterValues: rappel.FilterValues{Allergen: "peanut"}}},
+		{ID: "s2", Email: "b@example.ca", Status: rappel.SubActive, Search: rappel.AlertSearch{Q: "brake", FilterValues: rappel.FilterValues{RecallType: "vehicle"}}},
 		{ID: "s3", Email: "c@example.ca", Status: rappel.SubPending, Search: rappel.AlertSearch{}},
 		{ID: "s4", Email: "d@example.ca", Status: rappel.SubUnsubscribed, Search: rappel.AlertSearch{}},
 		{ID: "s5", Email: "e@example.ca", Status: rappel.SubActive, Search: rappel.AlertSearch{Q: "airbag"}},

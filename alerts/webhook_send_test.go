@@ -214,7 +214,7 @@ func TestHookService_Keys(t *testing.T) {
 		t.Fatalf("a third endpoint: %v, want the cap's 400", err)
 	}
 	bad, typ, ev := "http://example.ca/hook", "boat", []string{"recall.deleted"}
-	_, err = g.svc.Create(ctx, "k3", &rappel.WebhookRequest{URL: &bad, RecallType: &typ, Events: &ev})
+	_, err = g.svc.Create(ctx, "k3", &rappel.WebhookRequest{URL: &bad, Filters: rappel.FilterValues{RecallType: typ}, Events: &ev})
 	e, ok := err.(*rappel.Error)
 	if !ok || e.Code != rappel.EINVALID || len(e.Items) != 3 {
 		t.Fatalf("a bad body: %v; want 3 items", err)

@@ -23,8 +23,40 @@ import (
 // to import the standard library only (RATIONALE.md, the domain package).
 var domainNames rappel.DomainNames = idn.Names{}
 
-// subscribeFields are the body fields of POST /recall/alerts/subscribe.
-var subscribeFields = []string{"email", "q", "agency", "recall_type", "hazard_class", "allergen", "lang"}
+// subscribeFields are the body fields of POST /recall/alerts/subscribe:
+// the filters a saved search takes under their Field names.
+var subscribeFields = slices.Concat([]string{"email", "q"}, bodyFilters(true), []string{"lang"})
+
+// bodyFilters are the names of the filters a request body takes: those
+// InAlerts under their Field names for a subscription (alerts), every
+// filter under its Param name for a webhook.
+func bodyFilters(alerts bool) []string {
+	var names []string
+	for _, f := range rappel.Filters {
+		switch {
+		case alerts && f.InAlerts:
+			names = append(names, f.Field)
+		case !alerts:
+			names = append(names, f.Param)
+		}
+	}
+	return names
+}
+
+// filterTargets adds to dst, for decodeFields, where each filter named by
+// bodyFilters(alerts) is decoded to in fv.
+func filterTargets(dst map[string]any, fv *rappel.FilterValues, alerts bool) map[string]any {
+	for i := range rappel.Filters {
+		f := &rappel.Filters[i]
+		switch {
+		case alerts && f.InAlerts:
+			dst[f.Field] = f.Of(fv)
+		case !alerts:
+			dst[f.Param] = f.Of(fv)
+		}
+	}
+	return dst
+}
 
 // maxSubscribeBody bounds the subscribe body: its fields are short.
 const maxSubscribeBody = 8 << 10
@@ -85,8 +117,8 @@ func (s *Server) subscribe(w http.ResponseWriter, r *http.Request) error {
 // decoding found nothing wrong; Validate checks the values.
 func decodeSubscribe(r *http.Request) (*rappel.SubscribeRequest, error) {
 	req := &rappel.SubscribeRequest{}
-	items, err := decodeFields(r, maxSubscribeBody, subscribeExample, subscribeFields, map[string]any{"email": &req.Email, "q": &req.Q,
-		"agency": &req.Agency, "recall_type": &req.RecallType, "hazard_class": &req.HazardClass, "allergen": &req.Allergen, "lang": &req.Lang})
+	items, err := decodeFields(r, maxSubscribeBody, subscribeExample, subscribeFields, filterTargets(map[string]any{"email": &req.Email, "q": &req.Q,
+		"lang": &req.Lang}, &req.Filters, true))
 	if err != nil {
 		return nil, err
 	}

@@ -722,6 +722,9 @@ func (g *diffGen) searchQuery(cursor bool) query {
 	if g.chance(12) {
 		q = q.add("category", g.category())
 	}
+	if g.chance(6) {
+		q = q.add("recall_status", pick(g, rappel.Statuses))
+	}
 	if g.chance(20) || (!hasQ && g.chance(30)) {
 		a, b := g.date(), g.date()
 		if a > b {
@@ -1004,9 +1007,11 @@ const vinYears = "ABCDEFGHJKLMNPRSTVWXY123456789"
 func (g *diffGen) vinTarget() string {
 	row := pick(g, g.vins)
 	vin := row.vin
+	// A VIN codes model years from 1980 on (vinYears).
 	if ys := g.yearsOf[kv.NormalizeVehicle(row.make)]; len(ys) > 0 && g.chance(60) {
-		y := pick(g, ys)
-		vin = withVINCheck(vin[:9] + string(vinYears[(y-1980)%30]) + vin[10:])
+		if y := pick(g, ys); y >= 1980 {
+			vin = withVINCheck(vin[:9] + string(vinYears[(y-1980)%30]) + vin[10:])
+		}
 	}
 	switch g.intn(6) {
 	case 0:

@@ -27,7 +27,7 @@ type facetsPage struct {
 // facetGroupBy is the group_by of GET /recall/stats each facet counts as.
 var facetGroupBy = map[string]string{
 	"recall_type": "recall_type", "recall_agency": "agency", "hazard_class": "hazard_class",
-	"allergen": "allergen", "category": "category", "year": "year",
+	"allergen": "allergen", "category": "category", "recall_status": "status", "year": "year",
 }
 
 // facetFilter returns v narrowed to the records holding value of facet,
@@ -124,7 +124,7 @@ func checkFacetsMatchFilters(t *testing.T, e *searchEnv, v url.Values) {
 			total += g.Count
 		}
 		// Every record has exactly one of these.
-		if (facet == "recall_type" || facet == "recall_agency" || facet == "year") && total != p.Count {
+		if (facet == "recall_type" || facet == "recall_agency" || facet == "recall_status" || facet == "year") && total != p.Count {
 			t.Errorf("%s: facet %s adds up to %d of %d matches", v.Encode(), facet, total, p.Count)
 		}
 	}
@@ -184,7 +184,7 @@ func TestFacets_Shape(t *testing.T) {
 func TestFacets_BadInput(t *testing.T) {
 	e := mustSearchEnv(t, corpusRecords(20, 23))
 	for _, c := range []struct{ query, msg string }{
-		{"facets=foo", "Query parameter 'facets' should be facet names separated by commas, not 'foo'; use 'recall_type', 'recall_agency', 'hazard_class', 'allergen', 'category' or 'year'."},
+		{"facets=foo", "Query parameter 'facets' should be facet names separated by commas, not 'foo'; use 'category', 'recall_type', 'recall_agency', 'hazard_class', 'allergen', 'recall_status' or 'year'."},
 		{"facets=year,recal_type", "Query parameter 'facets' should be facet names separated by commas, not 'recal_type'; did you mean 'recall_type'?"},
 		{"facets=year&facets=category", "Query parameter 'facets' was given 2 times; give it once."},
 		{"facets=year,year", "Query parameter 'facets' names 'year' twice; give each facet once."},

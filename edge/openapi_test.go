@@ -790,3 +790,82 @@ func (d *openAPI) checkBody(tb testing.TB, what string, doc map[string]any, loc 
 		tb.Errorf("%s: the body does not match the document:\n%v\nbody: %.600s", what, err, body)
 	}
 }
+
+// TestOpenAPI_Filters checks the document against the table of filters
+// (rappel.Filters): each is a query parameter of GET /recall with its
+// vocabulary, a field of a webhook's body and view under its Param, a
+// field of a subscription's body under its Field when saved searches
+// take it, and a group of GET /recall/stats. Adding a filter to the table
+// without documenting it fails here, naming what is missing.
+func TestOpenAPI_Filters(t *testing.T) {
+	d := mustOpenAPI(t)
+	ops := d.operations(t)
+	// enumOf returns the enum a schema allows (through $ref and an anyOf
+	// with null), nil for one without.
+	var enumOf func(v any) []string
+	enumOf = func(v any) []string {
+		s := d.deref(t, v)
+		if alts, ok := s["anyOf"].([]any); ok {
+			for _, a := range alts {
+				if e := enumOf(a); e != nil {
+					return e
+				}
+			}
+			return nil
+		}
+		var out []string
+		enum, _ := s["enum"].([]any)
+		for _, x := range enum {
+			out = append(out, x.(string))
+		}
+		return out
+	}
+	props := func(name string) map[string]any {
+		return d.deref(t, map[string]any{"$ref": "#/components/schemas/" + name})["properties"].(map[string]any)
+	}
+	queryParam := func(key, name string) map[string]any {
+		for _, p := range ops[key]["parameters"].([]any) {
+			if pm := d.deref(t, p); pm["name"] == name {
+				return pm
+			}
+		}
+		return nil
+	}
+	sameEnum := func(what string, schema any, f *rappel.Filter) {
+		t.Helper()
+		var want []string
+		if !f.Free() {
+			want = slices.Sorted(slices.Values(f.Vocab()))
+		}
+		if got := slices.Sorted(slices.Values(enumOf(schema))); !slices.Equal(got, want) {
+			t.Errorf("filter %s: %s allows %v, the filter takes %v", f.Param, what, got, want)
+		}
+	}
+	subscribe, webhook, view := props("SubscribeRequest"), props("WebhookRequest"), props("WebhookFields")
+	for i := range rappel.Filters {
+		f := &rappel.Filters[i]
+		if p := queryParam("GET /recall", f.Param); p == nil {
+			t.Errorf("filter %s: GET /recall documents no query parameter %q", f.Param, f.Param)
+		} else {
+			sameEnum("GET /recall's parameter", p["schema"], f)
+		}
+		for what, schema := range map[string]map[string]any{"WebhookRequest": webhook, "WebhookFields": view} {
+			if s, ok := schema[f.Param]; !ok {
+				t.Errorf("filter %s: %s has no property %q", f.Param, what, f.Param)
+			} else {
+				sameEnum(what, s, f)
+			}
+		}
+		switch s, ok := subscribe[f.Field]; {
+		case f.InAlerts && !ok:
+			t.Errorf("filter %s: SubscribeRequest has no property %q", f.Param, f.Field)
+		case !f.InAlerts && ok:
+			t.Errorf("filter %s: SubscribeRequest has a property %q, and saved searches do not take the filter", f.Param, f.Field)
+		case ok:
+			sameEnum("SubscribeRequest", s, f)
+		}
+		if !rappel.StatsGroupFields.Has(f.Field) {
+			t.Errorf("filter %s: %q is not a group_by of GET /recall/stats", f.Param, f.Field)
+		}
+	}
+}

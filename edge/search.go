@@ -24,7 +24,7 @@ var (
 
 // recallParams are the query parameters GET /recall accepts.
 var recallParams = slices.Concat(
-	[]string{"q", "category", "recall_type", "recall_agency", "hazard_class", "allergen"},
+	[]string{"q"}, rappel.FilterParams(),
 	issuedAfterNames, issuedBeforeNames,
 	[]string{"sort_by", "sort_order", "limit", "offset", "cursor", "lang", "typos", "prefix", "relax", "facets", "highlight"})
 
@@ -223,21 +223,23 @@ func filtersOf(p *params) (*rappel.Search, error) {
 	return q, nil
 }
 
-// filterEnums reads the filters of a search that take a vocabulary, and
-// lang.
+// filterEnums reads the filters of a search (rappel.Filters) and lang;
+// a free-text filter's value is kept as sent, the index folds it.
 func filterEnums(p *params) *rappel.Search {
-	return &rappel.Search{
-		RecallType:  p.enum("recall_type", rappel.RecallTypes),
-		Agency:      p.enum("recall_agency", rappel.KnownAgencies()),
-		HazardClass: p.enum("hazard_class", rappel.HazardClasses),
-		Allergen:    p.enum("allergen", rappel.Allergens),
-		Lang:        p.enum("lang", rappel.Langs),
+	q := &rappel.Search{Lang: p.enum("lang", rappel.Langs)}
+	for i := range rappel.Filters {
+		f := &rappel.Filters[i]
+		if f.Free() {
+			*f.Of(&q.FilterValues), _ = p.str(f.Param)
+		} else {
+			*f.Of(&q.FilterValues) = p.enum(f.Param, f.Vocab())
+		}
 	}
+	return q
 }
 
-// readText reads category, q and how q matches (typos, prefix) into q.
+// readText reads q and how q matches (typos, prefix) into q.
 func readText(p *params, q *rappel.Search) error {
-	q.Category, _ = p.str("category")
 	if v, ok := p.str("q"); ok && v != "" {
 		parsed, err := rappel.ParseQuery(v)
 		var qe *rappel.QueryError

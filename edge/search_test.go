@@ -640,3 +640,35 @@ func mustSnapshot(tb testing.TB, recs []*rappel.Record) *index.Snapshot {
 	}
 	return snap
 }
+
+// TestSearch_RecallStatus follows CONTRIBUTING.md's recipe for a new
+// filter through the real router: recall_status, one entry of
+// rappel.Filters, keeps the records of one status in GET /recall, walks
+// with cursors, is a facet that counts what it filters, and names the
+// nearest value when misspelled.
+func TestSearch_RecallStatus(t *testing.T) {
+	e := mustSearchEnv(t, corpusRecords(corpusSize, 1))
+	for _, st := range rappel.Statuses {
+		v := vals("recall_status", st)
+		want := e.expect(func(r *rappel.Record) bool { return r.Status == st }, rappel.SortDate, false)
+		if len(want) == 0 {
+			t.Fatalf("the corpus has no %s record: the test checks nothing", st)
+		}
+		if got := e.all(t, v); !slices.Equal(got, want) {
+			t.Errorf("recall_status=%s: got %d records, want %d", st, len(got), len(want))
+		}
+		if got := slices.Concat(e.walk(t, v, 7)...); !slices.Equal(got, want) {
+			t.Errorf("recall_status=%s walked with cursors: got %d records, want %d", st, len(got), len(want))
+		}
+		food := e.expect(func(r *rappel.Record) bool { return r.Status == st && r.RecallType == rappel.TypeFood }, rappel.SortDate, false)
+		if got := e.all(t, with(v, "recall_type", rappel.TypeFood)); !slices.Equal(got, food) {
+			t.Errorf("recall_status=%s&recall_type=food: got %d records, want %d", st, len(got), len(food))
+		}
+	}
+	checkFacetsMatchFilters(t, e, vals())
+	checkFacetsMatchFilters(t, e, vals("recall_status", rappel.StatusArchived))
+	status, body := e.get(t, "recall_status=archive")
+	if status != http.StatusUnprocessableEntity || !strings.Contains(string(body), "did you mean 'archived'") {
+		t.Errorf("recall_status=archive: %d %s; want a 422 naming 'archived'", status, body)
+	}
+}

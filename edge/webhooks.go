@@ -2,12 +2,14 @@ package edge
 
 import (
 	"net/http"
+	"slices"
 
 	"github.com/rappel-ca/rappel"
 )
 
 // webhookFields are the body fields of POST /recall/webhooks.
-var webhookFields = []string{"url", "q", "recall_agency", "recall_type", "hazard_class", "allergen", "category", "events"}
+// The filters are every filter under its Param name.
+var webhookFields = slices.Concat([]string{"url", "q"}, bodyFilters(false), []string{"events"})
 
 // maxWebhookBody bounds the body of POST /recall/webhooks: a URL of up to
 // 2 KiB and short filters.
@@ -47,9 +49,8 @@ func callerKey(w http.ResponseWriter) (string, error) {
 // depend on the server's settings are checked once the body decodes.
 func decodeWebhook(r *http.Request) (*rappel.WebhookRequest, error) {
 	req := &rappel.WebhookRequest{}
-	items, err := decodeFields(r, maxWebhookBody, webhookExample, webhookFields, map[string]any{"url": &req.URL, "q": &req.Q,
-		"recall_agency": &req.Agency, "recall_type": &req.RecallType, "hazard_class": &req.HazardClass,
-		"allergen": &req.Allergen, "category": &req.Category, "events": &req.Events})
+	items, err := decodeFields(r, maxWebhookBody, webhookExample, webhookFields, filterTargets(map[string]any{"url": &req.URL, "q": &req.Q,
+		"events": &req.Events}, &req.Filters, false))
 	if err != nil {
 		return nil, err
 	}

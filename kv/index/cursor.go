@@ -39,8 +39,15 @@ const (
 // filters, dates and sort. Limit and lang may change between pages.
 func queryHash(q *rappel.Search) uint64 {
 	h := sha256.New()
-	for _, part := range []string{q.Query.String(), q.Category, q.RecallType, q.Agency, q.HazardClass, q.Allergen,
-		q.IssuedAfter, q.IssuedBefore, sortOf(q)} {
+	parts := []string{q.Query.String()}
+	// A filter counts when set, by its name: adding a filter to the table
+	// leaves the cursors of searches without it valid.
+	for i := range rappel.Filters {
+		if v := *rappel.Filters[i].Of(&q.FilterValues); v != "" {
+			parts = append(parts, rappel.Filters[i].Param+"="+v)
+		}
+	}
+	for _, part := range append(parts, q.IssuedAfter, q.IssuedBefore, sortOf(q)) {
 		h.Write([]byte(part))
 		h.Write([]byte{0})
 	}

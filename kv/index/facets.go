@@ -11,14 +11,13 @@ import (
 // /recall/stats for the same records, and its count is what GET /recall
 // counts with that value as a filter (the statistics of the filter fields
 // share the filters' bitmaps).
-var facetStats = map[string]string{
-	"recall_type":    "recall_type",
-	"recall_agency":  "agency",
-	"hazard_class":   "hazard_class",
-	"allergen":       "allergen",
-	"category":       "category",
-	rappel.GroupYear: rappel.GroupYear,
-}
+var facetStats = func() map[string]string {
+	m := map[string]string{rappel.GroupYear: rappel.GroupYear}
+	for _, f := range rappel.Filters {
+		m[f.Param] = f.Field
+	}
+	return m
+}()
 
 // matchCount returns how many documents of match hold value i of f: the
 // overlap of two bitmaps, or for a range field (documents are in

@@ -42,10 +42,10 @@ func TestFacets_Records(t *testing.T) {
 	}
 	for _, q := range []*rappel.Search{
 		{},
-		{RecallType: rappel.TypeVehicle},
-		{Category: "dairy", IssuedAfter: "2001-03-04"},
-		{Allergen: "milk", IssuedBefore: "2010-12-31"},
-		{Agency: rappel.AgencyCFIA, HazardClass: "class_2"},
+		{FilterValues: rappel.FilterValues{RecallType: rappel.TypeVehicle}},
+		{IssuedAfter: "2001-03-04", FilterValues: rappel.FilterValues{Category: "dairy"}},
+		{IssuedBefore: "2010-12-31", FilterValues: rappel.FilterValues{Allergen: "milk"}},
+		{FilterValues: rappel.FilterValues{Agency: rappel.AgencyCFIA, HazardClass: "class_2"}},
 		{IssuedAfter: "1999-01-01", IssuedBefore: "1999-12-31"},
 	} {
 		q.Facets = rappel.FacetFields

@@ -239,16 +239,14 @@ func dayOf(date string) int32 {
 	return int32(t.Unix() / 86400)
 }
 
-// Filter fields.
-const (
-	filterType        = "recall_type"
-	filterAgency      = "agency"
-	filterHazardClass = "hazard_class"
-	filterAllergen    = "allergen"
-	filterCategory    = "category"
-	filterStatus      = "status"
-)
+// filterCategory names the bitmaps of the category filter, which
+// statistics and views treat apart from the others' (its values are
+// folded, and one no record holds is an error). Every filter's bitmaps are
+// under its rappel.Filter.Field.
+const filterCategory = "category"
 
+// addFilters adds doc to the bitmap of each value of r that a filter
+// (rappel.Filters) matches, free-text values in CategoryKey's form.
 func (s *Snapshot) addFilters(doc int32, r *rappel.Record) {
 	add := func(field, value string) {
 		if value == "" {
@@ -266,19 +264,14 @@ func (s *Snapshot) addFilters(doc int32, r *rappel.Record) {
 		}
 		bm.Add(uint32(doc))
 	}
-	add(filterType, r.RecallType)
-	add(filterAgency, r.Agency)
-	add(filterHazardClass, r.HazardClass)
-	add(filterStatus, r.Status)
-	for _, a := range r.Allergens {
-		add(filterAllergen, a)
-	}
-	cats := append([]string{r.Category}, r.Categories...)
-	if tr := r.Translations.FR; tr != nil {
-		cats = append(cats, tr.Category)
-	}
-	for _, c := range cats {
-		add(filterCategory, CategoryKey(c))
+	for i := range rappel.Filters {
+		f := &rappel.Filters[i]
+		for _, v := range f.Values(r) {
+			if f.Free() {
+				v = CategoryKey(v)
+			}
+			add(f.Field, v)
+		}
 	}
 }
 

@@ -213,25 +213,20 @@ func (s *Snapshot) match(ctx context.Context, q *rappel.Search, strict bool, exp
 		exp = &expansion{} // the terms alone
 	}
 	var ands []*roaring.Bitmap
-	if q.Category != "" {
-		bm := s.filters[filterCategory][CategoryKey(q.Category)]
-		switch {
-		case bm == nil && strict:
-			return nil, unknownCategory(q.Category, s.categories)
-		case bm == nil:
-			return roaring.New(), nil
-		}
-		ands = append(ands, bm)
-	}
-	for _, f := range []struct{ field, value string }{
-		{filterType, q.RecallType}, {filterAgency, q.Agency}, {filterHazardClass, q.HazardClass},
-		{filterAllergen, q.Allergen},
-	} {
-		if f.value == "" {
+	for i := range rappel.Filters {
+		f := &rappel.Filters[i]
+		v := *f.Of(&q.FilterValues)
+		if v == "" {
 			continue
 		}
-		bm := s.filters[f.field][f.value]
-		if bm == nil {
+		if f.Free() {
+			v = CategoryKey(v)
+		}
+		bm := s.filters[f.Field][v]
+		switch {
+		case bm == nil && f.Free() && strict:
+			return nil, unknownCategory(*f.Of(&q.FilterValues), s.categories)
+		case bm == nil:
 			return roaring.New(), nil
 		}
 		ands = append(ands, bm)

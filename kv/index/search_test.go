@@ -104,11 +104,11 @@ func TestSnapshot_Search_CursorWalk(t *testing.T) {
 	for _, q := range []rappel.Search{
 		{Limit: 7},
 		{Limit: 7, SortBy: rappel.SortPublished, Ascending: true},
-		{Limit: 7, SortBy: rappel.SortDate, Ascending: true, Category: "dairy"},
+		{Limit: 7, SortBy: rappel.SortDate, Ascending: true, FilterValues: rappel.FilterValues{Category: "dairy"}},
 		{Limit: 7, Query: mustQuery(t, "cheese OR brakes")},
 		{Limit: 7, Query: mustQuery(t, "cheese"), SortBy: rappel.SortRelevance},
 	} {
-		all := search(t, s, &rappel.Search{Limit: 500, Query: q.Query, SortBy: q.SortBy, Ascending: q.Ascending, Category: q.Category})
+		all := search(t, s, &rappel.Search{Limit: 500, Query: q.Query, SortBy: q.SortBy, Ascending: q.Ascending, FilterValues: rappel.FilterValues{Category: q.Category}})
 		want := ids(t, all)
 		var got []string
 		cur := q
@@ -134,7 +134,7 @@ func TestSnapshot_Search_CursorErrors(t *testing.T) {
 	p := search(t, s, &rappel.Search{Limit: 5})
 	for name, q := range map[string]rappel.Search{
 		"Tampered":     {Limit: 5, Cursor: tamper(p.NextCursor)},
-		"OtherQuery":   {Limit: 5, Cursor: p.NextCursor, RecallType: rappel.TypeFood},
+		"OtherQuery":   {Limit: 5, Cursor: p.NextCursor, FilterValues: rappel.FilterValues{RecallType: rappel.TypeFood}},
 		"Garbage":      {Limit: 5, Cursor: "not a cursor!"},
 		"WithValue":    {Limit: 5, Cursor: p.NextCursor, SortBy: rappel.SortValue},
 		"WithOffset":   {Limit: 5, Cursor: p.NextCursor, Offset: 5},
@@ -198,7 +198,7 @@ func TestSnapshot_Search_Dates(t *testing.T) {
 
 func TestSnapshot_Search_UnknownCategory(t *testing.T) {
 	s := mustBuild(t, testCorpus(20))
-	_, err := s.View().Search(context.Background(), checked(t, &rappel.Search{Category: "Dary"}))
+	_, err := s.View().Search(context.Background(), checked(t, &rappel.Search{FilterValues: rappel.FilterValues{Category: "Dary"}}))
 	// The index names the category and the nearest one, not where in a
 	// request it came from: the edge places it.
 	var ue *rappel.UnknownError
@@ -269,14 +269,14 @@ func BenchmarkSnapshot_Search(b *testing.B) {
 		q    rappel.Search
 	}{
 		{"no_q", rappel.Search{}},
-		{"one_filter", rappel.Search{RecallType: rappel.TypeFood}},
+		{"one_filter", rappel.Search{FilterValues: rappel.FilterValues{RecallType: rappel.TypeFood}}},
 		{"common_word", rappel.Search{Query: mustQuery(b, "recall")}},
 		{"rare_word", rappel.Search{Query: mustQuery(b, "sulphites")}},
 		{"two_word_and", rappel.Search{Query: mustQuery(b, "cheese listeria")}},
 		{"or", rappel.Search{Query: mustQuery(b, "listeria OR salmonella")}},
 		{"phrase", rappel.Search{Query: mustQuery(b, `"air bag"`)}},
 		{"negation", rappel.Search{Query: mustQuery(b, "recall -food")}},
-		{"q_filters_dates", rappel.Search{Query: mustQuery(b, "brakes"), RecallType: rappel.TypeVehicle, IssuedAfter: "2015-01-01", IssuedBefore: "2024-12-31"}},
+		{"q_filters_dates", rappel.Search{Query: mustQuery(b, "brakes"), FilterValues: rappel.FilterValues{RecallType: rappel.TypeVehicle}, IssuedAfter: "2015-01-01", IssuedBefore: "2024-12-31"}},
 		{"cursor_page", rappel.Search{Cursor: first.NextCursor}},
 		{"sort_published_asc", rappel.Search{SortBy: rappel.SortPublished, Ascending: true}},
 		{"relevance", rappel.Search{Query: mustQuery(b, "peanut"), SortBy: rappel.SortRelevance}},

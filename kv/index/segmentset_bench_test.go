@@ -88,7 +88,7 @@ func BenchmarkSegments_SearchDuringRefresh(b *testing.B) {
 	seg, store, recs := benchSegments(b)
 	ctx := context.Background()
 	queries := []*rappel.Search{{Limit: 100}, {Limit: 20, Query: mustQuery(b, "salmonella")},
-		{Limit: 20, Query: mustQuery(b, `"peanut butter"`)}, {Limit: 20, RecallType: "food", SortBy: rappel.SortPublished}}
+		{Limit: 20, Query: mustQuery(b, `"peanut butter"`)}, {Limit: 20, SortBy: rappel.SortPublished, FilterValues: rappel.FilterValues{RecallType: "food"}}}
 	run := func(n int) []time.Duration {
 		lat := make([]time.Duration, 0, n)
 		for i := range n {

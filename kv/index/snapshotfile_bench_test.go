@@ -111,7 +111,7 @@ func BenchmarkSegment_Search(b *testing.B) {
 		q    rappel.Search
 	}{
 		{"page100", rappel.Search{Limit: 100}},
-		{"filter", rappel.Search{Limit: 20, RecallType: "vehicle"}},
+		{"filter", rappel.Search{Limit: 20, FilterValues: rappel.FilterValues{RecallType: "vehicle"}}},
 		{"common", rappel.Search{Limit: 20, Query: mustQuery(b, "recall")}},
 		{"rare", rappel.Search{Limit: 20, Query: mustQuery(b, "salmonella")}},
 		{"phrase", rappel.Search{Limit: 20, Query: mustQuery(b, `"peanut butter"`)}},

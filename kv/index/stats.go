@@ -44,13 +44,15 @@ func (f *statsField) count(i, hi, n int) int {
 
 // filterStats are the group_by fields that share GET /recall's filter
 // bitmaps, so that their counts are those of the filter by construction.
-var filterStats = map[string]string{
-	"recall_type":  filterType,
-	"agency":       filterAgency,
-	"status":       filterStatus,
-	"hazard_class": filterHazardClass,
-	"allergen":     filterAllergen,
-}
+var filterStats = func() []string {
+	var fields []string
+	for _, f := range rappel.Filters {
+		if !f.Free() {
+			fields = append(fields, f.Field)
+		}
+	}
+	return fields
+}()
 
 // ownStats are the group_by fields indexed for statistics alone, with the
 // value (scalar fields) or values (list fields) each record holds.
@@ -199,8 +201,8 @@ func (s *Snapshot) finishStats(b *statsBuilder) {
 		return f
 	}
 	same := func(v string) string { return v }
-	for field, filter := range filterStats {
-		s.stats[field] = fromMap(s.filters[filter], same)
+	for _, field := range filterStats {
+		s.stats[field] = fromMap(s.filters[field], same)
 	}
 	for field, vals := range b.own {
 		for _, bm := range vals {

@@ -24,7 +24,7 @@ func SubscriptionStore(t *testing.T, newStores func(t *testing.T) (a, b rappel.S
 	st, other := newStores(t)
 	t0 := time.Date(2026, 11, 22, 4, 0, 0, 123456789, time.UTC)
 	sub := &rappel.Subscription{ID: "sub-1", Email: "ana@example.ca", Lang: rappel.LangFR, Status: rappel.SubPending, CreatedAt: t0,
-		Search: rappel.AlertSearch{Q: "peanut cookies", Allergen: "peanut"}}
+		Search: rappel.AlertSearch{Q: "peanut cookies", FilterValues: rappel.FilterValues{Allergen: "peanut"}}}
 	confirm, unsub := tokenHash("confirm-1"), tokenHash("unsub-1")
 	if err := st.CreateSubscription(ctx, sub, map[string][32]byte{rappel.TokenConfirm: confirm, rappel.TokenUnsubscribe: unsub}); err != nil {
 		t.Fatalf("CreateSubscription: %v", err)

@@ -18,7 +18,7 @@ func WebhookStore(t *testing.T, newStores func(t *testing.T) (a, b rappel.Webhoo
 	t0 := time.Date(2026, 11, 22, 5, 0, 0, 0, time.UTC)
 	hook := func(id, key string, at time.Time) *rappel.Webhook {
 		return &rappel.Webhook{ID: id, Key: key, URL: "https://hooks.example.ca/" + id, Events: []string{rappel.EventRecallCreated},
-			Search: rappel.AlertSearch{Q: "cheese", Category: "Dairy"}, Secret: "whsec_c2VjcmV0", Status: rappel.WebhookEnabled, CreatedAt: at}
+			Search: rappel.AlertSearch{Q: "cheese", FilterValues: rappel.FilterValues{Category: "Dairy"}}, Secret: "whsec_c2VjcmV0", Status: rappel.WebhookEnabled, CreatedAt: at}
 	}
 	t.Run("CRUD", func(t *testing.T) {
 		a, b := newStores(t)
