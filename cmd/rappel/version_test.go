@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"github.com/rappel-ca/rappel/edge"
 	"github.com/rappel-ca/rappel/internal/buildinfo"
 	"github.com/rappel-ca/rappel/plugins/plugintest"
 )
@@ -81,9 +82,10 @@ func TestBinary(t *testing.T) {
 
 	t.Run("Version", func(t *testing.T) {
 		want := "rappel " + stamp.Version + "\ncommit " + stamp.Commit + "\nbuilt  " + stamp.BuildDate + "\ngo     go"
+		api := "\napi    " + edge.APIVersion + "\n"
 		for _, arg := range []string{"version", "--version", "-version"} {
 			code, stdout, stderr := runBinary(t, bin, env, arg)
-			if code != 0 || !strings.HasPrefix(stdout, want) || stderr != "" {
+			if code != 0 || !strings.HasPrefix(stdout, want) || !strings.HasSuffix(stdout, api) || stderr != "" {
 				t.Errorf("rappel %s: exit %d, stdout %q, stderr %q; want 0 and %q", arg, code, stdout, stderr, want)
 			}
 		}
