@@ -227,11 +227,13 @@ func testBinaryServe(t *testing.T, bin string) {
 	body, _ := io.ReadAll(res.Body)
 	res.Body.Close()
 	var h struct {
-		Build buildinfo.Info `json:"build"`
+		Build      buildinfo.Info `json:"build"`
+		APIVersion string         `json:"api_version"`
 	}
 	if res.StatusCode != http.StatusOK || json.Unmarshal(body, &h) != nil ||
-		h.Build.Version != stamp.Version || h.Build.Commit != stamp.Commit || h.Build.BuildDate != stamp.BuildDate || !strings.HasPrefix(h.Build.GoVersion, "go") {
-		t.Errorf("GET /health = %d %s, want the stamped build", res.StatusCode, body)
+		h.Build.Version != stamp.Version || h.Build.Commit != stamp.Commit || h.Build.BuildDate != stamp.BuildDate || !strings.HasPrefix(h.Build.GoVersion, "go") ||
+		h.APIVersion != edge.APIVersion {
+		t.Errorf("GET /health = %d %s, want the stamped build and api_version %s", res.StatusCode, body, edge.APIVersion)
 	}
 
 	res, err = http.Get("http://" + metrics + "/metrics")
