@@ -177,9 +177,10 @@ func readDeprecation(feature string, f docDeprecable) (*deprecation, error) {
 	return &deprecation{feature: feature, since: since, sunset: sunset, notice: f.Notice}, nil
 }
 
-// deprecations returns the table of the Server's document, read once.
-// The embedded document is checked by a test; one set by a caller that
-// does not read stops Handler, not a request.
+// deprecations returns the table of the Server's document, read once,
+// when the router is built. A malformed deprecation panics there, at
+// start, rather than sending wrong dates: a test checks the embedded
+// document, and one set in OpenAPI is the caller's wiring.
 func (s *Server) deprecations() deprecationTable {
 	s.deprecationOnce.Do(func() {
 		doc := s.OpenAPI
