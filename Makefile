@@ -229,6 +229,16 @@ test: prereqs bundle docs $(REDOCLY)
 	RAPPEL_TEST_BUNDLE=1 $(GO) test -count=1 -timeout 20m ./...
 	cd cmd/rappel-bench && $(GO) vet ./... && $(GO) test -count=1 ./...
 
+# `make api-diff` prints, for a person, what changed between the last
+# released API description (edge/openapi-released.json, the baseline) and
+# edge/openapi.json, in oasdiff's words, breaking changes first. The check
+# that fails a build on a break is a test, `go test ./internal/apicompat`
+# (docs/api.md, "Versioning and deprecation"); oasdiff is pinned in go.mod
+# as a tool.
+.PHONY: api-diff
+api-diff:
+	$(GO) tool oasdiff changelog edge/openapi-released.json edge/openapi.json
+
 fuzz:
 	$(GO) test -run='^$$' -fuzz=FuzzParseGTIN -fuzztime=30s .
 

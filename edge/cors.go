@@ -8,8 +8,9 @@ var (
 	// headerExposeHeaders lists the response headers a page's script may
 	// read beyond the safelisted ones: the validator to revalidate with,
 	// the rate limit state, a search's cost, the export's count and change
-	// feed cursor, and the id to quote in a support request.
-	headerExposeHeaders = []string{"ETag, RateLimit, RateLimit-Policy, Rappel-Changes-Cursor, Rappel-Count, Rappel-Dataset, Retry-After, Search-Cost, X-Request-Id"}
+	// feed cursor, the id to quote in a support request, and what says a
+	// feature is deprecated (deprecation.go).
+	headerExposeHeaders = []string{"Deprecation, ETag, Link, RateLimit, RateLimit-Policy, Rappel-Changes-Cursor, Rappel-Count, Rappel-Dataset, Retry-After, Search-Cost, Sunset, X-Request-Id"}
 	// headerAllowMethods includes POST for subscribing to alerts from a
 	// web page; admin calls stay out of reach of pages because x-admin-key
 	// is not an allowed header.

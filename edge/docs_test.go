@@ -49,7 +49,7 @@ func TestDocs_Files(t *testing.T) {
 	if csp := resp.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "script-src 'self'") || !strings.Contains(csp, "default-src 'none'") {
 		t.Errorf("GET /docs: Content-Security-Policy %q", csp)
 	}
-	for _, want := range []string{html.EscapeString(openAPIInfo.Title) + " 0.1.0", `data-spec-url="/openapi.json"`} {
+	for _, want := range []string{html.EscapeString(openAPIInfo.Title) + " " + openAPIInfo.Version, `data-spec-url="/openapi.json"`} {
 		if !bytes.Contains(page, []byte(want)) {
 			t.Errorf("the page does not hold %q:\n%s", want, page)
 		}

@@ -32,6 +32,9 @@ type health struct {
 	// Build says which binary answers, so that a rollout can be followed
 	// node by node from the load balancer's side.
 	Build buildinfo.Info `json:"build"`
+	// APIVersion is the version of the API the node serves (APIVersion),
+	// which a client checks its major against.
+	APIVersion string `json:"api_version"`
 	// Storage is there while the node's storage fails its writes: status
 	// is then "degraded".
 	Storage *storageFault `json:"storage,omitempty"`
@@ -89,7 +92,7 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) error {
 			"No recall data is loaded yet, so this node cannot answer; retry shortly or use another node.")
 	}
 	info := snap.Info()
-	h := health{Status: "ok", Records: snap.Len(), DatasetSource: info.Source, DatasetKind: datasetKind(info), DatasetVersion: info.Version, Feeds: s.feeds(), Build: s.Build, Coverage: healthCoverage(snap)}
+	h := health{Status: "ok", Records: snap.Len(), DatasetSource: info.Source, DatasetKind: datasetKind(info), DatasetVersion: info.Version, Feeds: s.feeds(), Build: s.Build, APIVersion: APIVersion, Coverage: healthCoverage(snap)}
 	if s.Fleet != nil {
 		h.Fleet = s.Fleet()
 	}

@@ -29,6 +29,10 @@ type metrics struct {
 	// exports count the streamed exports by format, their bytes, and those
 	// cut short by format and why (exportCutReasons).
 	exports, exportBytes, exportCuts *prometheus.CounterVec
+	// deprecated counts the requests using a deprecated feature by
+	// feature and key, the keys bounded by deprecatedKeys.
+	deprecated     *prometheus.CounterVec
+	deprecatedKeys deprecatedKeys
 	// api serves /metrics on the API's listener, leaving compression to
 	// its compress middleware; own serves the metrics listener, which has
 	// none, and compresses itself.
@@ -82,6 +86,10 @@ func (s *Server) initMetrics() *metrics {
 			Name: "rappel_export_streams_cut_total",
 			Help: "Exports ended before their data, by format and reason: client_closed (the client closed the connection), client_stalled (it took no bytes for the stall timeout), page_budget (a page missed its query budget), shutdown, server_error.",
 		}, []string{"format", "reason"})
+		m.deprecated = prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "rappel_deprecated_requests_total",
+			Help: "Requests using a route or query parameter the OpenAPI document marks deprecated, by feature (\"GET /recall\", \"GET /recall?date_from\") and caller's key id (\"anonymous\" without a key, \"other\" past 1000 keys).",
+		}, []string{"feature", "key"})
 		s.precreateCounters(m)
 		m.registry.MustRegister(
 			m.duration,
@@ -98,6 +106,7 @@ func (s *Server) initMetrics() *metrics {
 			&fleetCollector{s: s},
 			&backupCollector{s: s},
 			m.exports, m.exportBytes, m.exportCuts,
+			m.deprecated,
 			collectors.NewGoCollector(),
 			collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		)

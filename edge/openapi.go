@@ -37,6 +37,11 @@ var openAPIInfo = func() (info struct{ Title, Version string }) {
 	return info
 }()
 
+// APIVersion is the API's version, the document's info.version
+// (docs/api.md, "Versioning and deprecation"): `rappel version` and GET
+// /health report it. The document is its one home.
+var APIVersion = openAPIInfo.Version
+
 // openAPI answers GET /openapi.json with the API description, as
 // application/json: clients and tools expect that over the registered
 // application/vnd.oai.openapi+json, and it is what the description says.

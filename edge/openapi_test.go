@@ -194,18 +194,31 @@ func docPath(pattern string) string {
 
 var wildcard = regexp.MustCompile(`\{([a-z_]+)(\.\.\.)?\}`)
 
+// semver is a SemVer version without pre-release or build: MAJOR.MINOR.PATCH.
+var semver = regexp.MustCompile(`^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)$`)
+
 func TestOpenAPI_Document(t *testing.T) {
 	d := mustOpenAPI(t)
 	if d.root["openapi"] != "3.1.0" {
 		t.Errorf("openapi = %v, want 3.1.0", d.root["openapi"])
 	}
 	info, _ := d.root["info"].(map[string]any)
-	if info["version"] != "0.1.0" || info["title"] == "" {
-		t.Errorf("info = %v, want version 0.1.0 and a title", info)
+	// The version is SemVer's MAJOR.MINOR.PATCH, the newest release of
+	// CHANGELOG.md (internal/apicompat holds the two together).
+	if v, _ := info["version"].(string); !semver.MatchString(v) || info["title"] == "" {
+		t.Errorf("info = %v, want a version MAJOR.MINOR.PATCH and a title", info)
 	}
-	if openAPIInfo.Version != "0.1.0" || openAPIInfo.Title != info["title"] {
-		t.Errorf("openAPIInfo = %+v", openAPIInfo)
+	if openAPIInfo.Version != info["version"] || APIVersion != info["version"] || openAPIInfo.Title != info["title"] {
+		t.Errorf("openAPIInfo = %+v, APIVersion = %q", openAPIInfo, APIVersion)
 	}
+
+	t.Run("Deprecations", func(t *testing.T) {
+		// The embedded document's deprecations are well formed: a
+		// Server reads them at start and panics on one that is not.
+		if _, err := deprecationsOf(openAPIDoc); err != nil {
+			t.Error(err)
+		}
+	})
 
 	t.Run("MetaSchema", func(t *testing.T) {
 		if err := mustMetaSchema(t, true).Validate(d.root); err != nil {

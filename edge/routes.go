@@ -30,6 +30,9 @@ type route struct {
 	// handle writes the response on success and returns an error
 	// otherwise; Server.fail turns the error into the response.
 	handle func(w http.ResponseWriter, r *http.Request) error
+	// deprecations is what the OpenAPI document marks deprecated of the
+	// route, set by router; nil for a route with nothing deprecated.
+	deprecations *routeDeprecations
 }
 
 var get = []string{http.MethodGet}
@@ -96,10 +99,12 @@ func (s *Server) router(routes []route) http.Handler {
 	mux := http.NewServeMux()
 	var order []string
 	byPattern := map[string]*endpoint{}
+	deprecated := s.deprecations()
 	for _, rt := range routes {
 		if !strings.HasPrefix(rt.pattern, "/") || rt.pattern == "/" {
 			panic(fmt.Sprintf("edge: route pattern %q must be a path other than /, without method or host", rt.pattern))
 		}
+		rt.deprecations = deprecated.deprecationsFor(rt)
 		e := byPattern[rt.pattern]
 		if e == nil {
 			e = &endpoint{s: s}
@@ -269,7 +274,8 @@ func (e *endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // serve authenticates the caller when the route needs a key and applies
 // the key's rate limit and quota (limit.go), parses the query for the
-// handler, and calls the handler.
+// handler, marks a request using a deprecated route or parameter
+// (deprecation.go), and calls the handler.
 func (s *Server) serve(rt *route, w http.ResponseWriter, r *http.Request) error {
 	x := exchangeOf(w)
 	if !rt.public {
@@ -288,5 +294,8 @@ func (s *Server) serve(rt *route, w http.ResponseWriter, r *http.Request) error 
 		return err
 	}
 	x.params = p
+	if rt.deprecations != nil {
+		s.markDeprecated(w, rt.deprecations, &x.params, x.key)
+	}
 	return rt.handle(w, r)
 }

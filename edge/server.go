@@ -156,7 +156,16 @@ type Server struct {
 	// shown in GET /health and as the rappel_build_info metric; NewServer
 	// sets the running binary's.
 	Build buildinfo.Info
+	// OpenAPI is the API description the deprecated routes and parameters
+	// are read from (deprecation.go); nil means the embedded
+	// edge/openapi.json, the one GET /openapi.json serves. Tests set a
+	// copy that marks something deprecated.
+	OpenAPI []byte
 
+	// deprecationTable is what OpenAPI marks deprecated, read once
+	// (deprecations).
+	deprecationOnce  sync.Once
+	deprecationTable deprecationTable
 	// metrics is the Prometheus registry behind GET /metrics (metrics.go).
 	metrics metrics
 	// draining is set by Drain; GET /readyz answers 503 once it is.

@@ -60,7 +60,7 @@ func TestServer_Handler(t *testing.T) {
 		langs  []string // the translations a record body holds
 	}{
 		{name: "Health", target: "/health", header: map[string]string{"X-Gateway-Key": ""}, status: 200,
-			body: `{"status":"ok","records":3,"dataset_updated_at":"2025-03-04T10:06:07Z","dataset_source":"bundle","dataset_kind":"synthetic","feeds":[],"build":{"version":"v1.2.3","commit":"abc123","build_date":"2026-01-02T03:04:05Z","go_version":"go1.26.8"},"coverage":[{"year":2025,"notices":1,"with_products":1,"with_barcode":0,"products_share":1,"barcode_share":0},{"year":2024,"notices":1,"with_products":0,"with_barcode":0,"products_share":0,"barcode_share":0}]}`},
+			body: `{"status":"ok","records":3,"dataset_updated_at":"2025-03-04T10:06:07Z","dataset_source":"bundle","dataset_kind":"synthetic","feeds":[],"build":{"version":"v1.2.3","commit":"abc123","build_date":"2026-01-02T03:04:05Z","go_version":"go1.26.8"},"api_version":"` + APIVersion + `","coverage":[{"year":2025,"notices":1,"with_products":1,"with_barcode":0,"products_share":1,"barcode_share":0},{"year":2024,"notices":1,"with_products":0,"with_barcode":0,"products_share":0,"barcode_share":0}]}`},
 		{name: "HealthHead", method: "HEAD", target: "/health", status: 200, body: ""},
 		{name: "HealthEmpty", server: "empty", target: "/health", status: 503, has: []string{"No recall data is loaded yet"}},
 		{name: "HealthUnknownParam", target: "/health?verbose=1", status: 422,

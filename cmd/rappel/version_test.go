@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"github.com/rappel-ca/rappel/edge"
 	"github.com/rappel-ca/rappel/internal/buildinfo"
 	"github.com/rappel-ca/rappel/plugins/plugintest"
 )
@@ -81,9 +82,10 @@ func TestBinary(t *testing.T) {
 
 	t.Run("Version", func(t *testing.T) {
 		want := "rappel " + stamp.Version + "\ncommit " + stamp.Commit + "\nbuilt  " + stamp.BuildDate + "\ngo     go"
+		api := "\napi    " + edge.APIVersion + "\n"
 		for _, arg := range []string{"version", "--version", "-version"} {
 			code, stdout, stderr := runBinary(t, bin, env, arg)
-			if code != 0 || !strings.HasPrefix(stdout, want) || stderr != "" {
+			if code != 0 || !strings.HasPrefix(stdout, want) || !strings.HasSuffix(stdout, api) || stderr != "" {
 				t.Errorf("rappel %s: exit %d, stdout %q, stderr %q; want 0 and %q", arg, code, stdout, stderr, want)
 			}
 		}
@@ -225,11 +227,13 @@ func testBinaryServe(t *testing.T, bin string) {
 	body, _ := io.ReadAll(res.Body)
 	res.Body.Close()
 	var h struct {
-		Build buildinfo.Info `json:"build"`
+		Build      buildinfo.Info `json:"build"`
+		APIVersion string         `json:"api_version"`
 	}
 	if res.StatusCode != http.StatusOK || json.Unmarshal(body, &h) != nil ||
-		h.Build.Version != stamp.Version || h.Build.Commit != stamp.Commit || h.Build.BuildDate != stamp.BuildDate || !strings.HasPrefix(h.Build.GoVersion, "go") {
-		t.Errorf("GET /health = %d %s, want the stamped build", res.StatusCode, body)
+		h.Build.Version != stamp.Version || h.Build.Commit != stamp.Commit || h.Build.BuildDate != stamp.BuildDate || !strings.HasPrefix(h.Build.GoVersion, "go") ||
+		h.APIVersion != edge.APIVersion {
+		t.Errorf("GET /health = %d %s, want the stamped build and api_version %s", res.StatusCode, body, edge.APIVersion)
 	}
 
 	res, err = http.Get("http://" + metrics + "/metrics")

@@ -154,6 +154,7 @@ var within = map[string][]string{
 	"internal/lograte":     nil,
 	"internal/logline":     nil,
 	"internal/acme":        nil,
+	"internal/apicompat":   nil,
 }
 
 // libraries are the third-party libraries whose use the rules bound, by
@@ -164,7 +165,9 @@ var within = map[string][]string{
 // plugins, the Prometheus client serves /metrics, the OpenTelemetry SDK
 // is set up where the node is wired (packages record spans with the API
 // alone), certmagic and zap are behind internal/acme (TLS), sonic is
-// behind internal/jsonx, roaring and vellum are the search engine's.
+// behind internal/jsonx, roaring and vellum are the search engine's,
+// oasdiff (with its kin-openapi) judges the API description's changes in
+// internal/apicompat, which only tests import.
 var libraries = map[string][]string{
 	"github.com/cockroachdb/pebble":       {"kv", "kv/storetest", "kv/kvtest", "bundle", "cmd/rappel"},
 	"github.com/jackc/pgx":                {"kv/postgres", "kv/postgres/pgtest"},
@@ -176,6 +179,8 @@ var libraries = map[string][]string{
 	"github.com/bytedance/sonic":          {"internal/jsonx"},
 	"github.com/RoaringBitmap/roaring":    {"kv/index", "kv/segment"},
 	"github.com/blevesearch/vellum":       {"kv/index", "kv/segment"},
+	"github.com/oasdiff/oasdiff":          {"internal/apicompat"},
+	"github.com/getkin/kin-openapi":       {"internal/apicompat"},
 }
 
 // testOnly are the packages (relative to the module) that hold tests'
@@ -189,6 +194,8 @@ var testOnly = []string{
 	"plugins/plugintest",
 	"feeds/feedstest",
 	"alerts/smtptest",
+	// The API's versioning check: oasdiff stays out of the binary.
+	"internal/apicompat",
 }
 
 // violations returns a sentence for each import of the module's packages
