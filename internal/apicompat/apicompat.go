@@ -262,8 +262,19 @@ func (c Change) String() string {
 	return strings.TrimSpace(c.Operation+" "+c.Path) + ": " + c.Text + " [" + c.ID + "]"
 }
 
+// tolerated are oasdiff's checks that rate as breaking what the versioning
+// policy calls compatible (docs/api.md, "Versioning and deprecation"): a
+// new value of an enum a response holds, which clients must read as
+// "other". They are warnings here.
+var tolerated = map[string]checker.Level{
+	checker.ResponsePropertyEnumValueAddedId:          checker.WARN,
+	checker.ResponseMediaTypeEnumValueAddedId:         checker.WARN,
+	checker.ResponseWriteOnlyPropertyEnumValueAddedId: checker.WARN,
+}
+
 // BreakingChanges returns the changes from baseline to current that
-// break a client of baseline: oasdiff's of level ERR.
+// break a client of baseline: oasdiff's of level ERR, but those the policy
+// tolerates.
 func BreakingChanges(baseline, current []byte) ([]Change, error) {
 	// A loader a document: its cache is keyed by the document's name.
 	base, err := load.NewSpecInfoFromData(openapi3.NewLoader(), baseline, "baseline.json")
@@ -280,7 +291,8 @@ func BreakingChanges(baseline, current []byte) ([]Change, error) {
 	}
 	l := checker.NewDefaultLocalizer()
 	var out []Change
-	for _, c := range checker.CheckBackwardCompatibilityUntilLevel(checker.NewConfig(checker.GetAllChecks()), d, sources, checker.ERR) {
+	cfg := checker.NewConfig(checker.GetAllChecks(), checker.WithSeverityLevels(tolerated))
+	for _, c := range checker.CheckBackwardCompatibilityUntilLevel(cfg, d, sources, checker.ERR) {
 		if c.GetLevel() != checker.ERR {
 			continue
 		}

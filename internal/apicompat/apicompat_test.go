@@ -119,7 +119,11 @@ func (p *planted) edit(change func(doc map[string]any)) {
 // entry, with sections, after the Unreleased heading.
 func (p *planted) release(version, sections string) {
 	p.edit(func(doc map[string]any) { doc["info"].(map[string]any)["version"] = version })
-	text := strings.Replace(string(mustRead(p.t, p.change)), "## [Unreleased]\n", "## [Unreleased]\n\n## ["+version+"] - 2026-12-05\n\n"+sections+"\n", 1)
+	// Releasing takes the place of what Unreleased held.
+	text := string(mustRead(p.t, p.change))
+	start := strings.Index(text, "## [Unreleased]\n")
+	end := start + strings.Index(text[start+1:], "\n## [") + 2
+	text = text[:start] + "## [Unreleased]\n\n## [" + version + "] - 2026-12-05\n\n" + sections + "\n\n" + text[end:]
 	if err := os.WriteFile(p.change, []byte(text), 0o644); err != nil {
 		p.t.Fatal(err)
 	}
@@ -223,6 +227,19 @@ func TestCheck_PlantedBreak(t *testing.T) {
 		p.release("1.1.0", "### Added\n\n- `verbose` on `GET /health`, and its `uptime_seconds`.")
 		if err := p.check(); err != nil {
 			t.Fatalf("compatible changes released as 1.1.0: %v", err)
+		}
+	})
+	t.Run("NewResponseEnumValue", func(t *testing.T) {
+		// A value a response may now hold is compatible by the policy
+		// (clients read an unknown one as "other"), though oasdiff alone
+		// rates it an error.
+		p := plant(t)
+		p.edit(func(doc map[string]any) {
+			st := healthSchema(doc)["properties"].(map[string]any)["status"].(map[string]any)
+			st["enum"] = append(st["enum"].([]any), "maintenance")
+		})
+		if err := p.check(); err != nil {
+			t.Fatalf("a new value of a response's enum: %v", err)
 		}
 	})
 	t.Run("VersionWithoutEntry", func(t *testing.T) {
