@@ -13,6 +13,7 @@ const (
 	EFORBIDDEN   = "forbidden"   // missing, unknown or revoked API key: 403
 	ENOTFOUND    = "not_found"   // no such path or record: 404
 	EMETHOD      = "method"      // known path, wrong method: 405
+	ECONFLICT    = "conflict"    // an Idempotency-Key whose first request is in flight: 409
 	EGONE        = "gone"        // a position that is no longer kept: 410
 	EMEDIATYPE   = "media_type"  // a body in a format the endpoint does not read: 415
 	EHEADERS     = "headers"     // request line and headers over the limit: 431

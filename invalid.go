@@ -97,7 +97,13 @@ const (
 	InQuery = "query"
 	InPath  = "path"
 	InBody  = "body"
+	// InHeader starts the loc of a request header, such as
+	// Idempotency-Key.
+	InHeader = "header"
 )
+
+// HeaderLoc is the loc of the request header name.
+func HeaderLoc(name string) []any { return []any{InHeader, name} }
 
 // QueryLoc is the loc of the query parameter name.
 func QueryLoc(name string) []any { return []any{InQuery, Clip(name)} }
@@ -379,6 +385,21 @@ func BadRequest(problem, fix string) *Error {
 	r, size := utf8.DecodeRuneInString(problem)
 	msg := string(unicode.ToUpper(r)) + problem[size:] + "; " + fix + "."
 	return &Error{Code: EBADREQUEST, Message: msg}
+}
+
+// BadIdempotencyKey is the 400 of a malformed Idempotency-Key: the header
+// problem (what is wrong with it), fix how to send it.
+func BadIdempotencyKey(problem, fix string) *Error {
+	return BadRequest("the Idempotency-Key header "+problem, fix)
+}
+
+// InvalidIdempotencyReuse is the 422 item of an Idempotency-Key sent
+// before with another request (another method, path, query or body): a
+// key names one request.
+func InvalidIdempotencyReuse(loc []any) Invalid {
+	return item(ItemValue, loc, nil,
+		"This Idempotency-Key was used in the last 24 hours for a different request (another body, path or method); "+
+			"send a new key for a new request, or the first request unchanged to get its answer again.", nil)
 }
 
 // BadCursor is the 400 of a cursor that cannot continue the search; why

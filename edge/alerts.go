@@ -159,7 +159,7 @@ func decodeFields(r *http.Request, max int64, example string, fields []string, d
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, max+1))
 	if err != nil {
-		return nil, rappel.BadRequest("the request body could not be read", "send it again")
+		return nil, errUnreadableBody
 	}
 	if int64(len(body)) > max {
 		return nil, rappel.Invalids(rappel.InvalidTooLong(rappel.BodyLoc(""), "", -1, int(max)))

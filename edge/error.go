@@ -20,6 +20,7 @@ var statuses = map[string]int{
 	rappel.EFORBIDDEN:   http.StatusForbidden,
 	rappel.ENOTFOUND:    http.StatusNotFound,
 	rappel.EMETHOD:      http.StatusMethodNotAllowed,
+	rappel.ECONFLICT:    http.StatusConflict,
 	rappel.EGONE:        http.StatusGone,
 	rappel.EMEDIATYPE:   http.StatusUnsupportedMediaType,
 	rappel.EHEADERS:     http.StatusRequestHeaderFieldsTooLarge,

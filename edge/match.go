@@ -97,7 +97,7 @@ func (s *Server) matchCatalog(w http.ResponseWriter, r *http.Request) error {
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxMatchBody+1))
 	if err != nil {
-		return rappel.BadRequest("the request body could not be read", "send it again")
+		return errUnreadableBody
 	}
 	if len(body) > maxMatchBody {
 		return rappel.Invalids(rappel.InvalidTooLong(rappel.BodyLoc(""), "", -1, maxMatchBody))

@@ -26,6 +26,9 @@ type metrics struct {
 	duration *prometheus.HistogramVec
 	limited  *prometheus.CounterVec
 	admitted *prometheus.CounterVec
+	// idempotent counts the requests with an Idempotency-Key by outcome
+	// (idemOutcomes).
+	idempotent *prometheus.CounterVec
 	// exports count the streamed exports by format, their bytes, and those
 	// cut short by format and why (exportCutReasons).
 	exports, exportBytes, exportCuts *prometheus.CounterVec
@@ -90,11 +93,16 @@ func (s *Server) initMetrics() *metrics {
 			Name: "rappel_deprecated_requests_total",
 			Help: "Requests using a route or query parameter the OpenAPI document marks deprecated, by feature (\"GET /recall\", \"GET /recall?date_from\") and caller's key id (\"anonymous\" without a key, \"other\" past 1000 keys).",
 		}, []string{"feature", "key"})
+		m.idempotent = prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "rappel_idempotent_requests_total",
+			Help: "POSTs sent with an Idempotency-Key, by outcome: first (run, its answer kept), replayed (the kept answer sent again), busy (409, the first still running), mismatch (422, the key sent with another request), not_kept (run, its answer a 5xx, 409 or 429 not kept).",
+		}, []string{"outcome"})
 		s.precreateCounters(m)
 		m.registry.MustRegister(
 			m.duration,
 			m.limited,
 			m.admitted,
+			m.idempotent,
 			s.buildInfoGauge(),
 			s.storageDegradedGauge(),
 			&feedCollector{s: s},
@@ -144,6 +152,9 @@ func (s *Server) precreateCounters(m *metrics) {
 	}
 	for _, outcome := range admissionOutcomes {
 		m.admitted.WithLabelValues(outcome)
+	}
+	for _, outcome := range idemOutcomes {
+		m.idempotent.WithLabelValues(outcome)
 	}
 	for _, format := range exportFormats {
 		m.exports.WithLabelValues(format)

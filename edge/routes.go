@@ -27,6 +27,10 @@ type route struct {
 	// params are the query parameter names the route accepts; any other
 	// name is a 422. The handler reads them with paramsOf(w).
 	params []string
+	// idempotent, when not 0, makes the route take an Idempotency-Key
+	// (idempotency.go): it is the most body bytes the handler reads,
+	// which are read before it runs.
+	idempotent int64
 	// handle writes the response on success and returns an error
 	// otherwise; Server.fail turns the error into the response.
 	handle func(w http.ResponseWriter, r *http.Request) error
@@ -58,17 +62,17 @@ func (s *Server) routes() []route {
 		{methods: get, pattern: "/recall/vin", params: []string{"vin", "lang"}, handle: s.getByVIN},
 		{methods: get, pattern: "/recall/{record_id}", params: []string{"lang"}, handle: s.getRecord},
 		{methods: []string{http.MethodPost}, pattern: "/recall/match", handle: s.matchCatalog},
-		{methods: []string{http.MethodPost}, pattern: "/recall/alerts/subscribe", handle: s.subscribe},
+		{methods: []string{http.MethodPost}, pattern: "/recall/alerts/subscribe", idempotent: maxSubscribeBody, handle: s.subscribe},
 		{methods: get, pattern: "/recall/alerts/confirm", public: true, params: []string{"token"}, handle: s.linkGet(confirmLink)},
 		{methods: []string{http.MethodPost}, pattern: "/recall/alerts/confirm", public: true, params: []string{"token"}, handle: s.linkPost(confirmLink)},
 		{methods: get, pattern: "/recall/alerts/unsubscribe", public: true, params: []string{"token"}, handle: s.linkGet(unsubscribeLink)},
 		{methods: []string{http.MethodPost}, pattern: "/recall/alerts/unsubscribe", public: true, params: []string{"token"}, handle: s.linkPost(unsubscribeLink)},
-		{methods: []string{http.MethodPost}, pattern: "/recall/webhooks", handle: s.createWebhook},
+		{methods: []string{http.MethodPost}, pattern: "/recall/webhooks", idempotent: maxWebhookBody, handle: s.createWebhook},
 		{methods: get, pattern: "/recall/webhooks", handle: s.listWebhooks},
 		{methods: get, pattern: "/recall/webhooks/{id}", handle: s.getWebhook},
 		{methods: []string{http.MethodDelete}, pattern: "/recall/webhooks/{id}", handle: s.deleteWebhook},
-		{methods: []string{http.MethodPost}, pattern: "/recall/webhooks/{id}/test", handle: s.testWebhook},
-		{methods: []string{http.MethodPost}, pattern: "/recall/watchlists", handle: s.createWatchlist},
+		{methods: []string{http.MethodPost}, pattern: "/recall/webhooks/{id}/test", idempotent: maxTestBody, handle: s.testWebhook},
+		{methods: []string{http.MethodPost}, pattern: "/recall/watchlists", idempotent: maxWatchBody, handle: s.createWatchlist},
 		{methods: get, pattern: "/recall/watchlists", handle: s.listWatchlists},
 		{methods: get, pattern: "/recall/watchlists/{id}", handle: s.getWatchlist},
 		{methods: []string{http.MethodDelete}, pattern: "/recall/watchlists/{id}", handle: s.deleteWatchlist},
@@ -296,6 +300,9 @@ func (s *Server) serve(rt *route, w http.ResponseWriter, r *http.Request) error 
 	x.params = p
 	if rt.deprecations != nil {
 		s.markDeprecated(w, rt.deprecations, &x.params, x.key)
+	}
+	if rt.idempotent > 0 && s.Idempotency != nil {
+		return s.serveIdempotent(rt, w, r)
 	}
 	return rt.handle(w, r)
 }

@@ -52,6 +52,10 @@ type Server struct {
 	// Watchlists serves /recall/watchlists, which answers 503 while it is
 	// nil.
 	Watchlists rappel.Watchlists
+	// Idempotency, when set, keeps the answers of POSTs sent with an
+	// Idempotency-Key (idempotency.go), for replay: the node's store, or
+	// a fleet's shared one. While it is nil the header is ignored.
+	Idempotency rappel.IdempotencyStore
 	// WebhookStats, when set, counts webhook delivery outcomes, and
 	// WebhookDepth the deliveries waiting, for /metrics.
 	WebhookStats func() rappel.WebhookStats

@@ -58,7 +58,7 @@ func (s *Server) createWatchlist(w http.ResponseWriter, r *http.Request) error {
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxWatchBody+1))
 	if err != nil {
-		return rappel.BadRequest("the request body could not be read", "send it again")
+		return errUnreadableBody
 	}
 	if len(body) > maxWatchBody {
 		return rappel.Invalids(rappel.InvalidTooLong(rappel.BodyLoc(""), "", -1, maxWatchBody))

@@ -15,6 +15,10 @@ var webhookFields = slices.Concat([]string{"url", "q"}, bodyFilters(false), []st
 // 2 KiB and short filters.
 const maxWebhookBody = 16 << 10
 
+// maxTestBody is what the fingerprint of an Idempotency-Key reads of the
+// body of POST /recall/webhooks/{id}/test, which takes none.
+const maxTestBody = 1 << 10
+
 const webhookExample = `send a JSON object such as '{"url": "https://hooks.example.ca/rappel", "q": "listeria", "events": ["recall.created"]}'`
 
 // webhooks returns the webhook service and the caller's key ID, or a 503

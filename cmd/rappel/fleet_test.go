@@ -347,6 +347,7 @@ func TestFleet(t *testing.T) {
 	t.Run("Outage", func(t *testing.T) { testOutage(t, f.withStore(t)) })
 	t.Run("LeaderChange", func(t *testing.T) { testLeaderChange(t, f.withStore(t)) })
 	t.Run("Joining", func(t *testing.T) { testJoining(t, f.withStore(t)) })
+	t.Run("IdempotentRetry", func(t *testing.T) { testIdempotentRetry(t, f.withStore(t)) })
 }
 
 // testKilledMidRefresh runs three nodes as processes and, six times, asks

@@ -264,6 +264,8 @@ func (c *ServeCommand) Run(ctx context.Context) (err error) {
 		return err
 	}
 	defer closeShared()
+	// Deferred after the store's Close, so that it runs before it.
+	defer startIdempotency(ctx, srv, store, shared.Shared)()
 	keys, _ := shared.Keys.(*kv.Keys) // nil in a fleet: the keys are the shared store's
 	srv.Backups = &dataBackup{dataDir: c.DataDir, store: store, keys: keys, now: time.Now}
 	stopKeys, err := startKeys(ctx, shared.Keys, splitList(c.APIKeys), shared.Quota, c.UsageInterval, srv, log)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rappel-ca/rappel"
+	"github.com/rappel-ca/rappel/edge"
 	"github.com/rappel-ca/rappel/fleet"
 	"github.com/rappel-ca/rappel/kv"
 	"github.com/rappel-ca/rappel/kv/postgres"
@@ -100,6 +101,28 @@ func runFleet(ctx context.Context, node *fleet.Node) (stop func()) {
 	go func() {
 		defer close(done)
 		_ = node.Run(ctx)
+	}()
+	return func() {
+		cancel()
+		<-done
+	}
+}
+
+// startIdempotency keeps the answers of POSTs sent with an
+// Idempotency-Key where the node keeps its subscriptions: in the shared
+// store in a fleet, so that a retry reaching another node is replayed
+// too, else in the node's store; and deletes the expired ones every hour
+// until the returned stop is called.
+func startIdempotency(ctx context.Context, srv *edge.Server, store *kv.Store, shared *postgres.Store) (stop func()) {
+	srv.Idempotency = store
+	if shared != nil {
+		srv.Idempotency = shared
+	}
+	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		srv.SweepIdempotency(ctx, edge.DefaultIdempotencySweep)
 	}()
 	return func() {
 		cancel()

@@ -33,6 +33,7 @@ var migrations = []migration{
 	{Version: 6, Name: "the fleet's feed lease and publication log", SQL: schemaFleet},
 	{Version: 7, Name: "the fleet plugins' signatures", SQL: schemaFleetSignatures},
 	{Version: 8, Name: "watchlists, their items, key index and hits", SQL: schemaWatchlists},
+	{Version: 9, Name: "the answers kept under Idempotency-Key", SQL: schemaIdempotency},
 }
 
 // SchemaVersion is the newest schema this package knows.
