@@ -43,7 +43,8 @@ PLUGSRC  := $(shell find plugins -name '*.go' -not -name '*_test.go')
 # vocabulary, the generator's JSON strings.
 LIBSRC   := $(filter-out %_test.go,$(wildcard internal/hcvocab/*.go internal/jsonstr/*.go))
 SYNTHSRC := $(shell find bundle/synth cmd/rappel-synth -name '*.go' -not -name '*_test.go' 2>/dev/null)
-ALLSRC   := $(shell find . -name '*.go' -not -path './build/*')
+# Not clients/: the generated clients' module, which the binary does not link.
+ALLSRC   := $(shell find . -name '*.go' -not -path './build/*' -not -path './clients/*')
 # The Swagger UI files the page at /docs embeds (see the docs target).
 DOCS_NPM   := edge/docs/node_modules/swagger-ui-dist
 DOCS_FILES := swagger-ui-bundle.js swagger-ui.css favicon-32x32.png LICENSE NOTICE
@@ -66,7 +67,7 @@ BUILDINFO  := github.com/rappel-ca/rappel/internal/buildinfo
 # stay.
 LDFLAGS     = -s -w -X '$(BUILDINFO).version=$(VERSION)' -X '$(BUILDINFO).commit=$(COMMIT)' -X '$(BUILDINFO).date=$(BUILD_DATE)'
 
-.PHONY: all build bundle plugins corpus docs run test fuzz bench bench-refresh clean prereqs FORCE
+.PHONY: all build bundle plugins corpus docs run test clients-test fuzz bench bench-refresh clean prereqs FORCE
 
 ifeq ($(filter $(BUNDLE),synthetic agencies),)
 $(error BUNDLE is '$(BUNDLE)': give synthetic (the generated corpus, the default) or agencies (fetched from the agencies' feeds))
@@ -221,7 +222,7 @@ $(REDOCLY): tools/redocly/package.json tools/redocly/package-lock.json
 	cd tools/redocly && npm ci --ignore-scripts --no-audit --no-fund
 	@touch $@
 
-test: prereqs bundle docs $(REDOCLY)
+test: prereqs bundle docs $(REDOCLY) clients-test
 	REDOCLY_TELEMETRY=off REDOCLY_SUPPRESS_UPDATE_NOTICE=true $(REDOCLY) lint
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt would change: $$unformatted"; exit 1; fi
@@ -238,6 +239,34 @@ test: prereqs bundle docs $(REDOCLY)
 .PHONY: api-diff
 api-diff:
 	$(GO) tool oasdiff changelog edge/openapi-released.json edge/openapi.json
+
+# The clients generated from edge/openapi.json, each run against a live
+# node (docs/testing.md, "Generated clients"): a TypeScript one
+# (openapi-typescript and openapi-fetch, pinned in clients/ts/package-lock.json,
+# compiled by tsc --strict) and a Go one (oapi-codegen, a tool of the
+# clients/go module). Nothing generated is committed; each step runs again
+# only when its inputs changed, and the live run when the binary, the
+# document or a client did.
+CLIENTS_TSC := clients/ts/node_modules/.bin/tsc
+CLIENTS_TS  := clients/ts/out/live.js
+CLIENTS_GO  := clients/go/rappelclient/client.gen.go
+
+$(CLIENTS_TSC): clients/ts/package.json clients/ts/package-lock.json
+	cd clients/ts && npm ci --ignore-scripts --no-audit --no-fund
+	@touch $@
+
+$(CLIENTS_TS): edge/openapi.json clients/ts/live.ts clients/ts/tsconfig.json $(CLIENTS_TSC)
+	cd clients/ts && node_modules/.bin/openapi-typescript ../../edge/openapi.json -o gen/schema.d.ts && node_modules/.bin/tsc -p .
+
+$(CLIENTS_GO): edge/openapi.json clients/go/oapi-codegen.yaml clients/go/overlay.yaml clients/go/go.mod clients/go/go.sum | prereqs
+	@mkdir -p $(@D)
+	cd clients/go && $(GO) tool oapi-codegen -config oapi-codegen.yaml ../../edge/openapi.json
+
+build/clients-test.stamp: bin/rappel $(CLIENTS_TS) $(CLIENTS_GO) $(wildcard clients/go/*_test.go)
+	cd clients/go && $(GO) vet ./... && CLIENTS_RAPPEL_BIN=$(abspath bin/rappel) $(GO) test -count=1 ./...
+	@touch $@
+
+clients-test: build/clients-test.stamp
 
 fuzz:
 	$(GO) test -run='^$$' -fuzz=FuzzParseGTIN -fuzztime=30s .
@@ -278,4 +307,4 @@ bench-refresh: prereqs bundle $(CORPUS)/manifest.json
 		$(GO) test -run='^$$' -bench=Refresh_FullSizeVehicleFile -benchtime=1x -v .
 
 clean:
-	rm -rf bin build edge/docs/node_modules tools/redocly/node_modules $(DOCS) bundle/data/records.ndjson.zst bundle/data/manifest.json bundle/data/plugins bundle/data/_partials bundle/data/_raw bundle/data/sst bundle/data/index.seg bundle/data/index.seg.zst
+	rm -rf bin build edge/docs/node_modules tools/redocly/node_modules clients/ts/node_modules clients/ts/gen clients/ts/out clients/go/rappelclient $(DOCS) bundle/data/records.ndjson.zst bundle/data/manifest.json bundle/data/plugins bundle/data/_partials bundle/data/_raw bundle/data/sst bundle/data/index.seg bundle/data/index.seg.zst
