@@ -122,7 +122,7 @@ func TestGoClient(t *testing.T) {
 
 	// E-mail alerts, with the confirmation token from the mail dir.
 	const email = "client-go@example.ca"
-	sub, err := c.SubscribeWithResponse(ctx, rappelclient.SubscribeRequest{Email: email, Q: ptr("peanut")}, keyed)
+	sub, err := c.SubscribeWithResponse(ctx, &rappelclient.SubscribeParams{IdempotencyKey: ptr("go-client-subscribe")}, rappelclient.SubscribeRequest{Email: email, Q: ptr("peanut")}, keyed)
 	if answer(t, "subscribe", sub, err, 200) == nil {
 		t.Fatal("subscribe failed")
 	}
@@ -140,7 +140,7 @@ func TestGoClient(t *testing.T) {
 
 	// Webhooks, posting to the node itself over loopback.
 	events := []rappelclient.WebhookEvent{"recall.created"}
-	hook, err := c.CreateWebhookWithResponse(ctx, rappelclient.WebhookRequest{Url: n.url + "/livez", Q: ptr("peanut"), Events: &events}, keyed)
+	hook, err := c.CreateWebhookWithResponse(ctx, &rappelclient.CreateWebhookParams{}, rappelclient.WebhookRequest{Url: n.url + "/livez", Q: ptr("peanut"), Events: &events}, keyed)
 	if answer(t, "createWebhook", hook, err, 201) == nil {
 		t.Fatal("createWebhook failed")
 	}
@@ -152,7 +152,7 @@ func TestGoClient(t *testing.T) {
 	answer(t, "listWebhooks", hooks, err, 200)
 	getHook, err := c.GetWebhookWithResponse(ctx, hookID, keyed)
 	answer(t, "getWebhook", getHook, err, 200)
-	test, err := c.TestWebhookWithResponse(ctx, hookID, keyed)
+	test, err := c.TestWebhookWithResponse(ctx, hookID, &rappelclient.TestWebhookParams{}, keyed)
 	if answer(t, "testWebhook", test, err, 202) != nil && test.JSON202.Type != "webhook.test" {
 		t.Errorf("testWebhook: type %s", test.JSON202.Type)
 	}
@@ -163,7 +163,7 @@ func TestGoClient(t *testing.T) {
 
 	// Watchlists: a hit arises only from a refresh, so marking one is
 	// tried on an id the watchlist does not have.
-	wl, err := c.CreateWatchlistWithResponse(ctx, rappelclient.WatchlistRequest{Name: ptr("go"), Items: []rappelclient.WatchlistRequestItem{
+	wl, err := c.CreateWatchlistWithResponse(ctx, &rappelclient.CreateWatchlistParams{}, rappelclient.WatchlistRequest{Name: ptr("go"), Items: []rappelclient.WatchlistRequestItem{
 		{Id: &id1, Name: ptr("peanut butter"), Gtin: &upc},
 	}}, keyed)
 	if answer(t, "createWatchlist", wl, err, 201) == nil {

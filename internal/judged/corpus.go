@@ -51,29 +51,19 @@ func newCorpus(recs []*rappel.Record) *corpus {
 	return c
 }
 
-// searchText is the text of a record GET /recall searches, as the README
-// lists it: titles, product names and descriptions, hazards, categories,
-// brands and firms, places of distribution, allergens, makes and models,
-// identifiers.
+// searchText is the text of a record GET /recall searches, from
+// rappel.Record.SearchedText, the fields the index reads, but what the
+// notice advises: the judge decides what a search should find by its own
+// matching, and the advice's wording is the same from notice to notice
+// ("contact the company"), so that a query's word found only there names
+// nearly every record and says nothing of what the search means.
 func searchText(r *rappel.Record) []string {
 	var out []string
-	for _, tr := range []*rappel.Translation{r.Translations.EN, r.Translations.FR} {
-		if tr != nil {
-			out = append(out, tr.Title, tr.ProductDescription, tr.HazardDescription, tr.Category, tr.System, tr.VehicleCategory)
+	r.SearchedText(func(tier int, _, text string) {
+		if tier != rappel.TextAdvice {
+			out = append(out, text)
 		}
-	}
-	out = append(out, r.Category, r.AlertType, r.System, r.VehicleCategory, r.RecallingFirm, r.Manufacturer,
-		r.Importer, r.PlaceOfOrigin, r.RecallID, r.ManufacturerRecallNumber, r.IdentificationNumber,
-		r.VehicleMake, r.VehicleModel, r.Municipality)
-	for _, l := range [][]string{r.Categories, r.Companies, r.Distribution, r.Allergens} {
-		out = append(out, l...)
-	}
-	for _, p := range r.ProductList {
-		out = append(out, p.Name)
-	}
-	for _, m := range r.AffectedModels {
-		out = append(out, m.Make+" "+m.Model)
-	}
+	})
 	return out
 }
 

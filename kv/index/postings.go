@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"math"
 	"slices"
-	"strings"
 	"sync"
 
 	"github.com/blevesearch/vellum"
@@ -36,19 +35,20 @@ const tierShift = 16
 const (
 	// tierMain is the title, the product's names and description, makes
 	// and models, and the identifiers: what the record is about.
-	tierMain = iota
+	tierMain = rappel.TextMain
 	// tierParties is the hazard and who made, sold or recalled it.
-	tierParties
+	tierParties = rappel.TextParties
 	// tierLabels is the classification: categories, systems, the alert's
 	// type, places of distribution and origin.
-	tierLabels
+	tierLabels = rappel.TextLabels
 	// tierAdvice is what the notice tells people to do: searched, so that
 	// the words only it holds ("birth control product") find the notice,
 	// and weighed least, since its wording is much the same from notice
 	// to notice. Its words do not count in the record's length, so that
 	// a long piece of advice does not push the record's other words down.
-	tierAdvice
-	tiers
+	tierAdvice = rappel.TextAdvice
+	// tiers is how many there are.
+	tiers = tierAdvice + 1
 )
 
 // tierWeight is each tier's weight in a term frequency.
@@ -344,73 +344,23 @@ func avgLen(lens []uint32, docs int) float64 {
 	return total / float64(docs)
 }
 
-// indexRecord adds the searchable text of r, tier by tier: titles,
-// product names and descriptions, makes, models and identifiers; hazards
-// and firms; categories, systems and places; what to do. It leaves out
-// contact text.
+// indexRecord adds the searchable text of r (rappel.Record.SearchedText),
+// tier by tier, a translation's text in its language's stream and the
+// rest in both.
 func indexRecord(b *textBuilder, r *rappel.Record) {
-	trs := []*rappel.Translation{r.Translations.EN, r.Translations.FR}
-	each := func(f func(tr *rappel.Translation) []string) {
-		for s, tr := range trs {
-			if tr != nil {
-				for _, text := range f(tr) {
-					b.add(s, text)
-				}
-			}
+	r.SearchedText(func(tier int, lang, text string) {
+		if tier != b.tier {
+			b.startTier(tier)
 		}
-	}
-
-	each(func(tr *rappel.Translation) []string { return []string{tr.Title, tr.ProductDescription} })
-	for _, p := range r.ProductList {
-		b.addBoth(p.Name)
-		if g, err := rappel.ParseGTIN(p.UPC); err == nil {
-			b.addBoth(string(g)) // any printed form finds it via its GTIN-14
-			b.addBoth(rappel.StripBarcode(p.UPC))
+		switch lang {
+		case rappel.LangEN:
+			b.add(streamEN, text)
+		case rappel.LangFR:
+			b.add(streamFR, text)
+		default:
+			b.addBoth(text)
 		}
-		for _, l := range p.LotCodes {
-			b.addBoth(l)
-		}
-	}
-	for _, m := range r.AffectedModels {
-		b.addBoth(m.Make + " " + m.Model)
-	}
-	for _, f := range []string{r.VehicleMake, r.VehicleModel, r.RecallID, r.ManufacturerRecallNumber, r.IdentificationNumber, r.UPC,
-		r.DIN, r.NPN, r.CFIAID} {
-		b.addBoth(f)
-	}
-	// A number written abbreviated in a list of the manufacturer's
-	// ("CR5350/5351") is indexed written out too, so that each of them
-	// finds its recall.
-	for _, n := range rappel.RecallNumbers(r.ManufacturerRecallNumber) {
-		if !strings.Contains(r.ManufacturerRecallNumber, n) {
-			b.addBoth(n)
-		}
-	}
-
-	b.startTier(tierParties)
-	each(func(tr *rappel.Translation) []string { return []string{tr.HazardDescription} })
-	for _, f := range []string{r.RecallingFirm, r.Manufacturer, r.Importer} {
-		b.addBoth(f)
-	}
-	for _, list := range [][]string{r.Companies, r.Allergens} {
-		for _, f := range list {
-			b.addBoth(f)
-		}
-	}
-
-	b.startTier(tierLabels)
-	each(func(tr *rappel.Translation) []string { return []string{tr.Category, tr.System, tr.VehicleCategory} })
-	for _, f := range []string{r.Category, r.AlertType, r.System, r.VehicleCategory, r.PlaceOfOrigin, r.Municipality} {
-		b.addBoth(f)
-	}
-	for _, list := range [][]string{r.Categories, r.Distribution} {
-		for _, f := range list {
-			b.addBoth(f)
-		}
-	}
-
-	b.startTier(tierAdvice)
-	each(func(tr *rappel.Translation) []string { return []string{tr.WhatToDo} })
+	})
 }
 
 // termDocs returns the documents matching one query term (a word, or a
