@@ -19,6 +19,7 @@ func feedsBadCases(q func(kv ...string) string, get func(what, path, query strin
 			get("query:recall_agency", path, q("recall_agency", "RCMP"), 422, "enum@query.recall_agency"),
 			get("query:hazard_class", path, q("hazard_class", "class_4"), 422, "enum@query.hazard_class"),
 			get("query:allergen", path, q("allergen", "peanuts"), 422, "enum@query.allergen"),
+			get("query:recall_status", path, q("recall_status", "archive"), 422, "enum@query.recall_status"),
 			get("query:issued_after", path, q("issued_after", "2024-02-30"), 422, "date_from_datetime_parsing@query.issued_after"),
 			get("query:date_from", path, q("date_from", "yesterday"), 422, "date_from_datetime_parsing@query.date_from"),
 			get("query:date_after", path, q("date_after", "2023-02-29"), 422, "date_from_datetime_parsing@query.date_after"),

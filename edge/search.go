@@ -226,7 +226,7 @@ func filtersOf(p *params) (*rappel.Search, error) {
 // filterEnums reads the filters of a search (rappel.Filters) and lang;
 // a free-text filter's value is kept as sent, the index folds it.
 func filterEnums(p *params) *rappel.Search {
-	q := &rappel.Search{Lang: p.enum("lang", rappel.Langs)}
+	q := &rappel.Search{}
 	for i := range rappel.Filters {
 		f := &rappel.Filters[i]
 		if f.Free() {
@@ -235,6 +235,7 @@ func filterEnums(p *params) *rappel.Search {
 			*f.Of(&q.FilterValues) = p.enum(f.Param, f.Vocab())
 		}
 	}
+	q.Lang = p.enum("lang", rappel.Langs)
 	return q
 }
 
