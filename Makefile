@@ -107,12 +107,27 @@ plugins: $(WASM)
 
 # A plugin's SHA-256 names its code (the bundle records which plugin made
 # each record, and a new SHA means normalizing everything again), so the
-# build must not stamp the commit into it: -buildvcs=false. plugintest.Build
-# uses the same flags.
-build/plugins/%.wasm: $(DOMAIN) $(PLUGSRC) $(LIBSRC) | prereqs
+# build must not stamp anything but the code into it: no commit
+# (-buildvcs=false) and no build ID (-ldflags=-buildid=, which hashes
+# every source compiled, used or not). plugintest.Build uses the same
+# flags. Like the generator's, a plugin is keyed by its bytes: compiled
+# when a source changed, replaced only when it differs, so that an edit of
+# the domain that the plugins do not link (or that compiles to the same
+# code) leaves the plugins, and so the bundle, as they are.
+build/plugins/%.wasm.stamp: $(DOMAIN) $(PLUGSRC) $(LIBSRC) | prereqs
 	@mkdir -p $(@D)
 	@echo "make: compiling the $* plugin to WebAssembly"
-	GOOS=wasip1 GOARCH=wasm CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=false -o $@ ./plugins/$*/wasm
+	GOOS=wasip1 GOARCH=wasm CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=false -ldflags=-buildid= -o build/plugins/$*.wasm.new ./plugins/$*/wasm
+	@if cmp -s build/plugins/$*.wasm.new build/plugins/$*.wasm; then rm build/plugins/$*.wasm.new; else mv build/plugins/$*.wasm.new build/plugins/$*.wasm; fi
+	@touch $@
+
+# Made by the stamp's recipe; make looks at its time again afterwards.
+build/plugins/%.wasm: build/plugins/%.wasm.stamp
+	@:
+
+# The stamps are made by a pattern rule, so make would take them for
+# intermediate files and delete them after the build.
+.SECONDARY: $(WASM:=.stamp)
 
 corpus: $(CORPUS)/manifest.json
 
@@ -177,9 +192,24 @@ edge/docs/assets/%.gz: $(DOCS_NPM)/package.json
 BUNDLER   := build/rappel-bundle
 BUNDLESRC := $(DOMAIN) $(PLUGSRC) $(LIBSRC) bundle/bundle.go bundle/load.go bundle/index.go bundle/pack.go cmd/rappel/bundle.go cmd/rappel/feeds.go $(wildcard feeds/*.go) $(filter-out %_test.go,$(wildcard kv/*.go kv/index/*.go kv/segment/*.go))
 
-$(BUNDLER): $(BUNDLESRC) go.mod go.sum | prereqs
+#
+# The bundle step's rappel is keyed by its bytes too: linked without a
+# build ID or version control stamp (the bundle does not record them) and
+# without the bundle it writes (the nobundle tag: embedded, each bundle
+# would make it differ from the last), and replaced only when it differs, so that a change to a source it compiles
+# but whose code does not move (a comment, a function nothing calls, a
+# test helper) does not make the bundle again. With the plugins keyed
+# alike, such an edit of the domain rebuilds only bin/rappel.
+$(BUNDLER).stamp: $(BUNDLESRC) go.mod go.sum | prereqs
+	@mkdir -p $(@D)
 	@echo "make: compiling rappel for the bundle step (on a fresh clone Go downloads and compiles the modules first, a few minutes without output)"
-	$(NOCGO) $(GO) build -trimpath -o $@ ./cmd/rappel
+	$(NOCGO) $(GO) build -trimpath -buildvcs=false -ldflags=-buildid= -tags nobundle -o $(BUNDLER).new ./cmd/rappel
+	@if cmp -s $(BUNDLER).new $(BUNDLER); then rm $(BUNDLER).new; else mv $(BUNDLER).new $(BUNDLER); fi
+	@touch $@
+
+# Made by the stamp's recipe; make looks at its time again afterwards.
+$(BUNDLER): $(BUNDLER).stamp
+	@:
 
 # Which kind of bundle bundle/data holds, rewritten only when BUNDLE
 # changes (make looks at its time again afterwards), so that a plain make

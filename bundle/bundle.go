@@ -10,7 +10,6 @@ package bundle
 import (
 	"bufio"
 	"bytes"
-	"embed"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -31,13 +30,6 @@ import (
 	"github.com/rappel-ca/rappel"
 	"github.com/rappel-ca/rappel/internal/jsonx"
 )
-
-// The partial and raw records (_partials, _raw) are left out: the
-// bundle's sstables hold them, which a node loads instead; the build
-// reads them from the bundle dir (README, "The embedded bundle").
-//
-//go:embed data
-var data embed.FS
 
 // File names inside data/.
 const (

@@ -742,6 +742,7 @@ func goalsMissed(res *Results) (missed, unjudged []string) {
 		dur("make build on a fresh clone with every cache empty", res.Build.Fresh, goalFreshBuild)
 		dur("make build after a one-line change to "+rebuildEdgeFile, res.Build.Edge, goalRebuild)
 		dur("make build after a one-line change to "+rebuildDomainFile, res.Build.Domain, goalRebuild)
+		dur("make build after a one-line change to "+rebuildCodeFile, res.Build.DomainCode, goalRebuild)
 	}
 	large := largeScale(res)
 	if large == nil || large.Skipped != "" {

@@ -45,8 +45,9 @@ func Build(tb testing.TB, pkg string) []byte {
 	}
 	out := filepath.Join(tb.TempDir(), "plugin.wasm")
 	// The flags of the Makefile's plugin builds, so that a plugin built
-	// here has the SHA-256 of the bundle's: no commit stamped in.
-	cmd := exec.Command(goTool(), "build", "-trimpath", "-buildvcs=false", "-o", out, pkg)
+	// here has the SHA-256 of the bundle's: no commit and no build ID
+	// stamped in, only the code.
+	cmd := exec.Command(goTool(), "build", "-trimpath", "-buildvcs=false", "-ldflags=-buildid=", "-o", out, pkg)
 	cmd.Dir = ModuleRoot(tb)
 	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0")
 	if msg, err := cmd.CombinedOutput(); err != nil {
