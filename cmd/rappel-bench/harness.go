@@ -331,6 +331,7 @@ func (h *Harness) Run(ctx context.Context) error {
 		return err
 	}
 	h.profiles(ctx, systems["rappel"], res)
+	h.profilePeerMisses(ctx, systems["rappel"], res)
 	// The scale curve's nodes need the memory the others hold.
 	for _, s := range run {
 		if err := s.stop(); err != nil {
@@ -339,6 +340,7 @@ func (h *Harness) Run(ctx context.Context) error {
 	}
 	h.scaleCurve(ctx, rappelBin, res)
 	h.readGoBench(res)
+	h.profileBenchMisses(ctx, res)
 	res.Finished = time.Now().UTC()
 	return h.write(res)
 }

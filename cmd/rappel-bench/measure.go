@@ -47,8 +47,14 @@ type Results struct {
 	MemKB    map[string]int64
 	Scale    []*ScaleResult
 	Profiles []Profile
-	Notes    []string
-	GoBench  string
+	// PeerProfiles are taken during a second constant-rate run of each
+	// class whose p99 missed its goal against the better peer;
+	// BenchProfiles during a second run of each Go benchmark whose goal
+	// was missed (Class names the benchmark).
+	PeerProfiles  []Profile `json:",omitempty"`
+	BenchProfiles []Profile `json:",omitempty"`
+	Notes         []string
+	GoBench       string
 }
 
 // ClassResult holds one class's figures per system, one per round.

@@ -3,8 +3,11 @@ package main
 import (
 	"context"
 	"fmt"
+	"math"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -139,4 +142,136 @@ func parsePerfReport(out string, n int) []string {
 		}
 	}
 	return top
+}
+
+// profilePeerMisses samples rappel during a second constant-rate run of
+// each class whose p99 missed its goal against the better peer, at the
+// class's rate, as profileLargeMisses does at a million records: the goal
+// is on latency at that rate, so the profile is taken under it.
+func (h *Harness) profilePeerMisses(ctx context.Context, s *system, res *Results) {
+	if _, err := exec.LookPath("perf"); err != nil || s == nil {
+		return
+	}
+	client := loadClient()
+	for _, cr := range res.Classes {
+		_, best := betterPeer(cr)
+		if best == "" || cr.Class.Name == "record" || cr.Rate == 0 {
+			continue
+		}
+		if x := ratio(float64(medianDur(cr.P99["rappel"])), float64(medianDur(cr.P99[best]))); math.IsNaN(x) || x <= goalP99VsPeer {
+			continue
+		}
+		var again time.Duration
+		p, err := h.perfDuring(ctx, s, cr.Class.Name, "perf-peer-"+cr.Class.Name, h.LatDur, func() error {
+			l, err := runConstantRate(ctx, client, s.Base+s.URI[cr.Class.Name], keyHeader(), cr.Rate, h.LatDur)
+			again = l.P99
+			return err
+		})
+		if err != nil {
+			res.Notes = append(res.Notes, fmt.Sprintf("no profile of %s at its constant rate: %v", cr.Class.Name, err))
+			continue
+		}
+		p.P99 = again
+		res.PeerProfiles = append(res.PeerProfiles, p)
+	}
+}
+
+// profileBenchMisses runs each Go benchmark whose goal was missed once
+// more, with -cpuprofile, in its package of the repository, and keeps
+// pprof's flat top: a missed goal of the Go benchmarks comes with where
+// that benchmark's time went, as the HTTP classes' do with perf's.
+func (h *Harness) profileBenchMisses(ctx context.Context, res *Results) {
+	for _, g := range goBenchGoals(res.GoBench) {
+		if !g.found || g.met() || g.pkg == "" {
+			continue
+		}
+		top, err := h.benchProfile(ctx, g)
+		if err != nil {
+			res.Notes = append(res.Notes, fmt.Sprintf("no profile of %s: %v", g.bench, err))
+			continue
+		}
+		res.BenchProfiles = append(res.BenchProfiles, Profile{Class: g.bench, Top: top})
+	}
+}
+
+// benchProfile runs g's benchmark alone with a CPU profile and returns
+// the first lines of `go tool pprof -top`.
+func (h *Harness) benchProfile(ctx context.Context, g benchGoal) ([]string, error) {
+	file, err := filepath.Abs(filepath.Join(h.WorkDir, "cpu-"+strings.NewReplacer("/", "-").Replace(g.bench)+".pprof"))
+	if err != nil {
+		return nil, err
+	}
+	// The benchmark's name as a -bench pattern: each part anchored.
+	parts := strings.Split(g.bench, "/")
+	for i, p := range parts {
+		parts[i] = "^" + regexp.QuoteMeta(p) + "$"
+	}
+	test := exec.CommandContext(ctx, "go", "test", "-run", "^$", "-bench", strings.Join(parts, "/"), "-benchtime", g.benchtime, "-cpuprofile", file, g.pkg)
+	test.Dir = h.Repo
+	test.Env = append(os.Environ(), "RAPPEL_TEST_BUNDLE=1")
+	if out, err := test.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("go test -bench %s: %v: %.300s", g.bench, err, out)
+	}
+	out, err := exec.CommandContext(ctx, "go", "tool", "pprof", "-top", "-nodecount=12", file).Output()
+	if err != nil {
+		return nil, fmt.Errorf("go tool pprof: %w", err)
+	}
+	return parsePprofTop(string(out)), nil
+}
+
+// parsePprofTop keeps the rows of `go tool pprof -top` output: flat,
+// flat%, and the function, highest first.
+func parsePprofTop(out string) []string {
+	var top []string
+	rows := false
+	for _, line := range strings.Split(out, "\n") {
+		f := strings.Fields(line)
+		if len(f) >= 2 && f[0] == "flat" && f[1] == "flat%" {
+			rows = true
+			continue
+		}
+		if !rows || len(f) < 6 {
+			continue
+		}
+		top = append(top, fmt.Sprintf("%7s %8s %s", f[1], f[0], strings.Join(f[5:], " ")))
+	}
+	return top
+}
+
+// buildPerf is a perf record following a node's one-time index build.
+type buildPerf struct {
+	cmd  *exec.Cmd
+	file string
+}
+
+// startBuildPerf starts perf record on the process pid, or returns nil
+// without perf.
+func (h *Harness) startBuildPerf(pid int) *buildPerf {
+	if _, err := exec.LookPath("perf"); err != nil {
+		return nil
+	}
+	file, err := filepath.Abs(filepath.Join(h.WorkDir, "perf-scale-build.data"))
+	if err != nil {
+		return nil
+	}
+	cmd := exec.Command("perf", "record", "-F", "499", "-p", strconv.Itoa(pid), "-o", file)
+	if cmd.Start() != nil {
+		return nil
+	}
+	return &buildPerf{cmd: cmd, file: file}
+}
+
+// stop ends the recording (perf writes its file on SIGINT) and returns
+// its flat report, or nothing when there is none.
+func (bp *buildPerf) stop(ctx context.Context) []string {
+	if bp == nil {
+		return nil
+	}
+	bp.cmd.Process.Signal(os.Interrupt)
+	bp.cmd.Wait()
+	out, err := exec.CommandContext(ctx, "perf", "report", "-i", bp.file, "--stdio", "--no-children", "--sort", "symbol", "--percent-limit", "1.5").Output()
+	if err != nil {
+		return nil
+	}
+	return parsePerfReport(string(out), 15)
 }

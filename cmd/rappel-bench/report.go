@@ -249,6 +249,8 @@ func render(res *Results) string {
 	renderCounts(&b, res)
 	renderScale(&b, res)
 	renderScaleProfiles(&b, res)
+	renderPeerProfiles(&b, res)
+	renderBenchProfiles(&b, res)
 	renderProfiles(&b, res)
 	if len(res.Notes) > 0 {
 		p("### What could not run\n\n")
@@ -781,10 +783,20 @@ func goalsMissed(res *Results) (missed, unjudged []string) {
 }
 
 // renderScaleProfiles writes the profiles taken at the million-record
-// size during the constant-rate runs of the classes that missed.
+// size: of the one-time build when it missed its goals, and during the
+// constant-rate runs of the classes that missed.
 func renderScaleProfiles(b *strings.Builder, res *Results) {
 	large := largeScale(res)
-	if large == nil || len(large.Profiles)+len(large.ProfileNotes) == 0 {
+	if large == nil {
+		return
+	}
+	if len(large.BuildProfile) > 0 && (large.Build > goalLargeBuild || large.BuildMem.PeakKB>>10 > goalLargeBuildMB) {
+		fmt.Fprintf(b, "### Where the one-time index build's time goes at %s records\n\n"+
+			"`perf record -F 499 -p <rappel>` from the node's first moments to its first 200 (%s, peak resident %s): the symbols above 1.5%% of samples.\n\n"+
+			"<details><summary>one-time index build</summary>\n\n```\n%s\n```\n\n</details>\n\n",
+			groupThousands(int64(large.Records)), fmtDur(large.Build), fmtMB(large.BuildMem.PeakKB), strings.Join(large.BuildProfile, "\n"))
+	}
+	if len(large.Profiles)+len(large.ProfileNotes) == 0 {
 		return
 	}
 	fmt.Fprintf(b, "### Where a %s-record node's time goes in the classes that miss\n\n"+
@@ -802,6 +814,36 @@ func renderScaleProfiles(b *strings.Builder, res *Results) {
 		fmt.Fprintf(b, "- %s\n", n)
 	}
 	b.WriteString("\n")
+}
+
+// renderPeerProfiles writes the profiles taken during the constant-rate
+// runs of the classes whose p99 missed the goal against the better peer.
+func renderPeerProfiles(b *strings.Builder, res *Results) {
+	if len(res.PeerProfiles) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "### Where rappel's time goes in the classes that miss the peer goal\n\n"+
+		"`perf record -F 999 -p <rappel>` during a second constant-rate run of each class whose p99 missed %.1f× the better peer's, at the same rate (its p99 given again); the symbols above 1.5%% of samples.\n\n", goalP99VsPeer)
+	for _, p := range res.PeerProfiles {
+		label := p.Class
+		if cr := classResult(res, p.Class); cr != nil {
+			label = cr.Class.Label
+		}
+		fmt.Fprintf(b, "<details><summary>%s (p99 %s in this run)</summary>\n\n```\n%s\n```\n\n</details>\n\n", label, fmtDur(p.P99), strings.Join(p.Top, "\n"))
+	}
+}
+
+// renderBenchProfiles writes the CPU profiles of the Go benchmarks whose
+// goals were missed.
+func renderBenchProfiles(b *strings.Builder, res *Results) {
+	if len(res.BenchProfiles) == 0 {
+		return
+	}
+	b.WriteString("### Where the Go benchmarks that miss spend their time\n\n" +
+		"Each benchmark whose goal was missed, run once more alone with `go test -cpuprofile` (`-benchtime` 1x for the refresh benchmark, 2s for a search), then `go tool pprof -top`: flat share, flat time, function.\n\n")
+	for _, p := range res.BenchProfiles {
+		fmt.Fprintf(b, "<details><summary>%s</summary>\n\n```\n%s\n```\n\n</details>\n\n", p.Class, strings.Join(p.Top, "\n"))
+	}
 }
 
 func renderProfiles(b *strings.Builder, res *Results) {

@@ -273,3 +273,32 @@ func TestPreviousRun(t *testing.T) {
 		}
 	}
 }
+
+// TestParsePprofTop reads `go tool pprof -top` output as the report
+// shows it, and the two profile sections name what they profiled.
+func TestParsePprofTop(t *testing.T) {
+	out := `File: index.test
+Type: cpu
+Duration: 2.41s, Total samples = 2.30s (95.43%)
+Showing nodes accounting for 1.90s, 82.61% of 2.30s total
+      flat  flat%   sum%        cum   cum%
+     0.60s 26.09% 26.09%      0.80s 34.78%  github.com/rappel-ca/rappel/kv/index.(*words).edits
+     0.30s 13.04% 39.13%      0.30s 13.04%  runtime.memmove
+`
+	top := parsePprofTop(out)
+	if len(top) != 2 || !strings.Contains(top[0], "26.09%") || !strings.HasSuffix(top[0], "index.(*words).edits") || !strings.HasSuffix(top[1], "runtime.memmove") {
+		t.Fatalf("parsePprofTop = %q", top)
+	}
+	res := &Results{
+		PeerProfiles:  []Profile{{Class: "vin", Top: []string{" 10.00% [.] main.x"}, P99: 2 * time.Millisecond}},
+		BenchProfiles: []Profile{{Class: "BenchmarkSegment_Search/typo2/segment", Top: top}},
+	}
+	var b strings.Builder
+	renderPeerProfiles(&b, res)
+	renderBenchProfiles(&b, res)
+	for _, want := range []string{"miss the peer goal", "vin (p99 2.00 ms in this run)", "BenchmarkSegment_Search/typo2/segment", "runtime.memmove"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("profile sections lack %q:\n%s", want, b.String())
+		}
+	}
+}

@@ -72,6 +72,9 @@ type ScaleBuild struct {
 	IndexBytes, StoreBytes int64
 	BuildWhen              time.Time
 	BuildCommit            string
+	// BuildProfile is perf's flat profile of the node from exec to its
+	// first 200 (the build's CPU, by symbol); empty without perf.
+	BuildProfile []string `json:",omitempty"`
 }
 
 // scaleCurve measures rappel on each size of -scales but 1 (the main run's
@@ -283,7 +286,11 @@ func (h *Harness) buildIndex(ctx context.Context, bin, dataDir string, sr *Scale
 	var low, peak atomic.Int64 // MemAvailable when the watch stopped the build; the highest resident set seen
 	done := make(chan struct{})
 	defer close(done)
+	// perf follows the node from its first moments to its first 200, so
+	// that a missed build goal comes with where the build's CPU went.
+	perfc := make(chan *buildPerf, 1)
 	watch := func(p *proc) {
+		perfc <- h.startBuildPerf(p.PID())
 		for {
 			if m := readMem(p.PID()); m.RSSKB > peak.Load() {
 				peak.Store(m.RSSKB)
@@ -309,6 +316,11 @@ func (h *Harness) buildIndex(ctx context.Context, bin, dataDir string, sr *Scale
 	all := "0-" + strconv.Itoa(runtime.NumCPU()-1)
 	p, took, err := h.startRappelOn(ctx, all, runtime.NumCPU(), bin, dataDir, []string{fmt.Sprintf("GOMEMLIMIT=%dMiB", sr.BuildLimitMiB)}, time.Hour, watch)
 	if err == nil {
+		select {
+		case bp := <-perfc:
+			sr.BuildProfile = bp.stop(ctx)
+		default:
+		}
 		err = p.waitIdle(ctx, idleTimeout)
 		sr.BuildMem = readMem(p.PID())
 		p.Stop()
