@@ -361,10 +361,22 @@ func (t *topK) page(c *cursor, offset int) []ranked {
 	return out
 }
 
-// partMatches is the matches of one part of a search.
+// partMatches is the matches of one part of a search: the documents of m,
+// less those of minus when it is set (View.lazyMatches).
 type partMatches struct {
-	s *Snapshot
-	m *roaring.Bitmap
+	s     *Snapshot
+	m     *roaring.Bitmap
+	minus *roaring.Bitmap
+}
+
+// materialize makes the matches of ms one bitmap each, m, for what reads
+// them as a set (ranking, facets, softening).
+func materialize(ms []partMatches) {
+	for i := range ms {
+		if p := &ms[i]; p.minus != nil {
+			p.m, p.minus = roaring.AndNot(p.m, p.minus), nil
+		}
+	}
 }
 
 // rankPage scores the matches of every part for qcs and exp, with the

@@ -30,7 +30,7 @@ func (v *View) Search(ctx context.Context, cq rappel.CheckedSearch) (*rappel.Pag
 	if err != nil {
 		return nil, err
 	}
-	ms, count, err := v.matches(ctx, parts, q, exp)
+	ms, count, err := v.lazyMatches(ctx, parts, q, exp)
 	if err != nil {
 		return nil, err
 	}
@@ -44,6 +44,7 @@ func (v *View) Search(ctx context.Context, cq rappel.CheckedSearch) (*rappel.Pag
 			q, exp, ms, count, leftOut = r.q, r.exp, r.ms, r.count, r.leftOut
 		}
 	} else if count < softBelow && !q.NoRelax && sortOf(q) == rappel.SortRelevance {
+		materialize(ms)
 		r, err := v.soften(ctx, parts, q, ms, count)
 		if err != nil {
 			return nil, err
@@ -65,6 +66,9 @@ func (v *View) Search(ctx context.Context, cq rappel.CheckedSearch) (*rappel.Pag
 	limit := q.Limit
 	if limit <= 0 {
 		limit = rappel.DefaultLimit
+	}
+	if relevance || q.Facets != nil {
+		materialize(ms)
 	}
 	var hits []hit
 	var scores []float64
@@ -111,8 +115,39 @@ func (v *View) matches(ctx context.Context, parts []part, q *rappel.Search, exp 
 		if p.hidden != nil && !p.hidden.IsEmpty() {
 			m = roaring.AndNot(m, p.hidden)
 		}
-		ms[i] = partMatches{p.s, m}
+		ms[i] = partMatches{p.s, m, nil}
 		count += int(m.GetCardinality())
+	}
+	return ms, count, nil
+}
+
+// lazyMatches is matches for a page in an order: the documents an
+// exclusion (or a part's hidden documents) takes out of a part's matches
+// are left as its minus, and counted as |base| − |base ∩ minus| without
+// making the difference, which at a million records copied nearly every
+// container of a common word's posting; the page skips them as it walks
+// (Snapshot.pageInOrder).
+func (v *View) lazyMatches(ctx context.Context, parts []part, q *rappel.Search, exp *expansion) ([]partMatches, int, error) {
+	ms := make([]partMatches, len(parts))
+	count := 0
+	for i, p := range parts {
+		base, minus, err := p.s.matchSets(ctx, q, false, exp)
+		if err != nil {
+			return nil, 0, err
+		}
+		if p.hidden != nil && !p.hidden.IsEmpty() {
+			if minus == nil {
+				minus = p.hidden
+			} else {
+				minus = roaring.Or(minus, p.hidden)
+			}
+		}
+		n := int(base.GetCardinality())
+		if minus != nil {
+			n -= int(base.AndCardinality(minus))
+		}
+		ms[i] = partMatches{p.s, base, minus}
+		count += n
 	}
 	return ms, count, nil
 }
@@ -125,7 +160,7 @@ func (v *View) matches(ctx context.Context, parts []part, q *rappel.Search, exp 
 func pageInOrder(ctx context.Context, ok orderKey, ms []partMatches, c *cursor, offset, limit int) ([]hit, error) {
 	if len(ms) == 1 {
 		p := ms[0]
-		docs, err := p.s.pageInOrder(ctx, ok, p.m, int(p.m.GetCardinality()), c, offset, limit)
+		docs, err := p.s.pageInOrder(ctx, ok, p.m, p.minus, c, offset, limit)
 		if err != nil {
 			return nil, err
 		}
@@ -136,11 +171,11 @@ func pageInOrder(ctx context.Context, ok orderKey, ms []partMatches, c *cursor, 
 		return hits, nil
 	}
 	b, d := ms[0], ms[1]
-	db, err := b.s.pageInOrder(ctx, ok, b.m, int(b.m.GetCardinality()), c, 0, offset+limit)
+	db, err := b.s.pageInOrder(ctx, ok, b.m, b.minus, c, 0, offset+limit)
 	if err != nil {
 		return nil, err
 	}
-	dd, err := d.s.pageInOrder(ctx, ok, d.m, int(d.m.GetCardinality()), c, 0, offset+limit)
+	dd, err := d.s.pageInOrder(ctx, ok, d.m, d.minus, c, 0, offset+limit)
 	if err != nil {
 		return nil, err
 	}
@@ -209,6 +244,18 @@ func appendHits(buf []byte, hits []hit, lang string, hl *highlighter) []byte {
 // result must not be changed (it may be a shared bitmap). A category no
 // document has is an error when strict, and matches nothing otherwise.
 func (s *Snapshot) match(ctx context.Context, q *rappel.Search, strict bool, exp *expansion) (*roaring.Bitmap, error) {
+	base, minus, err := s.matchSets(ctx, q, strict, exp)
+	if err != nil || minus == nil {
+		return base, err
+	}
+	return roaring.AndNot(base, minus), nil
+}
+
+// matchSets returns what match returns as two sets, the documents of
+// base less those of minus (nil for none: q excludes nothing), so that a
+// search can count them and fill a page in document order without making
+// the difference (View.lazyMatches). Neither may be changed.
+func (s *Snapshot) matchSets(ctx context.Context, q *rappel.Search, strict bool, exp *expansion) (base, minus *roaring.Bitmap, err error) {
 	if exp == nil {
 		exp = &expansion{} // the terms alone
 	}
@@ -225,9 +272,9 @@ func (s *Snapshot) match(ctx context.Context, q *rappel.Search, strict bool, exp
 		bm := s.filters[f.Field][v]
 		switch {
 		case bm == nil && f.Free() && strict:
-			return nil, unknownCategory(*f.Of(&q.FilterValues), s.categories)
+			return nil, nil, unknownCategory(*f.Of(&q.FilterValues), s.categories)
 		case bm == nil:
-			return roaring.New(), nil
+			return roaring.New(), nil, nil
 		}
 		ands = append(ands, bm)
 	}
@@ -241,7 +288,7 @@ func (s *Snapshot) match(ctx context.Context, q *rappel.Search, strict bool, exp
 			cl := cs[i]
 			bm, err := s.clauseDocs(ctx, cl, exp)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			if j, ok := exp.joins[i]; ok && bm != nil {
 				// Adjacent words that also match together: as the one word
@@ -249,7 +296,7 @@ func (s *Snapshot) match(ctx context.Context, q *rappel.Search, strict bool, exp
 				for k := i + 1; k < i+j.n; k++ {
 					next, err := s.clauseDocs(ctx, cs[k], exp)
 					if err != nil {
-						return nil, err
+						return nil, nil, err
 					}
 					if next != nil {
 						bm = roaring.And(bm, next)
@@ -258,7 +305,7 @@ func (s *Snapshot) match(ctx context.Context, q *rappel.Search, strict bool, exp
 				for _, alt := range j.alts {
 					more, err := s.text.termDocs(ctx, alt, nil)
 					if err != nil {
-						return nil, err
+						return nil, nil, err
 					}
 					if more != nil {
 						bm = roaring.Or(bm, more)
@@ -277,7 +324,7 @@ func (s *Snapshot) match(ctx context.Context, q *rappel.Search, strict bool, exp
 		}
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, timeoutError()
+		return nil, nil, timeoutError()
 	}
 	var out *roaring.Bitmap
 	switch len(ands) {
@@ -288,40 +335,48 @@ func (s *Snapshot) match(ctx context.Context, q *rappel.Search, strict bool, exp
 	default:
 		out = roaring.FastAnd(ands...)
 	}
-	if len(excl) > 0 {
-		out = roaring.AndNot(out, roaring.FastOr(excl...))
+	switch len(excl) {
+	case 0:
+		return out, nil, nil
+	case 1:
+		return out, excl[0], nil
 	}
-	return out, nil
+	return out, roaring.FastOr(excl...), nil
 }
 
 // clauseDocs returns the documents matching any term of cl, or nil when no
-// term has anything searchable (the clause then does not constrain).
+// term has anything searchable (the clause then does not constrain). The
+// result must not be changed: a clause of one posting is that posting.
 func (s *Snapshot) clauseDocs(ctx context.Context, cl rappel.Clause, exp *expansion) (*roaring.Bitmap, error) {
-	var terms []*roaring.Bitmap
+	var parts []*roaring.Bitmap
+	searchable := false
 	for _, t := range cl.Terms {
 		if ctx.Err() != nil {
 			// Each term of an OR is a union of postings, a phrase a
 			// walk of positions: the deadline is looked at between them.
 			return nil, timeoutError()
 		}
-		bm, err := s.text.termDocs(ctx, t, exp)
-		if err != nil {
+		var ok bool
+		var err error
+		if parts, ok, err = s.text.termParts(ctx, parts, t, exp); err != nil {
 			return nil, err
 		}
-		if bm != nil {
-			terms = append(terms, bm)
-		}
+		searchable = searchable || ok
 	}
-	switch len(terms) {
-	case 0:
+	switch {
+	case !searchable:
 		return nil, nil
-	case 1:
-		return terms[0], nil
+	case len(parts) == 0:
+		return roaring.New(), nil
+	case len(parts) == 1:
+		return parts[0], nil
 	}
-	// One lazy union counted once rather than a union per term: an OR
-	// at a million records took 14% more requests a second so
-	// (BENCHMARKS.md, "OR at a million records").
-	return roaring.FastOr(terms...), nil
+	// One lazy union of every posting of every term, counted once, rather
+	// than a union per word (its forms in both streams) and another of
+	// those: an OR at a million records took 14% more requests a second
+	// with one union per clause (BENCHMARKS.md, "OR at a million records"),
+	// and one union of the postings themselves copies no word's union.
+	return roaring.FastOr(parts...), nil
 }
 
 // dateRange returns the documents with event_date in [after, before]; the
@@ -350,30 +405,51 @@ func unknownCategory(c string, categories []string) error {
 }
 
 // pageInOrder returns up to limit+1 matching documents in ok's order,
-// starting after cursor c, or after skipping offset matches.
-func (s *Snapshot) pageInOrder(ctx context.Context, ok orderKey, match *roaring.Bitmap, count int, c *cursor, offset, limit int) ([]int32, error) {
+// starting after cursor c, or after skipping offset matches: the
+// documents of match less those of minus (nil for none).
+func (s *Snapshot) pageInOrder(ctx context.Context, ok orderKey, match, minus *roaring.Bitmap, c *cursor, offset, limit int) ([]int32, error) {
 	perm := s.orders[ok]
 	want := limit + 1
-	docs := make([]int32, 0, min(want, count))
-	if offset >= count && c == nil && offset > 0 {
-		return docs, nil
-	}
 	if ok == (orderKey{rappel.SortDate, false}) {
-		// Document order: iterate the bitmap itself.
+		// Document order: iterate the bitmap itself, skipping what minus
+		// takes out, a page's worth of work rather than the whole
+		// difference's.
+		docs := make([]int32, 0, min(want, int(match.GetCardinality())))
 		it := match.Iterator()
+		skip := 0
 		switch {
 		case c != nil:
 			it.AdvanceIfNeeded(uint32(s.after(ok, perm, c.key, c.id)))
-		case offset > 0:
+		case offset > 0 && minus == nil:
 			v, err := match.Select(uint32(offset))
 			if err != nil {
 				return docs, nil
 			}
 			it.AdvanceIfNeeded(v)
+		case offset > 0:
+			skip = offset
 		}
-		for it.HasNext() && len(docs) < want {
-			docs = append(docs, int32(it.Next()))
+		for i := 0; it.HasNext() && len(docs) < want; i++ {
+			if i%ctxCheckEvery == ctxCheckEvery-1 && ctx.Err() != nil {
+				return nil, timeoutError()
+			}
+			d := it.Next()
+			switch {
+			case minus != nil && minus.Contains(d):
+			case skip > 0:
+				skip--
+			default:
+				docs = append(docs, int32(d))
+			}
 		}
+		return docs, nil
+	}
+	if minus != nil {
+		match = roaring.AndNot(match, minus)
+	}
+	count := int(match.GetCardinality())
+	docs := make([]int32, 0, min(want, count))
+	if offset >= count && c == nil && offset > 0 {
 		return docs, nil
 	}
 	if count*8 < s.n {
