@@ -484,8 +484,8 @@ func (ix *textIndex) phraseUnion(ctx context.Context, words []string) (*roaring.
 	out := roaring.New()
 	for s := range ix.postings {
 		for _, alt := range []bool{false, true} {
-			if alt && s != streamFR {
-				continue
+			if alt && (s != streamFR || !ix.hasAlt(s, words)) {
+				continue // the same postings as the main forms'
 			}
 			bm, err := ix.phraseDocs(ctx, s, words, alt)
 			if err != nil {
@@ -495,6 +495,18 @@ func (ix *textIndex) phraseUnion(ctx context.Context, words []string) (*roaring.
 		}
 	}
 	return out, nil
+}
+
+// hasAlt reports whether a word of words has an alternative form in
+// stream s: without one, the phrase of the alternative forms is the
+// phrase of the main ones, and its positions need no second walk.
+func (ix *textIndex) hasAlt(s int, words []string) bool {
+	for _, w := range words {
+		if ix.an.forms(s, w).alt != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // isGTINLike reports whether a term looks like a printed barcode (digits,
