@@ -5,6 +5,7 @@ import (
 	"context"
 	"maps"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/RoaringBitmap/roaring/v2"
@@ -104,6 +105,9 @@ func TestSearch_CountsMatchPlainSets(t *testing.T) {
 				`"may contain" -milk`,
 				`listeria OR "pieces of metal"`,
 				`salmonella OR listeria -cheese`,
+				`cheese OR milk -listeria -salmonella`,
+				`listeria OR qwxzvj`,
+				`food OR recalled -milk`,
 			}
 			filters := []func(q *rappel.Search){
 				func(*rappel.Search) {},
@@ -117,7 +121,7 @@ func TestSearch_CountsMatchPlainSets(t *testing.T) {
 					q := rappel.Search{Query: mustQuery(t, text), Limit: 20, NoRelax: true}
 					filter(&q)
 					want := plainMatches(t, s, &q).ToArray()
-					if fi == 0 && len(want) < 60 {
+					if fi == 0 && len(want) < 60 && !strings.Contains(text, "qwxzvj") {
 						t.Fatalf("%s: %d matches, too few to page through", text, len(want))
 					}
 					checkPages(t, s, q, want)

@@ -372,7 +372,7 @@ func (ix *textIndex) termDocs(ctx context.Context, t rappel.Term, exp *expansion
 	if err != nil || !searchable {
 		return nil, err
 	}
-	return roaring.FastOr(parts...), nil
+	return unionOf(parts), nil
 }
 
 // termParts appends to dst the bitmaps whose union is termDocs(t), and
@@ -453,7 +453,7 @@ func (ix *textIndex) wordDocs(ops *searchOps, w string) (*roaring.Bitmap, error)
 	if err != nil {
 		return nil, err
 	}
-	return roaring.FastOr(parts...), nil
+	return unionOf(parts), nil
 }
 
 // wordParts appends to dst the postings of one token's forms in either

@@ -1,6 +1,7 @@
 package index
 
 import (
+	"cmp"
 	"context"
 	"sort"
 
@@ -115,7 +116,7 @@ func (v *View) matches(ctx context.Context, parts []part, q *rappel.Search, exp 
 		if p.hidden != nil && !p.hidden.IsEmpty() {
 			m = roaring.AndNot(m, p.hidden)
 		}
-		ms[i] = partMatches{p.s, m, nil}
+		ms[i] = partMatches{s: p.s, m: m}
 		count += int(m.GetCardinality())
 	}
 	return ms, count, nil
@@ -131,7 +132,7 @@ func (v *View) lazyMatches(ctx context.Context, parts []part, q *rappel.Search, 
 	ms := make([]partMatches, len(parts))
 	count := 0
 	for i, p := range parts {
-		base, minus, err := p.s.matchSets(ctx, q, false, exp)
+		base, alt, minus, err := p.s.matchSets(ctx, q, false, exp)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -142,12 +143,8 @@ func (v *View) lazyMatches(ctx context.Context, parts []part, q *rappel.Search, 
 				minus = roaring.Or(minus, p.hidden)
 			}
 		}
-		n := int(base.GetCardinality())
-		if minus != nil {
-			n -= int(base.AndCardinality(minus))
-		}
-		ms[i] = partMatches{p.s, base, minus}
-		count += n
+		ms[i] = partMatches{s: p.s, m: base, alt: alt, minus: minus}
+		count += ms[i].count()
 	}
 	return ms, count, nil
 }
@@ -160,7 +157,7 @@ func (v *View) lazyMatches(ctx context.Context, parts []part, q *rappel.Search, 
 func pageInOrder(ctx context.Context, ok orderKey, ms []partMatches, c *cursor, offset, limit int) ([]hit, error) {
 	if len(ms) == 1 {
 		p := ms[0]
-		docs, err := p.s.pageInOrder(ctx, ok, p.m, p.minus, c, offset, limit)
+		docs, err := p.s.pageInOrder(ctx, ok, p, c, offset, limit)
 		if err != nil {
 			return nil, err
 		}
@@ -171,11 +168,11 @@ func pageInOrder(ctx context.Context, ok orderKey, ms []partMatches, c *cursor, 
 		return hits, nil
 	}
 	b, d := ms[0], ms[1]
-	db, err := b.s.pageInOrder(ctx, ok, b.m, b.minus, c, 0, offset+limit)
+	db, err := b.s.pageInOrder(ctx, ok, b, c, 0, offset+limit)
 	if err != nil {
 		return nil, err
 	}
-	dd, err := d.s.pageInOrder(ctx, ok, d.m, d.minus, c, 0, offset+limit)
+	dd, err := d.s.pageInOrder(ctx, ok, d, c, 0, offset+limit)
 	if err != nil {
 		return nil, err
 	}
@@ -244,18 +241,26 @@ func appendHits(buf []byte, hits []hit, lang string, hl *highlighter) []byte {
 // result must not be changed (it may be a shared bitmap). A category no
 // document has is an error when strict, and matches nothing otherwise.
 func (s *Snapshot) match(ctx context.Context, q *rappel.Search, strict bool, exp *expansion) (*roaring.Bitmap, error) {
-	base, minus, err := s.matchSets(ctx, q, strict, exp)
-	if err != nil || minus == nil {
-		return base, err
+	base, alt, minus, err := s.matchSets(ctx, q, strict, exp)
+	if err != nil {
+		return nil, err
 	}
-	return roaring.AndNot(base, minus), nil
+	if alt != nil {
+		base = roaring.Or(base, alt)
+	}
+	if minus != nil {
+		base = roaring.AndNot(base, minus)
+	}
+	return base, nil
 }
 
-// matchSets returns what match returns as two sets, the documents of
-// base less those of minus (nil for none: q excludes nothing), so that a
-// search can count them and fill a page in document order without making
-// the difference (View.lazyMatches). Neither may be changed.
-func (s *Snapshot) matchSets(ctx context.Context, q *rappel.Search, strict bool, exp *expansion) (base, minus *roaring.Bitmap, err error) {
+// matchSets returns what match returns as sets not made one: the
+// documents of base or of alt (nil but for a search whose text is one OR
+// of two terms, alt the second term's), less those of minus (nil when q
+// excludes nothing), so that a search can count them from cardinalities
+// and fill a page in document order without making the union or the
+// difference (View.lazyMatches). None may be changed.
+func (s *Snapshot) matchSets(ctx context.Context, q *rappel.Search, strict bool, exp *expansion) (base, alt, minus *roaring.Bitmap, err error) {
 	if exp == nil {
 		exp = &expansion{} // the terms alone
 	}
@@ -272,9 +277,9 @@ func (s *Snapshot) matchSets(ctx context.Context, q *rappel.Search, strict bool,
 		bm := s.filters[f.Field][v]
 		switch {
 		case bm == nil && f.Free() && strict:
-			return nil, nil, unknownCategory(*f.Of(&q.FilterValues), s.categories)
+			return nil, nil, nil, unknownCategory(*f.Of(&q.FilterValues), s.categories)
 		case bm == nil:
-			return roaring.New(), nil, nil
+			return roaring.New(), nil, nil, nil
 		}
 		ands = append(ands, bm)
 	}
@@ -284,11 +289,28 @@ func (s *Snapshot) matchSets(ctx context.Context, q *rappel.Search, strict bool,
 	var excl []*roaring.Bitmap
 	if q.Query != nil {
 		cs := clauses(q)
+		pair := -1 // the OR of two terms that is all the search asks for
+		if len(ands) == 0 {
+			pair = orOfTwo(cs, exp)
+		}
 		for i := 0; i < len(cs); i++ {
 			cl := cs[i]
+			if i == pair {
+				a, b, err := s.termSets(ctx, cl, exp)
+				if err != nil {
+					return nil, nil, nil, err
+				}
+				if a != nil && b != nil {
+					alt = b
+				}
+				if a = cmp.Or(a, b); a != nil {
+					ands = append(ands, a)
+				}
+				continue
+			}
 			bm, err := s.clauseDocs(ctx, cl, exp)
 			if err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
 			if j, ok := exp.joins[i]; ok && bm != nil {
 				// Adjacent words that also match together: as the one word
@@ -296,7 +318,7 @@ func (s *Snapshot) matchSets(ctx context.Context, q *rappel.Search, strict bool,
 				for k := i + 1; k < i+j.n; k++ {
 					next, err := s.clauseDocs(ctx, cs[k], exp)
 					if err != nil {
-						return nil, nil, err
+						return nil, nil, nil, err
 					}
 					if next != nil {
 						bm = roaring.And(bm, next)
@@ -305,7 +327,7 @@ func (s *Snapshot) matchSets(ctx context.Context, q *rappel.Search, strict bool,
 				for _, alt := range j.alts {
 					more, err := s.text.termDocs(ctx, alt, nil)
 					if err != nil {
-						return nil, nil, err
+						return nil, nil, nil, err
 					}
 					if more != nil {
 						bm = roaring.Or(bm, more)
@@ -324,7 +346,7 @@ func (s *Snapshot) matchSets(ctx context.Context, q *rappel.Search, strict bool,
 		}
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, nil, timeoutError()
+		return nil, nil, nil, timeoutError()
 	}
 	var out *roaring.Bitmap
 	switch len(ands) {
@@ -337,11 +359,53 @@ func (s *Snapshot) matchSets(ctx context.Context, q *rappel.Search, strict bool,
 	}
 	switch len(excl) {
 	case 0:
-		return out, nil, nil
+		return out, alt, nil, nil
 	case 1:
-		return out, excl[0], nil
+		return out, alt, excl[0], nil
 	}
-	return out, roaring.FastOr(excl...), nil
+	return out, alt, roaring.FastOr(excl...), nil
+}
+
+// orOfTwo returns the index of the clause of cs that is an OR of two
+// terms when it is the only clause that is not an exclusion and no words
+// join across it, or -1.
+func orOfTwo(cs []rappel.Clause, exp *expansion) int {
+	at := -1
+	for i, c := range cs {
+		if _, ok := exp.joins[i]; ok {
+			return -1
+		}
+		if c.Exclude {
+			continue
+		}
+		if at >= 0 || len(c.Terms) != 2 {
+			return -1
+		}
+		at = i
+	}
+	return at
+}
+
+// termSets returns the documents of each of cl's two terms, nil for a term
+// with nothing searchable, each the term's posting itself when it is one.
+func (s *Snapshot) termSets(ctx context.Context, cl rappel.Clause, exp *expansion) (a, b *roaring.Bitmap, err error) {
+	var sets [2]*roaring.Bitmap
+	for i, t := range cl.Terms[:2] {
+		if ctx.Err() != nil {
+			return nil, nil, timeoutError()
+		}
+		parts, searchable, err := s.text.termParts(ctx, nil, t, exp)
+		switch {
+		case err != nil:
+			return nil, nil, err
+		case !searchable:
+		case len(parts) == 1:
+			sets[i] = parts[0]
+		default:
+			sets[i] = unionOf(parts)
+		}
+	}
+	return sets[0], sets[1], nil
 }
 
 // clauseDocs returns the documents matching any term of cl, or nil when no
@@ -371,12 +435,28 @@ func (s *Snapshot) clauseDocs(ctx context.Context, cl rappel.Clause, exp *expans
 	case len(parts) == 1:
 		return parts[0], nil
 	}
-	// One lazy union of every posting of every term, counted once, rather
-	// than a union per word (its forms in both streams) and another of
-	// those: an OR at a million records took 14% more requests a second
-	// with one union per clause (BENCHMARKS.md, "OR at a million records"),
-	// and one union of the postings themselves copies no word's union.
-	return roaring.FastOr(parts...), nil
+	return unionOf(parts), nil
+}
+
+// unionOf returns the union of parts, made anew: one union
+// of every posting of a clause's terms rather than one per word (its
+// forms in both streams) and another of those. Two (a word's forms) are
+// merged container by container; more are united lazily, cardinalities
+// counted once. At a million records (BENCHMARKS.md, "OR at a million
+// records") the lazy union made `listeria OR salmonella`'s four postings
+// 14% more requests a second, and two postings slower: a lazy union
+// makes bitmap containers that a posting's few thousand documents then
+// turn back into arrays.
+func unionOf(parts []*roaring.Bitmap) *roaring.Bitmap {
+	switch len(parts) {
+	case 0:
+		return roaring.New()
+	case 1:
+		return parts[0].Clone()
+	case 2:
+		return roaring.Or(parts[0], parts[1])
+	}
+	return roaring.FastOr(parts...)
 }
 
 // dateRange returns the documents with event_date in [after, before]; the
@@ -404,38 +484,39 @@ func unknownCategory(c string, categories []string) error {
 	return rappel.Unknown("category", c, rappel.Suggest(CategoryKey(c), categories), "list the categories with GET /recall/stats?group_by=category")
 }
 
-// pageInOrder returns up to limit+1 matching documents in ok's order,
-// starting after cursor c, or after skipping offset matches: the
-// documents of match less those of minus (nil for none).
-func (s *Snapshot) pageInOrder(ctx context.Context, ok orderKey, match, minus *roaring.Bitmap, c *cursor, offset, limit int) ([]int32, error) {
+// pageInOrder returns up to limit+1 of the matches pm, documents of s, in
+// ok's order, starting after cursor c, or after skipping offset matches.
+func (s *Snapshot) pageInOrder(ctx context.Context, ok orderKey, pm partMatches, c *cursor, offset, limit int) ([]int32, error) {
 	perm := s.orders[ok]
 	want := limit + 1
 	if ok == (orderKey{rappel.SortDate, false}) {
-		// Document order: iterate the bitmap itself, skipping what minus
-		// takes out, a page's worth of work rather than the whole
-		// difference's.
-		docs := make([]int32, 0, min(want, int(match.GetCardinality())))
-		it := match.Iterator()
+		// Document order: iterate the bitmaps themselves, merging the two
+		// of an OR and skipping what minus takes out, a page's worth of
+		// work rather than the whole union's or difference's.
+		docs := make([]int32, 0, min(want, int(pm.m.GetCardinality())))
+		it := newUnionIterator(pm.m, pm.alt)
 		skip := 0
 		switch {
 		case c != nil:
-			it.AdvanceIfNeeded(uint32(s.after(ok, perm, c.key, c.id)))
-		case offset > 0 && minus == nil:
-			v, err := match.Select(uint32(offset))
+			it.advance(uint32(s.after(ok, perm, c.key, c.id)))
+		case offset > 0 && pm.alt == nil && pm.minus == nil:
+			v, err := pm.m.Select(uint32(offset))
 			if err != nil {
 				return docs, nil
 			}
-			it.AdvanceIfNeeded(v)
+			it.advance(v)
 		case offset > 0:
 			skip = offset
 		}
-		for i := 0; it.HasNext() && len(docs) < want; i++ {
+		for i := 0; len(docs) < want; i++ {
 			if i%ctxCheckEvery == ctxCheckEvery-1 && ctx.Err() != nil {
 				return nil, timeoutError()
 			}
-			d := it.Next()
+			d, more := it.next()
 			switch {
-			case minus != nil && minus.Contains(d):
+			case !more:
+				return docs, nil
+			case pm.minus != nil && pm.minus.Contains(d):
 			case skip > 0:
 				skip--
 			default:
@@ -444,9 +525,8 @@ func (s *Snapshot) pageInOrder(ctx context.Context, ok orderKey, match, minus *r
 		}
 		return docs, nil
 	}
-	if minus != nil {
-		match = roaring.AndNot(match, minus)
-	}
+	pm.materialize()
+	match := pm.m
 	count := int(match.GetCardinality())
 	docs := make([]int32, 0, min(want, count))
 	if offset >= count && c == nil && offset > 0 {
