@@ -366,80 +366,99 @@ func indexRecord(b *textBuilder, r *rappel.Record) {
 // termDocs returns the documents matching one query term (a word, or a
 // phrase of several tokens), across both streams, with what exp says it
 // also matches, or nil when the term has nothing searchable in it (it then
-// does not constrain).
+// does not constrain). The bitmap is the caller's to change.
 func (ix *textIndex) termDocs(ctx context.Context, t rappel.Term, exp *expansion) (*roaring.Bitmap, error) {
+	parts, searchable, err := ix.termParts(ctx, nil, t, exp)
+	if err != nil || !searchable {
+		return nil, err
+	}
+	return unionOf(parts), nil
+}
+
+// termParts appends to dst the bitmaps whose union is termDocs(t), and
+// reports whether t has anything searchable in it. They are postings
+// and phrase matches as the index holds them, not to be changed: a
+// clause of several terms makes one union of all their parts rather
+// than one per term, and a word of one posting needs no union at all.
+func (ix *textIndex) termParts(ctx context.Context, dst []*roaring.Bitmap, t rappel.Term, exp *expansion) ([]*roaring.Bitmap, bool, error) {
 	var te *termExp
 	if exp != nil {
 		te = exp.terms[t]
 	}
-	var out *roaring.Bitmap
-	var err error
+	searchable := te != nil
 	ops := opsOf(ctx)
+	var err error
 	if te == nil || !te.only {
-		if out, err = ix.ownDocs(ctx, t); err != nil {
-			return nil, err
+		var own bool
+		if dst, own, err = ix.ownParts(ctx, dst, t); err != nil {
+			return nil, false, err
 		}
+		searchable = searchable || own
 	}
 	if te == nil {
-		return out, nil
-	}
-	if out == nil {
-		out = roaring.New()
+		return dst, searchable, nil
 	}
 	for s, words := range te.words {
 		for _, e := range words {
 			p, err := ix.post(s, e.term)
 			if err != nil {
-				return nil, err
+				return nil, false, err
 			}
 			if p != nil {
-				out.Or(p.docs)
+				dst = append(dst, p.docs)
 				ops.read(p.df())
 			}
 		}
 	}
 	for _, alt := range te.alts {
-		bm, err := ix.termDocs(ctx, alt, nil)
-		if err != nil {
-			return nil, err
-		}
-		if bm != nil {
-			out.Or(bm)
+		if dst, _, err = ix.termParts(ctx, dst, alt, nil); err != nil {
+			return nil, false, err
 		}
 	}
-	return out, nil
+	return dst, searchable, nil
 }
 
-// ownDocs returns the documents matching t by its own forms.
-func (ix *textIndex) ownDocs(ctx context.Context, t rappel.Term) (*roaring.Bitmap, error) {
+// ownParts appends to dst the bitmaps whose union is the documents
+// matching t by its own forms, and reports whether t has a token.
+func (ix *textIndex) ownParts(ctx context.Context, dst []*roaring.Bitmap, t rappel.Term) ([]*roaring.Bitmap, bool, error) {
 	var words []string
 	tokens(t.Text, func(w string) { words = append(words, w) })
-	var out *roaring.Bitmap
 	var err error
 	switch len(words) {
 	case 0:
-		return nil, nil
+		return dst, false, nil
 	case 1:
-		out, err = ix.wordDocs(opsOf(ctx), words[0])
+		dst, err = ix.wordParts(opsOf(ctx), dst, words[0])
 	default:
-		out, err = ix.phraseUnion(ctx, words)
+		var bm *roaring.Bitmap
+		if bm, err = ix.phraseUnion(ctx, words); err == nil {
+			dst = append(dst, bm)
+		}
 	}
 	if err == nil && isGTINLike(t.Text) {
 		// A printed barcode also finds its product through the GTIN-14
 		// form every printing is indexed under.
 		if g, perr := rappel.ParseGTIN(t.Text); perr == nil {
-			var more *roaring.Bitmap
-			more, err = ix.wordDocs(opsOf(ctx), string(g))
-			out = roaring.Or(out, more)
+			dst, err = ix.wordParts(opsOf(ctx), dst, string(g))
 		}
 	}
-	return out, err
+	return dst, true, err
 }
 
 // wordDocs returns the documents holding one token, in any of its forms,
-// in either stream, counting the postings read in ops (nil for none).
+// in either stream, counting the postings read in ops (nil for none). The
+// bitmap is the caller's to change.
 func (ix *textIndex) wordDocs(ops *searchOps, w string) (*roaring.Bitmap, error) {
-	out := roaring.New()
+	parts, err := ix.wordParts(ops, nil, w)
+	if err != nil {
+		return nil, err
+	}
+	return unionOf(parts), nil
+}
+
+// wordParts appends to dst the postings of one token's forms in either
+// stream, counting them in ops (nil for none).
+func (ix *textIndex) wordParts(ops *searchOps, dst []*roaring.Bitmap, w string) ([]*roaring.Bitmap, error) {
 	for s := range ix.postings {
 		f := ix.an.forms(s, w)
 		for _, t := range []string{f.main, f.alt} {
@@ -451,12 +470,12 @@ func (ix *textIndex) wordDocs(ops *searchOps, w string) (*roaring.Bitmap, error)
 				return nil, err
 			}
 			if p != nil {
-				out.Or(p.docs)
+				dst = append(dst, p.docs)
 				ops.read(p.df())
 			}
 		}
 	}
-	return out, nil
+	return dst, nil
 }
 
 // phraseUnion returns the documents holding words as a phrase in either
@@ -465,8 +484,8 @@ func (ix *textIndex) phraseUnion(ctx context.Context, words []string) (*roaring.
 	out := roaring.New()
 	for s := range ix.postings {
 		for _, alt := range []bool{false, true} {
-			if alt && s != streamFR {
-				continue
+			if alt && (s != streamFR || !ix.hasAlt(s, words)) {
+				continue // the same postings as the main forms'
 			}
 			bm, err := ix.phraseDocs(ctx, s, words, alt)
 			if err != nil {
@@ -476,6 +495,18 @@ func (ix *textIndex) phraseUnion(ctx context.Context, words []string) (*roaring.
 		}
 	}
 	return out, nil
+}
+
+// hasAlt reports whether a word of words has an alternative form in
+// stream s: without one, the phrase of the alternative forms is the
+// phrase of the main ones, and its positions need no second walk.
+func (ix *textIndex) hasAlt(s int, words []string) bool {
+	for _, w := range words {
+		if ix.an.forms(s, w).alt != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // isGTINLike reports whether a term looks like a printed barcode (digits,

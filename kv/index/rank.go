@@ -361,10 +361,100 @@ func (t *topK) page(c *cursor, offset int) []ranked {
 	return out
 }
 
-// partMatches is the matches of one part of a search.
+// partMatches is the matches of one part of a search: the documents of m
+// or of alt (when set), less those of minus (when set): View.lazyMatches
+// leaves them so, materialize makes them m alone.
 type partMatches struct {
-	s *Snapshot
-	m *roaring.Bitmap
+	s     *Snapshot
+	m     *roaring.Bitmap
+	alt   *roaring.Bitmap
+	minus *roaring.Bitmap
+}
+
+// count returns how many the matches are, from cardinalities:
+// |m ∪ alt| = |m| + |alt| − |m ∩ alt|, and what minus takes out of it,
+// |(m ∪ alt) ∩ minus|, likewise, making no more than m ∩ alt.
+func (p *partMatches) count() int {
+	n := int(p.m.GetCardinality())
+	var both *roaring.Bitmap // m ∩ alt, when minus needs it
+	if p.alt != nil {
+		n += int(p.alt.GetCardinality())
+		if p.minus == nil {
+			n -= int(p.m.AndCardinality(p.alt))
+		} else {
+			both = roaring.And(p.m, p.alt)
+			n -= int(both.GetCardinality())
+		}
+	}
+	if p.minus != nil {
+		n -= int(p.m.AndCardinality(p.minus))
+		if p.alt != nil {
+			n -= int(p.alt.AndCardinality(p.minus)) - int(both.AndCardinality(p.minus))
+		}
+	}
+	return n
+}
+
+// materialize makes the matches one bitmap, m.
+func (p *partMatches) materialize() {
+	if p.alt != nil {
+		p.m, p.alt = roaring.Or(p.m, p.alt), nil
+	}
+	if p.minus != nil {
+		p.m, p.minus = roaring.AndNot(p.m, p.minus), nil
+	}
+}
+
+// materialize makes the matches of each of ms one bitmap, for what reads
+// them as a set (ranking, facets, softening).
+func materialize(ms []partMatches) {
+	for i := range ms {
+		ms[i].materialize()
+	}
+}
+
+// unionIterator walks the union of one or two bitmaps in ascending order.
+type unionIterator struct {
+	a, b roaring.IntPeekable // b nil for one
+}
+
+func newUnionIterator(a, b *roaring.Bitmap) *unionIterator {
+	it := &unionIterator{a: a.Iterator()}
+	if b != nil {
+		it.b = b.Iterator()
+	}
+	return it
+}
+
+// advance moves on to the first document at or after d.
+func (it *unionIterator) advance(d uint32) {
+	it.a.AdvanceIfNeeded(d)
+	if it.b != nil {
+		it.b.AdvanceIfNeeded(d)
+	}
+}
+
+// next returns the next document, or false after the last.
+func (it *unionIterator) next() (uint32, bool) {
+	ha := it.a.HasNext()
+	if it.b == nil || !it.b.HasNext() {
+		if !ha {
+			return 0, false
+		}
+		return it.a.Next(), true
+	}
+	if !ha {
+		return it.b.Next(), true
+	}
+	x, y := it.a.PeekNext(), it.b.PeekNext()
+	switch {
+	case x < y:
+		return it.a.Next(), true
+	case y < x:
+		return it.b.Next(), true
+	}
+	it.b.Next()
+	return it.a.Next(), true
 }
 
 // rankPage scores the matches of every part for qcs and exp, with the

@@ -201,7 +201,7 @@ func checkPage(t *testing.T, s *Snapshot, q *rappel.Search, want []ranked, from 
 		}
 		c = &cc
 	}
-	hits, scores, err := s.View().pageByRelevance(context.Background(), q, []partMatches{{s, match}}, c, q.Offset, q.Limit, exp)
+	hits, scores, err := s.View().pageByRelevance(context.Background(), q, []partMatches{{s: s, m: match}}, c, q.Offset, q.Limit, exp)
 	if err != nil {
 		t.Fatal(err)
 	}

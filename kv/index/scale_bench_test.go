@@ -188,6 +188,8 @@ func BenchmarkScale_Search(b *testing.B) {
 		{"phrase", rappel.Search{Query: mustQuery(b, `"pieces of metal"`)}},
 		{"phrase_relevance", rappel.Search{Query: mustQuery(b, `"pieces of metal"`), SortBy: rappel.SortRelevance}},
 		{"phrase_common", rappel.Search{Query: mustQuery(b, `"may contain"`)}},
+		{"or", rappel.Search{Query: mustQuery(b, "listeria OR salmonella")}},
+		{"not", rappel.Search{Query: mustQuery(b, "recalled -salmonella")}},
 		{"rare", rappel.Search{Query: mustQuery(b, "shellfish")}},
 	} {
 		b.Run(c.name, func(b *testing.B) {

@@ -1,6 +1,7 @@
 package index
 
 import (
+	"cmp"
 	"context"
 	"sort"
 
@@ -30,7 +31,7 @@ func (v *View) Search(ctx context.Context, cq rappel.CheckedSearch) (*rappel.Pag
 	if err != nil {
 		return nil, err
 	}
-	ms, count, err := v.matches(ctx, parts, q, exp)
+	ms, count, err := v.lazyMatches(ctx, parts, q, exp)
 	if err != nil {
 		return nil, err
 	}
@@ -44,6 +45,7 @@ func (v *View) Search(ctx context.Context, cq rappel.CheckedSearch) (*rappel.Pag
 			q, exp, ms, count, leftOut = r.q, r.exp, r.ms, r.count, r.leftOut
 		}
 	} else if count < softBelow && !q.NoRelax && sortOf(q) == rappel.SortRelevance {
+		materialize(ms)
 		r, err := v.soften(ctx, parts, q, ms, count)
 		if err != nil {
 			return nil, err
@@ -65,6 +67,9 @@ func (v *View) Search(ctx context.Context, cq rappel.CheckedSearch) (*rappel.Pag
 	limit := q.Limit
 	if limit <= 0 {
 		limit = rappel.DefaultLimit
+	}
+	if relevance || q.Facets != nil {
+		materialize(ms)
 	}
 	var hits []hit
 	var scores []float64
@@ -111,8 +116,35 @@ func (v *View) matches(ctx context.Context, parts []part, q *rappel.Search, exp 
 		if p.hidden != nil && !p.hidden.IsEmpty() {
 			m = roaring.AndNot(m, p.hidden)
 		}
-		ms[i] = partMatches{p.s, m}
+		ms[i] = partMatches{s: p.s, m: m}
 		count += int(m.GetCardinality())
+	}
+	return ms, count, nil
+}
+
+// lazyMatches is matches for a page in an order: the documents an
+// exclusion (or a part's hidden documents) takes out of a part's matches
+// are left as its minus, and counted as |base| − |base ∩ minus| without
+// making the difference, which at a million records copied nearly every
+// container of a common word's posting; the page skips them as it walks
+// (Snapshot.pageInOrder).
+func (v *View) lazyMatches(ctx context.Context, parts []part, q *rappel.Search, exp *expansion) ([]partMatches, int, error) {
+	ms := make([]partMatches, len(parts))
+	count := 0
+	for i, p := range parts {
+		base, alt, minus, err := p.s.matchSets(ctx, q, false, exp)
+		if err != nil {
+			return nil, 0, err
+		}
+		if p.hidden != nil && !p.hidden.IsEmpty() {
+			if minus == nil {
+				minus = p.hidden
+			} else {
+				minus = roaring.Or(minus, p.hidden)
+			}
+		}
+		ms[i] = partMatches{s: p.s, m: base, alt: alt, minus: minus}
+		count += ms[i].count()
 	}
 	return ms, count, nil
 }
@@ -125,7 +157,7 @@ func (v *View) matches(ctx context.Context, parts []part, q *rappel.Search, exp 
 func pageInOrder(ctx context.Context, ok orderKey, ms []partMatches, c *cursor, offset, limit int) ([]hit, error) {
 	if len(ms) == 1 {
 		p := ms[0]
-		docs, err := p.s.pageInOrder(ctx, ok, p.m, int(p.m.GetCardinality()), c, offset, limit)
+		docs, err := p.s.pageInOrder(ctx, ok, p, c, offset, limit)
 		if err != nil {
 			return nil, err
 		}
@@ -136,11 +168,11 @@ func pageInOrder(ctx context.Context, ok orderKey, ms []partMatches, c *cursor, 
 		return hits, nil
 	}
 	b, d := ms[0], ms[1]
-	db, err := b.s.pageInOrder(ctx, ok, b.m, int(b.m.GetCardinality()), c, 0, offset+limit)
+	db, err := b.s.pageInOrder(ctx, ok, b, c, 0, offset+limit)
 	if err != nil {
 		return nil, err
 	}
-	dd, err := d.s.pageInOrder(ctx, ok, d.m, int(d.m.GetCardinality()), c, 0, offset+limit)
+	dd, err := d.s.pageInOrder(ctx, ok, d, c, 0, offset+limit)
 	if err != nil {
 		return nil, err
 	}
@@ -209,6 +241,26 @@ func appendHits(buf []byte, hits []hit, lang string, hl *highlighter) []byte {
 // result must not be changed (it may be a shared bitmap). A category no
 // document has is an error when strict, and matches nothing otherwise.
 func (s *Snapshot) match(ctx context.Context, q *rappel.Search, strict bool, exp *expansion) (*roaring.Bitmap, error) {
+	base, alt, minus, err := s.matchSets(ctx, q, strict, exp)
+	if err != nil {
+		return nil, err
+	}
+	if alt != nil {
+		base = roaring.Or(base, alt)
+	}
+	if minus != nil {
+		base = roaring.AndNot(base, minus)
+	}
+	return base, nil
+}
+
+// matchSets returns what match returns as sets not made one: the
+// documents of base or of alt (nil but for a search whose text is one OR
+// of two terms, alt the second term's), less those of minus (nil when q
+// excludes nothing), so that a search can count them from cardinalities
+// and fill a page in document order without making the union or the
+// difference (View.lazyMatches). None may be changed.
+func (s *Snapshot) matchSets(ctx context.Context, q *rappel.Search, strict bool, exp *expansion) (base, alt, minus *roaring.Bitmap, err error) {
 	if exp == nil {
 		exp = &expansion{} // the terms alone
 	}
@@ -225,9 +277,9 @@ func (s *Snapshot) match(ctx context.Context, q *rappel.Search, strict bool, exp
 		bm := s.filters[f.Field][v]
 		switch {
 		case bm == nil && f.Free() && strict:
-			return nil, unknownCategory(*f.Of(&q.FilterValues), s.categories)
+			return nil, nil, nil, unknownCategory(*f.Of(&q.FilterValues), s.categories)
 		case bm == nil:
-			return roaring.New(), nil
+			return roaring.New(), nil, nil, nil
 		}
 		ands = append(ands, bm)
 	}
@@ -237,11 +289,28 @@ func (s *Snapshot) match(ctx context.Context, q *rappel.Search, strict bool, exp
 	var excl []*roaring.Bitmap
 	if q.Query != nil {
 		cs := clauses(q)
+		pair := -1 // the OR of two terms that is all the search asks for
+		if len(ands) == 0 {
+			pair = orOfTwo(cs, exp)
+		}
 		for i := 0; i < len(cs); i++ {
 			cl := cs[i]
+			if i == pair {
+				a, b, err := s.termSets(ctx, cl, exp)
+				if err != nil {
+					return nil, nil, nil, err
+				}
+				if a != nil && b != nil {
+					alt = b
+				}
+				if a = cmp.Or(a, b); a != nil {
+					ands = append(ands, a)
+				}
+				continue
+			}
 			bm, err := s.clauseDocs(ctx, cl, exp)
 			if err != nil {
-				return nil, err
+				return nil, nil, nil, err
 			}
 			if j, ok := exp.joins[i]; ok && bm != nil {
 				// Adjacent words that also match together: as the one word
@@ -249,7 +318,7 @@ func (s *Snapshot) match(ctx context.Context, q *rappel.Search, strict bool, exp
 				for k := i + 1; k < i+j.n; k++ {
 					next, err := s.clauseDocs(ctx, cs[k], exp)
 					if err != nil {
-						return nil, err
+						return nil, nil, nil, err
 					}
 					if next != nil {
 						bm = roaring.And(bm, next)
@@ -258,7 +327,7 @@ func (s *Snapshot) match(ctx context.Context, q *rappel.Search, strict bool, exp
 				for _, alt := range j.alts {
 					more, err := s.text.termDocs(ctx, alt, nil)
 					if err != nil {
-						return nil, err
+						return nil, nil, nil, err
 					}
 					if more != nil {
 						bm = roaring.Or(bm, more)
@@ -277,7 +346,7 @@ func (s *Snapshot) match(ctx context.Context, q *rappel.Search, strict bool, exp
 		}
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, timeoutError()
+		return nil, nil, nil, timeoutError()
 	}
 	var out *roaring.Bitmap
 	switch len(ands) {
@@ -288,40 +357,106 @@ func (s *Snapshot) match(ctx context.Context, q *rappel.Search, strict bool, exp
 	default:
 		out = roaring.FastAnd(ands...)
 	}
-	if len(excl) > 0 {
-		out = roaring.AndNot(out, roaring.FastOr(excl...))
+	switch len(excl) {
+	case 0:
+		return out, alt, nil, nil
+	case 1:
+		return out, alt, excl[0], nil
 	}
-	return out, nil
+	return out, alt, roaring.FastOr(excl...), nil
+}
+
+// orOfTwo returns the index of the clause of cs that is an OR of two
+// terms when it is the only clause that is not an exclusion and no words
+// join across it, or -1.
+func orOfTwo(cs []rappel.Clause, exp *expansion) int {
+	at := -1
+	for i, c := range cs {
+		if _, ok := exp.joins[i]; ok {
+			return -1
+		}
+		if c.Exclude {
+			continue
+		}
+		if at >= 0 || len(c.Terms) != 2 {
+			return -1
+		}
+		at = i
+	}
+	return at
+}
+
+// termSets returns the documents of each of cl's two terms, nil for a term
+// with nothing searchable, each the term's posting itself when it is one.
+func (s *Snapshot) termSets(ctx context.Context, cl rappel.Clause, exp *expansion) (a, b *roaring.Bitmap, err error) {
+	var sets [2]*roaring.Bitmap
+	for i, t := range cl.Terms[:2] {
+		if ctx.Err() != nil {
+			return nil, nil, timeoutError()
+		}
+		parts, searchable, err := s.text.termParts(ctx, nil, t, exp)
+		switch {
+		case err != nil:
+			return nil, nil, err
+		case !searchable:
+		case len(parts) == 1:
+			sets[i] = parts[0]
+		default:
+			sets[i] = unionOf(parts)
+		}
+	}
+	return sets[0], sets[1], nil
 }
 
 // clauseDocs returns the documents matching any term of cl, or nil when no
-// term has anything searchable (the clause then does not constrain).
+// term has anything searchable (the clause then does not constrain). The
+// result must not be changed: a clause of one posting is that posting.
 func (s *Snapshot) clauseDocs(ctx context.Context, cl rappel.Clause, exp *expansion) (*roaring.Bitmap, error) {
-	var terms []*roaring.Bitmap
+	var parts []*roaring.Bitmap
+	searchable := false
 	for _, t := range cl.Terms {
 		if ctx.Err() != nil {
 			// Each term of an OR is a union of postings, a phrase a
 			// walk of positions: the deadline is looked at between them.
 			return nil, timeoutError()
 		}
-		bm, err := s.text.termDocs(ctx, t, exp)
-		if err != nil {
+		var ok bool
+		var err error
+		if parts, ok, err = s.text.termParts(ctx, parts, t, exp); err != nil {
 			return nil, err
 		}
-		if bm != nil {
-			terms = append(terms, bm)
-		}
+		searchable = searchable || ok
 	}
-	switch len(terms) {
-	case 0:
+	switch {
+	case !searchable:
 		return nil, nil
-	case 1:
-		return terms[0], nil
+	case len(parts) == 0:
+		return roaring.New(), nil
+	case len(parts) == 1:
+		return parts[0], nil
 	}
-	// One lazy union counted once rather than a union per term: an OR
-	// at a million records took 14% more requests a second so
-	// (BENCHMARKS.md, "OR at a million records").
-	return roaring.FastOr(terms...), nil
+	return unionOf(parts), nil
+}
+
+// unionOf returns the union of parts, made anew: one union
+// of every posting of a clause's terms rather than one per word (its
+// forms in both streams) and another of those. Two (a word's forms) are
+// merged container by container; more are united lazily, cardinalities
+// counted once. At a million records (BENCHMARKS.md, "OR at a million
+// records") the lazy union made `listeria OR salmonella`'s four postings
+// 14% more requests a second, and two postings slower: a lazy union
+// makes bitmap containers that a posting's few thousand documents then
+// turn back into arrays.
+func unionOf(parts []*roaring.Bitmap) *roaring.Bitmap {
+	switch len(parts) {
+	case 0:
+		return roaring.New()
+	case 1:
+		return parts[0].Clone()
+	case 2:
+		return roaring.Or(parts[0], parts[1])
+	}
+	return roaring.FastOr(parts...)
 }
 
 // dateRange returns the documents with event_date in [after, before]; the
@@ -349,31 +484,52 @@ func unknownCategory(c string, categories []string) error {
 	return rappel.Unknown("category", c, rappel.Suggest(CategoryKey(c), categories), "list the categories with GET /recall/stats?group_by=category")
 }
 
-// pageInOrder returns up to limit+1 matching documents in ok's order,
-// starting after cursor c, or after skipping offset matches.
-func (s *Snapshot) pageInOrder(ctx context.Context, ok orderKey, match *roaring.Bitmap, count int, c *cursor, offset, limit int) ([]int32, error) {
+// pageInOrder returns up to limit+1 of the matches pm, documents of s, in
+// ok's order, starting after cursor c, or after skipping offset matches.
+func (s *Snapshot) pageInOrder(ctx context.Context, ok orderKey, pm partMatches, c *cursor, offset, limit int) ([]int32, error) {
 	perm := s.orders[ok]
 	want := limit + 1
-	docs := make([]int32, 0, min(want, count))
-	if offset >= count && c == nil && offset > 0 {
-		return docs, nil
-	}
 	if ok == (orderKey{rappel.SortDate, false}) {
-		// Document order: iterate the bitmap itself.
-		it := match.Iterator()
+		// Document order: iterate the bitmaps themselves, merging the two
+		// of an OR and skipping what minus takes out, a page's worth of
+		// work rather than the whole union's or difference's.
+		docs := make([]int32, 0, min(want, int(pm.m.GetCardinality())))
+		it := newUnionIterator(pm.m, pm.alt)
+		skip := 0
 		switch {
 		case c != nil:
-			it.AdvanceIfNeeded(uint32(s.after(ok, perm, c.key, c.id)))
-		case offset > 0:
-			v, err := match.Select(uint32(offset))
+			it.advance(uint32(s.after(ok, perm, c.key, c.id)))
+		case offset > 0 && pm.alt == nil && pm.minus == nil:
+			v, err := pm.m.Select(uint32(offset))
 			if err != nil {
 				return docs, nil
 			}
-			it.AdvanceIfNeeded(v)
+			it.advance(v)
+		case offset > 0:
+			skip = offset
 		}
-		for it.HasNext() && len(docs) < want {
-			docs = append(docs, int32(it.Next()))
+		for i := 0; len(docs) < want; i++ {
+			if i%ctxCheckEvery == ctxCheckEvery-1 && ctx.Err() != nil {
+				return nil, timeoutError()
+			}
+			d, more := it.next()
+			switch {
+			case !more:
+				return docs, nil
+			case pm.minus != nil && pm.minus.Contains(d):
+			case skip > 0:
+				skip--
+			default:
+				docs = append(docs, int32(d))
+			}
 		}
+		return docs, nil
+	}
+	pm.materialize()
+	match := pm.m
+	count := int(match.GetCardinality())
+	docs := make([]int32, 0, min(want, count))
+	if offset >= count && c == nil && offset > 0 {
 		return docs, nil
 	}
 	if count*8 < s.n {
