@@ -194,6 +194,10 @@ type textIndex struct {
 	avgLen   [2]float64
 	total    [2]int64 // the sum of docLen, exactly
 	docs     int
+	// runs, for a streamed build, are its postings written out as sorted
+	// runs (spill.go): postings is then empty, and the segment writer
+	// merges the runs.
+	runs *termRuns
 	// The term dictionary of a built index, made on first use (expand.go).
 	dictOnce sync.Once
 	dictFST  *vellum.FST
@@ -224,6 +228,9 @@ type textBuilder struct {
 	// skip leaves out a stream: a streamed build indexes each stream
 	// on a goroutine of its own, each with a builder of the same index.
 	skip [2]bool
+	// held is about how many bytes the postings added since the last
+	// run hold (spill.go), for a streamed build to write them out.
+	held int64
 }
 
 func newTextBuilder(an *analyzer, docs int) *textBuilder {
@@ -279,14 +286,18 @@ func (b *textBuilder) addTerm(stream int, t string) {
 	if p == nil {
 		p = &posting{docs: roaring.New(), doc: -1}
 		ix.postings[stream][t] = p
+		b.held += heldPerTerm + int64(len(t))
 	}
 	at := b.pos[stream]
 	if p.doc != b.doc {
 		p.endDoc()
 		p.doc, p.last, p.start = b.doc, 0, uint32(len(p.pos))
 		p.docs.Add(uint32(b.doc))
+		b.held += heldPerDoc
 	}
+	n := len(p.pos)
 	p.pos = binary.AppendUvarint(p.pos, uint64(at-p.last))
+	b.held += int64(len(p.pos) - n)
 	p.last = at
 }
 

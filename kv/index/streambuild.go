@@ -1,8 +1,10 @@
 package index
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -10,6 +12,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/rappel-ca/rappel"
@@ -26,13 +29,14 @@ import (
 //     keeping of the record only its event_date and record_id;
 //  2. those keys, sorted, give the document order; each record's JSON is
 //     read back from the file in that order, copied to a second file (the
-//     segment's JSON section, in order), and decoded to be indexed.
+//     segment's JSON section, in order), and decoded to be indexed; the
+//     postings are written out as sorted runs as they grow (spill.go),
+//     which the segment writer merges.
 //
-// What stays in memory is what the segment holds apart from the JSON: the
-// postings, columns and bitmaps, a fraction of the records, with each
-// posting's offsets kept as a byte of length per document until the
-// writer expands them. The segment is the one BuildOptions makes of the
-// same records, byte for byte.
+// What stays in memory is what the segment holds apart from the JSON and
+// the postings: columns and bitmaps, a fraction of the records, and at
+// most runBudget of postings. The segment is the one BuildOptions makes
+// of the same records, byte for byte.
 
 // spillChunk is how much JSON a build keeps before writing it out.
 const spillChunk = 1 << 20
@@ -50,8 +54,12 @@ type streamBuild struct {
 	// limit, when not 0, is how many bytes the build's temporary files
 	// may hold before a write fails as a full disk does: tests set it.
 	limit   int64
-	written int64
-	files   []*os.File
+	written atomic.Int64
+	// budget is the bytes of postings both streams hold at most.
+	budget int64
+
+	mu    sync.Mutex // the streams' runs are created beside each other
+	files []*os.File
 
 	byStore  encoded // the records' JSON in the store's order
 	storeOut *os.File
@@ -79,7 +87,7 @@ func (m *Segments) buildBase(ctx context.Context, info rappel.DatasetInfo, path 
 	// near 1.5 GB for more of the collector's time during a build that
 	// runs once, or in the background (RATIONALE.md, the read index).
 	defer debug.SetGCPercent(debug.SetGCPercent(buildGCPercent))
-	b := &streamBuild{dir: m.Dir, limit: m.spillLimit}
+	b := &streamBuild{dir: m.Dir, limit: m.spillLimit, budget: cmp.Or(m.runBudget, runBudget)}
 	defer b.cleanup()
 	if b.storeOut, err = b.create(); err != nil {
 		return err
@@ -94,6 +102,9 @@ func (m *Segments) buildBase(ctx context.Context, info rappel.DatasetInfo, path 
 	if err != nil {
 		return err
 	}
+	rs := s.text.runs
+	m.log().Info("read index: records indexed, merging the runs of postings", "records", s.n,
+		"runs_en", len(rs.streams[streamEN]), "runs_fr", len(rs.streams[streamFR]))
 	return segment.WriteFile(path, s.fill, m.onStep)
 }
 
@@ -128,8 +139,8 @@ func (b *streamBuild) index(ctx context.Context, info rappel.DatasetInfo, opts O
 	s, tb, sb := newBuild(len(b.keys), info, opts)
 	tb.lensOnly = true
 	s.enc.offs = make([]uint32, 0, 5*len(b.keys)+1)
-	text := indexTextBeside(tb)
-	defer text.wait()
+	text := b.indexTextBeside(tb)
+	defer func() { _ = text.wait() }() // on an early return: the error is another
 	sum := sha256.New()
 	var js []byte
 	for doc, k := range b.keys {
@@ -147,12 +158,17 @@ func (b *streamBuild) index(ctx context.Context, info rappel.DatasetInfo, opts O
 			return nil, fmt.Errorf("decoding record %q back from its JSON: %w", k.id, err)
 		}
 		s.addDoc(int32(doc), r, sb)
-		text.add(r)
+		if err := text.add(r); err != nil {
+			return nil, err
+		}
 		if err := b.spill(&s.enc, out, spillChunk); err != nil {
 			return nil, err
 		}
 	}
-	text.wait()
+	if err := text.wait(); err != nil {
+		return nil, err
+	}
+	tb.ix.runs = text.runs
 	if err := b.spill(&s.enc, out, 0); err != nil {
 		return nil, err
 	}
@@ -169,43 +185,72 @@ func (b *streamBuild) index(ctx context.Context, info rappel.DatasetInfo, opts O
 // textBeside indexes the text of records, given in document order, on
 // goroutines of their own, one per stream: it is half a build's work, the
 // streams share nothing but the analyzer, and the rest of the build
-// (decoding, filters, statistics) needs none of it.
+// (decoding, filters, statistics) needs none of it. Each writes its
+// stream's postings out as runs (spill.go) as they reach its half of the
+// budget, and the rest once the last record is in.
 type textBeside struct {
 	batch  []*rappel.Record
 	next   [2]chan []*rappel.Record
 	done   sync.WaitGroup
 	closed bool
+	errs   [2]error // each stream's first error: it then indexes no more
+	failed atomic.Bool
+	runs   *termRuns
 }
 
 // textBatch is how many records are handed over at once.
 const textBatch = 256
 
-func indexTextBeside(tb *textBuilder) *textBeside {
-	t := &textBeside{}
+func (b *streamBuild) indexTextBeside(tb *textBuilder) *textBeside {
+	t := &textBeside{runs: &termRuns{}}
 	for stream := range t.next {
 		next := make(chan []*rappel.Record, 8)
 		t.next[stream] = next
 		one := &textBuilder{ix: tb.ix}
 		one.skip[1-stream] = true
+		w := &runWriter{b: b, stream: stream}
 		t.done.Go(func() {
 			doc := int32(0)
+			fail := func(err error) {
+				t.errs[stream] = err
+				t.failed.Store(true)
+			}
 			for batch := range next {
 				for _, r := range batch {
+					if t.errs[stream] != nil {
+						break // drained, so that the sender never blocks
+					}
 					indexText(one, doc, r)
 					doc++
+					if one.held >= b.budget/2 {
+						if err := w.spill(one); err != nil {
+							fail(err)
+						}
+					}
 				}
 			}
+			if t.errs[stream] == nil {
+				if err := w.spill(one); err != nil {
+					fail(err)
+				}
+			}
+			t.runs.streams[stream] = w.runs
 		})
 	}
 	return t
 }
 
-// add hands r, the next document, over.
-func (t *textBeside) add(r *rappel.Record) {
+// add hands r, the next document, over, or returns the error that
+// stopped a stream.
+func (t *textBeside) add(r *rappel.Record) error {
+	if t.failed.Load() {
+		return t.wait()
+	}
 	t.batch = append(t.batch, r)
 	if len(t.batch) == textBatch {
 		t.send()
 	}
+	return nil
 }
 
 // send hands the batch over to both streams.
@@ -217,8 +262,9 @@ func (t *textBeside) send() {
 }
 
 // wait hands the last records over and waits for every record's text to
-// be indexed. Once is enough; more calls only wait.
-func (t *textBeside) wait() {
+// be indexed and its last run written, returning a stream's error. Once
+// is enough; more calls only wait.
+func (t *textBeside) wait() error {
 	if !t.closed {
 		if len(t.batch) > 0 {
 			t.send()
@@ -229,6 +275,7 @@ func (t *textBeside) wait() {
 		}
 	}
 	t.done.Wait()
+	return errors.Join(t.errs[0], t.errs[1])
 }
 
 // copyJSON appends the JSON of the rec-th record of the store to e, read
@@ -257,15 +304,23 @@ func (b *streamBuild) spill(e *encoded, f *os.File, keep int) error {
 	if e.spilled+int64(len(e.arena)) > math.MaxUint32 {
 		return fmt.Errorf("the records' JSON is over 4 GiB, past what a segment's 32-bit offsets address")
 	}
-	if b.limit > 0 && b.written+int64(len(e.arena)) > b.limit {
-		return fmt.Errorf("writing %s: %w", f.Name(), syscall.ENOSPC)
+	if err := b.count(f, len(e.arena)); err != nil {
+		return err
 	}
 	if _, err := f.Write(e.arena); err != nil {
 		return err
 	}
-	b.written += int64(len(e.arena))
 	e.spilled += int64(len(e.arena))
 	e.arena = e.arena[:0]
+	return nil
+}
+
+// count counts n bytes about to be written to f, one of the build's
+// files, failing as a full disk does past the build's limit.
+func (b *streamBuild) count(f *os.File, n int) error {
+	if b.limit > 0 && b.written.Add(int64(n)) > b.limit {
+		return fmt.Errorf("writing %s: %w", f.Name(), syscall.ENOSPC)
+	}
 	return nil
 }
 
@@ -276,7 +331,9 @@ func (b *streamBuild) create() (*os.File, error) {
 	if err != nil {
 		return nil, err
 	}
+	b.mu.Lock()
 	b.files = append(b.files, f)
+	b.mu.Unlock()
 	return f, nil
 }
 
