@@ -78,10 +78,7 @@ type runWriter struct {
 	b      *streamBuild
 	stream int
 	runs   []*run
-	// sizes is scratch space: each term's docs size, then its lens and
-	// pos sizes.
-	sizes []uint32
-	buf   []byte
+	buf    []byte
 }
 
 // spill writes the postings tb holds of w's stream as a run and empties
@@ -103,22 +100,10 @@ func (w *runWriter) spill(tb *textBuilder) error {
 		_, _ = out.Write(p) // the error sticks in out: Flush returns it
 		at += int64(len(p))
 	}
-	w.sizes = w.sizes[:0]
-	it := make([]uint32, 256)
 	for _, t := range terms {
 		p := m[t]
 		p.endDoc()
-		w.buf = w.buf[:0]
-		prev := uint32(0)
-		many := p.docs.ManyIterator()
-		for k := many.NextMany(it); k > 0; k = many.NextMany(it) {
-			for _, d := range it[:k] {
-				w.buf = binary.AppendUvarint(w.buf, uint64(d-prev))
-				prev = d
-			}
-		}
-		put(w.buf)
-		w.sizes = append(w.sizes, uint32(len(w.buf)))
+		put(p.deltas)
 	}
 	r.off[partLens] = at
 	for _, t := range terms {
@@ -129,11 +114,11 @@ func (w *runWriter) spill(tb *textBuilder) error {
 		put(m[t].pos)
 	}
 	r.off[partKeys] = at
-	for i, t := range terms {
+	for _, t := range terms {
 		p := m[t]
 		w.buf = binary.AppendUvarint(w.buf[:0], uint64(len(t)))
 		w.buf = append(w.buf, t...)
-		w.buf = binary.AppendUvarint(w.buf, uint64(w.sizes[i]))
+		w.buf = binary.AppendUvarint(w.buf, uint64(len(p.deltas)))
 		w.buf = binary.AppendUvarint(w.buf, uint64(len(p.lens)))
 		w.buf = binary.AppendUvarint(w.buf, uint64(len(p.pos)))
 		put(w.buf)
@@ -144,7 +129,7 @@ func (w *runWriter) spill(tb *textBuilder) error {
 	}
 	w.runs = append(w.runs, r)
 	clear(m)
-	tb.held = 0
+	tb.held, tb.gen = 0, tb.gen+1
 	return nil
 }
 

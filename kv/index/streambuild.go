@@ -92,7 +92,12 @@ func (m *Segments) buildBase(ctx context.Context, info rappel.DatasetInfo, path 
 	if b.storeOut, err = b.create(); err != nil {
 		return err
 	}
-	if err := m.Store.ForEachRecord(ctx, b.add); err != nil {
+	enc := b.encodeBeside()
+	err = m.Store.ForEachRecord(ctx, func(r *rappel.Record) error { return b.add(r, enc) })
+	if err := enc.wait(); err != nil {
+		return err
+	}
+	if err != nil {
 		return fmt.Errorf("reading records: %w", err)
 	}
 	if err := b.spill(&b.byStore, b.storeOut, 0); err != nil {
@@ -108,16 +113,76 @@ func (m *Segments) buildBase(ctx context.Context, info rappel.DatasetInfo, path 
 	return segment.WriteFile(path, s.fill, m.onStep)
 }
 
-// add is the first pass's step for r.
-func (b *streamBuild) add(r *rappel.Record) error {
+// add is the first pass's step for r: its key kept, its JSON encoded by
+// enc.
+func (b *streamBuild) add(r *rappel.Record, enc *encodeBeside) error {
 	if len(b.keys) == math.MaxInt32 {
 		return fmt.Errorf("more than %d records, past what a segment numbers", math.MaxInt32)
 	}
-	if err := b.byStore.add(r); err != nil {
-		return err
-	}
 	b.keys = append(b.keys, docKey{date: r.EventDate, id: r.RecordID, rec: int32(len(b.keys))})
-	return b.spill(&b.byStore, b.storeOut, spillChunk)
+	return enc.add(r)
+}
+
+// encodeBeside encodes the records of the first pass, in the store's
+// order, and writes their JSON out, on a goroutine of its own: the scan
+// decodes the store's values while it encodes the ones before, so that
+// the pass uses two cores rather than one.
+type encodeBeside struct {
+	batch  []*rappel.Record
+	next   chan []*rappel.Record
+	done   sync.WaitGroup
+	closed bool
+	err    error // the first error: it then encodes no more
+	failed atomic.Bool
+}
+
+func (b *streamBuild) encodeBeside() *encodeBeside {
+	e := &encodeBeside{next: make(chan []*rappel.Record, 8)}
+	e.done.Go(func() {
+		for batch := range e.next {
+			for _, r := range batch {
+				if e.err != nil {
+					break // drained, so that the sender never blocks
+				}
+				e.err = b.byStore.add(r)
+				if e.err == nil {
+					e.err = b.spill(&b.byStore, b.storeOut, spillChunk)
+				}
+				if e.err != nil {
+					e.failed.Store(true)
+				}
+			}
+		}
+	})
+	return e
+}
+
+// add hands r, the next record, over, or returns the error that stopped
+// the encoding.
+func (e *encodeBeside) add(r *rappel.Record) error {
+	if e.failed.Load() {
+		return e.wait()
+	}
+	e.batch = append(e.batch, r)
+	if len(e.batch) == textBatch {
+		e.next <- e.batch
+		e.batch = make([]*rappel.Record, 0, textBatch)
+	}
+	return nil
+}
+
+// wait hands the last records over, waits for them to be encoded, and
+// returns the error that stopped the encoding. More calls only wait.
+func (e *encodeBeside) wait() error {
+	if !e.closed {
+		if len(e.batch) > 0 {
+			e.next <- e.batch
+		}
+		e.closed = true
+		close(e.next)
+	}
+	e.done.Wait()
+	return e.err
 }
 
 // index is the second pass: the records in document order, their JSON
@@ -206,7 +271,7 @@ func (b *streamBuild) indexTextBeside(tb *textBuilder) *textBeside {
 	for stream := range t.next {
 		next := make(chan []*rappel.Record, 8)
 		t.next[stream] = next
-		one := &textBuilder{ix: tb.ix}
+		one := &textBuilder{ix: tb.ix, docDeltas: true}
 		one.skip[1-stream] = true
 		w := &runWriter{b: b, stream: stream}
 		t.done.Go(func() {
