@@ -115,7 +115,7 @@ func (m *Segments) buildBase(ctx context.Context, info rappel.DatasetInfo, path 
 
 // add is the first pass's step for r: its key kept, its JSON encoded by
 // enc.
-func (b *streamBuild) add(r *rappel.Record, enc *encodeBeside) error {
+func (b *streamBuild) add(r *rappel.Record, enc *beside) error {
 	if len(b.keys) == math.MaxInt32 {
 		return fmt.Errorf("more than %d records, past what a segment numbers", math.MaxInt32)
 	}
@@ -127,62 +127,15 @@ func (b *streamBuild) add(r *rappel.Record, enc *encodeBeside) error {
 // order, and writes their JSON out, on a goroutine of its own: the scan
 // decodes the store's values while it encodes the ones before, so that
 // the pass uses two cores rather than one.
-type encodeBeside struct {
-	batch  []*rappel.Record
-	next   chan []*rappel.Record
-	done   sync.WaitGroup
-	closed bool
-	err    error // the first error: it then encodes no more
-	failed atomic.Bool
-}
-
-func (b *streamBuild) encodeBeside() *encodeBeside {
-	e := &encodeBeside{next: make(chan []*rappel.Record, 8)}
-	e.done.Go(func() {
-		for batch := range e.next {
-			for _, r := range batch {
-				if e.err != nil {
-					break // drained, so that the sender never blocks
-				}
-				e.err = b.byStore.add(r)
-				if e.err == nil {
-					e.err = b.spill(&b.byStore, b.storeOut, spillChunk)
-				}
-				if e.err != nil {
-					e.failed.Store(true)
-				}
+func (b *streamBuild) encodeBeside() *beside {
+	return goBeside(1, func(int) func(*rappel.Record) error {
+		return func(r *rappel.Record) error {
+			if err := b.byStore.add(r); err != nil {
+				return err
 			}
+			return b.spill(&b.byStore, b.storeOut, spillChunk)
 		}
-	})
-	return e
-}
-
-// add hands r, the next record, over, or returns the error that stopped
-// the encoding.
-func (e *encodeBeside) add(r *rappel.Record) error {
-	if e.failed.Load() {
-		return e.wait()
-	}
-	e.batch = append(e.batch, r)
-	if len(e.batch) == textBatch {
-		e.next <- e.batch
-		e.batch = make([]*rappel.Record, 0, textBatch)
-	}
-	return nil
-}
-
-// wait hands the last records over, waits for them to be encoded, and
-// returns the error that stopped the encoding. More calls only wait.
-func (e *encodeBeside) wait() error {
-	if !e.closed {
-		if len(e.batch) > 0 {
-			e.next <- e.batch
-		}
-		e.closed = true
-		close(e.next)
-	}
-	e.done.Wait()
-	return e.err
+	}, nil)
 }
 
 // index is the second pass: the records in document order, their JSON
@@ -204,7 +157,8 @@ func (b *streamBuild) index(ctx context.Context, info rappel.DatasetInfo, opts O
 	s, tb, sb := newBuild(len(b.keys), info, opts)
 	tb.lensOnly = true
 	s.enc.offs = make([]uint32, 0, 5*len(b.keys)+1)
-	text := b.indexTextBeside(tb)
+	runs := &termRuns{}
+	text := b.indexTextBeside(tb, runs)
 	defer func() { _ = text.wait() }() // on an early return: the error is another
 	sum := sha256.New()
 	var js []byte
@@ -233,7 +187,7 @@ func (b *streamBuild) index(ctx context.Context, info rappel.DatasetInfo, opts O
 	if err := text.wait(); err != nil {
 		return nil, err
 	}
-	tb.ix.runs = text.runs
+	tb.ix.runs = runs
 	if err := b.spill(&s.enc, out, 0); err != nil {
 		return nil, err
 	}
@@ -247,89 +201,102 @@ func (b *streamBuild) index(ctx context.Context, info rappel.DatasetInfo, opts O
 	return s, nil
 }
 
-// textBeside indexes the text of records, given in document order, on
-// goroutines of their own, one per stream: it is half a build's work, the
-// streams share nothing but the analyzer, and the rest of the build
+// indexTextBeside indexes the text of records, given in document order,
+// on goroutines of their own, one per stream: it is half a build's work,
+// the streams share nothing but the analyzer, and the rest of the build
 // (decoding, filters, statistics) needs none of it. Each writes its
 // stream's postings out as runs (spill.go) as they reach its half of the
-// budget, and the rest once the last record is in.
-type textBeside struct {
-	batch  []*rappel.Record
-	next   [2]chan []*rappel.Record
-	done   sync.WaitGroup
-	closed bool
-	errs   [2]error // each stream's first error: it then indexes no more
-	failed atomic.Bool
-	runs   *termRuns
-}
-
-// textBatch is how many records are handed over at once.
-const textBatch = 256
-
-func (b *streamBuild) indexTextBeside(tb *textBuilder) *textBeside {
-	t := &textBeside{runs: &termRuns{}}
-	for stream := range t.next {
-		next := make(chan []*rappel.Record, 8)
-		t.next[stream] = next
+// budget, and the rest once the last record is in, to runs.
+func (b *streamBuild) indexTextBeside(tb *textBuilder, runs *termRuns) *beside {
+	ones, writers := [2]*textBuilder{}, [2]*runWriter{}
+	return goBeside(2, func(stream int) func(*rappel.Record) error {
 		one := &textBuilder{ix: tb.ix, docDeltas: true}
 		one.skip[1-stream] = true
 		w := &runWriter{b: b, stream: stream}
-		t.done.Go(func() {
-			doc := int32(0)
-			fail := func(err error) {
-				t.errs[stream] = err
-				t.failed.Store(true)
+		ones[stream], writers[stream] = one, w
+		doc := int32(0)
+		return func(r *rappel.Record) error {
+			indexText(one, doc, r)
+			doc++
+			if one.held >= b.budget/2 {
+				return w.spill(one)
 			}
+			return nil
+		}
+	}, func(stream int) error {
+		err := writers[stream].spill(ones[stream])
+		runs.streams[stream] = writers[stream].runs
+		return err
+	})
+}
+
+// beside hands records over, in order and in batches, to workers on
+// goroutines of their own, each of which sees every record.
+type beside struct {
+	batch  []*rappel.Record
+	next   []chan []*rappel.Record
+	done   sync.WaitGroup
+	closed bool
+	errs   []error // each worker's first error: it then takes no more
+	failed atomic.Bool
+}
+
+// besideBatch is how many records are handed over at once.
+const besideBatch = 256
+
+// goBeside starts the workers: worker(i) returns the function that worker
+// i calls with each record; finish, when not nil, is called on worker i's
+// goroutine after its last record, unless it failed.
+func goBeside(workers int, worker func(i int) func(*rappel.Record) error, finish func(i int) error) *beside {
+	t := &beside{next: make([]chan []*rappel.Record, workers), errs: make([]error, workers)}
+	for i := range workers {
+		next := make(chan []*rappel.Record, 8)
+		t.next[i] = next
+		work := worker(i)
+		t.done.Go(func() {
 			for batch := range next {
 				for _, r := range batch {
-					if t.errs[stream] != nil {
+					if t.errs[i] != nil {
 						break // drained, so that the sender never blocks
 					}
-					indexText(one, doc, r)
-					doc++
-					if one.held >= b.budget/2 {
-						if err := w.spill(one); err != nil {
-							fail(err)
-						}
+					if t.errs[i] = work(r); t.errs[i] != nil {
+						t.failed.Store(true)
 					}
 				}
 			}
-			if t.errs[stream] == nil {
-				if err := w.spill(one); err != nil {
-					fail(err)
-				}
+			if t.errs[i] == nil && finish != nil {
+				t.errs[i] = finish(i)
 			}
-			t.runs.streams[stream] = w.runs
 		})
 	}
 	return t
 }
 
-// add hands r, the next document, over, or returns the error that
-// stopped a stream.
-func (t *textBeside) add(r *rappel.Record) error {
+// add hands r, the next record, over, or returns the error that stopped
+// a worker.
+func (t *beside) add(r *rappel.Record) error {
 	if t.failed.Load() {
 		return t.wait()
 	}
 	t.batch = append(t.batch, r)
-	if len(t.batch) == textBatch {
+	if len(t.batch) == besideBatch {
 		t.send()
 	}
 	return nil
 }
 
-// send hands the batch over to both streams.
-func (t *textBeside) send() {
+// send hands the batch over to every worker.
+func (t *beside) send() {
 	for _, next := range t.next {
 		next <- t.batch
 	}
-	t.batch = make([]*rappel.Record, 0, textBatch)
+	t.batch = make([]*rappel.Record, 0, besideBatch)
 }
 
-// wait hands the last records over and waits for every record's text to
-// be indexed and its last run written, returning a stream's error. Once
-// is enough; more calls only wait.
-func (t *textBeside) wait() error {
+// wait hands the last records over, waits for every worker to be done
+// with them, and returns their errors. Once is enough; more calls only
+// wait.
+func (t *beside) wait() error {
 	if !t.closed {
 		if len(t.batch) > 0 {
 			t.send()
@@ -340,7 +307,7 @@ func (t *textBeside) wait() error {
 		}
 	}
 	t.done.Wait()
-	return errors.Join(t.errs[0], t.errs[1])
+	return errors.Join(t.errs...)
 }
 
 // copyJSON appends the JSON of the rec-th record of the store to e, read
