@@ -39,14 +39,15 @@ import (
 //	keys  per term, in order: uvarint length and the term, then uvarint
 //	      sizes of its docs, lens and pos in their regions
 
-// runBudget is how many bytes of postings, as postingHeld counts them, a
-// streamed build holds at most across both streams before it writes runs.
-// The heap they take is up to about twice that (slices grow by doubling).
+// runBudget is how many bytes of postings, as textBuilder.held counts
+// them, a streamed build holds at most across both streams before it
+// writes runs (Segments.runBudget in tests). The heap they take is up to
+// about twice that: slices grow by doubling.
 const runBudget = 256 << 20
 
-// What postingHeld counts: a new term's posting and map entry, and a
-// document's entry in a posting's bitmap and lengths; positions count
-// their bytes.
+// What textBuilder.held counts: a new term's posting and map entry, and
+// a document's entry in a posting's documents and lengths; positions
+// count their bytes.
 const (
 	heldPerTerm = 192
 	heldPerDoc  = 4
