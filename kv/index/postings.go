@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"math"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/blevesearch/vellum"
@@ -92,6 +93,10 @@ type posting struct {
 	last  uint32
 	start uint32
 	lens  []byte
+	// deltas, in a streamed build, are the documents in place of docs:
+	// uvarints, the first whole and each next one the difference from
+	// the one before (textBuilder.docDeltas).
+	deltas []byte
 }
 
 // appendOffsets appends to dst the offsets of p's documents' positions,
@@ -194,6 +199,10 @@ type textIndex struct {
 	avgLen   [2]float64
 	total    [2]int64 // the sum of docLen, exactly
 	docs     int
+	// runs, for a streamed build, are its postings written out as sorted
+	// runs (spill.go): postings is then empty, and the segment writer
+	// merges the runs.
+	runs *termRuns
 	// The term dictionary of a built index, made on first use (expand.go).
 	dictOnce sync.Once
 	dictFST  *vellum.FST
@@ -224,6 +233,26 @@ type textBuilder struct {
 	// skip leaves out a stream: a streamed build indexes each stream
 	// on a goroutine of its own, each with a builder of the same index.
 	skip [2]bool
+	// held is about how many bytes the postings added since the last
+	// run hold (spill.go), for a streamed build to write them out.
+	held int64
+	// words caches, per stream, each word's forms and the postings they
+	// name, so that a word met again costs one lookup rather than one for
+	// its forms and one for each form's posting. A slot's postings are
+	// those of generation gen only: writing a run out moves gen on.
+	words [2]map[string]*wordSlot
+	gen   uint32
+	// docDeltas keeps each posting's documents as uvarint differences
+	// (posting.deltas) rather than a bitmap: a streamed build writes
+	// them out so, and a bitmap per term costs more to fill and to hold.
+	docDeltas bool
+}
+
+// wordSlot is a word's entry in textBuilder.words.
+type wordSlot struct {
+	f         forms
+	gen       uint32
+	main, alt *posting
 }
 
 func newTextBuilder(an *analyzer, docs int) *textBuilder {
@@ -259,10 +288,10 @@ func (b *textBuilder) add(stream int, text string) {
 	}
 	ix := b.ix
 	tokens(text, func(w string) {
-		f := ix.an.forms(stream, w)
-		b.addTerm(stream, f.main)
-		if f.alt != "" {
-			b.addTerm(stream, f.alt)
+		slot := b.slot(stream, w)
+		b.addTerm(stream, slot.main)
+		if slot.alt != nil {
+			b.addTerm(stream, slot.alt)
 		}
 		b.pos[stream]++
 		if b.tier != tierAdvice {
@@ -272,21 +301,60 @@ func (b *textBuilder) add(stream int, text string) {
 	b.pos[stream] += fieldGap
 }
 
-// addTerm records t at the current position of the current document.
-func (b *textBuilder) addTerm(stream int, t string) {
-	ix := b.ix
-	p := ix.postings[stream][t]
-	if p == nil {
-		p = &posting{docs: roaring.New(), doc: -1}
-		ix.postings[stream][t] = p
+// slot returns the slot of word w in stream, its postings those of the
+// current generation.
+func (b *textBuilder) slot(stream int, w string) *wordSlot {
+	m := b.words[stream]
+	if m == nil {
+		m = make(map[string]*wordSlot, 1<<15)
+		b.words[stream] = m
 	}
+	slot := m[w]
+	if slot == nil {
+		slot = &wordSlot{f: b.ix.an.forms(stream, w)}
+		m[strings.Clone(w)] = slot
+	} else if slot.gen == b.gen {
+		return slot
+	}
+	slot.gen = b.gen
+	slot.main, slot.alt = b.posting(stream, slot.f.main), nil
+	if slot.f.alt != "" {
+		slot.alt = b.posting(stream, slot.f.alt)
+	}
+	return slot
+}
+
+// posting returns the posting of term t in stream, new if need be.
+func (b *textBuilder) posting(stream int, t string) *posting {
+	p := b.ix.postings[stream][t]
+	if p == nil {
+		p = &posting{doc: -1}
+		if !b.docDeltas {
+			p.docs = roaring.New()
+		}
+		b.ix.postings[stream][t] = p
+		b.held += heldPerTerm + int64(len(t))
+	}
+	return p
+}
+
+// addTerm records p's term at the current position of the current
+// document.
+func (b *textBuilder) addTerm(stream int, p *posting) {
 	at := b.pos[stream]
 	if p.doc != b.doc {
 		p.endDoc()
+		if b.docDeltas {
+			p.deltas = binary.AppendUvarint(p.deltas, uint64(b.doc-max(p.doc, 0)))
+		} else {
+			p.docs.Add(uint32(b.doc))
+		}
 		p.doc, p.last, p.start = b.doc, 0, uint32(len(p.pos))
-		p.docs.Add(uint32(b.doc))
+		b.held += heldPerDoc
 	}
+	n := len(p.pos)
 	p.pos = binary.AppendUvarint(p.pos, uint64(at-p.last))
+	b.held += int64(len(p.pos) - n)
 	p.last = at
 }
 

@@ -90,6 +90,9 @@ type Segments struct {
 	// spillLimit, when not 0, makes a base build's temporary files fail
 	// as on a full disk past that many bytes. Tests set it.
 	spillLimit int64
+	// runBudget, when not 0, is the bytes of postings a base build holds
+	// before writing them out as runs, in place of runBudget. Tests set it.
+	runBudget int64
 
 	mu      sync.Mutex
 	state   segmentState

@@ -175,6 +175,9 @@ func (s *Snapshot) fill(w *segment.Writer) (segment.Meta, error) {
 // writeTerms writes the term dictionary of both streams, each term mapped
 // to its ordinal, and the terms' postings in that order.
 func (s *Snapshot) writeTerms(w *segment.Writer) error {
+	if s.text.runs != nil {
+		return s.text.runs.write(w)
+	}
 	var ps []*posting
 	w.Begin(secTerms)
 	b, err := vellum.New(w, nil)

@@ -1,8 +1,10 @@
 package index
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -10,6 +12,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/rappel-ca/rappel"
@@ -26,13 +29,14 @@ import (
 //     keeping of the record only its event_date and record_id;
 //  2. those keys, sorted, give the document order; each record's JSON is
 //     read back from the file in that order, copied to a second file (the
-//     segment's JSON section, in order), and decoded to be indexed.
+//     segment's JSON section, in order), and decoded to be indexed; the
+//     postings are written out as sorted runs as they grow (spill.go),
+//     which the segment writer merges.
 //
-// What stays in memory is what the segment holds apart from the JSON: the
-// postings, columns and bitmaps, a fraction of the records, with each
-// posting's offsets kept as a byte of length per document until the
-// writer expands them. The segment is the one BuildOptions makes of the
-// same records, byte for byte.
+// What stays in memory is what the segment holds apart from the JSON and
+// the postings: columns and bitmaps, a fraction of the records, and at
+// most runBudget of postings. The segment is the one BuildOptions makes
+// of the same records, byte for byte.
 
 // spillChunk is how much JSON a build keeps before writing it out.
 const spillChunk = 1 << 20
@@ -50,8 +54,12 @@ type streamBuild struct {
 	// limit, when not 0, is how many bytes the build's temporary files
 	// may hold before a write fails as a full disk does: tests set it.
 	limit   int64
-	written int64
-	files   []*os.File
+	written atomic.Int64
+	// budget is the bytes of postings both streams hold at most.
+	budget int64
+
+	mu    sync.Mutex // the streams' runs are created beside each other
+	files []*os.File
 
 	byStore  encoded // the records' JSON in the store's order
 	storeOut *os.File
@@ -79,12 +87,17 @@ func (m *Segments) buildBase(ctx context.Context, info rappel.DatasetInfo, path 
 	// near 1.5 GB for more of the collector's time during a build that
 	// runs once, or in the background (RATIONALE.md, the read index).
 	defer debug.SetGCPercent(debug.SetGCPercent(buildGCPercent))
-	b := &streamBuild{dir: m.Dir, limit: m.spillLimit}
+	b := &streamBuild{dir: m.Dir, limit: m.spillLimit, budget: cmp.Or(m.runBudget, runBudget)}
 	defer b.cleanup()
 	if b.storeOut, err = b.create(); err != nil {
 		return err
 	}
-	if err := m.Store.ForEachRecord(ctx, b.add); err != nil {
+	enc := b.encodeBeside()
+	err = m.Store.ForEachRecord(ctx, func(r *rappel.Record) error { return b.add(r, enc) })
+	if err := enc.wait(); err != nil {
+		return err
+	}
+	if err != nil {
 		return fmt.Errorf("reading records: %w", err)
 	}
 	if err := b.spill(&b.byStore, b.storeOut, 0); err != nil {
@@ -94,19 +107,35 @@ func (m *Segments) buildBase(ctx context.Context, info rappel.DatasetInfo, path 
 	if err != nil {
 		return err
 	}
+	rs := s.text.runs
+	m.log().Info("read index: records indexed, merging the runs of postings", "records", s.n,
+		"runs_en", len(rs.streams[streamEN]), "runs_fr", len(rs.streams[streamFR]))
 	return segment.WriteFile(path, s.fill, m.onStep)
 }
 
-// add is the first pass's step for r.
-func (b *streamBuild) add(r *rappel.Record) error {
+// add is the first pass's step for r: its key kept, its JSON encoded by
+// enc.
+func (b *streamBuild) add(r *rappel.Record, enc *beside) error {
 	if len(b.keys) == math.MaxInt32 {
 		return fmt.Errorf("more than %d records, past what a segment numbers", math.MaxInt32)
 	}
-	if err := b.byStore.add(r); err != nil {
-		return err
-	}
 	b.keys = append(b.keys, docKey{date: r.EventDate, id: r.RecordID, rec: int32(len(b.keys))})
-	return b.spill(&b.byStore, b.storeOut, spillChunk)
+	return enc.add(r)
+}
+
+// encodeBeside encodes the records of the first pass, in the store's
+// order, and writes their JSON out, on a goroutine of its own: the scan
+// decodes the store's values while it encodes the ones before, so that
+// the pass uses two cores rather than one.
+func (b *streamBuild) encodeBeside() *beside {
+	return goBeside(1, func(int) func(*rappel.Record) error {
+		return func(r *rappel.Record) error {
+			if err := b.byStore.add(r); err != nil {
+				return err
+			}
+			return b.spill(&b.byStore, b.storeOut, spillChunk)
+		}
+	}, nil)
 }
 
 // index is the second pass: the records in document order, their JSON
@@ -128,8 +157,9 @@ func (b *streamBuild) index(ctx context.Context, info rappel.DatasetInfo, opts O
 	s, tb, sb := newBuild(len(b.keys), info, opts)
 	tb.lensOnly = true
 	s.enc.offs = make([]uint32, 0, 5*len(b.keys)+1)
-	text := indexTextBeside(tb)
-	defer text.wait()
+	runs := &termRuns{}
+	text := b.indexTextBeside(tb, runs)
+	defer func() { _ = text.wait() }() // on an early return: the error is another
 	sum := sha256.New()
 	var js []byte
 	for doc, k := range b.keys {
@@ -147,12 +177,17 @@ func (b *streamBuild) index(ctx context.Context, info rappel.DatasetInfo, opts O
 			return nil, fmt.Errorf("decoding record %q back from its JSON: %w", k.id, err)
 		}
 		s.addDoc(int32(doc), r, sb)
-		text.add(r)
+		if err := text.add(r); err != nil {
+			return nil, err
+		}
 		if err := b.spill(&s.enc, out, spillChunk); err != nil {
 			return nil, err
 		}
 	}
-	text.wait()
+	if err := text.wait(); err != nil {
+		return nil, err
+	}
+	tb.ix.runs = runs
 	if err := b.spill(&s.enc, out, 0); err != nil {
 		return nil, err
 	}
@@ -166,59 +201,102 @@ func (b *streamBuild) index(ctx context.Context, info rappel.DatasetInfo, opts O
 	return s, nil
 }
 
-// textBeside indexes the text of records, given in document order, on
-// goroutines of their own, one per stream: it is half a build's work, the
-// streams share nothing but the analyzer, and the rest of the build
-// (decoding, filters, statistics) needs none of it.
-type textBeside struct {
-	batch  []*rappel.Record
-	next   [2]chan []*rappel.Record
-	done   sync.WaitGroup
-	closed bool
+// indexTextBeside indexes the text of records, given in document order,
+// on goroutines of their own, one per stream: it is half a build's work,
+// the streams share nothing but the analyzer, and the rest of the build
+// (decoding, filters, statistics) needs none of it. Each writes its
+// stream's postings out as runs (spill.go) as they reach its half of the
+// budget, and the rest once the last record is in, to runs.
+func (b *streamBuild) indexTextBeside(tb *textBuilder, runs *termRuns) *beside {
+	ones, writers := [2]*textBuilder{}, [2]*runWriter{}
+	return goBeside(2, func(stream int) func(*rappel.Record) error {
+		one := &textBuilder{ix: tb.ix, docDeltas: true}
+		one.skip[1-stream] = true
+		w := &runWriter{b: b, stream: stream}
+		ones[stream], writers[stream] = one, w
+		doc := int32(0)
+		return func(r *rappel.Record) error {
+			indexText(one, doc, r)
+			doc++
+			if one.held >= b.budget/2 {
+				return w.spill(one)
+			}
+			return nil
+		}
+	}, func(stream int) error {
+		err := writers[stream].spill(ones[stream])
+		runs.streams[stream] = writers[stream].runs
+		return err
+	})
 }
 
-// textBatch is how many records are handed over at once.
-const textBatch = 256
+// beside hands records over, in order and in batches, to workers on
+// goroutines of their own, each of which sees every record.
+type beside struct {
+	batch  []*rappel.Record
+	next   []chan []*rappel.Record
+	done   sync.WaitGroup
+	closed bool
+	errs   []error // each worker's first error: it then takes no more
+	failed atomic.Bool
+}
 
-func indexTextBeside(tb *textBuilder) *textBeside {
-	t := &textBeside{}
-	for stream := range t.next {
+// besideBatch is how many records are handed over at once.
+const besideBatch = 256
+
+// goBeside starts the workers: worker(i) returns the function that worker
+// i calls with each record; finish, when not nil, is called on worker i's
+// goroutine after its last record, unless it failed.
+func goBeside(workers int, worker func(i int) func(*rappel.Record) error, finish func(i int) error) *beside {
+	t := &beside{next: make([]chan []*rappel.Record, workers), errs: make([]error, workers)}
+	for i := range workers {
 		next := make(chan []*rappel.Record, 8)
-		t.next[stream] = next
-		one := &textBuilder{ix: tb.ix}
-		one.skip[1-stream] = true
+		t.next[i] = next
+		work := worker(i)
 		t.done.Go(func() {
-			doc := int32(0)
 			for batch := range next {
 				for _, r := range batch {
-					indexText(one, doc, r)
-					doc++
+					if t.errs[i] != nil {
+						break // drained, so that the sender never blocks
+					}
+					if t.errs[i] = work(r); t.errs[i] != nil {
+						t.failed.Store(true)
+					}
 				}
+			}
+			if t.errs[i] == nil && finish != nil {
+				t.errs[i] = finish(i)
 			}
 		})
 	}
 	return t
 }
 
-// add hands r, the next document, over.
-func (t *textBeside) add(r *rappel.Record) {
+// add hands r, the next record, over, or returns the error that stopped
+// a worker.
+func (t *beside) add(r *rappel.Record) error {
+	if t.failed.Load() {
+		return t.wait()
+	}
 	t.batch = append(t.batch, r)
-	if len(t.batch) == textBatch {
+	if len(t.batch) == besideBatch {
 		t.send()
 	}
+	return nil
 }
 
-// send hands the batch over to both streams.
-func (t *textBeside) send() {
+// send hands the batch over to every worker.
+func (t *beside) send() {
 	for _, next := range t.next {
 		next <- t.batch
 	}
-	t.batch = make([]*rappel.Record, 0, textBatch)
+	t.batch = make([]*rappel.Record, 0, besideBatch)
 }
 
-// wait hands the last records over and waits for every record's text to
-// be indexed. Once is enough; more calls only wait.
-func (t *textBeside) wait() {
+// wait hands the last records over, waits for every worker to be done
+// with them, and returns their errors. Once is enough; more calls only
+// wait.
+func (t *beside) wait() error {
 	if !t.closed {
 		if len(t.batch) > 0 {
 			t.send()
@@ -229,6 +307,7 @@ func (t *textBeside) wait() {
 		}
 	}
 	t.done.Wait()
+	return errors.Join(t.errs...)
 }
 
 // copyJSON appends the JSON of the rec-th record of the store to e, read
@@ -257,15 +336,23 @@ func (b *streamBuild) spill(e *encoded, f *os.File, keep int) error {
 	if e.spilled+int64(len(e.arena)) > math.MaxUint32 {
 		return fmt.Errorf("the records' JSON is over 4 GiB, past what a segment's 32-bit offsets address")
 	}
-	if b.limit > 0 && b.written+int64(len(e.arena)) > b.limit {
-		return fmt.Errorf("writing %s: %w", f.Name(), syscall.ENOSPC)
+	if err := b.count(f, len(e.arena)); err != nil {
+		return err
 	}
 	if _, err := f.Write(e.arena); err != nil {
 		return err
 	}
-	b.written += int64(len(e.arena))
 	e.spilled += int64(len(e.arena))
 	e.arena = e.arena[:0]
+	return nil
+}
+
+// count counts n bytes about to be written to f, one of the build's
+// files, failing as a full disk does past the build's limit.
+func (b *streamBuild) count(f *os.File, n int) error {
+	if b.limit > 0 && b.written.Add(int64(n)) > b.limit {
+		return fmt.Errorf("writing %s: %w", f.Name(), syscall.ENOSPC)
+	}
 	return nil
 }
 
@@ -276,7 +363,9 @@ func (b *streamBuild) create() (*os.File, error) {
 	if err != nil {
 		return nil, err
 	}
+	b.mu.Lock()
 	b.files = append(b.files, f)
+	b.mu.Unlock()
 	return f, nil
 }
 
@@ -311,8 +400,10 @@ func (s *Snapshot) writeJSON(w *segment.Writer) error {
 		return err
 	}
 	// Writer has no ReadFrom: hide the file's WriteTo too, so that the
-	// copy goes through io.Copy's buffer rather than a sendfile attempt.
-	if _, err := io.Copy(w, struct{ io.Reader }{f}); err != nil {
+	// copy goes through a buffer rather than a sendfile attempt; one of
+	// the writer's size, so that gigabytes take thousands of reads, not
+	// a hundred thousand.
+	if _, err := io.CopyBuffer(w, struct{ io.Reader }{f}, make([]byte, 1<<20)); err != nil {
 		return fmt.Errorf("copying the records' JSON: %w", err)
 	}
 	w.End()

@@ -3,7 +3,9 @@ package index
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -23,6 +25,14 @@ import (
 // is byte for byte the one BuildOptions makes of the store's records.
 func checkSameSegment(t *testing.T, store *kv.Store, dir string) {
 	t.Helper()
+	checkSameSegmentRuns(t, store, dir, 0)
+}
+
+// checkSameSegmentRuns is checkSameSegment with a build holding budget
+// bytes of postings before it writes them out as runs (0 for the
+// default), and returns how many runs it wrote, both streams together.
+func checkSameSegmentRuns(t *testing.T, store *kv.Store, dir string, budget int64) int {
+	t.Helper()
 	ctx := context.Background()
 	info, err := store.DatasetInfo(ctx)
 	if err != nil {
@@ -41,6 +51,9 @@ func checkSameSegment(t *testing.T, store *kv.Store, dir string) {
 		t.Fatal(err)
 	}
 	m := segmentsAt(store, dir)
+	m.runBudget = budget
+	var log bytes.Buffer
+	m.Log = slog.New(slog.NewJSONHandler(&log, nil))
 	if err := os.MkdirAll(m.Dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -60,6 +73,85 @@ func checkSameSegment(t *testing.T, store *kv.Store, dir string) {
 		t.Fatalf("the streamed segment (%d bytes) differs from the built one (%d bytes) from byte %d", len(got), len(want), i)
 	}
 	checkOnlyFiles(t, m.Dir, "base.seg")
+	var logged struct {
+		EN int `json:"runs_en"`
+		FR int `json:"runs_fr"`
+	}
+	line, _, _ := bytes.Cut(log.Bytes(), []byte("\n"))
+	if err := json.Unmarshal(line, &logged); err != nil {
+		t.Fatalf("the build's log %q: %v", log.String(), err)
+	}
+	return logged.EN + logged.FR
+}
+
+// bundleRecords returns the bundle's records, or skips without them.
+func bundleRecords(t *testing.T) []*rappel.Record {
+	t.Helper()
+	var recs []*rappel.Record
+	if err := bundle.ReadRecords(bundle.Embedded(), func(r *rappel.Record) error { recs = append(recs, r); return nil }); err != nil || len(recs) == 0 {
+		if os.Getenv("RAPPEL_TEST_BUNDLE") != "" {
+			t.Fatalf("reading the bundle's records: %v", err)
+		}
+		t.Skip("no bundle embedded: run `make bundle`")
+	}
+	return recs
+}
+
+// storeOf returns a store in dir holding recs.
+func storeOf(t *testing.T, dir string, recs []*rappel.Record) *kv.Store {
+	t.Helper()
+	store := kvtest.OpenAt(t, filepath.Join(dir, "pebble"))
+	for i := 0; i < len(recs); i += 5000 {
+		if err := store.PutRecords(context.Background(), recs[i:min(i+5000, len(recs))]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return store
+}
+
+// TestStreamBuild_Runs checks that a build whose postings go out as many
+// runs, merged when the segment is written, makes the segment byte for
+// byte, and removes its runs: a run per document of the mixed records,
+// and a small budget over a few thousand of the bundle's.
+func TestStreamBuild_Runs(t *testing.T) {
+	t.Run("run_per_document", func(t *testing.T) {
+		dir := t.TempDir()
+		store := seedStore(t, dir)
+		defer store.Close()
+		if got, want := checkSameSegmentRuns(t, store, dir, 1), 2*len(mixedRecords()); got < want-2 {
+			t.Errorf("%d runs, want a run per document and stream (about %d)", got, want)
+		}
+	})
+	t.Run("bundle", func(t *testing.T) {
+		recs := bundleRecords(t)
+		dir := t.TempDir()
+		store := storeOf(t, dir, recs[:min(len(recs), 4000)])
+		defer store.Close()
+		if got := checkSameSegmentRuns(t, store, dir, 256<<10); got < 20 {
+			t.Errorf("%d runs, want many", got)
+		}
+	})
+}
+
+// TestStreamBuild_FullDiskRuns checks that a build whose runs of postings
+// fill the disk fails saying so, and leaves no file behind: the records'
+// JSON fits, the first run does not.
+func TestStreamBuild_FullDiskRuns(t *testing.T) {
+	dir := t.TempDir()
+	store := seedStore(t, dir)
+	defer store.Close()
+	snap, err := BuildOptions(mixedRecords(), rappel.DatasetInfo{}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := segmentsAt(store, dir)
+	m.spillLimit = 2*int64(len(snap.enc.arena)) + 1 // the two files of JSON
+	m.runBudget = 1
+	err = m.Open(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "no space left on device") {
+		t.Fatalf("Open on a disk the runs fill: %v, want an error saying the disk is full", err)
+	}
+	checkOnlyFiles(t, m.Dir)
 }
 
 // checkOnlyFiles checks that dir holds the files names and no others: a
@@ -99,21 +191,10 @@ func TestStreamBuild_SameSegment(t *testing.T) {
 // TestStreamBuild_SameSegmentBundle is TestStreamBuild_SameSegment on the
 // bundle's records, every field and language of a real data set.
 func TestStreamBuild_SameSegmentBundle(t *testing.T) {
-	var recs []*rappel.Record
-	if err := bundle.ReadRecords(bundle.Embedded(), func(r *rappel.Record) error { recs = append(recs, r); return nil }); err != nil || len(recs) == 0 {
-		if os.Getenv("RAPPEL_TEST_BUNDLE") != "" {
-			t.Fatalf("reading the bundle's records: %v", err)
-		}
-		t.Skip("no bundle embedded: run `make bundle`")
-	}
+	recs := bundleRecords(t)
 	dir := t.TempDir()
-	store := kvtest.OpenAt(t, filepath.Join(dir, "pebble"))
+	store := storeOf(t, dir, recs)
 	defer store.Close()
-	for i := 0; i < len(recs); i += 5000 {
-		if err := store.PutRecords(context.Background(), recs[i:min(i+5000, len(recs))]); err != nil {
-			t.Fatal(err)
-		}
-	}
 	checkSameSegment(t, store, dir)
 }
 
