@@ -31,13 +31,18 @@ type answerSet struct {
 	gen, seq uint64
 	mu       sync.RWMutex
 	m        map[string][]byte // key (answerKey) → the answer's tail; never modified once stored
+	size     int               // bytes of m's keys and values
 }
 
-// maxAnswers bounds one set: the vehicles of a dataset are a few thousand
-// make, model and year triples, but a client can send any number of
-// barcodes; past the bound the set starts again empty, so that what is
-// asked for now is what it holds.
-const maxAnswers = 8192
+// maxAnswers and maxAnswerBytes bound one set: the vehicles of a dataset
+// are a few thousand make, model and year triples, some with hundreds of
+// recalls, and a client can send any number of barcodes; past either
+// bound the set starts again empty, so that what is asked for now is what
+// it holds.
+const (
+	maxAnswers     = 8192
+	maxAnswerBytes = 32 << 20
+)
 
 // changePositioner is the part of a Lookup that says where its data is: the
 // store's generation and the number of its last change (kv.Store). A
@@ -88,11 +93,15 @@ func (s *answerSet) put(key []byte, b []byte) {
 	if s == nil {
 		return
 	}
+	n := len(key) + len(b)
 	s.mu.Lock()
-	if len(s.m) >= maxAnswers {
-		s.m = map[string][]byte{}
+	if len(s.m) >= maxAnswers || s.size+n > maxAnswerBytes {
+		s.m, s.size = map[string][]byte{}, 0
 	}
-	s.m[string(key)] = b
+	if _, ok := s.m[string(key)]; !ok {
+		s.m[string(key)] = b
+		s.size += n
+	}
 	s.mu.Unlock()
 }
 

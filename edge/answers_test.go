@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"slices"
+	"strconv"
 	"testing"
 
 	"github.com/rappel-ca/rappel"
@@ -123,4 +124,26 @@ func TestLookups_AnswersFollowTheData(t *testing.T) {
 			t.Errorf("after the new snapshot, camry found %+v, want the corrected title first", b.Results)
 		}
 	})
+}
+
+// TestAnswerSet_Bounded checks that a set of answers past its bounds
+// starts again empty rather than growing: a client sending barcode after
+// barcode cannot make the node keep them all.
+func TestAnswerSet_Bounded(t *testing.T) {
+	s := &answerSet{m: map[string][]byte{}}
+	for i := range maxAnswers + 10 {
+		s.put(answerKey(nil, "upc", strconv.Itoa(i)), []byte(`"count":0,"results":[]}`))
+	}
+	if len(s.m) > maxAnswers || len(s.m) != 10 {
+		t.Errorf("after %d answers the set holds %d, want the last 10", maxAnswers+10, len(s.m))
+	}
+	if _, ok := s.get(answerKey(nil, "upc", strconv.Itoa(maxAnswers+9))); !ok {
+		t.Error("the last answer put is not kept")
+	}
+	big := make([]byte, maxAnswerBytes/2)
+	s.put([]byte("a"), big)
+	s.put([]byte("b"), big) // over the bytes bound: starts again
+	if _, ok := s.get([]byte("a")); ok || s.size > maxAnswerBytes {
+		t.Errorf("after two answers of half the bound, the set holds %d bytes and the first answer", s.size)
+	}
 }
