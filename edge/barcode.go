@@ -1,7 +1,6 @@
 package edge
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -46,16 +45,44 @@ func (s *Server) getByBarcode(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	res, err := s.barcodeRecalls(r, look, g, lang)
+	tail, err := s.barcodeAnswer(r, look, g, lang)
 	if err != nil {
 		return err
 	}
-	b, err := json.Marshal(barcodeResults{UPC: v, Digits: rappel.StripBarcode(v), GTIN: string(g), Count: len(res), Results: res})
-	if err != nil {
-		return err
-	}
-	writeJSON(w, r, http.StatusOK, b)
+	var buf [128]byte
+	head := append(buf[:0], '{')
+	head = appendJSONField(head, "upc", v)
+	head = appendJSONField(head, "digits", rappel.StripBarcode(v))
+	head = appendJSONField(head, "gtin", string(g))
+	writeJSONParts(w, r, http.StatusOK, head, tail)
 	return nil
+}
+
+// barcodeAnswerHead is how the answer of a barcode lookup begins before
+// its count when its per-request fields are empty (answerTail).
+const barcodeAnswerHead = `{"upc":"","digits":"","gtin":"",`
+
+// barcodeAnswer returns the body of a barcode lookup after its upc, digits
+// and gtin: the count and the recalls of g, from the answers kept
+// (answers.go) or found and kept.
+func (s *Server) barcodeAnswer(r *http.Request, look rappel.Lookup, g rappel.GTIN, lang string) ([]byte, error) {
+	snap := s.Catalog.Snapshot()
+	set := s.answers.set(r.Context(), look, snap)
+	var kb [64]byte
+	key := answerKey(kb[:0], "upc", string(g), lang)
+	if b, ok := set.get(key); ok {
+		return b, nil
+	}
+	res, err := s.barcodeRecalls(r, look, snap, g, lang)
+	if err != nil {
+		return nil, err
+	}
+	b, err := answerTail(barcodeResults{Count: len(res), Results: res}, barcodeAnswerHead)
+	if err != nil {
+		return nil, err
+	}
+	set.put(key, b)
+	return b, nil
 }
 
 // Values of a barcode result's match.
@@ -67,8 +94,8 @@ const (
 // barcodeRecalls finds the recalls naming g exactly, newest first, then
 // those with a product whose upc_prefix g starts with (items sold by
 // weight, whose codes end with their price), newest first. A record found
-// both ways is listed once, as exact.
-func (s *Server) barcodeRecalls(r *http.Request, look rappel.Lookup, g rappel.GTIN, lang string) ([]found, error) {
+// both ways is listed once, as exact. Their summaries come from snap.
+func (s *Server) barcodeRecalls(r *http.Request, look rappel.Lookup, snap rappel.Snapshot, g rappel.GTIN, lang string) ([]found, error) {
 	exact, err := look.RecordIDsByGTIN(r.Context(), g)
 	if err != nil {
 		return nil, fmt.Errorf("looking up barcode %s: %w", g, err)
@@ -81,7 +108,6 @@ func (s *Server) barcodeRecalls(r *http.Request, look rappel.Lookup, g rappel.GT
 		_, ok := slices.BinarySearch(exact, id) // record_id order
 		return ok
 	})
-	snap := s.Catalog.Snapshot()
 	return append(foundOf(snap.Summaries(exact), lang, matchExact),
 		foundOf(snap.Summaries(prefixed), lang, matchPrefix)...), nil
 }

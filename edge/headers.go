@@ -8,6 +8,10 @@ import (
 	"github.com/rappel-ca/rappel"
 )
 
+// headerNosniff is the X-Content-Type-Options value of every answer,
+// shared (never modified) so that setting it allocates nothing.
+var headerNosniff = []string{"nosniff"}
+
 // limitHeaders answers a request whose request line and headers take more
 // than maxHeaderBytes with a 431 in the API's JSON error shape, naming the
 // longest part, before anything reads the request (docs/api.md, Limits).
@@ -17,7 +21,7 @@ func (s *Server) limitHeaders(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// Every answer is what its Content-Type says: a browser must not
 		// guess otherwise (an error quoting a client's input as HTML).
-		w.Header().Set("X-Content-Type-Options", "nosniff")
+		w.Header()["X-Content-Type-Options"] = headerNosniff
 		if size := headerSize(r); size > maxHeaderBytes {
 			part, partSize := longestPart(r)
 			s.fail(w, r, rappel.HeadersTooLarge(size, maxHeaderBytes, part, partSize))

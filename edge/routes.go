@@ -148,7 +148,11 @@ func (s *Server) router(routes []route) http.Handler {
 
 // datasetHeader is set to "synthetic" on every answer of a node serving
 // generated data.
-const datasetHeader = "Rappel-Dataset"
+const datasetHeader = "Rappel-Dataset" // canonical, to be set in the map directly
+
+// headerSynthetic is the Rappel-Dataset value of a node serving generated
+// data, shared (never modified) so that setting it allocates nothing.
+var headerSynthetic = []string{rappel.DatasetSynthetic}
 
 // rootPattern matches the path "/" alone; "/" itself is the catch-all.
 const rootPattern = "/{$}"
@@ -269,7 +273,7 @@ func (e *endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// Generated data says so on every answer, so that no client takes a
 	// made-up recall for a real one.
 	if e.s.Catalog.Snapshot().Info().Synthetic() {
-		w.Header().Set(datasetHeader, rappel.DatasetSynthetic)
+		w.Header()[datasetHeader] = headerSynthetic
 	}
 	if err := e.s.serve(rt, w, r); err != nil {
 		e.s.fail(w, r, err)

@@ -1,6 +1,7 @@
 package edge
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -220,5 +221,43 @@ func BenchmarkSearch_Corpus(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// writesRecorder is a recorder that also keeps the size of each Write.
+type writesRecorder struct {
+	*httptest.ResponseRecorder
+	writes []int
+}
+
+func (w *writesRecorder) Write(b []byte) (int, error) {
+	w.writes = append(w.writes, len(b))
+	return w.ResponseRecorder.Write(b)
+}
+
+// TestSearch_PageEndsInItsBulkWrite checks that a page of the bundle
+// reaches the connection in two writes, its few bytes of head and then the
+// rest, results and tail together: net/http then sends it in as many
+// system calls as a handler writing it whole, where a tail written apart
+// costs one more (and a TCP segment, and a wake-up of the client). The body
+// is the same either way: valid JSON ending with the cursor.
+func TestSearch_PageEndsInItsBulkWrite(t *testing.T) {
+	catalog, _ := mustBundleCatalog(t)
+	s, _ := MustServer(t, catalog)
+	s.Logger = discardLogger()
+	h := s.Handler()
+	for _, query := range []string{"", "q=recalled", "recall_type=vehicle&facets=recall_type"} {
+		serveSearch(t, h, query) // fills the page buffers' pool
+		r := httptest.NewRequest(http.MethodGet, "/recall?"+query, nil)
+		r.Header.Set("X-Gateway-Key", testKey)
+		w := &writesRecorder{ResponseRecorder: httptest.NewRecorder()}
+		h.ServeHTTP(w, r)
+		var p idPage
+		if err := json.Unmarshal(w.Body.Bytes(), &p); err != nil || w.Code != http.StatusOK {
+			t.Fatalf("%q: %d %v", query, w.Code, err)
+		}
+		if len(w.writes) != 2 || w.writes[0] > 100 || !bytes.HasSuffix(w.Body.Bytes(), []byte("}")) {
+			t.Errorf("%q: %d body bytes written as %v, want a short head then the rest in one write", query, w.Body.Len(), w.writes)
+		}
 	}
 }

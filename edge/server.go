@@ -197,6 +197,9 @@ type Server struct {
 	// matchRecords are the current snapshot's records as POST
 	// /recall/match prepared them (match.go).
 	matchRecords atomic.Pointer[match.Cache]
+	// answers keeps the results of the VIN and barcode lookups
+	// (answers.go).
+	answers answers
 	// active counts the requests running (counted, WaitRequests).
 	active sync.WaitGroup
 	// stopping is set by StopStreams: the node is closing its

@@ -1,10 +1,10 @@
 package edge
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 
 	"github.com/rappel-ca/rappel"
 	"github.com/rappel-ca/rappel/vindecode"
@@ -76,32 +76,60 @@ func (s *Server) getByVIN(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	d := vinDecoder.Decode(vin, s.Now())
-	res := vinResults{VIN: string(vin), CheckDigit: checkDigitValid, Decoded: vinDecoded{Make: orNull(d.Make), Model: orNull(d.Model)}}
+	checkDigit := checkDigitValid
 	if !vin.CheckDigitValid() {
-		res.CheckDigit = checkDigitNotVerified
+		checkDigit = checkDigitNotVerified
 	}
-	if d.Year != 0 {
-		res.Decoded.Year = &d.Year
-	}
-	if res.Results, err = s.vehicleRecalls(r, look, d, lang); err != nil {
-		return err
-	}
-	res.Count = len(res.Results)
-	b, err := json.Marshal(res)
+	tail, err := s.vinAnswer(r, look, d, lang)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, r, http.StatusOK, b)
+	var buf [96]byte
+	head := append(buf[:0], '{')
+	head = appendJSONField(head, "vin", string(vin))
+	head = appendJSONField(head, "check_digit", checkDigit)
+	writeJSONParts(w, r, http.StatusOK, head, tail)
 	return nil
 }
 
+// vinAnswerHead is how the answer of a VIN lookup begins before its
+// decoded fields when its per-request fields are empty (answerTail).
+const vinAnswerHead = `{"vin":"","check_digit":"",`
+
+// vinAnswer returns the body of a VIN lookup after its vin and check_digit:
+// what d decodes to and the recalls covering it, from the answers kept
+// (answers.go) or found and kept.
+func (s *Server) vinAnswer(r *http.Request, look rappel.Lookup, d rappel.DecodedVIN, lang string) ([]byte, error) {
+	snap := s.Catalog.Snapshot()
+	set := s.answers.set(r.Context(), look, snap)
+	var kb [128]byte
+	key := answerKey(kb[:0], "vin", d.Make, d.Model, strconv.Itoa(d.Year), lang)
+	if b, ok := set.get(key); ok {
+		return b, nil
+	}
+	res := vinResults{Decoded: vinDecoded{Make: orNull(d.Make), Model: orNull(d.Model)}}
+	if d.Year != 0 {
+		res.Decoded.Year = &d.Year
+	}
+	var err error
+	if res.Results, err = s.vehicleRecalls(r, look, snap, d, lang); err != nil {
+		return nil, err
+	}
+	res.Count = len(res.Results)
+	b, err := answerTail(res, vinAnswerHead)
+	if err != nil {
+		return nil, err
+	}
+	set.put(key, b)
+	return b, nil
+}
+
 // vehicleRecalls finds the vehicle recalls of the make, model and year of
-// d, falling back to the make and year.
-func (s *Server) vehicleRecalls(r *http.Request, look rappel.Lookup, d rappel.DecodedVIN, lang string) ([]found, error) {
+// d in look, summarized from snap, falling back to the make and year.
+func (s *Server) vehicleRecalls(r *http.Request, look rappel.Lookup, snap rappel.Snapshot, d rappel.DecodedVIN, lang string) ([]found, error) {
 	if d.Make == "" || d.Year == 0 {
 		return []found{}, nil
 	}
-	snap := s.Catalog.Snapshot()
 	find := func(model, match string) ([]found, error) {
 		ids, err := look.RecordIDsByVehicle(r.Context(), d.Make, model, d.Year)
 		if err != nil {
