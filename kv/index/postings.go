@@ -257,8 +257,12 @@ type wordSlot struct {
 
 func newTextBuilder(an *analyzer, docs int) *textBuilder {
 	ix := &textIndex{an: an, docs: docs}
+	// Room for the terms of a large corpus at once, or of a few dozen per
+	// document for a small one (a refresh's delta): a map presized for a
+	// corpus is megabytes a delta of a hundred records does not need.
+	terms := min(1<<15, 64*docs+64)
 	for s := range ix.postings {
-		ix.postings[s] = make(map[string]*posting, 1<<15)
+		ix.postings[s] = make(map[string]*posting, terms)
 		ix.docLen[s] = make([]uint32, docs)
 	}
 	return &textBuilder{ix: ix}

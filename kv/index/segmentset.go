@@ -275,11 +275,13 @@ func (m *Segments) openFile(name string) (*Snapshot, error) {
 	return s, nil
 }
 
-// DataChanged follows a refresh: it is a rappel.ChangeListener.
+// DataChanged follows a refresh: it is a rappel.ChangeListener. Its work
+// runs at a lower priority than the searches (lowPriority): a refresh
+// may wait for a busy core, a search should not.
 func (m *Segments) DataChanged(ctx context.Context, _ bool) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.catchUp(ctx)
+	return lowPriority(func() error { return m.catchUp(ctx) })
 }
 
 // catchUp applies the store's changes since the state's: a new delta, or a
@@ -402,7 +404,7 @@ func (m *Segments) startMerge() {
 		}
 		m.step(StepMerge)
 		m.log().Info("merging the read index's delta into a new base", "delta_records", m.Catalog.Current().delta.Len())
-		if err := m.rebuild(m.ctx); err != nil {
+		if err := lowPriority(func() error { return m.rebuild(m.ctx) }); err != nil {
 			m.log().Error("merging the read index failed; serving the base and its delta", "err", err)
 			return
 		}

@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -83,7 +85,8 @@ func BenchmarkSegments_Refresh(b *testing.B) {
 
 // BenchmarkSegments_SearchDuringRefresh reports the p99 latency of a
 // mix of searches at rest and while refreshes of 100 records run
-// back to back, and their ratio (goal: within 1.2×).
+// back to back, and their ratio (goal: within 1.2×); and, to tell the
+// collector's share, the GC cycles of each phase and the refreshes run.
 func BenchmarkSegments_SearchDuringRefresh(b *testing.B) {
 	seg, store, recs := benchSegments(b)
 	ctx := context.Background()
@@ -103,8 +106,16 @@ func BenchmarkSegments_SearchDuringRefresh(b *testing.B) {
 		return lat
 	}
 	p99 := func(l []time.Duration) time.Duration { return l[len(l)*99/100] }
+	gcs := func() uint32 {
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		return ms.NumGC
+	}
 	for b.Loop() {
+		gc0 := gcs()
 		rest := run(4000)
+		gc1 := gcs()
+		var refreshes atomic.Int64
 		var wg sync.WaitGroup
 		stop := make(chan struct{})
 		wg.Add(1)
@@ -121,11 +132,16 @@ func BenchmarkSegments_SearchDuringRefresh(b *testing.B) {
 					b.Error(err)
 					return
 				}
+				refreshes.Add(1)
 			}
 		}()
 		busy := run(4000)
+		gc2 := gcs()
 		close(stop)
 		wg.Wait()
+		b.ReportMetric(float64(gc1-gc0), "gc-rest")
+		b.ReportMetric(float64(gc2-gc1), "gc-refreshing")
+		b.ReportMetric(float64(refreshes.Load()), "refreshes")
 		b.ReportMetric(float64(p99(rest).Microseconds()), "p99-rest-µs")
 		b.ReportMetric(float64(p99(busy).Microseconds()), "p99-refreshing-µs")
 		b.ReportMetric(float64(p99(busy))/float64(p99(rest)), "p99-ratio")

@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"sync"
 	"unsafe"
 
 	"github.com/RoaringBitmap/roaring/v2"
@@ -120,9 +121,20 @@ func (m *memSink) WriteAt(p []byte, off int64) (int, error) {
 // before the sections are known, and its unused entries are padding.
 const roomFor = 96
 
+// writeBufs holds the 1 MiB buffers of finished writes: a refresh writes
+// a small segment every few seconds, and a fresh buffer each time is a
+// megabyte of garbage whose collection searches running meanwhile pay for.
+var writeBufs = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, 1<<20) }}
+
 // write writes the segment fill makes to dst.
 func write(dst sink, fill Fill) error {
-	w := &Writer{bw: bufio.NewWriterSize(dst, 1<<20)}
+	bw := writeBufs.Get().(*bufio.Writer)
+	bw.Reset(dst)
+	defer func() {
+		bw.Reset(nil) // drop dst, and what an error left unwritten
+		writeBufs.Put(bw)
+	}()
+	w := &Writer{bw: bw}
 	w.padTo(uint64(headerSize + roomFor*entrySize))
 	meta, err := fill(w)
 	if err != nil {
@@ -226,7 +238,9 @@ func (w *Writer) Section(name string, b []byte) {
 // WriteColumn writes vals as section name, little-endian.
 func WriteColumn[T Word](w *Writer, name string, vals []T) {
 	w.Begin(name)
-	buf := make([]byte, 0, 64<<10)
+	// The buffer holds the column or 64 KiB of it: a small segment's
+	// columns take no more than they need.
+	buf := make([]byte, 0, min(64<<10, int(unsafe.Sizeof(*new(T)))*len(vals)+8))
 	for _, v := range vals {
 		if unsafe.Sizeof(v) == 8 {
 			buf = binary.LittleEndian.AppendUint64(buf, uint64(v))
