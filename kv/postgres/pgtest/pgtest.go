@@ -37,6 +37,7 @@ import (
 	"os/user"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -294,14 +295,30 @@ func launch(bin, dir string, cred *syscall.Credential, opts Options) (*Cluster, 
 	// exiting while locked to its thread; failing that, the server shuts
 	// itself down within a minute of its directory's removal.)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Pdeathsig: syscall.SIGQUIT}
-	if err := cmd.Start(); err != nil {
+	c := &Cluster{Dir: dir, Port: port, cmd: cmd, done: make(chan struct{})}
+	// The server is started, and waited for, from a thread of its own that
+	// lives as long as it does: Linux sends the death signal when the
+	// thread that started the child ends, and a thread of the runtime's
+	// pool ends whenever a goroutine exits locked to it (as kv/index's
+	// lowered-priority refreshes do), which would stop the server under a
+	// test. The log stays open until the server exits: with opts.Log, Wait
+	// copies its output into it until then.
+	started := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread ends with the server
+		if err := cmd.Start(); err != nil {
+			started <- err
+			return
+		}
+		started <- nil
+		cmd.Wait()
+		logFile.Close()
+		close(c.done)
+	}()
+	if err := <-started; err != nil {
 		logFile.Close()
 		return nil, fmt.Errorf("starting postgres: %w", err)
 	}
-	c := &Cluster{Dir: dir, Port: port, cmd: cmd, done: make(chan struct{})}
-	// The log stays open until the server exits: with opts.Log, Wait copies
-	// its output into it until then.
-	go func() { cmd.Wait(); logFile.Close(); close(c.done) }()
 
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
