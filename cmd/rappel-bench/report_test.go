@@ -302,3 +302,13 @@ Showing nodes accounting for 1.90s, 82.61% of 2.30s total
 		}
 	}
 }
+
+// TestProbeFunc_Distinct checks that the rebuild probes of the two domain
+// files, one package, declare different functions (the same name in both
+// failed the third rebuild with "redeclared in this block").
+func TestProbeFunc_Distinct(t *testing.T) {
+	a, b := probeFunc(rebuildDomainFile), probeFunc(rebuildCodeFile)
+	if a == b || !strings.Contains(a, "func rebuildProbe_rappel_go()") || !strings.Contains(b, "func rebuildProbe_record_go()") {
+		t.Errorf("probes %q and %q", a, b)
+	}
+}
