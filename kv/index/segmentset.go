@@ -91,7 +91,7 @@ type Segments struct {
 	// as on a full disk past that many bytes. Tests set it.
 	spillLimit int64
 	// runBudget, when not 0, is the bytes of postings a base build holds
-	// before writing them out as runs, in place of runBudget. Tests set it.
+	// before writing them out as runs, in place of the package's runBudget. Tests set it.
 	runBudget int64
 
 	mu      sync.Mutex
