@@ -625,8 +625,9 @@ func renderScale(b *strings.Builder, res *Results) {
 	}
 	line("one-time index build: exec to first 200", "(the bundle's index is embedded)", func(s *ScaleResult) string { return fmtDur(s.Build) },
 		fmt.Sprintf("≤ %s: %s", fmtDur(goalLargeBuild), largeVerdict(func(s *ScaleResult) string { return durVerdict(s.Build, goalLargeBuild) })))
-	line("one-time index build: peak resident (VmHWM)", "—", func(s *ScaleResult) string { return fmtMB(s.BuildMem.PeakKB) },
-		fmt.Sprintf("≤ %s MB: %s", groupThousands(goalLargeBuildMB), largeVerdict(func(s *ScaleResult) string { return mbVerdict(s.BuildMem.PeakKB, goalLargeBuildMB) })))
+	line("one-time index build: peak private resident (RssAnon, sampled every 100 ms)", "—", func(s *ScaleResult) string { return fmtMB(s.buildPrivateKB()) },
+		fmt.Sprintf("≤ %s MB: %s", groupThousands(goalLargeBuildMB), largeVerdict(func(s *ScaleResult) string { return mbVerdict(s.buildPrivateKB(), goalLargeBuildMB) })))
+	line("one-time index build: peak resident (VmHWM, the written segment's mapped pages included)", "—", func(s *ScaleResult) string { return fmtMB(s.BuildMem.PeakKB) }, "(for information)")
 	line("index segments on disk; store on disk", "—", func(s *ScaleResult) string {
 		return fmtMB(s.IndexBytes>>10) + "; " + fmtMB(s.StoreBytes>>10)
 	}, "")
@@ -753,7 +754,7 @@ func goalsMissed(res *Results) (missed, unjudged []string) {
 		n := groupThousands(int64(large.Records))
 		dur("the warm start at "+n+" records", medianTook(large.Starts), goalLargeStart)
 		dur("the one-time index build at "+n+" records", large.Build, goalLargeBuild)
-		mem("peak resident memory of the one-time index build at "+n+" records", large.BuildMem.PeakKB, goalLargeBuildMB)
+		mem("peak private resident memory of the one-time index build at "+n+" records", large.buildPrivateKB(), goalLargeBuildMB)
 		mem("private resident memory after the mixed load at "+n+" records", large.Mem.AnonKB, goalLargePrivate)
 		for _, cr := range res.Classes {
 			if p, ok := large.P99[cr.Class.Name]; ok && p > goalLargeP99 {
@@ -790,11 +791,11 @@ func renderScaleProfiles(b *strings.Builder, res *Results) {
 	if large == nil {
 		return
 	}
-	if len(large.BuildProfile) > 0 && (large.Build > goalLargeBuild || large.BuildMem.PeakKB>>10 > goalLargeBuildMB) {
+	if len(large.BuildProfile) > 0 && (large.Build > goalLargeBuild || large.buildPrivateKB()>>10 > goalLargeBuildMB) {
 		fmt.Fprintf(b, "### Where the one-time index build's time goes at %s records\n\n"+
-			"`perf record -F 499 -p <rappel>` from the node's first moments to its first 200 (%s, peak resident %s): the symbols above 1.5%% of samples.\n\n"+
+			"`perf record -F 499 -p <rappel>` from the node's first moments to its first 200 (%s, peak private resident %s): the symbols above 1.5%% of samples.\n\n"+
 			"<details><summary>one-time index build</summary>\n\n```\n%s\n```\n\n</details>\n\n",
-			groupThousands(int64(large.Records)), fmtDur(large.Build), fmtMB(large.BuildMem.PeakKB), strings.Join(large.BuildProfile, "\n"))
+			groupThousands(int64(large.Records)), fmtDur(large.Build), fmtMB(large.buildPrivateKB()), strings.Join(large.BuildProfile, "\n"))
 	}
 	if len(large.Profiles)+len(large.ProfileNotes) == 0 {
 		return
