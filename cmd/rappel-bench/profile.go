@@ -195,7 +195,8 @@ func (h *Harness) profileBenchMisses(ctx context.Context, res *Results) {
 }
 
 // benchProfile runs g's benchmark alone with a CPU profile and returns
-// the first lines of `go tool pprof -top`.
+// the first lines of `go tool pprof -top`, of the samples under g.focus
+// when it is set.
 func (h *Harness) benchProfile(ctx context.Context, g benchGoal) ([]string, error) {
 	file, err := filepath.Abs(filepath.Join(h.WorkDir, "cpu-"+strings.NewReplacer("/", "-").Replace(g.bench)+".pprof"))
 	if err != nil {
@@ -212,7 +213,11 @@ func (h *Harness) benchProfile(ctx context.Context, g benchGoal) ([]string, erro
 	if out, err := test.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("go test -bench %s: %v: %.300s", g.bench, err, out)
 	}
-	out, err := exec.CommandContext(ctx, "go", "tool", "pprof", "-top", "-nodecount=12", file).Output()
+	args := []string{"tool", "pprof", "-top", "-nodecount=12"}
+	if g.focus != "" {
+		args = append(args, "-focus="+g.focus)
+	}
+	out, err := exec.CommandContext(ctx, "go", append(args, file)...).Output()
 	if err != nil {
 		return nil, fmt.Errorf("go tool pprof: %w", err)
 	}
