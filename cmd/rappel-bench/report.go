@@ -841,7 +841,7 @@ func renderBenchProfiles(b *strings.Builder, res *Results) {
 		return
 	}
 	b.WriteString("### Where the Go benchmarks that miss spend their time\n\n" +
-		"Each benchmark whose goal was missed, run once more alone with `go test -cpuprofile` (`-benchtime` 1x for the refresh benchmark, 2s for a search), then `go tool pprof -top`: flat share, flat time, function.\n\n")
+		"Each benchmark whose goal was missed, run once more alone with `go test -cpuprofile` (`-benchtime` 1x for the refresh benchmark, 2s for a search), then `go tool pprof -top`: flat share, flat time, function; for a search, the samples under `View.Search` alone (`-focus`, leaving out the index the benchmark builds first), by cumulative share of all samples and cumulative time (`-cum`).\n\n")
 	for _, p := range res.BenchProfiles {
 		fmt.Fprintf(b, "<details><summary>%s</summary>\n\n```\n%s\n```\n\n</details>\n\n", p.Class, strings.Join(p.Top, "\n"))
 	}

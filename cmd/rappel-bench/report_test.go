@@ -287,9 +287,12 @@ Showing nodes accounting for 1.90s, 82.61% of 2.30s total
      0.60s 26.09% 26.09%      0.80s 34.78%  github.com/rappel-ca/rappel/kv/index.(*words).edits
      0.30s 13.04% 39.13%      0.30s 13.04%  runtime.memmove
 `
-	top := parsePprofTop(out)
+	top := parsePprofTop(out, false)
 	if len(top) != 2 || !strings.Contains(top[0], "26.09%") || !strings.HasSuffix(top[0], "index.(*words).edits") || !strings.HasSuffix(top[1], "runtime.memmove") {
 		t.Fatalf("parsePprofTop = %q", top)
+	}
+	if cum := parsePprofTop(out, true); len(cum) != 2 || !strings.Contains(cum[0], "34.78%") || !strings.Contains(cum[0], "0.80s") {
+		t.Fatalf("parsePprofTop, cumulative = %q", cum)
 	}
 	res := &Results{
 		PeerProfiles:  []Profile{{Class: "vin", Top: []string{" 10.00% [.] main.x"}, P99: 2 * time.Millisecond}},
