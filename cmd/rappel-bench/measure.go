@@ -28,6 +28,9 @@ type Results struct {
 	// (the embedded bundle loaded into the store); WarmStart on the data
 	// dir a first start left once idle.
 	FirstStart, WarmStart []Start
+	// WarmStartProfile is perf's flat report of one more warm start, made
+	// before the timed ones (warmStartProfile).
+	WarmStartProfile []string `json:",omitempty"`
 	// BinaryKB is the size of the rappel binary, built as `make build`
 	// builds it, in KiB.
 	BinaryKB int64

@@ -261,14 +261,20 @@ type buildPerf struct {
 // startBuildPerf starts perf record on the process pid, or returns nil
 // without perf.
 func (h *Harness) startBuildPerf(pid int) *buildPerf {
+	return h.startPerf(pid, "perf-scale-build.data", "499")
+}
+
+// startPerf starts perf record on the process pid at freq samples a
+// second into name in the work dir, or returns nil without perf.
+func (h *Harness) startPerf(pid int, name, freq string) *buildPerf {
 	if _, err := exec.LookPath("perf"); err != nil {
 		return nil
 	}
-	file, err := filepath.Abs(filepath.Join(h.WorkDir, "perf-scale-build.data"))
+	file, err := filepath.Abs(filepath.Join(h.WorkDir, name))
 	if err != nil {
 		return nil
 	}
-	cmd := exec.Command("perf", "record", "-F", "499", "-p", strconv.Itoa(pid), "-o", file)
+	cmd := exec.Command("perf", "record", "-F", freq, "-p", strconv.Itoa(pid), "-o", file)
 	if cmd.Start() != nil {
 		return nil
 	}

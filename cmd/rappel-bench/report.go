@@ -248,6 +248,7 @@ func render(res *Results) string {
 	renderLatency(&b, res, has)
 	renderCounts(&b, res)
 	renderScale(&b, res)
+	renderStartProfiles(&b, res)
 	renderScaleProfiles(&b, res)
 	renderPeerProfiles(&b, res)
 	renderBenchProfiles(&b, res)
@@ -781,6 +782,34 @@ func goalsMissed(res *Results) (missed, unjudged []string) {
 	pm, pu := previousMissed(res)
 	missed, unjudged = append(missed, pm...), append(unjudged, pu...)
 	return missed, unjudged
+}
+
+// renderStartProfiles writes the profile of a warm start wherever the
+// timed warm starts' median missed its goal: at the bundle's size, and at
+// a million records.
+func renderStartProfiles(b *strings.Builder, res *Results) {
+	type missed struct {
+		what string
+		took time.Duration
+		top  []string
+	}
+	var ms []missed
+	if took := medianTook(res.WarmStart); took > goalWarmStart && len(res.WarmStartProfile) > 0 {
+		ms = append(ms, missed{groupThousands(int64(res.Records)) + " records", took, res.WarmStartProfile})
+	}
+	if large := largeScale(res); large != nil && large.Skipped == "" {
+		if took := medianTook(large.Starts); took > goalLargeStart && len(large.StartProfile) > 0 {
+			ms = append(ms, missed{groupThousands(int64(large.Records)) + " records", took, large.StartProfile})
+		}
+	}
+	if len(ms) == 0 {
+		return
+	}
+	b.WriteString("### Where a warm start's time goes\n\n" +
+		"`perf record -F 2999 -p <rappel>` from the moment perf attaches (a few milliseconds after exec) to the first 200, during one more warm start made before the timed ones and not counted among them; the symbols above 1.5% of samples. Page faults (`*fault*`, `filemap_*`) are the mapped segment read in; `runtime.gcBgMarkWorker` and the like the collector.\n\n")
+	for _, m := range ms {
+		fmt.Fprintf(b, "<details><summary>warm start at %s (median of the timed starts %s)</summary>\n\n```\n%s\n```\n\n</details>\n\n", m.what, fmtDur(m.took), strings.Join(m.top, "\n"))
+	}
 }
 
 // renderScaleProfiles writes the profiles taken at the million-record

@@ -56,6 +56,9 @@ type ScaleResult struct {
 	// goals; ProfileNotes say why one could not be taken.
 	Profiles     []Profile `json:",omitempty"`
 	ProfileNotes []string  `json:",omitempty"`
+	// StartProfile is perf's flat report of one more warm start at this
+	// size, made before the timed ones (warmStartProfile).
+	StartProfile []string `json:",omitempty"`
 }
 
 // ScaleBuild is the one-time first start on the loaded store, which holds
@@ -191,6 +194,7 @@ func (h *Harness) scaleOne(ctx context.Context, bin string, scale float64, res *
 	if err := h.firstStart(ctx, bin, storeDir, dataDir, sr); err != nil {
 		return sr, err
 	}
+	sr.StartProfile = h.warmStartProfile(ctx, bin, dataDir)
 	took, p, err := h.starts(ctx, bin, dataDir, false, h.Startups)
 	if err != nil {
 		return sr, err
