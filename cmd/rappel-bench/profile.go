@@ -252,21 +252,22 @@ func parsePprofTop(out string, cum bool) []string {
 	return top
 }
 
-// buildPerf is a perf record following a node's one-time index build.
-type buildPerf struct {
+// perfRecording is a perf record following a node: its one-time index
+// build, or a warm start.
+type perfRecording struct {
 	cmd  *exec.Cmd
 	file string
 }
 
 // startBuildPerf starts perf record on the process pid, or returns nil
 // without perf.
-func (h *Harness) startBuildPerf(pid int) *buildPerf {
+func (h *Harness) startBuildPerf(pid int) *perfRecording {
 	return h.startPerf(pid, "perf-scale-build.data", "499")
 }
 
 // startPerf starts perf record on the process pid at freq samples a
 // second into name in the work dir, or returns nil without perf.
-func (h *Harness) startPerf(pid int, name, freq string) *buildPerf {
+func (h *Harness) startPerf(pid int, name, freq string) *perfRecording {
 	if _, err := exec.LookPath("perf"); err != nil {
 		return nil
 	}
@@ -278,12 +279,12 @@ func (h *Harness) startPerf(pid int, name, freq string) *buildPerf {
 	if cmd.Start() != nil {
 		return nil
 	}
-	return &buildPerf{cmd: cmd, file: file}
+	return &perfRecording{cmd: cmd, file: file}
 }
 
 // stop ends the recording (perf writes its file on SIGINT) and returns
 // its flat report, or nothing when there is none.
-func (bp *buildPerf) stop(ctx context.Context) []string {
+func (bp *perfRecording) stop(ctx context.Context) []string {
 	if bp == nil {
 		return nil
 	}

@@ -308,7 +308,7 @@ func (h *Harness) buildIndex(ctx context.Context, bin, dataDir string, sr *Scale
 	defer close(done)
 	// perf follows the node from its first moments to its first 200, so
 	// that a missed build goal comes with where the build's CPU went.
-	perfc := make(chan *buildPerf, 1)
+	perfc := make(chan *perfRecording, 1)
 	watch := func(p *proc) {
 		perfc <- h.startBuildPerf(p.PID())
 		for {

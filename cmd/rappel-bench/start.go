@@ -233,7 +233,7 @@ func (h *Harness) coldAndWarm(ctx context.Context, bin string, classes []Class, 
 // report shows it when their median misses its goal.
 func (h *Harness) warmStartProfile(ctx context.Context, bin, dataDir string) []string {
 	h.logf("starting rappel on its warm data dir under perf (not timed)")
-	perfc := make(chan *buildPerf, 1)
+	perfc := make(chan *perfRecording, 1)
 	p, _, err := h.startRappel(ctx, bin, dataDir, nil, 10*time.Minute, func(p *proc) {
 		perfc <- h.startPerf(p.PID(), "perf-warm-start.data", "2999")
 	})
