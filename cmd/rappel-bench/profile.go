@@ -259,12 +259,6 @@ type perfRecording struct {
 	file string
 }
 
-// startBuildPerf starts perf record on the process pid, or returns nil
-// without perf.
-func (h *Harness) startBuildPerf(pid int) *perfRecording {
-	return h.startPerf(pid, "perf-scale-build.data", "499")
-}
-
 // startPerf starts perf record on the process pid at freq samples a
 // second into name in the work dir, or returns nil without perf.
 func (h *Harness) startPerf(pid int, name, freq string) *perfRecording {

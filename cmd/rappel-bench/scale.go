@@ -68,9 +68,9 @@ type ScaleResult struct {
 // BuildPeakAnonKB the highest private resident set (RssAnon) sampled while
 // it built, which the memory goal is judged on: VmHWM counts the pages of
 // the segment the build writes and maps, which are the page cache's to
-// drop, not memory the build holds; BuildLimitMiB the GOMEMLIMIT it ran with; IndexBytes and StoreBytes are
-// the segment files and the store on disk after it; BuildWhen and
-// BuildCommit say which run measured it.
+// drop, not memory the build holds; BuildLimitMiB the GOMEMLIMIT it ran
+// with; IndexBytes and StoreBytes are the segment files and the store on
+// disk after it; BuildWhen and BuildCommit say which run measured it.
 type ScaleBuild struct {
 	Build                  time.Duration
 	BuildMem               Mem
@@ -310,7 +310,7 @@ func (h *Harness) buildIndex(ctx context.Context, bin, dataDir string, sr *Scale
 	// that a missed build goal comes with where the build's CPU went.
 	perfc := make(chan *perfRecording, 1)
 	watch := func(p *proc) {
-		perfc <- h.startBuildPerf(p.PID())
+		perfc <- h.startPerf(p.PID(), "perf-scale-build.data", "499")
 		for {
 			m := readMem(p.PID())
 			if m.RSSKB > peak.Load() {
