@@ -189,6 +189,45 @@ func (s *system) memKB() int64 {
 	return total
 }
 
+// pids returns the ids of s's processes and of every process under them:
+// PostgreSQL's backends and workers, a child a server started.
+func (s *system) pids() []int {
+	var out []int
+	for _, p := range s.procs {
+		out = append(out, withDescendants(p.PID())...)
+	}
+	if s.pg != nil {
+		out = append(out, withDescendants(s.pg.PID())...)
+	}
+	return out
+}
+
+// settleTimeout bounds settle: a server still busy after it is measured
+// anyway, and the log says so.
+const settleTimeout = 5 * time.Second
+
+// settle waits, before a constant-rate run, until the processes of systems
+// have gone idle (quietBeforeLatency): wrk stops with requests in flight,
+// and a server still working them off, or a peer doing so on the same
+// core, would add its backlog to the latencies of the run.
+func (h *Harness) settle(ctx context.Context, systems ...*system) {
+	if idle, err := settleSystems(ctx, settleTimeout, systems...); err == nil && !idle {
+		h.logf("  %s still using CPU after %s; measuring anyway", strings.Join(names(systems), ", "), settleTimeout)
+	}
+}
+
+// settleSystems waits until the processes of systems have gone idle by
+// quietBeforeLatency, and says whether they did within timeout.
+func settleSystems(ctx context.Context, timeout time.Duration, systems ...*system) (bool, error) {
+	return waitQuiet(ctx, func() []int {
+		var pids []int
+		for _, s := range systems {
+			pids = append(pids, s.pids()...)
+		}
+		return pids
+	}, quietBeforeLatency, timeout)
+}
+
 func (s *system) stop() error {
 	var errs []error
 	for i := len(s.procs) - 1; i >= 0; i-- {

@@ -85,8 +85,9 @@ const maxLatDur = 6 * time.Second
 // measure runs the alternating rounds: in each round, for each class,
 // every system's throughput (wrk), then every system's latency at one
 // constant rate, half the slowest system's throughput in the first round
-// (capped by -max-rate). The systems' order rotates from round to round so
-// that no system always runs first or last.
+// (capped by -max-rate), each latency run once every system is idle. The
+// systems' order rotates from round to round so that no system always
+// runs first or last.
 func (h *Harness) measure(ctx context.Context, systems []*system, classes []Class, res *Results) error {
 	res.MemKB = map[string]int64{}
 	client := loadClient()
@@ -140,10 +141,20 @@ func (h *Harness) measure(ctx context.Context, systems []*system, classes []Clas
 			if need := time.Duration(float64(h.MinSample) / cr.Rate * float64(time.Second)); need > dur {
 				dur = min(need, maxLatDur)
 			}
+			// Every system still running shares the servers' core, so
+			// each run waits for all of them to go idle, not only for
+			// the one it measures.
+			var running []*system
+			for _, s := range order {
+				if s.Err == nil {
+					running = append(running, s)
+				}
+			}
 			for _, s := range order {
 				if s.Name == "bare" || s.Err != nil {
 					continue // bare: its goals are on throughput; this keeps make bench within its hour
 				}
+				h.settle(ctx, running...)
 				l, err := runConstantRate(ctx, client, s.Base+s.URI[cr.Class.Name], keyHeader(), cr.Rate, dur)
 				if err != nil {
 					return err

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -178,44 +179,141 @@ func cpuTicks(pid int) int64 {
 	return u + st
 }
 
-// waitIdle waits until p has used at most one clock tick of CPU over a
-// second: a start that answered its first request may still be at work
-// (writing its index, compacting its store), and the data dir it leaves
-// is the one a node finds at its next start only once that work is done.
-// It gives up after timeout and says so.
-func (p *proc) waitIdle(ctx context.Context, timeout time.Duration) error {
+// quiet is a rule for when processes have gone idle: between them, at
+// most one clock tick of CPU over their last n windows of window each.
+type quiet struct {
+	window time.Duration
+	n      int
+}
+
+var (
+	// quietAfterStart is the rule after a start: a node writing its
+	// index or compacting its store works in bursts, so only a second of
+	// near silence says that it is done.
+	quietAfterStart = quiet{250 * time.Millisecond, 4}
+	// quietBeforeLatency is the rule before a constant-rate run: a server
+	// working off the backlog of the wrk run before it is busy without
+	// pause, so a tenth of a second of near silence says that it is done,
+	// at a cost the few hundred constant-rate runs of a run can pay.
+	quietBeforeLatency = quiet{50 * time.Millisecond, 2}
+)
+
+// span is how long q's windows last together.
+func (q quiet) span() time.Duration { return q.window * time.Duration(q.n) }
+
+// waitQuiet waits until the processes pids returns have gone idle by q's
+// rule, and says whether they did before timeout passed. pids is asked
+// again at every window, so that a child started meanwhile counts; a
+// process gone uses no CPU.
+func waitQuiet(ctx context.Context, pids func() []int, q quiet, timeout time.Duration) (bool, error) {
 	deadline := time.Now().Add(timeout)
-	var window [4]int64 // the ticks of the last four quarter seconds
-	last := cpuTicks(p.PID())
+	used := make([]int64, q.n) // the ticks of the last n windows, a ring
+	last := ticksOf(pids())
 	for i := 0; time.Now().Before(deadline); i++ {
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
-		case err := <-p.done:
-			p.done <- err
-			return fmt.Errorf("%s exited: %v", p.Name, err)
-		case <-time.After(250 * time.Millisecond):
+			return false, ctx.Err()
+		case <-time.After(q.window):
 		}
-		now := cpuTicks(p.PID())
-		window[i%len(window)], last = now-last, now
-		if i >= len(window)-1 && window[0]+window[1]+window[2]+window[3] <= 1 {
-			return nil
+		now := ticksOf(pids())
+		used[i%q.n], last = ticksSince(last, now), now
+		if i >= q.n-1 && sum(used) <= 1 {
+			return true, nil
 		}
 	}
-	return fmt.Errorf("%s was still using CPU after %s", p.Name, timeout)
+	return false, nil
 }
 
-// childPIDs returns the children of pid (one level), from /proc.
-func childPIDs(pid int) []int {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, pid))
-	if err != nil {
-		return nil
-	}
-	var out []int
-	for _, f := range strings.Fields(string(b)) {
-		if n, err := strconv.Atoi(f); err == nil {
-			out = append(out, n)
+// ticksOf is the CPU ticks of each of pids still running.
+func ticksOf(pids []int) map[int]int64 {
+	t := make(map[int]int64, len(pids))
+	for _, pid := range pids {
+		if n := cpuTicks(pid); n >= 0 {
+			t[pid] = n
 		}
+	}
+	return t
+}
+
+// ticksSince is the ticks used between two readings of ticksOf. A process
+// that was not in the first (started since), or whose count went down (a
+// new process with an old one's id), counts with all its ticks.
+func ticksSince(before, now map[int]int64) int64 {
+	var n int64
+	for pid, t := range now {
+		if b, ok := before[pid]; ok && b <= t {
+			t -= b
+		}
+		n += t
+	}
+	return n
+}
+
+func sum(xs []int64) int64 {
+	var n int64
+	for _, x := range xs {
+		n += x
+	}
+	return n
+}
+
+// waitIdle waits until p has gone idle by quietAfterStart: a start that
+// answered its first request may still be at work (writing its index,
+// compacting its store), and the data dir it leaves is the one a node
+// finds at its next start only once that work is done. It gives up after
+// timeout, or when p exits, and says so.
+func (p *proc) waitIdle(ctx context.Context, timeout time.Duration) error {
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-p.exit:
+			cancel()
+		case <-wctx.Done():
+		}
+	}()
+	idle, err := waitQuiet(wctx, func() []int { return []int{p.PID()} }, quietAfterStart, timeout)
+	select {
+	case <-p.exit:
+		err := <-p.done
+		p.done <- err
+		return fmt.Errorf("%s exited: %v", p.Name, err)
+	default:
+	}
+	switch {
+	case err != nil:
+		return err
+	case !idle:
+		return fmt.Errorf("%s was still using CPU after %s", p.Name, timeout)
+	}
+	return nil
+}
+
+// childPIDs returns the children of pid (one level), from /proc: those of
+// each of its threads, since a child is listed under the thread that
+// started it.
+func childPIDs(pid int) []int {
+	files, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
+	var out []int
+	for _, file := range files {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			continue
+		}
+		for _, f := range strings.Fields(string(b)) {
+			if n, err := strconv.Atoi(f); err == nil {
+				out = append(out, n)
+			}
+		}
+	}
+	return out
+}
+
+// withDescendants returns pid and every process under it.
+func withDescendants(pid int) []int {
+	out := []int{pid}
+	for i := 0; i < len(out); i++ {
+		out = append(out, childPIDs(out[i])...)
 	}
 	return out
 }

@@ -111,6 +111,7 @@ func (h *Harness) profileLargeMisses(ctx context.Context, s *system, sr *ScaleRe
 			continue
 		}
 		var again time.Duration
+		h.settle(ctx, s) // before perf starts, so that its seconds are the run's
 		p, err := h.perfDuring(ctx, s, c.Name, "perf-scale-"+c.Name, h.LatDur, func() error {
 			l, err := runConstantRate(ctx, client, s.Base+s.URI[c.Name], keyHeader(), sr.Rate[c.Name], h.LatDur)
 			again = l.P99
@@ -162,6 +163,7 @@ func (h *Harness) profilePeerMisses(ctx context.Context, s *system, res *Results
 			continue
 		}
 		var again time.Duration
+		h.settle(ctx, s) // after the wrk runs under perf; before perf starts again
 		p, err := h.perfDuring(ctx, s, cr.Class.Name, "perf-peer-"+cr.Class.Name, h.LatDur, func() error {
 			l, err := runConstantRate(ctx, client, s.Base+s.URI[cr.Class.Name], keyHeader(), cr.Rate, h.LatDur)
 			again = l.P99

@@ -235,8 +235,10 @@ func render(res *Results) string {
 		"wrk (`-t1 -c%d`, keep-alive, %s per run) and the constant-rate client run on CPU 1. "+
 		"Each figure is the median of %d round(s); in each round every class runs on every system, the systems' order rotating from round to round. "+
 		"Latency is measured open loop at one constant rate per class for all systems (half the slowest system's throughput, at most 1,000/s; at least 30 requests, or 6 s; the bare handler is not measured here, its goals being on throughput), "+
-		"every request sent when due from its own goroutine, so that no request waits for another and stalls are not hidden (coordinated omission). Requests carry no Accept-Encoding: every system sends identity bodies. "+
-		"Run %s.\n\n", res.Conns, res.WrkDur, res.Rounds, res.Finished.Sub(res.Started).Round(time.Second))
+		"every request sent when due from its own goroutine, so that no request waits for another and stalls are not hidden (coordinated omission). "+
+		"Each latency run starts once every server is idle, its processes and their children (PostgreSQL's) having used at most one clock tick of CPU in %s (waiting at most %s), so that no server is still working off the requests in flight when the wrk run before it stopped. "+
+		"Requests carry no Accept-Encoding: every system sends identity bodies. "+
+		"Run %s.\n\n", res.Conns, res.WrkDur, res.Rounds, fmtDur(quietBeforeLatency.span()), fmtDur(settleTimeout), res.Finished.Sub(res.Started).Round(time.Second))
 
 	renderGoals(&b, res)
 	renderLimit(&b, res)
@@ -601,7 +603,7 @@ func renderScale(b *strings.Builder, res *Results) {
 	fmt.Fprintf(b, "### Scale curve (rappel only, one round per size)\n\n"+
 		"The generator (`bundle/synth`, `rappel-synth -scale`) at larger sizes, normalized by the shipped plugins' code (natively: see RATIONALE.md) and loaded into a store, which holds records and no index segments. "+
 		"The first start on it builds the read index from the store and writes it as a segment: a one-time cost, shown apart, measured as a node takes it: on every core, not pinned, with GOMEMLIMIT at three quarters of the memory then available. "+
-		"Then %d warm starts on the data dir it left (their median shown), the mixed load, memory as above, and one wrk run and one constant-rate run of each class. "+
+		"Then %d warm starts on the data dir it left (their median shown), the mixed load, memory as above, and one wrk run and one constant-rate run of each class, the latter once the node is idle, as in the main run. "+
 		"The %s-record column is the main run's: its warm starts, its memory after a warm start and the mixed load, and its medians of %d round(s). "+
 		"Latency p99 is at the main run's rate of each class; where a size's throughput is below that rate the server is overloaded and its p99 is queueing, which the cell says. "+
 		"The last column is the goal at a million records.\n\n", len(res.WarmStart), groupThousands(int64(res.Records)), res.Rounds)

@@ -221,6 +221,7 @@ func (h *Harness) scaleOne(ctx context.Context, bin string, scale float64, res *
 				rate = cr.Rate // the main run's rate, so sizes compare at one load
 			}
 		}
+		h.settle(ctx, s) // the wrk run's backlog worked off first
 		l, err := runConstantRate(ctx, client, url, keyHeader(), rate, h.LatDur)
 		if err != nil {
 			return sr, err
