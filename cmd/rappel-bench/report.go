@@ -745,10 +745,9 @@ func goalsMissed(res *Results) (missed, unjudged []string) {
 	mem("private resident memory after a first start and the mixed load at "+records+" records", res.ColdMem.AnonKB, goalPrivateMB)
 	mem("the binary (the bundle inside)", res.BinaryKB, goalBinaryMB)
 	if res.Build.Fresh > 0 || res.Build.Err != "" {
-		dur("make build on a fresh clone with every cache empty", res.Build.Fresh, goalFreshBuild)
-		dur("make build after a one-line change to "+rebuildEdgeFile, res.Build.Edge, goalRebuild)
-		dur("make build after a one-line change to "+rebuildDomainFile, res.Build.Domain, goalRebuild)
-		dur("make build after a one-line change to "+rebuildCodeFile, res.Build.DomainCode, goalRebuild)
+		for _, tb := range res.Build.builds() {
+			dur(tb.goalWhat, tb.took, tb.goal)
+		}
 	}
 	large := largeScale(res)
 	if large == nil || large.Skipped != "" {
