@@ -134,6 +134,12 @@ type IndexStats struct {
 	// SegmentOpenSeconds times the openings of segment files (at start,
 	// and after each merge).
 	SegmentOpenSeconds Histogram
+	// Checked counts the segments served at start on the word of their
+	// stamp whose every byte was then checked in the background.
+	// Rebuilding is true while one that failed its check has the index
+	// rebuilt from the store: the node is then not ready.
+	Checked    uint64
+	Rebuilding bool
 }
 
 // RefreshSteps name the steps of a source's refresh, in order: fetching

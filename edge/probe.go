@@ -11,6 +11,7 @@ var (
 	readyBody    = []byte(`{"status":"ready"}`)
 	drainingBody = mustErrorBody("This node is shutting down and takes no new requests; send them to another node.")
 	noDataBody   = mustErrorBody("No recall data is loaded yet, so this node cannot answer; retry shortly or use another node.")
+	rebuildBody  = mustErrorBody("This node found its read index damaged on disk and is rebuilding it from its store, so its answers may be wrong until it has; retry shortly or use another node.")
 	joiningBody  = mustErrorBody("This node is joining its fleet and has not yet applied the fleet's dataset up to its latest version, so it would serve older data; retry shortly or use another node.")
 )
 
@@ -43,7 +44,8 @@ func (s *Server) livez(w http.ResponseWriter, r *http.Request) error {
 }
 
 // readyz answers 200 when this node should receive traffic: a dataset is
-// loaded and the node is not draining. Unlike GET /health, which stays 200
+// loaded, the read index is not being rebuilt after failing its check,
+// and the node is not draining. Unlike GET /health, which stays 200
 // while any data can be served, readiness also turns 503 during a graceful
 // shutdown.
 //
@@ -58,6 +60,8 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
 		writeJSON(w, r, http.StatusServiceUnavailable, drainingBody)
 	case s.Catalog.Snapshot().Len() == 0:
 		writeJSON(w, r, http.StatusServiceUnavailable, noDataBody)
+	case s.IndexStats != nil && s.IndexStats().Rebuilding:
+		writeJSON(w, r, http.StatusServiceUnavailable, rebuildBody)
 	case s.FleetStats != nil && !s.fleetReady(s.Catalog.Snapshot().Info().Version):
 		writeJSON(w, r, http.StatusServiceUnavailable, joiningBody)
 	default:

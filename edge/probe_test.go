@@ -5,8 +5,10 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 
+	"github.com/rappel-ca/rappel"
 	"github.com/rappel-ca/rappel/kv/index"
 )
 
@@ -102,4 +104,26 @@ func TestServer_Probes(t *testing.T) {
 			t.Errorf("POST /livez = %d, want 405", resp.StatusCode)
 		}
 	})
+}
+
+// TestServer_ReadyzIndexRebuilding checks that a node whose read index
+// failed its background check is out of rotation while it is rebuilt:
+// /readyz is 503 and says why, /livez stays 200.
+func TestServer_ReadyzIndexRebuilding(t *testing.T) {
+	s, _ := MustServer(t, MustCatalog(t, testRecords()))
+	var rebuilding atomic.Bool
+	rebuilding.Store(true)
+	s.IndexStats = func() rappel.IndexStats { return rappel.IndexStats{Rebuilding: rebuilding.Load()} }
+	ts := MustHTTP(t, s.Handler())
+	code, body := probe(t, ts.URL, "/readyz")
+	if code != http.StatusServiceUnavailable || !strings.Contains(body["detail"].(string), "rebuilding it from its store") {
+		t.Errorf("GET /readyz while the index is rebuilt = %d %v, want 503 saying so", code, body)
+	}
+	if code, _ := probe(t, ts.URL, "/livez"); code != http.StatusOK {
+		t.Errorf("GET /livez while the index is rebuilt = %d, want 200", code)
+	}
+	rebuilding.Store(false)
+	if code, _ := probe(t, ts.URL, "/readyz"); code != http.StatusOK {
+		t.Errorf("GET /readyz once rebuilt = %d, want 200", code)
+	}
 }

@@ -101,6 +101,9 @@ type Segments struct {
 	stop    context.CancelFunc
 	ctx     context.Context
 	stats   segmentStats
+	// unchecked are the segments Open opened on their stamp's word, for
+	// verifyLater once the view is swapped in.
+	unchecked []*Snapshot
 }
 
 // segmentState is the index's record in the store: the live set of
@@ -136,6 +139,7 @@ func (m *Segments) Open(ctx context.Context) error {
 	if err := os.MkdirAll(m.Dir, 0o755); err != nil {
 		return fmt.Errorf("opening the read index: %w", err)
 	}
+	defer func() { m.unchecked = nil }()
 	st, v, why := m.openState(ctx)
 	if v == nil && m.Bundle != nil {
 		st, v, why = m.fromBundle(ctx, why)
@@ -147,6 +151,7 @@ func (m *Segments) Open(ctx context.Context) error {
 	m.state = st
 	m.removeStray()
 	m.Catalog.SwapView(v.WithChangePos(st.Gen, st.Seq))
+	m.verifyLater(m.unchecked)
 	return m.catchUp(ctx)
 }
 
@@ -193,9 +198,7 @@ func (m *Segments) fromBundle(ctx context.Context, why string) (segmentState, *V
 	if err != nil {
 		return segmentState{}, nil, err.Error()
 	}
-	start := time.Now()
-	base, err := OpenSegmentBytes("bundle", m.Bundle, m.Catalog.Options)
-	m.stats.opened(start)
+	base, err := m.openBundle()
 	if err != nil {
 		return segmentState{}, nil, "the embedded index: " + err.Error()
 	}
@@ -244,9 +247,7 @@ func (m *Segments) openBase(st segmentState) (*Snapshot, error) {
 		if m.Bundle == nil {
 			return nil, errors.New("the index state names the embedded index, and the binary has none")
 		}
-		start := time.Now()
-		s, err = OpenSegmentBytes("bundle", m.Bundle, m.Catalog.Options)
-		m.stats.opened(start)
+		s, err = m.openBundle()
 	} else {
 		s, err = m.openFile(st.Base)
 	}
@@ -259,14 +260,48 @@ func (m *Segments) openBase(st segmentState) (*Snapshot, error) {
 	return s, nil
 }
 
+// openBundle opens the bundle's base segment. Its bytes are checked in the
+// background, not before it serves (verifyLater): they were hashed against
+// the bundle's manifest as they were unpacked, or are the binary's own.
+func (m *Segments) openBundle() (*Snapshot, error) {
+	start := time.Now()
+	s, err := openSegmentBytesChecked("bundle", m.Bundle, m.Catalog.Options)
+	m.stats.opened(start)
+	if err == nil {
+		m.unchecked = append(m.unchecked, s)
+	}
+	return s, err
+}
+
 // openFile maps the segment file name in Dir. Its mapping is released
-// once the snapshot is unreachable: readers of an older view keep it.
+// once the snapshot is unreachable: readers of an older view keep it. A
+// file is checked in full unless its stamp says it was and it is
+// unchanged since (checkstamp.go); then it is checked in the background.
 func (m *Segments) openFile(name string) (*Snapshot, error) {
 	if name != filepath.Base(name) || !strings.HasSuffix(name, ".seg") {
 		return nil, fmt.Errorf("the index state names %q, not a segment file", name)
 	}
+	path := filepath.Join(m.Dir, name)
 	start := time.Now()
-	s, err := OpenSegment(filepath.Join(m.Dir, name), m.Catalog.Options)
+	var s *Snapshot
+	var err error
+	if st, ok := stamped(path); ok {
+		if s, err = openSegmentChecked(path, m.Catalog.Options); err == nil {
+			if d := s.Digest(); hex.EncodeToString(d[:]) != st.Digest {
+				_ = s.Close()
+				s = nil // another file of the same size and time: checked in full
+			} else {
+				m.unchecked = append(m.unchecked, s)
+			}
+		}
+	}
+	if s == nil && err == nil {
+		if s, err = OpenSegment(path, m.Catalog.Options); err == nil {
+			if err := writeStamp(path, s.Digest()); err != nil {
+				m.log().Warn("could not stamp a checked segment: the next start checks it again", "segment", name, "err", err)
+			}
+		}
+	}
 	m.stats.opened(start)
 	if err != nil {
 		return nil, err
@@ -508,8 +543,8 @@ func (m *Segments) removeStray() {
 	}
 	removed := false
 	for _, e := range entries {
-		if n := e.Name(); n != m.state.Base && n != m.state.Delta {
-			if err := os.Remove(filepath.Join(m.Dir, n)); err == nil {
+		if n := strings.TrimSuffix(e.Name(), checkedSuffix); n != m.state.Base && n != m.state.Delta {
+			if err := os.Remove(filepath.Join(m.Dir, e.Name())); err == nil {
 				removed = true
 			}
 		}

@@ -131,12 +131,12 @@ func files(t *testing.T, seg *Segments) []string {
 func checkFiles(t *testing.T, seg *Segments) {
 	t.Helper()
 	st := state(t, seg)
-	want := []string{}
+	want := []string{} // each named file, and its check stamp
 	if st.Base != BundleBase {
-		want = append(want, st.Base)
+		want = append(want, st.Base, st.Base+checkedSuffix)
 	}
 	if st.Delta != "" {
-		want = append(want, st.Delta)
+		want = append(want, st.Delta, st.Delta+checkedSuffix)
 	}
 	slices.Sort(want)
 	if got := files(t, seg); !slices.Equal(got, want) {
@@ -220,6 +220,25 @@ func TestSegments_Lifecycle(t *testing.T) {
 	}
 }
 
+// baseAndDelta opens segments of a seeded store in dir and refreshes them
+// once, so that the set is a base file and a delta file; the store is
+// closed with the test.
+func baseAndDelta(t *testing.T, dir string) (*kv.Store, *Segments, segmentState) {
+	t.Helper()
+	ctx := context.Background()
+	store := seedStore(t, dir)
+	t.Cleanup(func() { store.Close() })
+	seg := segmentsAt(store, dir)
+	if err := seg.Open(ctx); err != nil {
+		t.Fatal(err)
+	}
+	change(t, store, 1, 5, 5, 5)
+	if err := seg.DataChanged(ctx, true); err != nil {
+		t.Fatal(err)
+	}
+	return store, seg, state(t, seg)
+}
+
 // TestSegments_Corrupt checks that a segment that fails its checks is
 // rebuilt from the store, never served.
 func TestSegments_Corrupt(t *testing.T) {
@@ -227,17 +246,7 @@ func TestSegments_Corrupt(t *testing.T) {
 	for _, which := range []string{"base", "delta"} {
 		t.Run(which, func(t *testing.T) {
 			dir := t.TempDir()
-			store := seedStore(t, dir)
-			defer store.Close()
-			seg := segmentsAt(store, dir)
-			if err := seg.Open(ctx); err != nil {
-				t.Fatal(err)
-			}
-			change(t, store, 1, 5, 5, 5)
-			if err := seg.DataChanged(ctx, true); err != nil {
-				t.Fatal(err)
-			}
-			st := state(t, seg)
+			store, seg, st := baseAndDelta(t, dir)
 			name := st.Base
 			if which == "delta" {
 				name = st.Delta
@@ -257,7 +266,10 @@ func TestSegments_Corrupt(t *testing.T) {
 			if err := again.Open(ctx); err != nil {
 				t.Fatal(err)
 			}
-			if !strings.Contains(log.String(), "rebuilding the read index") || !strings.Contains(log.String(), "checksum") {
+			// The rewrite may keep the file's time (its clock is coarse):
+			// then the check runs in the background, and Wait waits for it.
+			again.Wait()
+			if !strings.Contains(log.String(), "rebuil") || !strings.Contains(log.String(), "checksum") {
 				t.Fatalf("the log does not say the corrupt segment was rebuilt:\n%s", log.String())
 			}
 			if st2 := state(t, again); st2.Base == st.Base {
@@ -267,6 +279,89 @@ func TestSegments_Corrupt(t *testing.T) {
 			checkServes(t, again, 150)
 		})
 	}
+}
+
+// TestSegments_CheckedOnce checks that a segment is checked in full
+// before it is first served and, at a later start that finds it as
+// stamped, in the background: a byte lost in place (size and time kept)
+// is found there and the index rebuilt from the store; a file whose time
+// changed is checked in full again before it serves.
+func TestSegments_CheckedOnce(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	store, seg, st := baseAndDelta(t, dir)
+	seg.Wait()
+	if n := seg.Stats().Checked; n != 0 {
+		t.Fatalf("%d segments were checked in the background; each was new, and checked in full as it opened", n)
+	}
+	checkFiles(t, seg) // each segment has its stamp
+
+	reopen := func() (*Segments, *strings.Builder) {
+		var log strings.Builder
+		again := segmentsAt(store, dir)
+		again.Log = slog.New(slog.NewTextHandler(&log, nil))
+		if err := again.Open(ctx); err != nil {
+			t.Fatal(err)
+		}
+		again.Wait()
+		return again, &log
+	}
+	again, _ := reopen()
+	if n := again.Stats().Checked; n != 2 {
+		t.Fatalf("%d segments were checked in the background at a start on stamped files, want the base and the delta", n)
+	}
+	if st2 := state(t, again); st2.Base != st.Base || st2.Delta != st.Delta {
+		t.Fatalf("a start on sound segments changed the set from %+v to %+v", st, st2)
+	}
+	checkServes(t, again, 150)
+
+	// A file touched since its stamp is checked in full before it serves.
+	base := filepath.Join(seg.Dir, st.Base)
+	fi, err := os.Stat(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	later := fi.ModTime().Add(time.Second)
+	if err := os.Chtimes(base, later, later); err != nil {
+		t.Fatal(err)
+	}
+	again, _ = reopen()
+	if n := again.Stats().Checked; n != 1 {
+		t.Fatalf("%d segments were checked in the background, want the delta alone: the touched base is checked as it opens", n)
+	}
+	checkFiles(t, again) // and stamped again
+
+	// A byte lost in place, size and time kept: served at start, found by
+	// the background check, rebuilt.
+	f, err := os.OpenFile(base, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := make([]byte, 1)
+	at := fi.Size() / 2
+	if _, err := f.ReadAt(b, at); err != nil {
+		t.Fatal(err)
+	}
+	b[0] ^= 0x40
+	if _, err := f.WriteAt(b, at); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if err := os.Chtimes(base, later, later); err != nil {
+		t.Fatal(err)
+	}
+	again, log := reopen()
+	if !strings.Contains(log.String(), "failed its check") || !strings.Contains(log.String(), "read index rebuilt") {
+		t.Fatalf("the log does not say the segment lost in place was found and rebuilt:\n%s", log.String())
+	}
+	if again.Stats().Rebuilding {
+		t.Fatal("the index still says it is rebuilding after the rebuild")
+	}
+	if st2 := state(t, again); st2.Base == st.Base {
+		t.Fatalf("the corrupt base is still named: %+v", st2)
+	}
+	checkFiles(t, again)
+	checkServes(t, again, 150)
 }
 
 // The crash tests run a refresh in a child process that kills itself with

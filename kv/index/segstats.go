@@ -18,8 +18,12 @@ var SegmentOpenBuckets = []float64{.0001, .00025, .0005, .001, .0025, .005, .01,
 // wait for one.
 type segmentStats struct {
 	merges atomic.Uint64
-	mu     sync.Mutex
-	opens  rappel.Histogram
+	// checked counts the background checks passed (verifyLater);
+	// rebuilding is set while one that failed has the index rebuilt.
+	checked    atomic.Uint64
+	rebuilding atomic.Bool
+	mu         sync.Mutex
+	opens      rappel.Histogram
 }
 
 // opened times the opening of one segment that began at start.
@@ -36,7 +40,7 @@ func (s *segmentStats) opened(start time.Time) {
 // current view's delta, the merges of a delta into a new base since Open,
 // and the segment openings' durations.
 func (m *Segments) Stats() rappel.IndexStats {
-	st := rappel.IndexStats{Merges: m.stats.merges.Load()}
+	st := rappel.IndexStats{Merges: m.stats.merges.Load(), Checked: m.stats.checked.Load(), Rebuilding: m.stats.rebuilding.Load()}
 	if d := m.Catalog.Current().delta; d != nil {
 		st.DeltaRecords = d.Len()
 	}

@@ -231,7 +231,12 @@ func termKey(dst []byte, stream int, term string) []byte {
 // OpenSegment opens the segment file at path (mapped read-only) as a
 // snapshot. The snapshot reads the file in place; Close unmaps it.
 func OpenSegment(path string, opts Options) (*Snapshot, error) {
-	f, err := segment.Open(path)
+	return openSegmentWith(segment.Open, path, opts)
+}
+
+// openSegmentWith opens the segment file at path with open, as a snapshot.
+func openSegmentWith(open func(string) (*segment.File, error), path string, opts Options) (*Snapshot, error) {
+	f, err := open(path)
 	if err != nil {
 		return nil, err
 	}
@@ -241,6 +246,23 @@ func OpenSegment(path string, opts Options) (*Snapshot, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// openSegmentChecked is OpenSegment for a file checked in full before and
+// unchanged since (checkstamp.go): only its header and directory, and the
+// structure fromFile checks, are read; its bytes are the caller's to
+// verify (Snapshot.file.Verify).
+func openSegmentChecked(path string, opts Options) (*Snapshot, error) {
+	return openSegmentWith(segment.OpenChecked, path, opts)
+}
+
+// openSegmentBytesChecked is openSegmentChecked for a segment in data.
+func openSegmentBytesChecked(name string, data []byte, opts Options) (*Snapshot, error) {
+	f, err := segment.OpenBytesChecked(name, data)
+	if err != nil {
+		return nil, err
+	}
+	return fromFile(f, opts)
 }
 
 // OpenSegmentBytes opens the segment in data, named name in errors, as a

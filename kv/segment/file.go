@@ -7,14 +7,16 @@
 // content, the version of what its sections mean), a directory of named
 // sections, and the sections, each on an 8-byte boundary and checksummed.
 // What the sections hold is their writer's business (package kv/index);
-// this package checks every byte before anything is read (Open, OpenBytes)
-// and gives the sections out as bytes, fixed-width columns viewed in place
+// this package checks every byte before anything is read (Open, OpenBytes),
+// or, for a file checked so before, only its header and directory, leaving
+// the rest to a later Verify (OpenChecked), and gives the sections out as bytes, fixed-width columns viewed in place
 // (Column), tables of byte strings (Table) and roaring bitmaps in their
 // portable format (Bitmap). A truncated or corrupt file is an *Error naming
 // the file and the section.
 package segment
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/rappel-ca/rappel"
@@ -46,12 +48,15 @@ type File struct {
 
 // Open maps the segment file at path read-only and checks it. Close
 // unmaps it.
-func Open(path string) (*File, error) {
+func Open(path string) (*File, error) { return openMapped(path, OpenBytes) }
+
+// openMapped maps the file at path and opens its bytes with open.
+func openMapped(path string, open func(name string, data []byte) (*File, error)) (*File, error) {
 	data, unmap, err := mmap.File(path)
 	if err != nil {
 		return nil, fmt.Errorf("opening segment: %w", err)
 	}
-	f, err := OpenBytes(path, data)
+	f, err := open(path, data)
 	if err != nil {
 		_ = unmap()
 		return nil, err
@@ -63,11 +68,28 @@ func Open(path string) (*File, error) {
 // OpenBytes checks the segment in data, named name in errors, and reads it
 // in place: data must not change while the file is in use.
 func OpenBytes(name string, data []byte) (*File, error) {
-	h, err := parseHeader(name, data)
+	f, err := OpenBytesChecked(name, data)
 	if err != nil {
 		return nil, err
 	}
-	if err := h.verify(name, data); err != nil {
+	if err := f.Verify(context.Background()); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// OpenChecked maps the segment file at path read-only, like Open, but
+// checks only its header and directory (their own checksum, the sections'
+// bounds): the sections' bytes are left to Verify. It is for a file whose
+// every byte was verified before and that is known unchanged since, so
+// that a start need not read gigabytes before it serves; the caller runs
+// Verify afterwards, in the background, to catch what the disk did since.
+func OpenChecked(path string) (*File, error) { return openMapped(path, OpenBytesChecked) }
+
+// OpenBytesChecked is OpenChecked for a segment in data.
+func OpenBytesChecked(name string, data []byte) (*File, error) {
+	h, err := parseHeader(name, data)
+	if err != nil {
 		return nil, err
 	}
 	f := &File{name: name, data: data, meta: h.meta, secs: make(map[string]section, len(h.sections))}
@@ -75,6 +97,19 @@ func OpenBytes(name string, data []byte) (*File, error) {
 		f.secs[s.name] = s
 	}
 	return f, nil
+}
+
+// Verify checks every byte of the file: each section's checksum, and that
+// the padding between sections is zero. Open and OpenBytes run it before
+// they return; after OpenChecked it is the caller's to run. It reads the
+// whole file, so it takes seconds for one of gigabytes; it gives its
+// processor up every megabyte, and stops with ctx's error when ctx is done.
+func (f *File) Verify(ctx context.Context) error {
+	h, err := parseHeader(f.name, f.data)
+	if err != nil {
+		return err
+	}
+	return h.verify(ctx, f.name, f.data)
 }
 
 // Close releases the file's memory mapping, if it has one. Nothing read
