@@ -86,7 +86,8 @@ func (d IndexDir) fs() vfs.FS {
 // unpacked says why the directory does not hold ix, or "" when it does:
 // index.json names it and index.seg has its size. Its content is not
 // hashed again at every start: unpack checked it before writing
-// index.json, and the segment's own checksums are checked as it opens.
+// index.json, and the read index checks the segment's own checksums in
+// the background once it serves (kv/index, checkstamp.go).
 func (d IndexDir) unpacked(ix Index) string {
 	fsys := d.fs()
 	b, err := readAll(fsys, fsys.PathJoin(d.Dir, unpackedStamp))
