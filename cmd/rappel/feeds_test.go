@@ -193,7 +193,7 @@ func TestServe_Feeds(t *testing.T) {
 		// Without a full rebuild: the node still serves the bundle's
 		// segment from the binary, the refreshes' changes in one delta
 		// segment beside it, and no base was written.
-		files, err := filepath.Glob(filepath.Join(dataDir, "index", "*"))
+		files, err := filepath.Glob(filepath.Join(dataDir, "index", "*.seg"))
 		if err != nil || len(files) != 1 || !strings.HasPrefix(filepath.Base(files[0]), "delta-") {
 			t.Fatalf("the index directory holds %v (%v), want one delta segment", files, err)
 		}
