@@ -218,7 +218,17 @@ func (c *BundleCommand) Run(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		return snap.WriteSegment(path)
+		if err := snap.WriteSegment(path); err != nil {
+			return err
+		}
+		// Checked here in full, bytes and structure, as the file is
+		// written: a node serves it on the word of the bundle's hashes
+		// and checks its bytes only after it serves.
+		written, err := index.OpenSegment(path, index.Options{})
+		if err != nil {
+			return fmt.Errorf("the index just written fails its checks: %w", err)
+		}
+		return written.Close()
 	}); err != nil {
 		return err
 	}

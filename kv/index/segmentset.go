@@ -260,9 +260,10 @@ func (m *Segments) openBase(st segmentState) (*Snapshot, error) {
 	return s, nil
 }
 
-// openBundle opens the bundle's base segment. Its bytes are checked in the
-// background, not before it serves (verifyLater): they were hashed against
-// the bundle's manifest as they were unpacked, or are the binary's own.
+// openBundle opens the bundle's base segment prechecked: the bundle step
+// checked it in full as it wrote it, and its bytes were hashed against the
+// bundle's manifest as they were unpacked, or are the binary's own. They
+// are checked again in the background once it serves (verifyLater).
 func (m *Segments) openBundle() (*Snapshot, error) {
 	start := time.Now()
 	s, err := openSegmentBytesChecked("bundle", m.Bundle, m.Catalog.Options)

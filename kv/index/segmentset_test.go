@@ -331,6 +331,19 @@ func TestSegments_CheckedOnce(t *testing.T) {
 	}
 	checkFiles(t, again) // and stamped again
 
+	// A stamp of other checks (an older build's) is no stamp.
+	raw, err := os.ReadFile(base + checkedSuffix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := strings.Replace(string(raw), checksVersion, "content 0, structure 0", 1)
+	if err := os.WriteFile(base+checkedSuffix, []byte(old), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if again, _ = reopen(); again.Stats().Checked != 1 {
+		t.Fatalf("%d segments were checked in the background, want the delta alone: the base's stamp is of other checks", again.Stats().Checked)
+	}
+
 	// A byte lost in place, size and time kept: served at start, found by
 	// the background check, rebuilt.
 	f, err := os.OpenFile(base, os.O_RDWR, 0)

@@ -333,6 +333,40 @@ func fromFile(f *segment.File, opts Options) (*Snapshot, error) {
 	if n > 0 {
 		s.all.AddRange(0, uint64(n))
 	}
+	if err := s.checkStructure(f); err != nil {
+		return nil, err
+	}
+	var err error
+	if s.withUnits, err = r.Bitmap(with.At(0), n); err != nil {
+		return nil, f.Fail(secWithUnits, "corrupt: %v", err)
+	}
+	if s.filters, err = readFilters(r, n); err != nil {
+		return nil, err
+	}
+	s.listCategories()
+	if s.stats, err = readStats(r, n); err != nil {
+		return nil, err
+	}
+	for i := range s.cover {
+		if s.cover[i], err = r.Bitmap(cover.At(i), n); err != nil {
+			return nil, f.Fail(secCoverage, "corrupt: %v", err)
+		}
+	}
+	s.countCoverage()
+	if s.text, err = readText(f, r, n, sm.AvgLen); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// checkStructure checks the columns' orders, offsets and totals, unless f
+// was opened prechecked: then the same bytes passed these checks when the
+// file was first opened (checkstamp.go), and the start does not pay them
+// again (at a million records, most of a warm start).
+func (s *Snapshot) checkStructure(f *segment.File) error {
+	if f.Prechecked() {
+		return nil
+	}
 	checks := []struct {
 		sec string
 		err error
@@ -345,35 +379,15 @@ func fromFile(f *segment.File, opts Options) (*Snapshot, error) {
 	}
 	for _, c := range checks {
 		if c.err != nil {
-			return nil, f.Fail(c.sec, "corrupt: %v", c.err)
+			return f.Fail(c.sec, "corrupt: %v", c.err)
 		}
 	}
 	for _, ok := range sortOrders {
 		if err := s.checkOrder(ok); err != nil {
-			return nil, f.Fail(orderSection(ok), "corrupt: %v", err)
+			return f.Fail(orderSection(ok), "corrupt: %v", err)
 		}
 	}
-	var err error
-	if s.withUnits, err = segment.Bitmap(with.At(0), n); err != nil {
-		return nil, f.Fail(secWithUnits, "corrupt: %v", err)
-	}
-	if s.filters, err = readFilters(r, n); err != nil {
-		return nil, err
-	}
-	s.listCategories()
-	if s.stats, err = readStats(r, n); err != nil {
-		return nil, err
-	}
-	for i := range s.cover {
-		if s.cover[i], err = segment.Bitmap(cover.At(i), n); err != nil {
-			return nil, f.Fail(secCoverage, "corrupt: %v", err)
-		}
-	}
-	s.countCoverage()
-	if s.text, err = readText(f, r, n, sm.AvgLen); err != nil {
-		return nil, err
-	}
-	return s, nil
+	return nil
 }
 
 // readTable reads a table of want strings.
@@ -470,7 +484,7 @@ func readKeys(r *segment.Reader, keySec, bmSec string, n int, sorted bool, fn fu
 			r.Fail(keySec, "corrupt: key %d (%q) does not come after the one before it", i, k)
 			return r.Err()
 		}
-		bm, err := segment.Bitmap(bms.At(i), n)
+		bm, err := r.Bitmap(bms.At(i), n)
 		if err != nil {
 			r.Fail(bmSec, "corrupt: the bitmap of %q: %v", k, err)
 			return r.Err()

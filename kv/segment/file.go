@@ -44,6 +44,8 @@ type File struct {
 	unmap func() error
 	meta  Meta
 	secs  map[string]section
+	// prechecked: opened by OpenChecked.
+	prechecked bool
 }
 
 // Open maps the segment file at path read-only and checks it. Close
@@ -68,7 +70,7 @@ func openMapped(path string, open func(name string, data []byte) (*File, error))
 // OpenBytes checks the segment in data, named name in errors, and reads it
 // in place: data must not change while the file is in use.
 func OpenBytes(name string, data []byte) (*File, error) {
-	f, err := OpenBytesChecked(name, data)
+	f, err := openBytes(name, data)
 	if err != nil {
 		return nil, err
 	}
@@ -88,6 +90,21 @@ func OpenChecked(path string) (*File, error) { return openMapped(path, OpenBytes
 
 // OpenBytesChecked is OpenChecked for a segment in data.
 func OpenBytesChecked(name string, data []byte) (*File, error) {
+	f, err := openBytes(name, data)
+	if err != nil {
+		return nil, err
+	}
+	f.prechecked = true
+	return f, nil
+}
+
+// Prechecked reports whether the file was opened on its caller's word that
+// it was checked before (OpenChecked): its readers may then skip the
+// checks of structure that the same bytes passed then (Reader.Bitmap).
+func (f *File) Prechecked() bool { return f.prechecked }
+
+// openBytes reads the header and directory of the segment in data.
+func openBytes(name string, data []byte) (*File, error) {
 	h, err := parseHeader(name, data)
 	if err != nil {
 		return nil, err

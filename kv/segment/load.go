@@ -54,3 +54,18 @@ func FSTGet(fst *vellum.FST, key []byte) (val uint64, found bool, err error) {
 	}()
 	return fst.Get(key)
 }
+
+// Bitmap reads a bitmap of the reader's file that may hold documents
+// below n: checked as Bitmap does, or, in a file opened prechecked
+// (File.Prechecked), only read, since the same bytes were checked when
+// the file was first opened.
+func (r *Reader) Bitmap(b []byte, n int) (*roaring.Bitmap, error) {
+	if !r.f.prechecked {
+		return Bitmap(b, n)
+	}
+	bm := roaring.New()
+	if _, err := bm.FromBuffer(b); err != nil {
+		return nil, err
+	}
+	return bm, nil
+}
